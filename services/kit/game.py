@@ -1,0 +1,148 @@
+"""The contract every pure rules module implements.
+
+A game is a pure state machine (OpenSpiel / boardgame.io style): frozen state values, listable
+legal moves, explicit seeded chance kept inside the state, no I/O and no generated-code imports.
+The service layer (codec + gRPC adapter + Redis store) wraps any module that satisfies `Rules`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+StateT = TypeVar("StateT")
+MoveT = TypeVar("MoveT")
+OptionsT = TypeVar("OptionsT")
+EventT = TypeVar("EventT")
+ViewT = TypeVar("ViewT")
+
+
+class IllegalMove(Exception):
+    """A refused move. `reason` is a stable machine code (e.g. ``COLUMN_FULL``) that clients
+    switch on; `message` is for people. A refused move never changes the state."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(f"{reason}: {message}")
+        self.reason = reason
+        self.message = message
+
+
+class InvalidOptions(ValueError):
+    """Options outside their documented range. `field` names the offending option."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One table option as a game describes it (for DescribeGame and for validation)."""
+
+    name: str
+    description: str
+    default: int | str
+    minimum: int | None = None  # integer options
+    maximum: int | None = None
+    choices: tuple[str, ...] = ()  # enumerated (string) options
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a finished game ended.
+
+    ``ranks[seat]`` is a competition rank (1 = best; equal ranks share the place, so a two-player
+    draw is ``(1, 1)``). ``reason`` is a stable code such as ``FOUR_IN_A_ROW``, ``BOARD_FULL``,
+    ``RESIGNED``, ``TIMEOUT``. ``scores`` is empty for games without points.
+    """
+
+    ranks: tuple[int, ...]
+    reason: str
+    scores: tuple[int, ...] = ()
+
+    @property
+    def winners(self) -> tuple[int, ...]:
+        """Seats ranked first. Every seat ranked first with more than one seat = a draw."""
+        return tuple(seat for seat, rank in enumerate(self.ranks) if rank == 1)
+
+    @property
+    def is_draw(self) -> bool:
+        return len(self.ranks) > 1 and all(rank == 1 for rank in self.ranks)
+
+
+class Rules(Protocol, Generic[StateT, MoveT, OptionsT, EventT, ViewT]):
+    """A game's rules. Every method is pure: same inputs, same outputs, inputs never mutated."""
+
+    name: str  # stable machine name, e.g. "connect4"
+    title: str  # human name, e.g. "Connect Four"
+    min_seats: int
+    max_seats: int
+
+    def option_specs(self) -> Sequence[OptionSpec]: ...
+
+    def default_options(self) -> OptionsT: ...
+
+    def check_options(self, options: OptionsT, seats: int) -> None:
+        """Raise InvalidOptions when options or the seat count are out of range."""
+        ...
+
+    def new_game(self, options: OptionsT, seats: int, seed: int) -> StateT:
+        """The initial state. `seed` feeds any chance the game has (kept in the state)."""
+        ...
+
+    def to_act(self, state: StateT) -> frozenset[int]:
+        """Seats the game waits on now (several at once for simultaneous games); empty when over."""
+        ...
+
+    def legal_moves(self, state: StateT, seat: int) -> Sequence[MoveT]:
+        """Every legal move for `seat` now; empty exactly when the seat may not act."""
+        ...
+
+    def apply_move(self, state: StateT, seat: int, move: MoveT) -> tuple[StateT, Sequence[EventT]]:
+        """The next state and what happened, or IllegalMove with a reason."""
+        ...
+
+    def resign(self, state: StateT, seat: int) -> tuple[StateT, Sequence[EventT]]:
+        """`seat` gives up (platform rule). IllegalMove(GAME_OVER) after the end."""
+        ...
+
+    def timeout(self, state: StateT, seat: int) -> tuple[StateT, Sequence[EventT]]:
+        """`seat` let its turn clock run out: the game's timeout rule (forfeit in two-player games)."""
+        ...
+
+    def outcome(self, state: StateT) -> Outcome | None:
+        """None while the game runs."""
+        ...
+
+    def view(self, state: StateT, seat: int | None) -> ViewT:
+        """What `seat` (None = a spectator) may see. Never hidden information such as seeds."""
+        ...
+
+
+# Events every game shares. A rules module emits them beside its own typed events; the codec of the
+# kit maps them to `tafel.games.v1` messages, so clients handle them alike for every game.
+
+
+@dataclass(frozen=True)
+class Resigned:
+    seat: int
+
+
+@dataclass(frozen=True)
+class TimedOut:
+    """`seat` let its clock run out; `removed` when the game's rule took the seat out of play."""
+
+    seat: int
+    removed: bool = False
+
+
+@dataclass(frozen=True)
+class GameEnded:
+    """Always the last event of the move that finished the game."""
+
+    outcome: Outcome
+
+
+COMMON_EVENTS = (Resigned, TimedOut, GameEnded)
