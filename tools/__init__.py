@@ -1,0 +1,1 @@
+"""Developer and operator entry points: running the platform, benchmarks, code-generation helpers."""
