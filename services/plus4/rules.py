@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from services.kit.game import (
     GameEnded,
@@ -37,6 +37,7 @@ from services.kit.game import (
     OptionSpec,
     Outcome,
     Resigned,
+    Rules,
     TimedOut,
 )
 
@@ -292,6 +293,73 @@ def _outcome_scores(state: Plus4State) -> tuple[int, ...]:
     if mode is Mode.ROUNDS:
         return state.round_wins
     return ()
+
+
+_DIAGRAM_DISCS: Final = {"r": (0, False), "R": (0, True), "b": (1, False), "B": (1, True)}
+
+
+def position(
+    rows: Sequence[str],
+    *,
+    options: Plus4Options | None = None,
+    to_move: int | None = 0,
+    scores: tuple[int, int] = (0, 0),
+    round_wins: tuple[int, int] = (0, 0),
+    moves_made: int = 0,
+    round_no: int = 1,
+) -> Plus4State:
+    """A position from a diagram (for tests, puzzles and tools): four strings, top row first, of
+    ``r``/``b`` (red/blue disc), ``R``/``B`` (red/blue bonus disc) and ``.`` (empty). Each supply
+    holds the discs of that colour not in the frame. Raises ValueError for an impossible frame."""
+    if len(rows) != ROWS or any(len(row) != COLUMNS for row in rows):
+        raise ValueError("a diagram is 4 rows of 4 cells")
+    red = blue = bonus = 0
+    counts = [0, 0]
+    bonuses = [0, 0]
+    for r, row in enumerate(rows):
+        for c, ch in enumerate(row):
+            if ch == ".":
+                if r + 1 < ROWS and rows[r + 1][c] != ".":
+                    raise ValueError(f"column {c} has a gap: discs fill a column from the top")
+                continue
+            if ch not in _DIAGRAM_DISCS:
+                raise ValueError(f"unknown cell {ch!r}")
+            colour, is_bonus = _DIAGRAM_DISCS[ch]
+            bit = _bit(r, c)
+            if colour == 0:
+                red |= bit
+            else:
+                blue |= bit
+            if is_bonus:
+                bonus |= bit
+                bonuses[colour] += 1
+            else:
+                counts[colour] += 1
+    if max(counts) > ORDINARY_PER_SEAT or max(bonuses) > 1:
+        raise ValueError("more discs of a colour than a player owns")
+    return Plus4State(
+        options=options or Plus4Options(),
+        red=red,
+        blue=blue,
+        bonus=bonus,
+        ordinary=(ORDINARY_PER_SEAT - counts[0], ORDINARY_PER_SEAT - counts[1]),
+        bonus_in_hand=(bonuses[0] == 0, bonuses[1] == 0),
+        scores=scores,
+        round_wins=round_wins,
+        to_move=to_move,
+        moves_made=moves_made,
+        round_no=round_no,
+        scored=(),
+        result=None,
+    )
+
+
+def diagram(state: Plus4State) -> tuple[str, ...]:
+    """The frame in `position`'s notation, top row first."""
+    chars = {(0, False): "r", (0, True): "R", (1, False): "b", (1, True): "B"}
+    return tuple(
+        "".join("." if d is None else chars[(d.colour, d.bonus)] for d in row) for row in state.frame()
+    )
 
 
 class Plus4Rules:
@@ -616,3 +684,6 @@ _FELL: Final = tuple((DiscFellOut(s, False, s), DiscFellOut(s, True, s)) for s i
 _SKIPPED: Final = (TurnSkipped(0), TurnSkipped(1))
 
 RULES: Final = Plus4Rules()
+
+if TYPE_CHECKING:  # the module satisfies the kit's contract
+    _CONTRACT: Rules[Plus4State, Move, Plus4Options, Plus4Event, Plus4View] = RULES
