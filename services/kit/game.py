@@ -14,8 +14,8 @@ from typing import Generic, Protocol, TypeVar
 StateT = TypeVar("StateT")
 MoveT = TypeVar("MoveT")
 OptionsT = TypeVar("OptionsT")
-EventT = TypeVar("EventT")
-ViewT = TypeVar("ViewT")
+EventT = TypeVar("EventT", covariant=True)
+ViewT = TypeVar("ViewT", covariant=True)
 
 
 class IllegalMove(Exception):

@@ -1,0 +1,8 @@
+"""`python -m services.connect4`: the Connect Four rules service."""
+
+from services.connect4.codec import CODEC
+from services.connect4.rules import RULES
+from services.kit.main import serve_rules
+
+if __name__ == "__main__":
+    serve_rules(RULES, CODEC)

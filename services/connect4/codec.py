@@ -1,0 +1,93 @@
+"""Connect Four values <-> `tafel.connect4.v1` messages."""
+
+from __future__ import annotations
+
+from tafel.connect4.v1 import connect4_pb2 as pb
+
+from services.connect4.rules import (
+    MAX_SIZE,
+    RESIGNED,
+    TIMEOUT,
+    DiscDropped,
+    Move,
+    Options,
+    State,
+    View,
+    notation,
+    replay,
+)
+from services.kit.codec import MalformedMessage
+from services.kit.game import Outcome
+
+# A column index beyond any legal board is malformed input, not an illegal move.
+_MAX_COLUMN_INPUT = 1_000
+
+
+def _cells(cells: tuple[tuple[int, int], ...]) -> list[pb.Cell]:
+    return [pb.Cell(row=r, column=c) for r, c in cells]
+
+
+class Connect4Codec:
+    field = "connect4"
+
+    def options_from_proto(self, message: pb.Options) -> Options:
+        defaults = Options()
+        return Options(rows=message.rows or defaults.rows, columns=message.columns or defaults.columns)
+
+    def options_to_proto(self, options: Options) -> pb.Options:
+        return pb.Options(rows=options.rows, columns=options.columns)
+
+    def move_from_proto(self, message: pb.Move) -> Move:
+        if message.column > _MAX_COLUMN_INPUT:
+            raise MalformedMessage("BAD_COLUMN", f"column {message.column} is not a column of any board")
+        return Move(column=message.column)
+
+    def move_to_proto(self, move: Move) -> pb.Move:
+        return pb.Move(column=move.column)
+
+    def event_to_proto(self, event: DiscDropped) -> pb.Event:
+        return pb.Event(
+            disc_dropped=pb.DiscDropped(
+                seat=event.seat,
+                column=event.column,
+                row=event.row,
+                winning_cells=_cells(event.winning_cells),
+            )
+        )
+
+    def view_to_proto(self, view: View) -> pb.View:
+        message = pb.View(
+            rows=view.rows,
+            columns=view.columns,
+            board=[pb.Column(seats=column) for column in view.board],
+            moves=view.moves,
+            legal_columns=view.legal_columns,
+            winning_cells=_cells(view.winning_cells),
+        )
+        if view.to_move is not None:
+            message.to_move = view.to_move
+        return message
+
+    def state_to_bytes(self, state: State) -> bytes:
+        message = pb.State(options=self.options_to_proto(state.options), moves=bytes(state.moves))
+        outcome = state.outcome
+        if outcome is not None and outcome.reason in (RESIGNED, TIMEOUT):
+            message.forfeited_seat = outcome.ranks.index(2)
+            message.forfeit_reason = outcome.reason
+        return message.SerializeToString()
+
+    def state_from_bytes(self, data: bytes) -> State:
+        message = pb.State.FromString(data)
+        options = Options(rows=message.options.rows, columns=message.options.columns)
+        if not (0 < options.rows <= MAX_SIZE and 0 < options.columns <= MAX_SIZE):
+            raise ValueError("stored Connect Four state has no valid options")
+        state = replay(options, list(message.moves))
+        if message.HasField("forfeited_seat"):
+            seat = message.forfeited_seat
+            outcome = Outcome(ranks=(2, 1) if seat == 0 else (1, 2), reason=message.forfeit_reason)
+            state = State(state.options, state.discs, state.heights, state.moves, outcome)
+        return state
+
+
+CODEC = Connect4Codec()
+__all__ = ["CODEC", "Connect4Codec", "notation"]

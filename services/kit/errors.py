@@ -1,0 +1,71 @@
+"""Refusals: a gRPC status, a stable machine reason and a readable message.
+
+On unary calls they travel as the status with a `google.rpc.ErrorInfo` in the details; on streams
+as a `Refusal` message. Never a stack trace, never `str(exc)` of an unexpected error.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+DOMAIN = "tafel.games"
+
+
+class Refused(Exception):
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        reason: str,
+        message: str,
+        *,
+        current_version: int | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.current_version = current_version
+        self.metadata = dict(metadata or {})
+        if current_version is not None:
+            self.metadata["current_version"] = str(current_version)
+
+
+def invalid(reason: str, message: str, **metadata: str) -> Refused:
+    return Refused(grpc.StatusCode.INVALID_ARGUMENT, reason, message, metadata=metadata)
+
+
+def status_of(refused: Refused) -> grpc.Status:
+    info = error_details_pb2.ErrorInfo(reason=refused.reason, domain=DOMAIN, metadata=refused.metadata)
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    code_value: int = refused.code.value[0]
+    status = status_pb2.Status(code=code_value, message=refused.message, details=[detail])
+    return rpc_status.to_status(status)
+
+
+async def abort(context: grpc.aio.ServicerContext[object, object], refused: Refused) -> NoReturn:
+    status = status_of(refused)
+    await context.abort(status.code, status.details, status.trailing_metadata)
+    raise AssertionError("unreachable: abort raises")
+
+
+def reason_of(error: grpc.aio.AioRpcError | grpc.RpcError) -> str | None:
+    """The ErrorInfo reason of a failed call (client side), or None."""
+    status = rpc_status.from_call(error)
+    if status is None:
+        return None
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            return str(info.reason)
+    return None
+
+
+UNAVAILABLE_CODE = code_pb2.UNAVAILABLE

@@ -1,0 +1,62 @@
+"""The entry point every rules service shares: `python -m services.<game>` calls `serve_rules`."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+from redis.asyncio import Redis
+
+from services.kit import logs
+from services.kit.codec import GameCodec
+from services.kit.game import Rules
+from services.kit.metrics import RulesMetrics
+from services.kit.server import RunningServer, install_event_loop, run_until_signalled, start_server
+from services.kit.service import RulesServicer, service_names
+from services.kit.settings import ConfigError, RulesSettings
+from services.kit.store import GameStore
+from tafel.rules.v1 import rules_pb2_grpc
+
+
+def redis_client(url: str) -> Redis:
+    return Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5, health_check_interval=30)
+
+
+async def start_rules_service(
+    rules: Rules[Any, Any, Any, Any, Any], codec: GameCodec[Any, Any, Any, Any, Any], settings: RulesSettings
+) -> tuple[RunningServer, RulesServicer[Any, Any, Any, Any, Any], Redis]:
+    """Start a rules service (tests call this with port 0) and return it with its parts."""
+    redis = redis_client(settings.server.redis_url)
+    store = GameStore(redis, live_ttl_s=settings.live_ttl_s, finished_ttl_s=settings.finished_ttl_s)
+    metrics = RulesMetrics(rules.name)
+    servicer = RulesServicer(rules, codec, store, metrics, cache_games=settings.cache_games)
+    running = await start_server(
+        settings.server,
+        lambda server: rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, server),
+        service_names(),
+    )
+    metrics.serve(settings.server.metrics_port, settings.server.host)
+    return running, servicer, redis
+
+
+def serve_rules(rules: Rules[Any, Any, Any, Any, Any], codec: GameCodec[Any, Any, Any, Any, Any]) -> None:
+    try:
+        settings = RulesSettings.from_env()
+    except ConfigError as error:
+        print(f"{rules.name}: configuration error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    log = logs.configure(settings.server.log_level, f"tafel.{rules.name}")
+    install_event_loop()
+
+    async def main() -> None:
+        running, _, redis = await start_rules_service(rules, codec, settings)
+        log.info(
+            "serving",
+            extra={"game": rules.name, "address": f"{settings.server.host}:{running.port}"},
+        )
+        print(f"LISTENING {rules.name} {settings.server.host}:{running.port}", flush=True)
+        await run_until_signalled(running, settings.server.grace_s, redis.aclose)
+        log.info("stopped", extra={"game": rules.name})
+
+    asyncio.run(main())

@@ -1,0 +1,95 @@
+"""The gRPC server every process of the platform runs: a grpc.aio server with the standard health
+service and server reflection, message-size and stream limits, bound to a port (0 in tests), and a
+graceful stop on SIGTERM/SIGINT that turns health to NOT_SERVING, drains in-flight calls and ends."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from services.kit.settings import ServerSettings
+
+
+@dataclass
+class RunningServer:
+    server: grpc.aio.Server
+    port: int
+    health: health.aio.HealthServicer
+    service_names: tuple[str, ...]
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    async def stop(self, grace_s: float) -> None:
+        for name in (*self.service_names, ""):
+            await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.server.stop(grace_s)
+
+
+def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
+    return [
+        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.max_send_message_length", settings.max_message_bytes),
+        ("grpc.max_concurrent_streams", settings.max_concurrent_streams),
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ("grpc.so_reuseport", 0),
+    ]
+
+
+async def start_server(
+    settings: ServerSettings,
+    register: Callable[[grpc.aio.Server], None],
+    service_names: Iterable[str],
+) -> RunningServer:
+    """Build, bind and start a server; `register` adds the servicers. Returns it with its port."""
+    server = grpc.aio.server(options=server_options(settings))
+    register(server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = tuple(service_names)
+    reflection.enable_server_reflection(
+        (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+        server,
+    )
+    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    if port == 0:
+        raise OSError(f"could not bind {settings.host}:{settings.port}")
+    await server.start()
+    for name in (*names, ""):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return RunningServer(server=server, port=port, health=health_servicer, service_names=names)
+
+
+async def run_until_signalled(
+    running: RunningServer, grace_s: float, on_stop: Callable[[], Awaitable[None]] | None = None
+) -> None:
+    """Serve until SIGTERM or SIGINT, then stop gracefully and run `on_stop` (close clients)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    serving = asyncio.ensure_future(running.server.wait_for_termination())
+    waiting = asyncio.ensure_future(stop.wait())
+    await asyncio.wait((serving, waiting), return_when=asyncio.FIRST_COMPLETED)
+    await running.stop(grace_s)
+    waiting.cancel()
+    serving.cancel()
+    if on_stop is not None:
+        await on_stop()
+
+
+def install_event_loop() -> None:
+    """uvloop when available: a faster event loop for the hot path (measured in `make bench`)."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency on Linux
+        return
+    uvloop.install()

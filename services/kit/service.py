@@ -1,0 +1,391 @@
+"""The gRPC adapter that turns any pure rules module into a `tafel.rules.v1.RulesService`.
+
+Per action: validate the request, take the game's state (from a small in-memory cache when its
+version matches, else one Redis read), run the pure rules, and commit with one Lua script that
+checks the version and the request id. The cache is only a cache: every write is checked against
+Redis, so any replica can serve any game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import grpc
+from redis.exceptions import RedisError
+from tafel.games.v1 import games_pb2
+from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
+
+from services.kit.codec import GameCodec, GameEnvelope, MalformedMessage, outcome_to_proto
+from services.kit.errors import Refused, abort, invalid
+from services.kit.game import IllegalMove, InvalidOptions, Rules
+from services.kit.metrics import RulesMetrics
+from services.kit.store import (
+    Committed,
+    Conflict,
+    Exists,
+    GameStore,
+    Missing,
+    NewEvent,
+    Replayed,
+    StoredGame,
+)
+
+StateT = TypeVar("StateT")
+MoveT = TypeVar("MoveT")
+OptionsT = TypeVar("OptionsT")
+EventT = TypeVar("EventT")
+ViewT = TypeVar("ViewT")
+
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MAX_SEAT = 63
+MAX_IN_FLIGHT_PER_STREAM = 1024
+log = logging.getLogger("tafel.rules")
+
+
+def check_id(kind: str, value: str, *, required: bool = True) -> None:
+    if not value and not required:
+        return
+    if not ID_PATTERN.match(value):
+        raise invalid(f"BAD_{kind.upper()}", f"{kind} must be 1-64 characters of A-Z a-z 0-9 _ -", field=kind)
+
+
+@dataclass
+class CachedGame(Generic[StateT]):
+    version: int
+    state: StateT
+    game: StoredGame
+
+
+class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, OptionsT, EventT, ViewT]):
+    def __init__(
+        self,
+        rules: Rules[StateT, MoveT, OptionsT, EventT, ViewT],
+        codec: GameCodec[StateT, MoveT, OptionsT, EventT, ViewT],
+        store: GameStore,
+        metrics: RulesMetrics,
+        *,
+        cache_games: int = 10_000,
+    ) -> None:
+        self.rules = rules
+        self.codec = codec
+        self.envelope = GameEnvelope(codec)
+        self.store = store
+        self.metrics = metrics
+        self.cache_games = cache_games
+        self._cache: OrderedDict[str, CachedGame[StateT]] = OrderedDict()
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _status(self, state: StateT, version: int) -> games_pb2.GameStatus:
+        outcome = self.rules.outcome(state)
+        status = games_pb2.GameStatus(
+            version=version, to_act=sorted(self.rules.to_act(state)), over=outcome is not None
+        )
+        if outcome is not None:
+            status.outcome.CopyFrom(outcome_to_proto(outcome))
+        return status
+
+    def _remember(self, game_id: str, cached: CachedGame[StateT]) -> None:
+        if self.cache_games <= 0:
+            return
+        self._cache[game_id] = cached
+        self._cache.move_to_end(game_id)
+        while len(self._cache) > self.cache_games:
+            self._cache.popitem(last=False)
+        self.metrics.cached_games.set(len(self._cache))
+
+    def _forget(self, game_id: str) -> None:
+        self._cache.pop(game_id, None)
+
+    def _decode(self, stored: StoredGame) -> StateT:
+        if stored.game != self.rules.name:
+            raise Refused(
+                grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no {self.rules.name} game {stored.game_id!r}"
+            )
+        return self.codec.state_from_bytes(stored.state)
+
+    async def _load(self, game_id: str, request_id: str = "") -> StoredGame | Replayed:
+        loaded = await self.store.load(game_id, request_id)
+        if isinstance(loaded, Missing):
+            raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no game {game_id!r}")
+        return loaded
+
+    # -- the action path ----------------------------------------------------------------------------
+
+    async def apply(self, request: rules_pb2.ApplyMoveRequest) -> rules_pb2.ApplyMoveResponse:
+        """Apply one action or raise Refused. Shared by the unary call and the stream."""
+        started = time.perf_counter()
+        try:
+            response = await self._apply(request)
+        except Refused as refused:
+            self.metrics.count(refused.reason)
+            raise
+        except RedisError:
+            self._forget(request.game_id)
+            self.metrics.count("STORE_UNAVAILABLE")
+            log.warning("redis unavailable", extra={"game_id": request.game_id})
+            raise Refused(
+                grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", "game storage is unavailable; retry"
+            ) from None
+        self.metrics.count("APPLIED")
+        self.metrics.latency.observe(time.perf_counter() - started)
+        return response
+
+    async def _apply(self, request: rules_pb2.ApplyMoveRequest) -> rules_pb2.ApplyMoveResponse:
+        game_id = request.game_id
+        check_id("game_id", game_id)
+        check_id("request_id", request.request_id)
+        action = request.WhichOneof("action")
+        if action is None:
+            raise invalid("ACTION_MISSING", "set one of move, resignation, timeout")
+        if request.seat > MAX_SEAT:
+            raise invalid("BAD_SEAT", f"seat {request.seat} does not exist")
+        move = self.envelope.move_from_union(request.move) if action == "move" else None
+
+        expected = request.expected_version
+        cached = self._cache.get(game_id)
+        fresh = cached is None or cached.version != expected
+        if fresh:
+            loaded = await self._load(game_id, request.request_id)
+            if isinstance(loaded, Replayed):
+                return rules_pb2.ApplyMoveResponse.FromString(loaded.response)
+            cached = CachedGame(loaded.version, self._decode(loaded), loaded)
+            self._remember(game_id, cached)
+            if loaded.version != expected:
+                raise Refused(
+                    grpc.StatusCode.ABORTED,
+                    "VERSION_MISMATCH",
+                    f"the game is at version {loaded.version}, the action was made against {expected}",
+                    current_version=loaded.version,
+                )
+        assert cached is not None
+        seats = cached.game.seats
+        if request.seat >= seats:
+            raise invalid("BAD_SEAT", f"seat {request.seat} does not exist in a {seats}-seat game")
+        try:
+            if move is not None:
+                state, events = self.rules.apply_move(cached.state, request.seat, move)
+            elif action == "resignation":
+                state, events = self.rules.resign(cached.state, request.seat)
+            else:
+                state, events = self.rules.timeout(cached.state, request.seat)
+        except IllegalMove as illegal:
+            if not fresh:
+                # The cached state may be stale (another replica moved the game): judge again
+                # against Redis before refusing.
+                self._forget(game_id)
+                return await self._apply(request)
+            raise Refused(
+                grpc.StatusCode.FAILED_PRECONDITION, illegal.reason, illegal.message, current_version=expected
+            ) from None
+
+        version = expected + 1
+        event_messages = self.envelope.events_to_union(events, version)
+        response = rules_pb2.ApplyMoveResponse(
+            version=version, events=event_messages, status=self._status(state, version)
+        )
+        batch = games_pb2.GameEventBatch(game_id=game_id, events=event_messages)
+        result = await self.store.commit(
+            game_id=game_id,
+            expected_version=expected,
+            request_id=request.request_id,
+            state=self.codec.state_to_bytes(state),
+            events=[NewEvent(m.event_id, m.SerializeToString()) for m in event_messages],
+            response=response.SerializeToString(),
+            over=response.status.over,
+            publish=batch.SerializeToString(),
+        )
+        if isinstance(result, Committed):
+            self._remember(game_id, CachedGame(version, state, cached.game))
+            return response
+        self._forget(game_id)
+        if isinstance(result, Replayed):
+            return rules_pb2.ApplyMoveResponse.FromString(result.response)
+        if isinstance(result, Conflict):
+            raise Refused(
+                grpc.StatusCode.ABORTED,
+                "VERSION_MISMATCH",
+                f"the game moved on to version {result.current_version}",
+                current_version=result.current_version,
+            )
+        assert isinstance(result, Missing)
+        raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no game {game_id!r}")
+
+    # -- RPCs ---------------------------------------------------------------------------------------
+
+    async def DescribeGame(
+        self, request: rules_pb2.DescribeGameRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> rules_pb2.DescribeGameResponse:
+        response = rules_pb2.DescribeGameResponse(
+            game=self.rules.name,
+            title=self.rules.title,
+            min_seats=self.rules.min_seats,
+            max_seats=self.rules.max_seats,
+            default_options=self.envelope.options_to_union(self.rules.default_options()),
+        )
+        for spec in self.rules.option_specs():
+            option = response.options.add(name=spec.name, description=spec.description)
+            if spec.choices:
+                option.choice.choices.extend(spec.choices)
+                option.choice.default_value = str(spec.default)
+            else:
+                option.integer.minimum = spec.minimum or 0
+                option.integer.maximum = spec.maximum or 0
+                option.integer.default_value = int(spec.default)
+        return response
+
+    async def CreateGame(
+        self, request: rules_pb2.CreateGameRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> rules_pb2.CreateGameResponse:
+        try:
+            return await self._create(request)
+        except Refused as refused:
+            await abort(context, refused)
+        except RedisError:
+            await abort(context, _unavailable())
+
+    async def _create(self, request: rules_pb2.CreateGameRequest) -> rules_pb2.CreateGameResponse:
+        check_id("game_id", request.game_id)
+        check_id("request_id", request.request_id, required=False)
+        try:
+            options = self.envelope.options_from_union(request.options, self.rules.default_options())
+            self.rules.check_options(options, request.seats)
+        except MalformedMessage as bad:
+            raise invalid(bad.reason, bad.message) from None
+        except InvalidOptions as bad:
+            raise invalid("BAD_OPTIONS", bad.message, field=bad.field) from None
+        seed = request.seed or secrets.randbits(63)
+        state = self.rules.new_game(options, request.seats, seed)
+        options_union = self.envelope.options_to_union(options)
+        created = games_pb2.GameEvent(event_id="0-1", version=0)
+        created.created.game = self.rules.name
+        created.created.seats = request.seats
+        created.created.options.CopyFrom(options_union)
+        response = rules_pb2.CreateGameResponse(
+            game_id=request.game_id, options=options_union, status=self._status(state, 0), events=[created]
+        )
+        result = await self.store.create(
+            game_id=request.game_id,
+            request_id=request.request_id,
+            game=self.rules.name,
+            seats=request.seats,
+            options=options_union.SerializeToString(),
+            state=self.codec.state_to_bytes(state),
+            created=NewEvent(created.event_id, created.SerializeToString()),
+            response=response.SerializeToString(),
+            publish=games_pb2.GameEventBatch(game_id=request.game_id, events=[created]).SerializeToString(),
+        )
+        if isinstance(result, Replayed):
+            return rules_pb2.CreateGameResponse.FromString(result.response)
+        if isinstance(result, Exists):
+            raise Refused(grpc.StatusCode.ALREADY_EXISTS, "GAME_EXISTS", f"game {request.game_id!r} exists")
+        self.metrics.games_created.inc()
+        return response
+
+    async def ApplyMove(
+        self, request: rules_pb2.ApplyMoveRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> rules_pb2.ApplyMoveResponse:
+        try:
+            return await self.apply(request)
+        except MalformedMessage as bad:
+            await abort(context, invalid(bad.reason, bad.message))
+        except Refused as refused:
+            await abort(context, refused)
+
+    async def ApplyMoves(
+        self,
+        request_iterator: AsyncIterator[rules_pb2.ApplyMovesRequest],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[rules_pb2.ApplyMovesResponse]:
+        """Many games' actions on one stream. Each is handled in its own task; one writer (this
+        generator) sends the answers as they complete, so a slow game never blocks another."""
+        answers: asyncio.Queue[rules_pb2.ApplyMovesResponse | None] = asyncio.Queue()
+        slots = asyncio.Semaphore(MAX_IN_FLIGHT_PER_STREAM)
+        tasks: set[asyncio.Task[None]] = set()
+
+        async def handle(message: rules_pb2.ApplyMovesRequest) -> None:
+            try:
+                response = rules_pb2.ApplyMovesResponse(correlation_id=message.correlation_id)
+                try:
+                    response.applied.CopyFrom(await self.apply(message.request))
+                except MalformedMessage as bad:
+                    _refusal(response, invalid(bad.reason, bad.message))
+                except Refused as refused:
+                    _refusal(response, refused)
+                answers.put_nowait(response)
+            finally:
+                slots.release()
+
+        async def read() -> None:
+            try:
+                async for message in request_iterator:
+                    await slots.acquire()
+                    task = asyncio.get_running_loop().create_task(handle(message))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+                if tasks:
+                    await asyncio.gather(*tuple(tasks), return_exceptions=True)
+            finally:
+                answers.put_nowait(None)
+
+        self.metrics.open_streams.inc()
+        reader = asyncio.get_running_loop().create_task(read())
+        try:
+            while True:
+                answer = await answers.get()
+                if answer is None:
+                    break
+                yield answer
+        finally:
+            self.metrics.open_streams.dec()
+            reader.cancel()
+            for task in tuple(tasks):
+                task.cancel()
+
+    async def GetView(
+        self, request: rules_pb2.GetViewRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> rules_pb2.GetViewResponse:
+        try:
+            check_id("game_id", request.game_id)
+            loaded = await self._load(request.game_id)
+            assert isinstance(loaded, StoredGame)
+            seat = request.seat if request.HasField("seat") else None
+            if seat is not None and seat >= loaded.seats:
+                raise invalid("BAD_SEAT", f"seat {seat} does not exist in a {loaded.seats}-seat game")
+            state = self._decode(loaded)
+        except Refused as refused:
+            await abort(context, refused)
+        except RedisError:
+            await abort(context, _unavailable())
+        return rules_pb2.GetViewResponse(
+            view=self.envelope.view_to_union(self.rules.view(state, seat)),
+            status=self._status(state, loaded.version),
+            last_event_id=loaded.last_event_id,
+            game=loaded.game,
+            seats=loaded.seats,
+            options=games_pb2.GameOptions.FromString(loaded.options),
+        )
+
+
+def _refusal(response: rules_pb2.ApplyMovesResponse, refused: Refused) -> None:
+    response.refusal.code = refused.code.value[0]
+    response.refusal.reason = refused.reason
+    response.refusal.message = refused.message
+    if refused.current_version is not None:
+        response.refusal.current_version = refused.current_version
+
+
+def _unavailable() -> Refused:
+    return Refused(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", "game storage is unavailable; retry")
+
+
+def service_names() -> Sequence[str]:
+    return (rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name,)

@@ -1,0 +1,107 @@
+"""Configuration from environment variables, read once into frozen values, failing fast.
+
+A missing or malformed variable stops the process at start with one clear line naming it, instead
+of a stack trace later in the first request that needs it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+class ConfigError(Exception):
+    """A setting is missing or malformed; the message names the variable and what was expected."""
+
+
+class Env:
+    """Typed reads of an environment mapping (os.environ by default)."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self.environ = os.environ if environ is None else environ
+
+    def text(self, name: str, default: str | None = None) -> str:
+        value = self.environ.get(name)
+        if value is None or value == "":
+            if default is None:
+                raise ConfigError(f"{name} is required but not set")
+            return default
+        return value
+
+    def integer(self, name: str, default: int, minimum: int, maximum: int) -> int:
+        raw = self.environ.get(name)
+        if raw is None or raw == "":
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+        if not minimum <= value <= maximum:
+            raise ConfigError(f"{name} must be {minimum}..{maximum}, got {value}")
+        return value
+
+    def number(self, name: str, default: float, minimum: float, maximum: float) -> float:
+        raw = self.environ.get(name)
+        if raw is None or raw == "":
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+        if not minimum <= value <= maximum:
+            raise ConfigError(f"{name} must be {minimum}..{maximum}, got {value}")
+        return value
+
+    def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
+        value = self.text(name, default)
+        if value not in choices:
+            raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """What every gRPC server of the platform reads (rules services and gateways)."""
+
+    host: str
+    port: int
+    redis_url: str
+    metrics_port: int  # 0 = no metrics endpoint
+    log_level: str
+    max_message_bytes: int
+    max_concurrent_streams: int
+    grace_s: float
+
+    @classmethod
+    def from_env(cls, env: Env, *, default_port: int) -> ServerSettings:
+        return cls(
+            host=env.text("TAFEL_HOST", "127.0.0.1"),
+            port=env.integer("TAFEL_PORT", default_port, 0, 65535),
+            redis_url=env.text("REDIS_URL"),
+            metrics_port=env.integer("TAFEL_METRICS_PORT", 0, 0, 65535),
+            log_level=env.choice("TAFEL_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR")),
+            max_message_bytes=env.integer("TAFEL_MAX_MESSAGE_BYTES", 1 << 20, 1024, 64 << 20),
+            max_concurrent_streams=env.integer("TAFEL_MAX_CONCURRENT_STREAMS", 1000, 1, 100_000),
+            grace_s=env.number("TAFEL_GRACE_S", 5.0, 0.0, 300.0),
+        )
+
+
+@dataclass(frozen=True)
+class RulesSettings:
+    """A rules service: the server settings plus how long games stay in Redis."""
+
+    server: ServerSettings
+    live_ttl_s: int  # a running game untouched this long expires
+    finished_ttl_s: int  # live keys of a finished game expire after this
+    cache_games: int  # decoded states kept in memory (validated by version on every write)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, default_port: int = 0) -> RulesSettings:
+        env = Env(environ)
+        return cls(
+            server=ServerSettings.from_env(env, default_port=default_port),
+            live_ttl_s=env.integer("TAFEL_LIVE_TTL_S", 7 * 24 * 3600, 60, 365 * 24 * 3600),
+            finished_ttl_s=env.integer("TAFEL_FINISHED_TTL_S", 3600, 1, 30 * 24 * 3600),
+            cache_games=env.integer("TAFEL_CACHE_GAMES", 10_000, 0, 10_000_000),
+        )

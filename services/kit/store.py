@@ -1,0 +1,251 @@
+"""The Redis game store: every write of a game is one Lua script, one round trip.
+
+Keys are hash-tagged by game (``{g:<id>}``) so one game's keys share a slot and each script runs
+unchanged on Redis Cluster:
+
+- ``tafel:{g:ID}:state``  hash: ``v`` version, ``s`` state bytes, ``g`` game, ``n`` seats,
+  ``o`` options (GameOptions bytes), ``l`` last event id, ``c`` creating request id, ``f`` 1 when over
+- ``tafel:{g:ID}:events`` stream: field ``e`` holds a GameEvent; ids are ``<version>-<index>``
+- ``tafel:{g:ID}:reqs``   hash: request id -> the first answer (response bytes), for retries
+
+A move compares the version, drops a repeated request id (answering with the first result), writes
+the new state, appends its events and publishes a wake-up carrying those events, atomically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+
+APPLY_LUA = """
+local prior = redis.call('HGET', KEYS[3], ARGV[2])
+if prior then return {1, prior} end
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v then return {3} end
+if tonumber(v) ~= tonumber(ARGV[1]) then return {2, v} end
+local n = tonumber(ARGV[8])
+local last = redis.call('HGET', KEYS[1], 'l')
+for i = 1, n do
+  last = ARGV[8 + 2 * i - 1]
+  redis.call('XADD', KEYS[2], last, 'e', ARGV[8 + 2 * i])
+end
+redis.call('HSET', KEYS[1], 'v', tonumber(ARGV[1]) + 1, 's', ARGV[3], 'l', last, 'f', ARGV[5])
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[4])
+local ttl = tonumber(ARGV[6])
+redis.call('EXPIRE', KEYS[1], ttl)
+redis.call('EXPIRE', KEYS[2], ttl)
+redis.call('EXPIRE', KEYS[3], ttl)
+if n > 0 then redis.call('PUBLISH', ARGV[7], ARGV[9 + 2 * n]) end
+return {0}
+"""
+
+CREATE_LUA = """
+local c = redis.call('HGET', KEYS[1], 'c')
+if c then
+  if ARGV[1] ~= '' and c == ARGV[1] then
+    return {1, redis.call('HGET', KEYS[3], ARGV[1]) or ''}
+  end
+  return {2}
+end
+redis.call('HSET', KEYS[1], 'v', 0, 's', ARGV[2], 'g', ARGV[3], 'n', ARGV[4], 'o', ARGV[5],
+           'l', ARGV[6], 'c', ARGV[1], 'f', 0)
+redis.call('XADD', KEYS[2], ARGV[6], 'e', ARGV[7])
+if ARGV[1] ~= '' then redis.call('HSET', KEYS[3], ARGV[1], ARGV[8]) end
+local ttl = tonumber(ARGV[9])
+redis.call('EXPIRE', KEYS[1], ttl)
+redis.call('EXPIRE', KEYS[2], ttl)
+redis.call('EXPIRE', KEYS[3], ttl)
+redis.call('PUBLISH', ARGV[10], ARGV[11])
+return {0}
+"""
+
+LOAD_LUA = """
+local prior = ''
+if ARGV[1] ~= '' then prior = redis.call('HGET', KEYS[2], ARGV[1]) or '' end
+return {prior, redis.call('HMGET', KEYS[1], 'v', 's', 'g', 'n', 'o', 'l', 'f')}
+"""
+
+
+@dataclass(frozen=True)
+class GameKeys:
+    state: str
+    events: str
+    requests: str
+    channel: str
+
+
+def game_keys(game_id: str) -> GameKeys:
+    tag = f"{{g:{game_id}}}"
+    return GameKeys(
+        state=f"tafel:{tag}:state",
+        events=f"tafel:{tag}:events",
+        requests=f"tafel:{tag}:reqs",
+        channel=f"tafel:wake:{tag}",
+    )
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    game_id: str
+    game: str
+    seats: int
+    version: int
+    state: bytes
+    options: bytes  # GameOptions
+    last_event_id: str
+    over: bool
+
+
+@dataclass(frozen=True)
+class Committed:
+    pass
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """The request id was seen before: here is the first answer."""
+
+    response: bytes
+
+
+@dataclass(frozen=True)
+class Conflict:
+    current_version: int
+
+
+@dataclass(frozen=True)
+class Missing:
+    pass
+
+
+@dataclass(frozen=True)
+class Exists:
+    pass
+
+
+CommitResult = Committed | Replayed | Conflict | Missing
+CreateResult = Committed | Replayed | Exists
+LoadResult = StoredGame | Replayed | Missing
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    event_id: str
+    payload: bytes  # GameEvent bytes
+
+
+class GameStore:
+    def __init__(self, redis: Redis, *, live_ttl_s: int, finished_ttl_s: int) -> None:
+        self.redis = redis
+        self.live_ttl_s = live_ttl_s
+        self.finished_ttl_s = finished_ttl_s
+        self._apply = redis.register_script(APPLY_LUA)
+        self._create = redis.register_script(CREATE_LUA)
+        self._load = redis.register_script(LOAD_LUA)
+
+    async def create(
+        self,
+        *,
+        game_id: str,
+        request_id: str,
+        game: str,
+        seats: int,
+        options: bytes,
+        state: bytes,
+        created: NewEvent,
+        response: bytes,
+        publish: bytes,
+    ) -> CreateResult:
+        keys = game_keys(game_id)
+        reply: Any = await self._create(
+            keys=[keys.state, keys.events, keys.requests],
+            args=[
+                request_id,
+                state,
+                game,
+                seats,
+                options,
+                created.event_id,
+                created.payload,
+                response,
+                self.live_ttl_s,
+                keys.channel,
+                publish,
+            ],
+        )
+        code = int(reply[0])
+        if code == 0:
+            return Committed()
+        if code == 1:
+            return Replayed(bytes(reply[1]))
+        return Exists()
+
+    async def load(self, game_id: str, request_id: str = "") -> LoadResult:
+        keys = game_keys(game_id)
+        reply: Any = await self._load(keys=[keys.state, keys.requests], args=[request_id])
+        prior, fields = reply
+        if prior:
+            return Replayed(bytes(prior))
+        version, state, game, seats, options, last, over = fields
+        if version is None:
+            return Missing()
+        return StoredGame(
+            game_id=game_id,
+            game=bytes(game).decode(),
+            seats=int(seats),
+            version=int(version),
+            state=bytes(state),
+            options=bytes(options or b""),
+            last_event_id=bytes(last or b"").decode(),
+            over=bytes(over or b"0") == b"1",
+        )
+
+    async def commit(
+        self,
+        *,
+        game_id: str,
+        expected_version: int,
+        request_id: str,
+        state: bytes,
+        events: Sequence[NewEvent],
+        response: bytes,
+        over: bool,
+        publish: bytes,
+    ) -> CommitResult:
+        keys = game_keys(game_id)
+        args: list[Any] = [
+            expected_version,
+            request_id,
+            state,
+            response,
+            1 if over else 0,
+            self.finished_ttl_s if over else self.live_ttl_s,
+            keys.channel,
+            len(events),
+        ]
+        for event in events:
+            args.extend((event.event_id, event.payload))
+        args.append(publish)
+        reply: Any = await self._apply(keys=[keys.state, keys.events, keys.requests], args=args)
+        code = int(reply[0])
+        if code == 0:
+            return Committed()
+        if code == 1:
+            return Replayed(bytes(reply[1]))
+        if code == 2:
+            return Conflict(int(reply[1]))
+        return Missing()
+
+    async def read_events(self, game_id: str, after: str = "-", count: int | None = None) -> list[tuple[str, bytes]]:
+        """Events after the id `after` ("-" = from the start), in order."""
+        keys = game_keys(game_id)
+        start = "-" if after in ("", "-") else f"({after}"
+        rows: Any = await self.redis.xrange(keys.events, min=start, max="+", count=count)
+        return [(_text(event_id), bytes(fields[b"e"])) for event_id, fields in rows]
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

