@@ -193,6 +193,14 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             version=version, events=event_messages, status=self._status(state, version)
         )
         batch = games_pb2.GameEventBatch(game_id=game_id, events=event_messages)
+        record = games_pb2.RecordedAction(seat=request.seat, version=version)
+        record.at.GetCurrentTime()
+        if action == "move":
+            record.move.CopyFrom(request.move)
+        elif action == "resignation":
+            record.resigned = True
+        else:
+            record.timed_out = True
         result = await self.store.commit(
             game_id=game_id,
             expected_version=expected,
@@ -202,6 +210,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             response=response.SerializeToString(),
             over=response.status.over,
             publish=batch.SerializeToString(),
+            action=record.SerializeToString(),
         )
         if isinstance(result, Committed):
             self._remember(game_id, CachedGame(version, state, cached.game))

@@ -7,6 +7,7 @@ unchanged on Redis Cluster:
   ``o`` options (GameOptions bytes), ``l`` last event id, ``c`` creating request id, ``f`` 1 when over
 - ``tafel:{g:ID}:events`` stream: field ``e`` holds a GameEvent; ids are ``<version>-<index>``
 - ``tafel:{g:ID}:reqs``   hash: request id -> the first answer (response bytes), for retries
+- ``tafel:{g:ID}:actions`` list: RecordedAction per applied action (the game's record)
 
 A move compares the version, drops a repeated request id (answering with the first result), writes
 the new state, appends its events and publishes a wake-up carrying those events, atomically.
@@ -38,6 +39,8 @@ local ttl = tonumber(ARGV[6])
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
 redis.call('EXPIRE', KEYS[3], ttl)
+redis.call('RPUSH', KEYS[4], ARGV[10 + 2 * n])
+redis.call('EXPIRE', KEYS[4], ttl)
 if n > 0 then redis.call('PUBLISH', ARGV[7], ARGV[9 + 2 * n]) end
 return {0}
 """
@@ -74,6 +77,7 @@ class GameKeys:
     state: str
     events: str
     requests: str
+    actions: str
     channel: str
 
 
@@ -83,6 +87,7 @@ def game_keys(game_id: str) -> GameKeys:
         state=f"tafel:{tag}:state",
         events=f"tafel:{tag}:events",
         requests=f"tafel:{tag}:reqs",
+        actions=f"tafel:{tag}:actions",
         channel=f"tafel:wake:{tag}",
     )
 
@@ -214,6 +219,7 @@ class GameStore:
         response: bytes,
         over: bool,
         publish: bytes,
+        action: bytes,
     ) -> CommitResult:
         keys = game_keys(game_id)
         args: list[Any] = [
@@ -228,8 +234,10 @@ class GameStore:
         ]
         for event in events:
             args.extend((event.event_id, event.payload))
-        args.append(publish)
-        reply: Any = await self._apply(keys=[keys.state, keys.events, keys.requests], args=args)
+        args.extend((publish, action))
+        reply: Any = await self._apply(
+            keys=[keys.state, keys.events, keys.requests, keys.actions], args=args
+        )
         code = int(reply[0])
         if code == 0:
             return Committed()
@@ -238,6 +246,11 @@ class GameStore:
         if code == 2:
             return Conflict(int(reply[1]))
         return Missing()
+
+    async def read_actions(self, game_id: str) -> list[bytes]:
+        """The game's RecordedAction messages, in order."""
+        rows: Any = await self.redis.lrange(game_keys(game_id).actions, 0, -1)
+        return [bytes(row) for row in rows]
 
     async def read_events(self, game_id: str, after: str = "-", count: int | None = None) -> list[tuple[str, bytes]]:
         """Events after the id `after` ("-" = from the start), in order."""
