@@ -1,0 +1,161 @@
+"""Start the whole platform as real processes on loopback: Redis, every rules service (with
+replicas), and the gateways. Used by `make run` and by the end-to-end tests, so tests start the
+system exactly the way a person does.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from services.catalog import DEFAULT_PORTS, GAMES
+from tools.redis_server import RedisProcess, free_port, start_redis
+
+ROOT = Path(__file__).resolve().parent.parent
+GATEWAY_BASE_PORT = 50051
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Children get SIGTERM if this process dies, so nothing outlives `make run` (Linux)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:  # pragma: no cover - not Linux
+        pass
+
+
+@dataclass
+class Child:
+    name: str
+    process: subprocess.Popen[str]
+    address: str
+    output: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Platform:
+    """The running system. `start()` returns once every process listens; `stop()` ends them all."""
+
+    redis_url: str | None = None
+    gateways: int = 1
+    rules_replicas: int = 1
+    fixed_ports: bool = True  # False in tests: every process on a free port
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+    quiet: bool = True
+    children: list[Child] = field(default_factory=list)
+    redis: RedisProcess | None = None
+    rules_addresses: dict[str, list[str]] = field(default_factory=dict)
+    gateway_addresses: list[str] = field(default_factory=list)
+
+    def _env(self, port: int, **more: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.extra_env)
+        assert self.redis_url is not None
+        env.update(REDIS_URL=self.redis_url, TAFEL_PORT=str(port), TAFEL_HOST="127.0.0.1", PYTHONUNBUFFERED="1")
+        env.update(more)
+        return env
+
+    def _port(self, base: int, index: int) -> int:
+        return base + 100 * index if self.fixed_ports else free_port()
+
+    def _spawn(self, name: str, module: str, env: dict[str, str], timeout_s: float = 30.0) -> Child:
+        process = subprocess.Popen(
+            [sys.executable, "-m", module],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if not self.quiet else subprocess.DEVNULL,
+            text=True,
+            preexec_fn=_die_with_parent,
+        )
+        child = Child(name, process, "")
+        deadline = time.monotonic() + timeout_s
+        assert process.stdout is not None
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{name} exited with {process.wait()} before listening")
+            child.output.append(line.rstrip())
+            if line.startswith("LISTENING "):
+                child.address = line.split()[-1]
+                break
+        else:
+            process.kill()
+            raise RuntimeError(f"{name} did not start within {timeout_s}s")
+        # Keep draining stdout so a chatty child never blocks on a full pipe.
+        threading.Thread(target=_drain, args=(child,), daemon=True).start()
+        self.children.append(child)
+        return child
+
+    def start(self) -> Platform:
+        try:
+            if self.redis_url is None:
+                self.redis = start_redis(None if not self.fixed_ports else _free_or(6390))
+                self.redis_url = self.redis.url
+            for game, module in GAMES.items():
+                for replica in range(self.rules_replicas):
+                    port = self._port(DEFAULT_PORTS[game], replica)
+                    child = self._spawn(f"{game}-{replica}", module, self._env(port))
+                    self.rules_addresses.setdefault(game, []).append(child.address)
+            if importlib.util.find_spec("gateway.__main__") is not None:
+                routes = {f"TAFEL_RULES_{g.upper()}": ",".join(a) for g, a in self.rules_addresses.items()}
+                for index in range(self.gateways):
+                    env = self._env(self._port(GATEWAY_BASE_PORT, index), **routes)
+                    env.setdefault("TAFEL_TOKEN_SECRET", "make-run-local-secret-not-for-production")
+                    child = self._spawn(f"gateway-{index}", "gateway", env)
+                    self.gateway_addresses.append(child.address)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        for child in self.children:
+            if child.process.poll() is None:
+                child.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        for child in self.children:
+            try:
+                child.process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.process.kill()
+                child.process.wait()
+        self.children.clear()
+        if self.redis is not None:
+            self.redis.stop()
+            self.redis = None
+
+    def kill(self, name: str) -> None:
+        """SIGKILL one process (crash tests)."""
+        for child in self.children:
+            if child.name == name:
+                child.process.kill()
+                child.process.wait()
+
+
+def _drain(child: Child) -> None:
+    assert child.process.stdout is not None
+    for line in child.process.stdout:
+        if len(child.output) < 1000:
+            child.output.append(line.rstrip())
+
+
+def _free_or(port: int) -> int:
+    import socket
+
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return free_port()
+    return port
