@@ -11,6 +11,7 @@ FIXED_VALUE_MISMATCH), then TOO_MANY_DICE, then MUST_PLACE.
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -390,7 +391,7 @@ class FinalMoves(Sequence[Move]):
         if not isinstance(move, Move):
             return False
         order = [DIE_INDEX.get(p.die, -1) if isinstance(p, Placement) else -1 for p in move.placements]
-        if any(b <= a for a, b in zip(order, order[1:], strict=False)):
+        if any(b <= a for a, b in itertools.pairwise(order)):
             return False  # listed in R Y G B W order only
         return self._contains(move)
 

@@ -44,11 +44,11 @@ from services.coloursquare.model import (
     Options,
     Phase,
     Placement,
+    PlacementsMade,
+    PlacementSubmitted,
     Player,
     PlayerRemoved,
     PlayerView,
-    PlacementsMade,
-    PlacementSubmitted,
     Removal,
     ResultView,
     Roll,
@@ -162,9 +162,7 @@ class ColourSquareRules:
                 choices=tuple(sorted(SHEETS)),
             ),
             OptionSpec("target", "Solo only: a target score to reach (0 = none)", 0, 0, MAX_TARGET),
-            OptionSpec(
-                "timeouts_to_remove", "Timeouts in a row that remove a player", 3, 1, MAX_TIMEOUTS
-            ),
+            OptionSpec("timeouts_to_remove", "Timeouts in a row that remove a player", 3, 1, MAX_TIMEOUTS),
             OptionSpec("max_rounds", "Safety limit on the number of rounds", 200, 1, MAX_ROUNDS),
         )
 
