@@ -94,9 +94,9 @@ def _check_codec(
 
 def _check_refused_after_end(rules: Rules[Any, Any, Any, Any, Any], state: Any, seats: int) -> None:
     for seat in range(seats):
-        for action in (lambda: rules.resign(state, seat), lambda: rules.timeout(state, seat)):
+        for action in (rules.resign, rules.timeout):
             try:
-                action()
+                action(state, seat)
             except IllegalMove as illegal:
                 assert illegal.reason == "GAME_OVER", illegal.reason
             else:

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from redis.asyncio import Redis
+from tafel.rules.v1 import rules_pb2_grpc
 
 from services.kit import logs
 from services.kit.codec import GameCodec
@@ -16,7 +17,6 @@ from services.kit.server import RunningServer, install_event_loop, run_until_sig
 from services.kit.service import RulesServicer, service_names
 from services.kit.settings import ConfigError, RulesSettings
 from services.kit.store import GameStore
-from tafel.rules.v1 import rules_pb2_grpc
 
 
 def redis_client(url: str) -> Redis:

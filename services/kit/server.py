@@ -12,7 +12,10 @@ from dataclasses import dataclass
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from tafel.diagnostics.v1 import diagnostics_pb2_grpc
 
+from services.kit.diagnostics import SERVICE_NAME as DIAGNOSTICS
+from services.kit.diagnostics import DiagnosticsServicer
 from services.kit.settings import ServerSettings
 
 
@@ -52,13 +55,12 @@ async def start_server(
     """Build, bind and start a server; `register` adds the servicers. Returns it with its port."""
     server = grpc.aio.server(options=server_options(settings))
     register(server)
+    diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server(DiagnosticsServicer(), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = tuple(service_names)
-    reflection.enable_server_reflection(
-        (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
-        server,
-    )
+    health_name = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+    reflection.enable_server_reflection((*names, DIAGNOSTICS, health_name, reflection.SERVICE_NAME), server)
     port = server.add_insecure_port(f"{settings.host}:{settings.port}")
     if port == 0:
         raise OSError(f"could not bind {settings.host}:{settings.port}")

@@ -252,7 +252,9 @@ class GameStore:
         rows: Any = await self.redis.lrange(game_keys(game_id).actions, 0, -1)
         return [bytes(row) for row in rows]
 
-    async def read_events(self, game_id: str, after: str = "-", count: int | None = None) -> list[tuple[str, bytes]]:
+    async def read_events(
+        self, game_id: str, after: str = "-", count: int | None = None
+    ) -> list[tuple[str, bytes]]:
         """Events after the id `after` ("-" = from the start), in order."""
         keys = game_keys(game_id)
         start = "-" if after in ("", "-") else f"({after}"
