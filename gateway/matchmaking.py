@@ -1,0 +1,912 @@
+"""Matchmaking: queues in Redis, paired by one atomic Lua script, so any number of gateway
+replicas take tickets and none is ever paired twice.
+
+A *bucket* is everything two tickets must agree on: the game, its options (canonical bytes, every
+default filled in), the time control and the table size range. Each bucket's keys share one hash
+tag (``{mm:<bucket id>}``), so every script touches one slot and runs unchanged on Redis Cluster:
+
+- ``q``  zset  ticket -> rating
+- ``t``  hash  ticket -> ``<enqueued ms>|<hard expiry ms>|<player id>``
+- ``l``  zset  ticket -> lease expiry ms (renewed while the ticket's stream is alive)
+- ``p``  hash  ticket -> Player bytes (kept after pairing, for MatchFound)
+- ``w``  hash  player id -> its queued ticket (one ticket per player per bucket)
+- ``r``  hash  ticket -> ``<game id>|<seat>`` once paired
+- ``m``  hash  game id -> the match's tickets in seat order; ``<game id>|s`` -> 1 once started
+- ``gc`` zset  game id -> when its result entries are dropped
+
+Pairing (the PAIR script) takes the queue oldest ticket first; each ticket's rating window is
+``base + widen * waited`` (capped), and two tickets fit when their distance is within the larger
+of their two windows (a long wait widens what the waiting ticket accepts, so nobody starves). The
+oldest ticket's table is filled with the nearest fitting ratings; a table forms when full, or at
+its minimum once its oldest ticket has waited ``fill_wait``. The script removes the paired tickets,
+records each one's game id and seat, and names the game after the oldest ticket (``m-<ticket>``),
+so the game id is fixed before any game is created: a crash or a retry can only create that one
+game, because ``GameDirectory.start_game`` is idempotent for a given game id.
+
+The gateway that formed a match starts the game and then marks the match started, publishing a
+wake-up; the waiting streams (on whichever replica) learn their game id and seat from the wake-up
+or, if it is lost, from their next lease renewal (every tick). If the forming gateway dies before
+starting the game, a waiting stream starts it itself after a grace period (same game id).
+
+Tickets carry a short lease renewed by their stream's gateway: a crashed gateway's tickets vanish
+within the lease, and every ticket has a hard expiry. Cancelling the call removes the ticket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import math
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import grpc
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+from redis.exceptions import RedisError
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2
+
+from services.kit.errors import Refused
+from services.kit.settings import Env
+
+log = logging.getLogger("tafel.gateway.matchmaking")
+
+DEFAULT_RATING = 1500.0
+MATCH_CHANNEL = "tafel:lobby:matched"
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings
+
+
+@dataclass(frozen=True)
+class MatchmakingSettings:
+    base_window: int = 100  # rating points a fresh ticket accepts
+    widen_per_s: float = 10.0  # rating points added per second waited
+    max_window: int = 1000
+    lease_s: float = 20.0  # a ticket whose gateway stopped renewing it is gone after this
+    ticket_ttl_s: float = 600.0  # the longest a ticket waits
+    tick_s: float = 0.5  # how often a gateway pairs and renews its buckets
+    update_s: float = 2.0  # how often a waiting stream gets MatchQueued
+    fill_wait_s: float = 15.0  # a table at its minimum (not full) starts after this wait
+    start_grace_s: float = 8.0  # a match not started after this is started by its waiters
+    result_ttl_s: float = 900.0  # how long a match's result stays readable
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> MatchmakingSettings:
+        env = Env(environ)
+        return cls(
+            base_window=env.integer("TAFEL_MM_BASE_WINDOW", 100, 0, 10_000),
+            widen_per_s=env.number("TAFEL_MM_WIDEN_PER_S", 10.0, 0.0, 10_000.0),
+            max_window=env.integer("TAFEL_MM_MAX_WINDOW", 1000, 0, 100_000),
+            lease_s=env.number("TAFEL_MM_LEASE_S", 20.0, 2.0, 3600.0),
+            ticket_ttl_s=env.number("TAFEL_MM_TICKET_TTL_S", 600.0, 5.0, 86_400.0),
+            tick_s=env.number("TAFEL_MM_TICK_S", 0.5, 0.01, 60.0),
+            update_s=env.number("TAFEL_MM_UPDATE_S", 2.0, 0.05, 300.0),
+            fill_wait_s=env.number("TAFEL_MM_FILL_WAIT_S", 15.0, 0.0, 3600.0),
+            start_grace_s=env.number("TAFEL_MM_START_GRACE_S", 8.0, 0.5, 600.0),
+            result_ttl_s=env.number("TAFEL_MM_RESULT_TTL_S", 900.0, 10.0, 86_400.0),
+        )
+
+    def window(self, waited_s: float) -> int:
+        return int(min(self.max_window, self.base_window + self.widen_per_s * max(0.0, waited_s)))
+
+
+# ---------------------------------------------------------------------------------------------
+# What matchmaking calls on the rest of the gateway
+
+
+class GameStarter(Protocol):
+    """The part of gateway.games.GameDirectory that matchmaking and rooms use."""
+
+    async def start_game(
+        self,
+        *,
+        game: str,
+        options: games_pb2.GameOptions,
+        players: Sequence[play_pb2.Player],
+        per_move_s: float,
+        rated: bool,
+        origin: str,
+        game_id: str | None = None,
+    ) -> str: ...
+
+
+class RatingSource(Protocol):
+    async def rating(self, player_id: str, game: str) -> float: ...
+
+
+class HashRatings:
+    """Ratings from a Redis hash per game (``tafel:ratings:<game>``: player id -> rating, the
+    first number of the value); DEFAULT_RATING when absent or unreadable."""
+
+    def __init__(self, redis: Redis, key: Callable[[str], str] | None = None) -> None:
+        self.redis = redis
+        self.key = key or (lambda game: f"tafel:ratings:{game}")
+
+    async def rating(self, player_id: str, game: str) -> float:
+        raw = await self.redis.hget(self.key(game), player_id)
+        return parse_rating(raw)
+
+
+def parse_rating(raw: bytes | str | None) -> float:
+    if raw is None:
+        return DEFAULT_RATING
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    head = text.replace(",", " ").replace("|", " ").replace(":", " ").split()
+    try:
+        value = float(head[0]) if head else DEFAULT_RATING
+    except ValueError:
+        return DEFAULT_RATING
+    return value if math.isfinite(value) else DEFAULT_RATING
+
+
+# ---------------------------------------------------------------------------------------------
+# Wake-ups: one pub/sub connection per gateway process, shared by matchmaking and rooms
+
+
+class Wakeups:
+    """One Redis pub/sub connection for the lobby of this process: handlers per channel, called
+    with each message's payload. Reconnects by itself; callers also poll, so a message lost while
+    reconnecting only delays them by a tick."""
+
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+        self._handlers: dict[str, list[Callable[[bytes], None]]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    def on(self, channel: str, handler: Callable[[bytes], None]) -> None:
+        if self._task is not None:
+            raise RuntimeError("register handlers before start()")
+        self._handlers.setdefault(channel, []).append(handler)
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="lobby-wakeups")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ready.wait(), 5.0)
+
+    async def close(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _run(self) -> None:
+        while True:
+            pubsub: PubSub = self.redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(*self._handlers)
+                self._ready.set()
+                while True:
+                    message = await pubsub.get_message(timeout=30.0)
+                    if message is None or message.get("type") != "message":
+                        continue
+                    channel = message["channel"]
+                    name = channel.decode() if isinstance(channel, bytes) else str(channel)
+                    data = message["data"]
+                    payload = data if isinstance(data, bytes) else str(data).encode()
+                    for handler in self._handlers.get(name, ()):
+                        try:
+                            handler(payload)
+                        except Exception:  # a handler bug must not stop the wake-ups
+                            log.exception("wake-up handler failed", extra={"channel": name})
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError):
+                log.warning("lobby pub/sub connection lost; reconnecting")
+                await asyncio.sleep(0.5)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+
+# ---------------------------------------------------------------------------------------------
+# Lua
+
+_PRELUDE = """
+local Q, T, L, P, W, R, M, GC = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+
+local function remove_ticket(t, keep_player)
+  local raw = redis.call('HGET', T, t)
+  if raw then
+    local pid = string.match(raw, '^%d+|%d+|(.*)$')
+    if pid and redis.call('HGET', W, pid) == t then redis.call('HDEL', W, pid) end
+  end
+  redis.call('ZREM', Q, t)
+  redis.call('HDEL', T, t)
+  redis.call('ZREM', L, t)
+  if not keep_player then redis.call('HDEL', P, t) end
+end
+
+local function sweep(now)
+  local gone = redis.call('ZRANGEBYSCORE', L, '-inf', now, 'LIMIT', 0, 1000)
+  for _, t in ipairs(gone) do remove_ticket(t, false) end
+  local old = redis.call('ZRANGEBYSCORE', GC, '-inf', now, 'LIMIT', 0, 200)
+  for _, gid in ipairs(old) do
+    local ts = redis.call('HGET', M, gid)
+    if ts then
+      for t in string.gmatch(ts, '[^,]+') do
+        redis.call('HDEL', R, t)
+        redis.call('HDEL', P, t)
+      end
+    end
+    redis.call('HDEL', M, gid, gid .. '|s')
+    redis.call('ZREM', GC, gid)
+  end
+end
+
+local function touch(ttl)
+  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+"""
+
+# ARGV: ticket, player id, player bytes, rating, now ms, lease until ms, hard expiry ms, keys ttl ms
+ENQUEUE_LUA = (
+    _PRELUDE
+    + """
+local ticket, pid, player = ARGV[1], ARGV[2], ARGV[3]
+local rating, now, lease, hard, ttl = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]),
+  tonumber(ARGV[7]), tonumber(ARGV[8])
+sweep(now)
+local prior = redis.call('HGET', W, pid)
+if prior and redis.call('HEXISTS', T, prior) == 1 then return {0, prior} end
+redis.call('ZADD', Q, rating, ticket)
+redis.call('HSET', T, ticket, string.format('%d|%d|%s', now, hard, pid))
+redis.call('ZADD', L, math.min(lease, hard), ticket)
+redis.call('HSET', P, ticket, player)
+redis.call('HSET', W, pid, ticket)
+touch(ttl)
+return {1}
+"""
+)
+
+# ARGV: ticket.  -> {1} removed from the queue, {2, "gid|seat"} already paired, {0} unknown
+CANCEL_LUA = (
+    _PRELUDE
+    + """
+local t = ARGV[1]
+if redis.call('HEXISTS', T, t) == 1 then
+  remove_ticket(t, false)
+  return {1}
+end
+local r = redis.call('HGET', R, t)
+if r then return {2, r} end
+return {0}
+"""
+)
+
+# ARGV: now ms, lease until ms, keys ttl ms, tickets...
+# -> per ticket: "q" queued (lease renewed), "m|gid|seat|started" paired, "x" gone (expired)
+RENEW_LUA = (
+    _PRELUDE
+    + """
+local now, lease, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+sweep(now)
+local out = {}
+for i = 4, #ARGV do
+  local t = ARGV[i]
+  local raw = redis.call('HGET', T, t)
+  if raw then
+    local hard = tonumber(string.match(raw, '^%d+|(%d+)|'))
+    redis.call('ZADD', L, math.min(lease, hard), t)
+    out[#out + 1] = 'q'
+  else
+    local r = redis.call('HGET', R, t)
+    if r then
+      local gid = string.match(r, '^([^|]+)|')
+      local s = redis.call('HGET', M, gid .. '|s') or '0'
+      out[#out + 1] = 'm|' .. r .. '|' .. s
+    else
+      out[#out + 1] = 'x'
+    end
+  end
+end
+touch(ttl)
+return out
+"""
+)
+
+# ARGV: game id.  -> {tickets csv, started flag, player bytes...} or {} when unknown
+LOOKUP_LUA = (
+    _PRELUDE
+    + """
+local gid = ARGV[1]
+local ts = redis.call('HGET', M, gid)
+if not ts then return {} end
+local out = {ts, redis.call('HGET', M, gid .. '|s') or '0'}
+for t in string.gmatch(ts, '[^,]+') do out[#out + 1] = redis.call('HGET', P, t) or '' end
+return out
+"""
+)
+
+# ARGV: game id, channel, payload.  -> 1 marked (and published), 0 unknown match
+STARTED_LUA = (
+    _PRELUDE
+    + """
+local gid = ARGV[1]
+if redis.call('HEXISTS', M, gid) == 0 then return 0 end
+redis.call('HSET', M, gid .. '|s', '1')
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1
+"""
+)
+
+# ARGV: now ms, base window, widen per ms, max window, min seats, max seats, fill wait ms,
+#       result ttl ms, keys ttl ms
+# -> {{game id, {tickets in seat order}, {player bytes in seat order}}, ...}
+PAIR_LUA = (
+    _PRELUDE
+    + """
+local now, base, widen, maxw = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local minseats, maxseats, fillwait = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local resultttl, ttl = tonumber(ARGV[8]), tonumber(ARGV[9])
+sweep(now)
+local entries = redis.call('ZRANGE', Q, 0, -1, 'WITHSCORES')
+local n = #entries / 2
+if n < minseats then
+  touch(ttl)
+  return {}
+end
+local ids, rt, enq, win = {}, {}, {}, {}
+local widest = 0
+for i = 1, n do
+  ids[i] = entries[2 * i - 1]
+  rt[i] = tonumber(entries[2 * i])
+  local raw = redis.call('HGET', T, ids[i]) or ''
+  enq[i] = tonumber(string.match(raw, '^(%d+)|') or now)
+  win[i] = math.min(maxw, base + widen * math.max(0, now - enq[i]))
+  if win[i] > widest then widest = win[i] end
+end
+local order = {}
+for i = 1, n do order[i] = i end
+table.sort(order, function(a, b)
+  if enq[a] ~= enq[b] then return enq[a] < enq[b] end
+  return ids[a] < ids[b]
+end)
+local function fits(c, group)
+  for _, g in ipairs(group) do
+    if math.abs(rt[c] - rt[g]) > math.max(win[c], win[g]) then return false end
+  end
+  return true
+end
+local taken = {}
+local formed = {}
+for _, a in ipairs(order) do
+  if not taken[a] then
+    local group = {a}
+    local lo, hi = a - 1, a + 1
+    while #group < maxseats do
+      while lo >= 1 and taken[lo] do lo = lo - 1 end
+      while hi <= n and taken[hi] do hi = hi + 1 end
+      local dl, dh = math.huge, math.huge
+      if lo >= 1 then dl = rt[a] - rt[lo] end
+      if hi <= n then dh = rt[hi] - rt[a] end
+      if math.min(dl, dh) > widest then break end
+      local c
+      if dl <= dh then
+        c = lo
+        lo = lo - 1
+      else
+        c = hi
+        hi = hi + 1
+      end
+      if fits(c, group) then group[#group + 1] = c end
+    end
+    if #group >= maxseats or (#group >= minseats and now - enq[a] >= fillwait) then
+      for _, g in ipairs(group) do taken[g] = true end
+      formed[#formed + 1] = group
+    end
+  end
+end
+local out = {}
+for _, group in ipairs(formed) do
+  local gid = 'm-' .. ids[group[1]]
+  local keyed = {}
+  for _, g in ipairs(group) do keyed[#keyed + 1] = {redis.sha1hex(gid .. ids[g]), ids[g]} end
+  table.sort(keyed, function(x, y) return x[1] < y[1] end)
+  local tickets, players = {}, {}
+  for seat, kv in ipairs(keyed) do
+    local t = kv[2]
+    tickets[seat] = t
+    players[seat] = redis.call('HGET', P, t) or ''
+    remove_ticket(t, true)
+    redis.call('HSET', R, t, gid .. '|' .. (seat - 1))
+  end
+  redis.call('HSET', M, gid, table.concat(tickets, ','))
+  redis.call('ZADD', GC, now + resultttl, gid)
+  out[#out + 1] = {gid, tickets, players}
+end
+touch(ttl)
+return out
+"""
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Values
+
+
+@dataclass(frozen=True)
+class BucketSpec:
+    """What every ticket of a bucket agrees on. `options` must be canonical (defaults filled)."""
+
+    game: str
+    options: games_pb2.GameOptions
+    per_move_ms: int
+    min_seats: int
+    max_seats: int
+
+    @property
+    def options_bytes(self) -> bytes:
+        return self.options.SerializeToString(deterministic=True)
+
+    @property
+    def bucket_id(self) -> str:
+        digest = hashlib.sha1(
+            b"\0".join(
+                (
+                    self.game.encode(),
+                    self.options_bytes,
+                    str(self.per_move_ms).encode(),
+                    str(self.min_seats).encode(),
+                    str(self.max_seats).encode(),
+                )
+            )
+        )
+        return digest.hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class BucketKeys:
+    queue: str
+    tickets: str
+    leases: str
+    players: str
+    owners: str
+    results: str
+    matches: str
+    gc: str
+
+    def all(self) -> list[str]:
+        return [
+            self.queue,
+            self.tickets,
+            self.leases,
+            self.players,
+            self.owners,
+            self.results,
+            self.matches,
+            self.gc,
+        ]
+
+
+def bucket_keys(bucket_id: str) -> BucketKeys:
+    tag = f"tafel:{{mm:{bucket_id}}}"
+    return BucketKeys(
+        queue=f"{tag}:q",
+        tickets=f"{tag}:t",
+        leases=f"{tag}:l",
+        players=f"{tag}:p",
+        owners=f"{tag}:w",
+        results=f"{tag}:r",
+        matches=f"{tag}:m",
+        gc=f"{tag}:gc",
+    )
+
+
+@dataclass(frozen=True)
+class FormedMatch:
+    game_id: str
+    tickets: tuple[str, ...]  # in seat order
+    players: tuple[play_pb2.Player, ...]  # in seat order
+
+
+@dataclass(frozen=True)
+class TicketStatus:
+    """A ticket as a renewal saw it: queued, paired (game id, seat, started) or gone."""
+
+    kind: str  # "queued" | "matched" | "gone"
+    game_id: str = ""
+    seat: int = 0
+    started: bool = False
+
+
+@dataclass(frozen=True)
+class MatchDetails:
+    game_id: str
+    tickets: tuple[str, ...]
+    players: tuple[play_pb2.Player, ...]
+    started: bool
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _player(raw: Any) -> play_pb2.Player:
+    data = raw if isinstance(raw, bytes) else str(raw).encode()
+    return play_pb2.Player.FromString(data)
+
+
+def new_ticket_id() -> str:
+    return secrets.token_urlsafe(12)  # 16 characters of [A-Za-z0-9_-]
+
+
+# ---------------------------------------------------------------------------------------------
+# The queue: the scripts, one method each
+
+
+class MatchQueue:
+    """The Redis side of matchmaking: every method is one script call (one round trip)."""
+
+    def __init__(self, redis: Redis, settings: MatchmakingSettings) -> None:
+        self.redis = redis
+        self.settings = settings
+        self._enqueue = redis.register_script(ENQUEUE_LUA)
+        self._cancel = redis.register_script(CANCEL_LUA)
+        self._renew = redis.register_script(RENEW_LUA)
+        self._lookup = redis.register_script(LOOKUP_LUA)
+        self._started = redis.register_script(STARTED_LUA)
+        self._pair = redis.register_script(PAIR_LUA)
+
+    @property
+    def _keys_ttl_ms(self) -> int:
+        s = self.settings
+        return int((s.ticket_ttl_s + s.result_ttl_s + s.lease_s) * 1000)
+
+    async def enqueue(
+        self, bucket_id: str, ticket_id: str, player: play_pb2.Player, rating: float, now_ms: int
+    ) -> str | None:
+        """Queue a ticket; None when done, else the id of the player's ticket already queued."""
+        s = self.settings
+        result = await self._enqueue(
+            keys=bucket_keys(bucket_id).all(),
+            args=[
+                ticket_id,
+                player.player_id,
+                player.SerializeToString(),
+                repr(float(rating)),
+                now_ms,
+                now_ms + int(s.lease_s * 1000),
+                now_ms + int(s.ticket_ttl_s * 1000),
+                self._keys_ttl_ms,
+            ],
+        )
+        if int(result[0]) == 1:
+            return None
+        return _text(result[1])
+
+    async def cancel(self, bucket_id: str, ticket_id: str) -> bool:
+        """Remove a queued ticket; False when it was already paired or gone."""
+        result = await self._cancel(keys=bucket_keys(bucket_id).all(), args=[ticket_id])
+        return int(result[0]) == 1
+
+    async def renew(self, bucket_id: str, tickets: Sequence[str], now_ms: int) -> list[TicketStatus]:
+        if not tickets:
+            return []
+        s = self.settings
+        raw = await self._renew(
+            keys=bucket_keys(bucket_id).all(),
+            args=[now_ms, now_ms + int(s.lease_s * 1000), self._keys_ttl_ms, *tickets],
+        )
+        out: list[TicketStatus] = []
+        for item in raw:
+            text = _text(item)
+            if text == "q":
+                out.append(TicketStatus("queued"))
+            elif text.startswith("m|"):
+                _, game_id, seat, started = text.split("|")
+                out.append(TicketStatus("matched", game_id, int(seat), started == "1"))
+            else:
+                out.append(TicketStatus("gone"))
+        return out
+
+    async def pair(self, spec: BucketSpec, now_ms: int) -> list[FormedMatch]:
+        s = self.settings
+        raw = await self._pair(
+            keys=bucket_keys(spec.bucket_id).all(),
+            args=[
+                now_ms,
+                s.base_window,
+                repr(s.widen_per_s / 1000.0),
+                s.max_window,
+                spec.min_seats,
+                spec.max_seats,
+                int(s.fill_wait_s * 1000),
+                int(s.result_ttl_s * 1000),
+                self._keys_ttl_ms,
+            ],
+        )
+        return [
+            FormedMatch(
+                game_id=_text(game_id),
+                tickets=tuple(_text(t) for t in tickets),
+                players=tuple(_player(p) for p in players),
+            )
+            for game_id, tickets, players in raw
+        ]
+
+    async def lookup(self, bucket_id: str, game_id: str) -> MatchDetails | None:
+        raw = await self._lookup(keys=bucket_keys(bucket_id).all(), args=[game_id])
+        if not raw:
+            return None
+        return MatchDetails(
+            game_id=game_id,
+            tickets=tuple(_text(raw[0]).split(",")),
+            players=tuple(_player(p) for p in raw[2:]),
+            started=_text(raw[1]) == "1",
+        )
+
+    async def mark_started(self, bucket_id: str, game_id: str) -> bool:
+        result = await self._started(keys=bucket_keys(bucket_id).all(), args=[game_id, MATCH_CHANNEL, bucket_id])
+        return int(result) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# The process side: per-bucket workers and the waiting streams
+
+
+@dataclass
+class _Waiter:
+    ticket_id: str
+    enqueued_ms: int
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    status: TicketStatus = field(default_factory=lambda: TicketStatus("queued"))
+    matched_at: float | None = None  # monotonic time this process first saw it paired
+
+
+@dataclass
+class _Bucket:
+    spec: BucketSpec
+    waiters: dict[str, _Waiter] = field(default_factory=dict)
+    poke: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+
+
+class Matchmaker:
+    """Takes tickets for this process's FindMatch streams, pairs their buckets every tick (and at
+    once on a new ticket), starts the games this process paired, and tells each waiting stream
+    its game id and seat."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        starter: GameStarter,
+        ratings: RatingSource,
+        settings: MatchmakingSettings,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.redis = redis
+        self.queue = MatchQueue(redis, settings)
+        self.starter = starter
+        self.ratings = ratings
+        self.settings = settings
+        self.clock = clock
+        self._buckets: dict[str, _Bucket] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._starting: set[str] = set()
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def attach(self, wakeups: Wakeups) -> None:
+        wakeups.on(MATCH_CHANNEL, self._on_wakeup)
+
+    def _on_wakeup(self, payload: bytes) -> None:
+        bucket = self._buckets.get(payload.decode(errors="replace"))
+        if bucket is not None:
+            bucket.poke.set()
+
+    async def close(self) -> None:
+        tasks = [b.task for b in self._buckets.values() if b.task is not None] + list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def _spawn(self, coro: Awaitable[Any], name: str) -> None:
+        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
+        task.set_name(name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- a waiting stream ----------------------------------------------------------------------
+
+    async def find(self, spec: BucketSpec, player: play_pb2.Player) -> AsyncIterator[play_pb2.FindMatchResponse]:
+        """Queue `player` and stream MatchQueued updates, then MatchFound. Raises Refused
+        (ALREADY_EXISTS if the player already waits in this bucket, DEADLINE_EXCEEDED when the
+        ticket expired). Closing the generator early (a cancelled call) removes the ticket."""
+        if spec.max_seats <= 1:
+            async for message in self._solo(spec, player):
+                yield message
+            return
+        rating = await self.ratings.rating(player.player_id, spec.game)
+        ticket_id = new_ticket_id()
+        now = self.now_ms()
+        prior = await self.queue.enqueue(spec.bucket_id, ticket_id, player, rating, now)
+        if prior is not None:
+            raise Refused(
+                grpc.StatusCode.ALREADY_EXISTS,
+                "ALREADY_QUEUED",
+                "you already wait for a match with these settings; cancel that call first",
+                metadata={"ticket_id": prior},
+            )
+        waiter = _Waiter(ticket_id, now)
+        bucket = self._bucket(spec)
+        bucket.waiters[ticket_id] = waiter
+        bucket.poke.set()
+        done = False
+        try:
+            yield self._queued(waiter)
+            while True:
+                try:
+                    await asyncio.wait_for(waiter.wake.wait(), self.settings.update_s)
+                except TimeoutError:
+                    yield self._queued(waiter)
+                    continue
+                waiter.wake.clear()
+                status = waiter.status
+                if status.kind == "gone":
+                    done = True
+                    raise Refused(
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                        "TICKET_EXPIRED",
+                        "no match was found in time; ask again",
+                    )
+                if status.kind == "matched" and status.started:
+                    done = True
+                    details = await self.queue.lookup(spec.bucket_id, status.game_id)
+                    yield self._found(ticket_id, status, details)
+                    return
+                if status.kind == "matched" and waiter.matched_at is not None:
+                    waited = time.monotonic() - waiter.matched_at
+                    if waited > self.settings.start_grace_s * 4:
+                        done = True
+                        raise Refused(
+                            grpc.StatusCode.UNAVAILABLE,
+                            "MATCH_NOT_STARTED",
+                            "a match was found but its game could not be started; ask again",
+                        )
+        finally:
+            bucket.waiters.pop(ticket_id, None)
+            if not done:
+                # The call ended early (cancelled, disconnected): take the ticket out of the
+                # queue, in a task of its own so the cancellation of this one cannot stop it.
+                self._spawn(self._cancel(spec.bucket_id, ticket_id), f"mm-cancel-{ticket_id}")
+
+    async def _cancel(self, bucket_id: str, ticket_id: str) -> None:
+        for attempt in range(3):
+            try:
+                await self.queue.cancel(bucket_id, ticket_id)
+                return
+            except RedisError:
+                await asyncio.sleep(0.2 * (attempt + 1))
+        # The lease will drop it.
+
+    async def _solo(self, spec: BucketSpec, player: play_pb2.Player) -> AsyncIterator[play_pb2.FindMatchResponse]:
+        """A one-seat table needs no queue: the game starts at once."""
+        ticket_id = new_ticket_id()
+        game_id = await self.starter.start_game(
+            game=spec.game,
+            options=spec.options,
+            players=[player],
+            per_move_s=spec.per_move_ms / 1000.0,
+            rated=False,
+            origin="match",
+            game_id=f"m-{ticket_id}",
+        )
+        found = play_pb2.MatchFound(ticket_id=ticket_id, game_id=game_id, seat=0)
+        found.players.add(seat=0, player=player)
+        yield play_pb2.FindMatchResponse(matched=found)
+
+    def _queued(self, waiter: _Waiter) -> play_pb2.FindMatchResponse:
+        waited_s = max(0.0, (self.now_ms() - waiter.enqueued_ms) / 1000.0)
+        queued = play_pb2.MatchQueued(ticket_id=waiter.ticket_id, rating_window=self.settings.window(waited_s))
+        queued.waited.FromMilliseconds(int(waited_s * 1000))
+        return play_pb2.FindMatchResponse(queued=queued)
+
+    @staticmethod
+    def _found(ticket_id: str, status: TicketStatus, details: MatchDetails | None) -> play_pb2.FindMatchResponse:
+        found = play_pb2.MatchFound(ticket_id=ticket_id, game_id=status.game_id, seat=status.seat)
+        if details is not None:
+            for seat, player in enumerate(details.players):
+                found.players.add(seat=seat, player=player)
+        return play_pb2.FindMatchResponse(matched=found)
+
+    # -- the per-bucket worker -----------------------------------------------------------------
+
+    def _bucket(self, spec: BucketSpec) -> _Bucket:
+        bucket = self._buckets.get(spec.bucket_id)
+        if bucket is None:
+            bucket = _Bucket(spec)
+            self._buckets[spec.bucket_id] = bucket
+        if bucket.task is None or bucket.task.done():
+            bucket.task = asyncio.create_task(self._work(bucket), name=f"mm-bucket-{spec.bucket_id}")
+        return bucket
+
+    async def _work(self, bucket: _Bucket) -> None:
+        spec = bucket.spec
+        try:
+            while bucket.waiters:
+                bucket.poke.clear()
+                try:
+                    await self._tick(bucket)
+                except RedisError:
+                    log.warning("matchmaking tick failed: redis unavailable", extra={"bucket": spec.bucket_id})
+                if not bucket.waiters:
+                    break
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(bucket.poke.wait(), self.settings.tick_s)
+        finally:
+            if self._buckets.get(spec.bucket_id) is bucket and not bucket.waiters:
+                del self._buckets[spec.bucket_id]
+
+    async def _tick(self, bucket: _Bucket) -> None:
+        spec = bucket.spec
+        for match in await self.queue.pair(spec, self.now_ms()):
+            self._start_soon(spec, match.game_id, match.players)
+        waiters = list(bucket.waiters.values())
+        statuses = await self.queue.renew(spec.bucket_id, [w.ticket_id for w in waiters], self.now_ms())
+        for waiter, status in zip(waiters, statuses, strict=True):
+            if status.kind == "queued":
+                continue
+            if status.kind == "matched" and not status.started:
+                if waiter.matched_at is None:
+                    waiter.matched_at = time.monotonic()
+                elif time.monotonic() - waiter.matched_at > self.settings.start_grace_s:
+                    # The gateway that paired it has not started the game: start it here (the
+                    # game id is fixed, so this cannot create a second game).
+                    details = await self.queue.lookup(spec.bucket_id, status.game_id)
+                    if details is not None:
+                        self._start_soon(spec, status.game_id, details.players)
+            waiter.status = status
+            waiter.wake.set()
+
+    def _start_soon(self, spec: BucketSpec, game_id: str, players: Sequence[play_pb2.Player]) -> None:
+        if game_id in self._starting:
+            return
+        self._starting.add(game_id)
+        self._spawn(self._start(spec, game_id, tuple(players)), f"mm-start-{game_id}")
+
+    async def _start(self, spec: BucketSpec, game_id: str, players: tuple[play_pb2.Player, ...]) -> None:
+        try:
+            for attempt in range(4):
+                try:
+                    await self.starter.start_game(
+                        game=spec.game,
+                        options=spec.options,
+                        players=players,
+                        per_move_s=spec.per_move_ms / 1000.0,
+                        rated=not any(p.guest for p in players),
+                        origin="match",
+                        game_id=game_id,
+                    )
+                    await self.queue.mark_started(spec.bucket_id, game_id)
+                    bucket = self._buckets.get(spec.bucket_id)
+                    if bucket is not None:
+                        bucket.poke.set()
+                    return
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.warning(
+                        "could not start a matched game",
+                        exc_info=True,
+                        extra={"game_id": game_id, "attempt": attempt + 1},
+                    )
+                    await asyncio.sleep(0.25 * 2**attempt)
+        finally:
+            self._starting.discard(game_id)

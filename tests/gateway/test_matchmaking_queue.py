@@ -1,0 +1,261 @@
+"""The matchmaking scripts against a real Redis: atomic pairing, rating windows, tables, expiry,
+cancellation, one ticket per player."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+from collections import Counter
+
+from redis.asyncio import BlockingConnectionPool, Redis
+
+from gateway.matchmaking import FormedMatch, MatchQueue, bucket_keys, new_ticket_id
+from tests.gateway.lobby_helpers import FAST, player, spec
+
+NOW = 1_700_000_000_000
+# Long leases, so tests can move the clock by minutes without renewing.
+LONG = dataclasses.replace(FAST, lease_s=600, ticket_ttl_s=600)
+
+
+async def queue_tickets(queue: MatchQueue, bucket_id: str, ratings: list[float], now: int = NOW) -> list[str]:
+    tickets = []
+    for i, rating in enumerate(ratings):
+        ticket = new_ticket_id()
+        assert await queue.enqueue(bucket_id, ticket, player(), rating, now + i) is None
+        tickets.append(ticket)
+    return tickets
+
+
+def seated(matches: list[FormedMatch]) -> list[str]:
+    return [t for m in matches for t in m.tickets]
+
+
+async def test_200_tickets_from_two_connections_are_each_paired_exactly_once(redis_url: str) -> None:
+    # Two separate clients, each with a small pool, as two gateway processes would have.
+    a = Redis(connection_pool=BlockingConnectionPool.from_url(redis_url, max_connections=8))
+    b = Redis(connection_pool=BlockingConnectionPool.from_url(redis_url, max_connections=8))
+    try:
+        settings = dataclasses.replace(FAST, lease_s=600, ticket_ttl_s=600)
+        queues = [MatchQueue(a, settings), MatchQueue(b, settings)]
+        bucket = spec()
+        rng = random.Random(7)
+        ratings = [rng.gauss(1500, 250) for _ in range(200)]
+        tickets = [new_ticket_id() for _ in range(200)]
+        formed: list[FormedMatch] = []
+        stop = asyncio.Event()
+
+        async def enqueue(i: int) -> None:
+            await asyncio.sleep(rng.random() * 0.05)
+            q = queues[i % 2]
+            assert await q.enqueue(bucket.bucket_id, tickets[i], player(f"u{i}"), ratings[i], NOW + i) is None
+
+        async def pairer(q: MatchQueue) -> None:
+            # Pair over and over while tickets arrive, with time far enough on that every window
+            # is at its widest: everything that can pair must pair.
+            while not stop.is_set():
+                formed.extend(await q.pair(bucket, NOW + 200_000))
+                await asyncio.sleep(0)
+
+        pairers = [asyncio.create_task(pairer(q)) for q in queues for _ in range(3)]
+        await asyncio.gather(*(enqueue(i) for i in range(200)))
+        for _ in range(3):
+            formed.extend(await queues[0].pair(bucket, NOW + 200_000))
+        stop.set()
+        await asyncio.gather(*pairers)
+
+        counts = Counter(seated(formed))
+        assert all(n == 1 for n in counts.values()), [t for t, n in counts.items() if n > 1]
+        assert len(formed) == 100
+        assert set(counts) == set(tickets)
+        assert len({m.game_id for m in formed}) == 100
+        for m in formed:
+            assert len(m.tickets) == 2 and len(set(p.player_id for p in m.players)) == 2
+        # Each ticket's recorded result names its own match and seat.
+        keys = bucket_keys(bucket.bucket_id)
+        for m in formed:
+            for seat, t in enumerate(m.tickets):
+                assert await a.hget(keys.results, t) == f"{m.game_id}|{seat}".encode()
+        assert await a.zcard(keys.queue) == 0
+        assert await a.hlen(keys.owners) == 0
+    finally:
+        await a.aclose()
+        await b.aclose()
+
+
+async def test_close_ratings_are_preferred(redis: Redis) -> None:
+    queue = MatchQueue(redis, LONG)
+    bucket = spec()
+    t1500, t1800, t1510 = await queue_tickets(queue, bucket.bucket_id, [1500, 1800, 1510])
+    matches = await queue.pair(bucket, NOW + 10)
+    assert len(matches) == 1
+    assert set(matches[0].tickets) == {t1500, t1510}
+    statuses = await queue.renew(bucket.bucket_id, [t1800], NOW + 10)
+    assert statuses[0].kind == "queued"
+
+
+async def test_the_rating_window_widens_with_waiting(redis: Redis) -> None:
+    queue = MatchQueue(redis, LONG)
+    bucket = spec()
+    low, high = await queue_tickets(queue, bucket.bucket_id, [1500, 1800])
+    # 300 apart: windows are 100 at first, 100 + 10/s: 20 s later still 300 - not quite ...
+    assert await queue.pair(bucket, NOW + 1_000) == []
+    assert await queue.pair(bucket, NOW + 19_000) == []
+    # ... 21 s later the window (310) covers the distance.
+    matches = await queue.pair(bucket, NOW + 21_000)
+    assert [set(m.tickets) for m in matches] == [{low, high}]
+
+
+async def test_a_long_wait_accepts_a_newcomer_far_away(redis: Redis) -> None:
+    queue = MatchQueue(redis, LONG)
+    bucket = spec()
+    (old,) = await queue_tickets(queue, bucket.bucket_id, [2300], now=NOW)
+    (new,) = await queue_tickets(queue, bucket.bucket_id, [1500], now=NOW + 90_000)
+    # The old ticket has waited 90 s: window 1000 > 800.
+    matches = await queue.pair(bucket, NOW + 90_001)
+    assert [set(m.tickets) for m in matches] == [{old, new}]
+
+
+async def test_windows_never_exceed_the_maximum(redis: Redis) -> None:
+    queue = MatchQueue(redis, LONG)
+    bucket = spec()
+    await queue_tickets(queue, bucket.bucket_id, [1000, 2200])
+    assert await queue.pair(bucket, NOW + 59_000) == []
+
+
+async def test_tables_fill_to_the_maximum(redis: Redis) -> None:
+    queue = MatchQueue(redis, LONG)
+    bucket = spec(2, 6, game="coloursquare")
+    tickets = await queue_tickets(queue, bucket.bucket_id, [1500 + i for i in range(13)])
+    matches = await queue.pair(bucket, NOW + 100)
+    assert [len(m.tickets) for m in matches] == [6, 6]
+    assert set(seated(matches)) < set(tickets)
+    (left,) = set(tickets) - set(seated(matches))
+    assert (await queue.renew(bucket.bucket_id, [left], NOW + 100))[0].kind == "queued"
+    # Alone it never starts, whatever the wait.
+    assert await queue.pair(bucket, NOW + 50_000) == []
+
+
+async def test_a_table_starts_at_its_minimum_after_the_fill_wait(redis: Redis) -> None:
+    queue = MatchQueue(redis, LONG)
+    bucket = spec(3, 6, game="coloursquare")
+    tickets = await queue_tickets(queue, bucket.bucket_id, [1500, 1510, 1490])
+    assert await queue.pair(bucket, NOW + 100) == []  # at the minimum, not full, no wait yet
+    assert await queue.pair(bucket, NOW + 14_900) == []
+    matches = await queue.pair(bucket, NOW + 15_000)  # the oldest has waited 15 s
+    assert [set(m.tickets) for m in matches] == [set(tickets)]
+    assert [len(m.players) for m in matches] == [3]
+
+
+async def test_below_the_minimum_a_table_never_starts(redis: Redis) -> None:
+    queue = MatchQueue(redis, FAST)
+    bucket = spec(3, 6, game="coloursquare")
+    tickets = await queue_tickets(queue, bucket.bucket_id, [1500, 1510])
+    for t in range(0, 60_000, 4_000):
+        assert await queue.pair(bucket, NOW + t) == []
+        await queue.renew(bucket.bucket_id, tickets, NOW + t)
+
+
+async def test_tables_of_every_size_from_2_to_6(redis: Redis) -> None:
+    for size in range(2, 7):
+        queue = MatchQueue(redis, LONG)
+        bucket = spec(size, size, game="coloursquare")
+        tickets = await queue_tickets(queue, bucket.bucket_id, [1500.0] * (size * 3 + 1))
+        matches = await queue.pair(bucket, NOW + 100)
+        assert [len(m.tickets) for m in matches] == [size] * 3
+        assert len(set(seated(matches))) == size * 3
+        assert len(set(tickets) - set(seated(matches))) == 1
+        for m in matches:
+            seats = [
+                int((await redis.hget(bucket_keys(bucket.bucket_id).results, t) or b"").split(b"|")[1])
+                for t in m.tickets
+            ]
+            assert seats == list(range(size))
+
+
+async def test_a_table_keeps_to_its_rating_window(redis: Redis) -> None:
+    queue = MatchQueue(redis, LONG)
+    bucket = spec(2, 4, game="coloursquare")
+    near = await queue_tickets(queue, bucket.bucket_id, [1500, 1520, 1540, 1560])
+    far = await queue_tickets(queue, bucket.bucket_id, [2500, 2510])
+    matches = await queue.pair(bucket, NOW + 100)
+    assert [set(m.tickets) for m in matches] == [set(near)]
+    # The far pair is below a full table; after the fill wait it starts at two.
+    matches = await queue.pair(bucket, NOW + 15_010)
+    assert [set(m.tickets) for m in matches] == [set(far)]
+
+
+async def test_cancel_removes_the_ticket(redis: Redis) -> None:
+    queue = MatchQueue(redis, FAST)
+    bucket = spec()
+    first, second = await queue_tickets(queue, bucket.bucket_id, [1500, 2500])
+    assert await queue.cancel(bucket.bucket_id, first) is True
+    assert await queue.cancel(bucket.bucket_id, first) is False
+    (third,) = await queue_tickets(queue, bucket.bucket_id, [2500])
+    matches = await queue.pair(bucket, NOW + 10)
+    assert [set(m.tickets) for m in matches] == [{second, third}]
+    assert await queue.cancel(bucket.bucket_id, second) is False  # already paired
+    keys = bucket_keys(bucket.bucket_id)
+    assert await redis.zcard(keys.queue) == 0 and await redis.hlen(keys.tickets) == 0
+
+
+async def test_a_ticket_whose_lease_lapses_is_gone(redis: Redis) -> None:
+    queue = MatchQueue(redis, FAST)
+    bucket = spec()
+    (ghost,) = await queue_tickets(queue, bucket.bucket_id, [1500])
+    # Its gateway died: nobody renews it. After the lease (5 s) it is gone, never paired.
+    (live,) = await queue_tickets(queue, bucket.bucket_id, [1500], now=NOW + 5_001)
+    assert await queue.pair(bucket, NOW + 5_002) == []
+    statuses = await queue.renew(bucket.bucket_id, [ghost, live], NOW + 5_003)
+    assert [s.kind for s in statuses] == ["gone", "queued"]
+    keys = bucket_keys(bucket.bucket_id)
+    assert await redis.hexists(keys.tickets, ghost) == 0
+    assert await redis.hexists(keys.players, ghost) == 0
+
+
+async def test_renewed_tickets_still_expire_at_the_hard_limit(redis: Redis) -> None:
+    queue = MatchQueue(redis, FAST)
+    bucket = spec()
+    (ticket,) = await queue_tickets(queue, bucket.bucket_id, [1500])
+    for t in range(0, 60_000, 4_000):
+        assert (await queue.renew(bucket.bucket_id, [ticket], NOW + t))[0].kind == "queued"
+    assert (await queue.renew(bucket.bucket_id, [ticket], NOW + 60_001))[0].kind == "gone"
+
+
+async def test_the_bucket_keys_expire(redis: Redis) -> None:
+    queue = MatchQueue(redis, FAST)
+    bucket = spec()
+    await queue_tickets(queue, bucket.bucket_id, [1500])
+    ttl = await redis.pttl(bucket_keys(bucket.bucket_id).queue)
+    assert 0 < ttl <= (FAST.ticket_ttl_s + FAST.result_ttl_s + FAST.lease_s) * 1000
+
+
+async def test_one_ticket_per_player_per_bucket(redis: Redis) -> None:
+    queue = MatchQueue(redis, FAST)
+    bucket, other = spec(), spec()
+    me = player()
+    first = new_ticket_id()
+    assert await queue.enqueue(bucket.bucket_id, first, me, 1500, NOW) is None
+    assert await queue.enqueue(bucket.bucket_id, new_ticket_id(), me, 1500, NOW) == first
+    assert await queue.enqueue(other.bucket_id, new_ticket_id(), me, 1500, NOW) is None
+    await queue.cancel(bucket.bucket_id, first)
+    assert await queue.enqueue(bucket.bucket_id, new_ticket_id(), me, 1500, NOW) is None
+
+
+async def test_results_are_dropped_after_their_ttl(redis: Redis) -> None:
+    queue = MatchQueue(redis, FAST)
+    bucket = spec()
+    tickets = await queue_tickets(queue, bucket.bucket_id, [1500, 1500])
+    (match,) = await queue.pair(bucket, NOW + 10)
+    assert (await queue.lookup(bucket.bucket_id, match.game_id)) is not None
+    statuses = await queue.renew(bucket.bucket_id, tickets, NOW + 20)
+    assert {(s.kind, s.game_id, s.started) for s in statuses} == {("matched", match.game_id, False)}
+    assert await queue.mark_started(bucket.bucket_id, match.game_id)
+    statuses = await queue.renew(bucket.bucket_id, tickets, NOW + 30)
+    assert sorted(s.seat for s in statuses) == [0, 1] and all(s.started for s in statuses)
+    # A later script call after the result TTL clears the match.
+    await queue.renew(bucket.bucket_id, [], NOW + 61_000)
+    await queue.pair(bucket, NOW + 61_000)
+    assert await queue.lookup(bucket.bucket_id, match.game_id) is None
+    keys = bucket_keys(bucket.bucket_id)
+    assert await redis.hlen(keys.results) == 0 and await redis.hlen(keys.players) == 0
