@@ -54,10 +54,7 @@ def snapshot(state: State) -> dict[str, Any]:
     for p in state.players:
         status = [[p.status[r * sheet.cols + c].value for c in range(sheet.cols)] for r in range(sheet.rows)]
         cells = [
-            [
-                list(p.cells[(r * sheet.cols + c) * 4 : (r * sheet.cols + c) * 4 + 4])
-                for c in range(sheet.cols)
-            ]
+            [list(p.cells[(r * sheet.cols + c) * 4 : (r * sheet.cols + c) * 4 + 4]) for c in range(sheet.cols)]
             for r in range(sheet.rows)
         ]
         b = breakdown(sheet, p, over)

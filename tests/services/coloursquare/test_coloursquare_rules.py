@@ -252,9 +252,7 @@ def test_fixed_cell_takes_only_its_die_showing_its_value() -> None:
             RULES.apply_move(state, seat, move)
         assert err.value.reason == reason
     assert not any(
-        pl.target == mv("Y@0,2").placements[0].target
-        for m in RULES.legal_moves(state, 0)
-        for pl in m.placements
+        pl.target == mv("Y@0,2").placements[0].target for m in RULES.legal_moves(state, 0) for pl in m.placements
     )
     state = with_roll(state, (2, 1, 3, 4, 1))
     state, events = play_round(state, {0: mv("R@0,0", "Y@0,2"), 1: mv("W@0,0,Y")})
@@ -351,9 +349,7 @@ def test_several_run_out_the_lowest_seat_calls_and_final_turns_follow_seat_order
     almost = player(cells={(0, 0): (1, 1, 6, None)}, status=_all_wrong_but("A", (0, 0)), jokers=(3, 3))
     players = {0: player(), 1: almost, 2: player(), 3: almost}
     state = table(4, players, roll=(1, 2, 3, 4, 4))
-    state, events = play_round(
-        state, {0: mv("R@1,1", "Y@1,1"), 1: mv("W@0,0,B"), 2: mv("W@1,1,R"), 3: mv("W@0,0,B")}
-    )
+    state, events = play_round(state, {0: mv("R@1,1", "Y@1,1"), 1: mv("W@0,0,B"), 2: mv("W@1,1,R"), 3: mv("W@0,0,B")})
     assert ColourSquareCalled(1, 1) in events and state.caller == 1
     order = []
     while state.phase is Phase.FINAL:
@@ -450,9 +446,7 @@ def test_any_placement_resets_the_timeout_count() -> None:
 
 
 def test_removed_player_is_not_crossed_out_and_ranks_last() -> None:
-    rich = player(
-        cells={(0, 1): (5, 5, 5, 2), (1, 1): (1, 2, 1, 2)}, status={(0, 1): "correct", (1, 1): "correct"}
-    )
+    rich = player(cells={(0, 1): (5, 5, 5, 2), (1, 1): (1, 2, 1, 2)}, status={(0, 1): "correct", (1, 1): "correct"})
     players = {0: player(cells={(1, 2): (None, None, 6, 1)}), 1: rich}
     state = table(2, players, roll=(6, 6, 1, 1, 1))
     state, events = RULES.resign(state, 1)

@@ -18,9 +18,7 @@ def test_empty_sheet_scores_nothing_until_the_end() -> None:
 
 
 def test_circled_is_the_sum_of_correct_squares() -> None:
-    p = player(
-        cells={(0, 0): (5, 1, 5, 1), (1, 1): (1, 2, 1, 2)}, status={(0, 0): "correct", (1, 1): "correct"}
-    )
+    p = player(cells={(0, 0): (5, 1, 5, 1), (1, 1): (1, 2, 1, 2)}, status={(0, 0): "correct", (1, 1): "correct"})
     b = breakdown(A, p, over=False)
     assert b.circled == 12 + 6
     assert b.bridges == 0  # (0,0) and (1,1) are diagonal, not adjacent
@@ -70,9 +68,7 @@ def test_bridges_purple_and_orange_worked_example() -> None:
 
 
 def test_one_bridge_only() -> None:
-    p = player(
-        cells={(1, 1): (1, 2, 1, 2), (1, 2): (6, 6, 6, 1)}, status={(1, 1): "correct", (1, 2): "correct"}
-    )
+    p = player(cells={(1, 1): (1, 2, 1, 2), (1, 2): (6, 6, 6, 1)}, status={(1, 1): "correct", (1, 2): "correct"})
     assert breakdown(A, p, over=False).bridges == 5
 
 
@@ -91,9 +87,7 @@ def test_purple_needs_a_coloured_bridge_and_counts_once() -> None:
 
 
 def test_purple_next_to_a_wrong_square_gets_no_bonus() -> None:
-    p = player(
-        cells={(0, 1): (5, 5, 5, 2), (1, 1): (6, 6, 6, 6)}, status={(0, 1): "correct", (1, 1): "wrong"}
-    )
+    p = player(cells={(0, 1): (5, 5, 5, 2), (1, 1): (6, 6, 6, 6)}, status={(0, 1): "correct", (1, 1): "wrong"})
     b = breakdown(A, p, over=False)
     assert (b.bridges, b.purple, b.wrong_penalty, b.total) == (0, 0, -10, 7)
 
@@ -110,9 +104,7 @@ def test_orange_squares_never_bridge() -> None:
 
 def test_range_square_scores_its_sum() -> None:
     # Side B (0,1) goal 15..18 holding 17; (0,0)=14 next to it: one bridge.
-    p = player(
-        "B", cells={(0, 1): (6, 6, 4, 1), (0, 0): (5, 5, 2, 2)}, status={(0, 1): "correct", (0, 0): "correct"}
-    )
+    p = player("B", cells={(0, 1): (6, 6, 4, 1), (0, 0): (5, 5, 2, 2)}, status={(0, 1): "correct", (0, 0): "correct"})
     assert breakdown(B, p, over=False) == Breakdown(circled=17 + 14, bridges=5, total=36)
 
 
@@ -128,9 +120,7 @@ def test_all_parts_together() -> None:
         jokers=(2, 5),
     )
     live = breakdown(A, p, over=False)
-    assert live == Breakdown(
-        circled=23, bridges=5, purple=5, wrong_penalty=-10, open_penalty=0, jokers=-7, total=16
-    )
+    assert live == Breakdown(circled=23, bridges=5, purple=5, wrong_penalty=-10, open_penalty=0, jokers=-7, total=16)
     end = breakdown(A, p, over=True)
     assert end.open_penalty == -10 * 13
     assert end.total == 16 - 130
