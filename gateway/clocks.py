@@ -1,0 +1,255 @@
+"""Turn clocks: deadlines in Redis that any gateway replica sweeps.
+
+- ``tafel:{g:ID}:clock`` hash: ``v`` the version the deadline belongs to, ``d`` the deadline (ms since
+  the epoch, 0 once over), ``a`` the seats to act (comma-separated), ``m`` its member in the set below.
+- ``tafel:clocks`` sorted set: member ``<game id>|<version>|<seats>``, score the deadline in ms.
+- ``tafel:clocks:claimed`` sorted set: members being handled, score the end of the claim's lease.
+
+After every applied action the gateway *arms* the game's clock from the new GameStatus (one Lua
+script: an older version never overwrites a newer one; the previous deadline leaves the set). A new
+turn gets ``now + per-move time``; when the seats to act are a proper subset of those before (a
+simultaneous round still being filled in) the round keeps its deadline.
+
+Every replica runs a sweeper. It claims due deadlines with one script (moved to the claimed set
+with a lease, so a replica that dies mid-timeout leaves the claim to be taken again when the lease
+ends), applies a Timeout for the first seat still to act (request id derived from the version, so
+two replicas can never time a seat out twice), and sleeps until the next deadline, a local wake-up,
+or at most TAFEL_CLOCK_MAX_WAIT_S (deadlines armed by other replicas). Deadlines live only in Redis,
+so a timeout still applies after every gateway was restarted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+from tafel.games.v1 import games_pb2
+
+log = logging.getLogger("tafel.gateway.clocks")
+CLOCKS_KEY = "tafel:clocks"
+CLAIMED_KEY = "tafel:clocks:claimed"
+CLAIM_BATCH = 100
+
+ARM_LUA = """
+local v = redis.call('HGET', KEYS[1], 'v')
+if v and tonumber(v) >= tonumber(ARGV[2]) then
+  if tonumber(v) == tonumber(ARGV[2]) then return {0, redis.call('HGET', KEYS[1], 'd') or '0'} end
+  return {0, '-1'}
+end
+local old = redis.call('HGET', KEYS[1], 'm')
+if old and old ~= '' then redis.call('ZREM', KEYS[2], old) end
+local ttl = tonumber(ARGV[6])
+if ARGV[3] == '' then
+  redis.call('HSET', KEYS[1], 'v', ARGV[2], 'd', 0, 'a', '', 'm', '')
+  redis.call('EXPIRE', KEYS[1], ttl)
+  return {1, '0'}
+end
+local deadline = tonumber(ARGV[5]) + tonumber(ARGV[4])
+local olda = redis.call('HGET', KEYS[1], 'a')
+local oldd = tonumber(redis.call('HGET', KEYS[1], 'd') or '0')
+if olda and olda ~= '' and oldd > 0 then
+  local before = {}
+  local nbefore = 0
+  for s in string.gmatch(olda, '[^,]+') do before[s] = true; nbefore = nbefore + 1 end
+  local subset = true
+  local nnow = 0
+  for s in string.gmatch(ARGV[3], '[^,]+') do
+    nnow = nnow + 1
+    if not before[s] then subset = false end
+  end
+  if subset and nnow < nbefore then deadline = oldd end
+end
+local member = ARGV[1] .. '|' .. ARGV[2] .. '|' .. ARGV[3]
+redis.call('ZADD', KEYS[2], deadline, member)
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 'd', deadline, 'a', ARGV[3], 'm', member)
+redis.call('EXPIRE', KEYS[1], ttl)
+if KEYS[3] then redis.call('EXPIRE', KEYS[3], ttl) end
+return {1, tostring(deadline)}
+"""
+
+CLAIM_LUA = """
+local now = tonumber(ARGV[1])
+local lease = now + tonumber(ARGV[2])
+local out = {}
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
+for _, m in ipairs(due) do
+  redis.call('ZREM', KEYS[1], m)
+  redis.call('ZADD', KEYS[2], lease, m)
+  table.insert(out, m)
+end
+local lapsed = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
+for _, m in ipairs(lapsed) do
+  redis.call('ZADD', KEYS[2], lease, m)
+  table.insert(out, m)
+end
+local nxt = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local nxt_claim = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+return {out, nxt[2] or '', nxt_claim[2] or ''}
+"""
+
+
+def clock_key(game_id: str) -> str:
+    return f"tafel:{{g:{game_id}}}:clock"
+
+
+@dataclass(frozen=True)
+class Due:
+    game_id: str
+    version: int
+    seats: tuple[int, ...]
+    member: str
+
+    @classmethod
+    def parse(cls, member: str) -> Due | None:
+        parts = member.split("|")
+        if len(parts) != 3:
+            return None
+        try:
+            seats = tuple(int(s) for s in parts[2].split(",") if s)
+            return cls(parts[0], int(parts[1]), seats, member)
+        except ValueError:
+            return None
+
+
+# What to do with a due deadline. Return True when it is settled (applied, stale or moot) and
+# False to leave the claim for a later retry (e.g. the rules service is down).
+DueHandler = Callable[[Due], Awaitable[bool]]
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Clocks:
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        ttl_s: int,
+        max_wait_s: float = 1.0,
+        lease_s: float = 10.0,
+        concurrency: int = 64,
+        meta_key: Callable[[str], str] | None = None,
+    ) -> None:
+        self.redis = redis
+        self.ttl_s = ttl_s
+        self.max_wait_s = max_wait_s
+        self.lease_ms = int(lease_s * 1000)
+        self._arm = redis.register_script(ARM_LUA)
+        self._claim = redis.register_script(CLAIM_LUA)
+        self._meta_key = meta_key
+        self._wake = asyncio.Event()
+        self._next_due_ms: float = 0.0
+        self._slots = asyncio.Semaphore(concurrency)
+        self._task: asyncio.Task[None] | None = None
+        self._handling: set[asyncio.Task[None]] = set()
+        self._inflight: set[str] = set()
+        self.fired = 0
+
+    async def arm(self, game_id: str, status: games_pb2.GameStatus, per_move_s: float) -> float | None:
+        """Set the game's deadline after `status`; returns it (seconds since the epoch) or None."""
+        to_act = "" if status.over else ",".join(str(seat) for seat in status.to_act)
+        keys = [clock_key(game_id), CLOCKS_KEY]
+        if self._meta_key is not None:
+            keys.append(self._meta_key(game_id))
+        reply: Any = await self._arm(
+            keys=keys,
+            args=[game_id, status.version, to_act, int(per_move_s * 1000), now_ms(), self.ttl_s],
+        )
+        deadline = int(reply[1])
+        if deadline <= 0:
+            return None
+        if int(reply[0]) == 1 and (self._next_due_ms == 0 or deadline < self._next_due_ms):
+            self._wake.set()
+        return deadline / 1000.0
+
+    async def deadline(self, game_id: str, version: int) -> float | None:
+        """The deadline in force at `version`, if that is the clock's version."""
+        stored: Any = await self.redis.hmget(clock_key(game_id), ["v", "d"])
+        if stored[0] is None or int(stored[0]) != version:
+            return None
+        deadline = int(stored[1] or 0)
+        return deadline / 1000.0 if deadline > 0 else None
+
+    # -- the sweeper --------------------------------------------------------------------------------
+
+    def start(self, handler: DueHandler) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._sweep(handler), name="clock sweeper")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        for task in tuple(self._handling):
+            task.cancel()
+        if self._handling:
+            await asyncio.gather(*tuple(self._handling), return_exceptions=True)
+
+    async def sweep_once(self, handler: DueHandler) -> tuple[int, float | None]:
+        """Claim and start handling what is due; returns (claimed, the next deadline in ms)."""
+        now = now_ms()
+        reply: Any = await self._claim(keys=[CLOCKS_KEY, CLAIMED_KEY], args=[now, self.lease_ms, CLAIM_BATCH])
+        members, next_due, next_claim = reply
+        for raw in members:
+            member = raw.decode() if isinstance(raw, bytes) else str(raw)
+            if member in self._inflight:
+                continue
+            due = Due.parse(member)
+            if due is None:
+                await self.redis.zrem(CLAIMED_KEY, member)
+                continue
+            self._inflight.add(member)
+            task = asyncio.get_running_loop().create_task(self._handle(handler, due))
+            self._handling.add(task)
+            task.add_done_callback(self._handling.discard)
+        candidates = [float(x) for x in (next_due, next_claim) if x not in (b"", "", None)]
+        return len(members), (min(candidates) if candidates else None)
+
+    async def _handle(self, handler: DueHandler, due: Due) -> None:
+        try:
+            async with self._slots:
+                settled = await handler(due)
+            if settled:
+                await self.redis.zrem(CLAIMED_KEY, due.member)
+                self.fired += 1
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("timeout handling failed", extra={"game_id": due.game_id})
+        finally:
+            self._inflight.discard(due.member)
+
+    async def _sweep(self, handler: DueHandler) -> None:
+        while True:
+            self._wake.clear()
+            try:
+                claimed, next_ms = await self.sweep_once(handler)
+            except RedisError:
+                log.warning("clock sweep failed: redis unavailable")
+                claimed, next_ms = 0, None
+                await asyncio.sleep(self.max_wait_s)
+            if claimed >= CLAIM_BATCH:
+                continue
+            wait = self.max_wait_s
+            if next_ms is not None:
+                wait = min(wait, max(0.0, (next_ms - now_ms()) / 1000.0))
+                self._next_due_ms = next_ms
+            else:
+                self._next_due_ms = 0
+            if wait > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), wait)
+
+
+def seats_text(seats: Sequence[int]) -> str:
+    return ",".join(str(seat) for seat in seats)

@@ -1,0 +1,362 @@
+"""The game directory: who sits where in which game, and the indexes that list games.
+
+Keys (a game's own keys are hash-tagged by the game, like the rules services' keys):
+
+- ``tafel:{g:ID}:meta`` hash: ``g`` game type, ``p`` players per seat (JSON list of
+  [player_id, username, guest]), ``o`` GameOptions bytes (defaults filled in), ``t`` per-move time in
+  ms, ``r`` rated 0/1, ``src`` origin (``match``, ``room``, ``tournament``, ``test``...), ``c`` created
+  (ms since the epoch). Written once (a script that never overwrites), so a retried start is harmless.
+  It expires TAFEL_GAME_TTL_S after the last move (the clock script refreshes it); the game's record
+  (gateway/records.py) outlives it.
+- ``tafel:games:live`` and ``tafel:games:live:<game>`` sorted sets: running games by creation time.
+- ``tafel:player:<player_id>:live`` / ``:done`` sorted sets: a player's games by creation time.
+
+Metadata never changes after creation, so each gateway keeps a bounded in-memory copy: the hot path
+(which seat is this caller?) costs no Redis round trip after a game's first move.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from redis.asyncio import Redis
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2
+from tafel.rules.v1 import rules_pb2
+
+from gateway.clocks import Clocks
+from gateway.rules_router import RulesRouter
+from services.kit.errors import Refused, invalid
+
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+LIVE_KEY = "tafel:games:live"
+MAX_PAGE_SIZE = 100
+DEFAULT_PAGE_SIZE = 20
+_META_CACHE = 20_000
+
+CREATE_META_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'g', ARGV[1], 'p', ARGV[2], 'o', ARGV[3], 't', ARGV[4], 'r', ARGV[5],
+           'src', ARGV[6], 'c', ARGV[7])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[8]))
+return 1
+"""
+
+
+def meta_key(game_id: str) -> str:
+    return f"tafel:{{g:{game_id}}}:meta"
+
+
+def live_key(game: str | None = None) -> str:
+    return f"{LIVE_KEY}:{game}" if game else LIVE_KEY
+
+
+def player_games_key(player_id: str, phase: str) -> str:
+    return f"tafel:player:{player_id}:{phase}"
+
+
+def new_game_id() -> str:
+    return secrets.token_urlsafe(12).replace("_", "x").replace("-", "y")
+
+
+def check_id(field: str, value: str) -> None:
+    if not ID_PATTERN.match(value):
+        raise invalid(f"BAD_{field.upper()}", f"{field} must be 1-64 characters of A-Z a-z 0-9 _ -", field=field)
+
+
+def not_found(game_id: str) -> Refused:
+    return Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no game {game_id!r}")
+
+
+@dataclass(frozen=True)
+class GameMeta:
+    game_id: str
+    game: str
+    players: tuple[tuple[str, str, bool], ...]  # per seat: player_id, username, guest
+    options: bytes
+    per_move_s: float
+    rated: bool
+    origin: str
+    created_at: float  # seconds since the epoch
+
+    @property
+    def seats(self) -> int:
+        return len(self.players)
+
+    def seats_of(self, player_id: str) -> list[int]:
+        return [seat for seat, player in enumerate(self.players) if player[0] == player_id]
+
+    def seated_players(self) -> list[play_pb2.SeatedPlayer]:
+        return [
+            play_pb2.SeatedPlayer(
+                seat=seat, player=play_pb2.Player(player_id=pid, username=name, guest=guest)
+            )
+            for seat, (pid, name, guest) in enumerate(self.players)
+        ]
+
+    def time_control(self) -> play_pb2.TimeControl:
+        control = play_pb2.TimeControl()
+        control.per_move.FromMilliseconds(round(self.per_move_s * 1000))
+        return control
+
+    def game_options(self) -> games_pb2.GameOptions:
+        return games_pb2.GameOptions.FromString(self.options)
+
+
+def _meta_from_row(game_id: str, row: dict[bytes, bytes]) -> GameMeta:
+    players = json.loads(row[b"p"])
+    return GameMeta(
+        game_id=game_id,
+        game=row[b"g"].decode(),
+        players=tuple((str(p[0]), str(p[1]), bool(p[2])) for p in players),
+        options=bytes(row.get(b"o", b"")),
+        per_move_s=int(row[b"t"]) / 1000.0,
+        rated=row.get(b"r") == b"1",
+        origin=row.get(b"src", b"").decode(),
+        created_at=int(row[b"c"]) / 1000.0,
+    )
+
+
+@dataclass(frozen=True)
+class PageCursor:
+    phase: str
+    score: float
+    member: str
+
+    def encode(self) -> str:
+        raw = json.dumps([self.phase, self.score, self.member], separators=(",", ":")).encode()
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+    @classmethod
+    def decode(cls, token: str) -> PageCursor | None:
+        if not token:
+            return None
+        try:
+            if len(token) > 512:
+                raise ValueError
+            data: Any = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+            phase, score, member = data
+            return cls(str(phase), float(score), str(member))
+        except (binascii.Error, ValueError, TypeError):
+            raise invalid("BAD_PAGE_TOKEN", "page_token is not a token this service issued") from None
+
+
+def page_size_of(value: int) -> int:
+    if value < 0:
+        raise invalid("BAD_PAGE_SIZE", "page_size must not be negative")
+    return min(value or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+
+
+async def zpage_newest(
+    redis: Redis, key: str, size: int, after: tuple[float, str] | None
+) -> tuple[list[tuple[str, float]], bool]:
+    """Members of a sorted set from the highest score down, after (score, member) when given.
+    Returns up to `size` members and whether more follow."""
+    results: list[tuple[str, float]] = []
+    top: Any = "+inf" if after is None else after[0]
+    offset = 0
+    while len(results) <= size:
+        want = size + 1 - len(results) + 16
+        rows: Any = await redis.zrevrangebyscore(key, top, "-inf", start=offset, num=want, withscores=True)
+        if not rows:
+            break
+        offset += len(rows)
+        for raw, score in rows:
+            member = raw.decode() if isinstance(raw, bytes) else str(raw)
+            # Equal scores come in descending member order: skip up to and including the cursor.
+            if after is not None and score == after[0] and member >= after[1]:
+                continue
+            results.append((member, float(score)))
+        if len(rows) < want:
+            break
+    return results[:size], len(results) > size
+
+
+class GameDirectory:
+    """Starts games and knows their players. One per gateway process (others may create their own)."""
+
+    def __init__(self, redis: Redis, router: RulesRouter, clocks: Clocks, *, game_ttl_s: int) -> None:
+        self.redis = redis
+        self.router = router
+        self.clocks = clocks
+        self.game_ttl_s = game_ttl_s
+        self._create_meta = redis.register_script(CREATE_META_LUA)
+        self._cache: OrderedDict[str, GameMeta] = OrderedDict()
+
+    async def start_game(
+        self,
+        *,
+        game: str,
+        options: games_pb2.GameOptions,
+        players: Sequence[play_pb2.Player],
+        per_move_s: float,
+        rated: bool,
+        origin: str,
+        game_id: str | None = None,
+    ) -> str:
+        """Create a game on its rules service, record who sits where, index it and start its clock.
+        Retrying with the same game_id is safe. Raises Refused (e.g. INVALID_ARGUMENT bad options)."""
+        if not self.router.offers(game):
+            raise invalid("UNKNOWN_GAME", f"no game type {game!r} here", field="game")
+        if not players:
+            raise invalid("NO_PLAYERS", "a game needs at least one player")
+        if not per_move_s > 0:
+            raise invalid("BAD_TIME_CONTROL", "the per-move time must be positive")
+        game_id = game_id or new_game_id()
+        check_id("game_id", game_id)
+        created = await self.router.create_game(
+            game,
+            rules_pb2.CreateGameRequest(game_id=game_id, seats=len(players), options=options, request_id="create"),
+        )
+        now = time.time()
+        seats: list[tuple[str, str, bool]] = [(p.player_id, p.username, bool(p.guest)) for p in players]
+        written = await self._create_meta(
+            keys=[meta_key(game_id)],
+            args=[
+                game,
+                json.dumps(seats, separators=(",", ":")),
+                created.options.SerializeToString(),
+                round(per_move_s * 1000),
+                1 if rated else 0,
+                origin,
+                int(now * 1000),
+                self.game_ttl_s,
+            ],
+        )
+        meta = await self.meta(game_id) if not int(written) else GameMeta(
+            game_id=game_id,
+            game=game,
+            players=tuple(seats),
+            options=created.options.SerializeToString(),
+            per_move_s=round(per_move_s * 1000) / 1000.0,
+            rated=rated,
+            origin=origin,
+            created_at=int(now * 1000) / 1000.0,
+        )
+        self._remember(meta)
+        score = int(meta.created_at * 1000)
+        pipe = self.redis.pipeline(transaction=False)
+        if not created.status.over:
+            pipe.zadd(live_key(), {game_id: score})
+            pipe.zadd(live_key(game), {game_id: score})
+            for player_id in {p[0] for p in meta.players}:
+                pipe.zadd(player_games_key(player_id, "live"), {game_id: score})
+        await pipe.execute()
+        await self.clocks.arm(game_id, created.status, meta.per_move_s)
+        return game_id
+
+    def _remember(self, meta: GameMeta) -> None:
+        self._cache[meta.game_id] = meta
+        if len(self._cache) > _META_CACHE:
+            self._cache.popitem(last=False)
+
+    async def meta(self, game_id: str) -> GameMeta:
+        """A game's metadata, or Refused(NOT_FOUND)."""
+        cached = self._cache.get(game_id)
+        if cached is not None:
+            return cached
+        row: Any = await self.redis.hgetall(meta_key(game_id))
+        if not row:
+            raise not_found(game_id)
+        meta = _meta_from_row(game_id, row)
+        self._remember(meta)
+        return meta
+
+    async def seat_of(self, game_id: str, player_id: str) -> int | None:
+        """The player's (first) seat in the game, None for a spectator."""
+        seats = (await self.meta(game_id)).seats_of(player_id)
+        return seats[0] if seats else None
+
+    async def finish(self, meta: GameMeta) -> None:
+        """The game is over: it leaves the live lists. Idempotent."""
+        score = int(meta.created_at * 1000)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zrem(live_key(), meta.game_id)
+        pipe.zrem(live_key(meta.game), meta.game_id)
+        for player_id in {p[0] for p in meta.players}:
+            pipe.zrem(player_games_key(player_id, "live"), meta.game_id)
+            pipe.zadd(player_games_key(player_id, "done"), {meta.game_id: score})
+        await pipe.execute()
+
+    async def summary(
+        self, game_id: str, status: games_pb2.GameStatus | None = None, meta: GameMeta | None = None
+    ) -> play_pb2.GameSummary:
+        meta = meta or await self.meta(game_id)
+        if status is None:
+            view = await self.router.get_view(meta.game, rules_pb2.GetViewRequest(game_id=game_id))
+            status = view.status
+        summary = play_pb2.GameSummary(
+            game_id=game_id,
+            game=meta.game,
+            options=meta.game_options(),
+            players=meta.seated_players(),
+            status=status,
+            time_control=meta.time_control(),
+            rated=meta.rated,
+        )
+        summary.created_at.FromMilliseconds(int(meta.created_at * 1000))
+        if not status.over:
+            deadline = await self.clocks.deadline(game_id, status.version)
+            if deadline is not None:
+                summary.turn_deadline.FromMilliseconds(int(deadline * 1000))
+        return summary
+
+    async def _summaries(self, game_ids: Sequence[str]) -> list[play_pb2.GameSummary]:
+        out: list[play_pb2.GameSummary] = []
+        for game_id in game_ids:
+            try:
+                out.append(await self.summary(game_id))
+            except Refused as refused:
+                if refused.code != grpc.StatusCode.NOT_FOUND:
+                    raise
+        return out
+
+    async def list_live(
+        self, game: str, page_size: int, page_token: str
+    ) -> tuple[list[play_pb2.GameSummary], str]:
+        if game and not self.router.offers(game):
+            raise invalid("UNKNOWN_GAME", f"no game type {game!r} here", field="game")
+        size = page_size_of(page_size)
+        cursor = PageCursor.decode(page_token)
+        after = (cursor.score, cursor.member) if cursor else None
+        rows, more = await zpage_newest(self.redis, live_key(game or None), size, after)
+        summaries = await self._summaries([member for member, _ in rows])
+        token = PageCursor("live", rows[-1][1], rows[-1][0]).encode() if more and rows else ""
+        return summaries, token
+
+    async def list_for_player(
+        self, player_id: str, page_size: int, page_token: str
+    ) -> tuple[list[play_pb2.GameSummary], str]:
+        """The player's running games, newest first, then finished ones, newest first."""
+        size = page_size_of(page_size)
+        cursor = PageCursor.decode(page_token)
+        phases = ["live", "done"]
+        if cursor is not None:
+            if cursor.phase not in phases:
+                raise invalid("BAD_PAGE_TOKEN", "page_token is not a token this service issued")
+            phases = phases[phases.index(cursor.phase):]
+        rows: list[tuple[str, float, str]] = []
+        next_token = ""
+        for phase in phases:
+            after = (cursor.score, cursor.member) if cursor is not None and cursor.phase == phase else None
+            found, more = await zpage_newest(self.redis, player_games_key(player_id, phase), size - len(rows), after)
+            rows.extend((member, score, phase) for member, score in found)
+            if more:
+                next_token = PageCursor(phase, rows[-1][1], rows[-1][0]).encode()
+                break
+            if len(rows) >= size:
+                if phase == "live":
+                    # There may be finished games still to list.
+                    next_token = PageCursor("done", float("inf"), "").encode()
+                break
+        return await self._summaries([member for member, _, _ in rows]), next_token

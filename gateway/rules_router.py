@@ -1,0 +1,335 @@
+"""Routing to the rules services.
+
+Per game type, a pool of replicas (TAFEL_RULES_<GAME>); per replica one channel and a few
+long-lived bidirectional ``ApplyMoves`` streams that multiplex many games' actions, matched to their
+answers by correlation id. Each stream has one writer task fed by a queue (a grpc.aio stream takes
+one write at a time) and one reader that settles the waiting futures. A broken stream fails its
+pending actions with UNAVAILABLE and reconnects with backoff; the router then retries the action on
+the next replica with the same request id, which the rules service answers at most once.
+
+A game always goes to the same replica (hash of its id) while that replica is up, so the replica's
+decoded-state cache hits. CreateGame, GetView and DescribeGame are unary calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import grpc
+from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
+
+from services.kit.errors import Refused, reason_of
+
+log = logging.getLogger("tafel.gateway.rules")
+STATUS_BY_VALUE: dict[int, grpc.StatusCode] = {code.value[0]: code for code in grpc.StatusCode}
+_RETRY_ATTEMPTS = 3
+_T = TypeVar("_T")
+
+
+def channel_options(max_message_bytes: int = 4 << 20) -> list[tuple[str, int]]:
+    return [
+        ("grpc.max_receive_message_length", max_message_bytes),
+        ("grpc.max_send_message_length", max_message_bytes),
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.keepalive_timeout_ms", 10_000),
+        ("grpc.initial_reconnect_backoff_ms", 100),
+        ("grpc.max_reconnect_backoff_ms", 2_000),
+    ]
+
+
+def unavailable(reason: str, message: str) -> Refused:
+    return Refused(grpc.StatusCode.UNAVAILABLE, reason, message)
+
+
+def refused_from_refusal(refusal: rules_pb2.Refusal) -> Refused:
+    code = STATUS_BY_VALUE.get(refusal.code, grpc.StatusCode.UNKNOWN)
+    known_version = refusal.current_version or code in (
+        grpc.StatusCode.ABORTED,
+        grpc.StatusCode.FAILED_PRECONDITION,
+    )
+    return Refused(
+        code,
+        refusal.reason or code.name,
+        refusal.message or code.name.lower(),
+        current_version=refusal.current_version if known_version else None,
+    )
+
+
+def refused_from_error(error: grpc.aio.AioRpcError) -> Refused:
+    code = error.code()
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED):
+        return unavailable("RULES_UNAVAILABLE", "the game's rules service is unavailable; retry")
+    version: int | None = None
+    for key, value in error.trailing_metadata() or ():
+        if key == "current_version":
+            with contextlib.suppress(ValueError):
+                version = int(value)
+    return Refused(code, reason_of(error) or code.name, error.details() or code.name.lower(), current_version=version)
+
+
+class _Transport(Exception):
+    """The action never got an answer from this stream: it may be retried elsewhere."""
+
+
+class MoveStream:
+    """One long-lived ApplyMoves stream to one replica."""
+
+    def __init__(self, stub: rules_pb2_grpc.RulesServiceStub, name: str) -> None:
+        self._stub = stub
+        self.name = name
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[rules_pb2.ApplyMovesResponse]] = {}
+        self._queue: asyncio.Queue[rules_pb2.ApplyMovesRequest] = asyncio.Queue()
+        self._up = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @property
+    def up(self) -> bool:
+        return self._up.is_set()
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending)
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"rules-stream {self.name}")
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._fail_all()
+
+    async def wait_up(self, timeout_s: float) -> bool:
+        self.start()
+        try:
+            await asyncio.wait_for(self._up.wait(), timeout_s)
+        except TimeoutError:
+            return False
+        return True
+
+    def submit(self, request: rules_pb2.ApplyMoveRequest) -> asyncio.Future[rules_pb2.ApplyMovesResponse]:
+        if not self._up.is_set():
+            raise _Transport()
+        correlation = next(self._ids)
+        future: asyncio.Future[rules_pb2.ApplyMovesResponse] = asyncio.get_running_loop().create_future()
+        self._pending[correlation] = future
+        self._queue.put_nowait(rules_pb2.ApplyMovesRequest(correlation_id=correlation, request=request))
+        return future
+
+    def forget(self, future: asyncio.Future[rules_pb2.ApplyMovesResponse]) -> None:
+        for correlation, pending in tuple(self._pending.items()):
+            if pending is future:
+                del self._pending[correlation]
+                return
+
+    def _fail_all(self) -> None:
+        pending, self._pending = self._pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(_Transport())
+        while not self._queue.empty():
+            self._queue.get_nowait()
+
+    async def _run(self) -> None:
+        backoff = 0.05
+        while not self._closed:
+            call = self._stub.ApplyMoves()
+            writer = asyncio.get_running_loop().create_task(self._write(call))
+            self._up.set()
+            healthy = False
+            try:
+                async for response in call:
+                    healthy = True
+                    future = self._pending.pop(response.correlation_id, None)
+                    if future is not None and not future.done():
+                        future.set_result(response)
+            except grpc.aio.AioRpcError as error:
+                if not self._closed:
+                    log.warning("rules stream broke", extra={"stream": self.name, "code": error.code().name})
+            except asyncio.CancelledError:
+                call.cancel()
+                writer.cancel()
+                self._up.clear()
+                raise
+            finally:
+                self._up.clear()
+                writer.cancel()
+                call.cancel()
+                self._fail_all()
+            if healthy:
+                backoff = 0.05
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 1.0)
+
+    async def _write(self, call: Any) -> None:
+        try:
+            while True:
+                request = await self._queue.get()
+                await call.write(request)
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError):
+            call.cancel()
+
+
+class Replica:
+    def __init__(self, game: str, address: str, streams: int, max_message_bytes: int) -> None:
+        self.address = address
+        self.channel = grpc.aio.insecure_channel(address, options=channel_options(max_message_bytes))
+        self.stub = rules_pb2_grpc.RulesServiceStub(self.channel)
+        self.streams = [MoveStream(self.stub, f"{game}@{address}#{i}") for i in range(streams)]
+
+    async def close(self) -> None:
+        for stream in self.streams:
+            await stream.close()
+        await self.channel.close()
+
+
+class RulesRouter:
+    """Where each game type's actions go. One per gateway process."""
+
+    def __init__(
+        self,
+        addresses: Mapping[str, Sequence[str]],
+        *,
+        streams_per_replica: int = 2,
+        timeout_s: float = 5.0,
+        max_message_bytes: int = 4 << 20,
+    ) -> None:
+        self.timeout_s = timeout_s
+        self._replicas: dict[str, list[Replica]] = {
+            game: [Replica(game, address, streams_per_replica, max_message_bytes) for address in addrs]
+            for game, addrs in addresses.items()
+            if addrs
+        }
+        self._descriptions: dict[str, rules_pb2.DescribeGameResponse] = {}
+
+    @property
+    def games(self) -> tuple[str, ...]:
+        return tuple(self._replicas)
+
+    def offers(self, game: str) -> bool:
+        return game in self._replicas
+
+    def start(self) -> None:
+        for replicas in self._replicas.values():
+            for replica in replicas:
+                for stream in replica.streams:
+                    stream.start()
+
+    async def close(self) -> None:
+        for replicas in self._replicas.values():
+            for replica in replicas:
+                await replica.close()
+
+    def _order(self, game: str, game_id: str) -> list[Replica]:
+        replicas = self._replicas.get(game)
+        if not replicas:
+            raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME", f"no game type {game!r} here")
+        first = zlib.crc32(game_id.encode()) % len(replicas)
+        return replicas[first:] + replicas[:first]
+
+    def _stream(self, replica: Replica, game_id: str) -> MoveStream:
+        streams = replica.streams
+        index = (zlib.crc32(game_id.encode()) >> 8) % len(streams)
+        stream = streams[index]
+        if stream.up:
+            return stream
+        for other in streams:
+            if other.up:
+                return other
+        return stream
+
+    async def apply(
+        self, game: str, request: rules_pb2.ApplyMoveRequest, *, timeout_s: float | None = None
+    ) -> rules_pb2.ApplyMoveResponse:
+        """Apply one action over the long-lived streams; raises Refused."""
+        timeout = self.timeout_s if timeout_s is None else timeout_s
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        order = self._order(game, request.game_id)
+        for attempt in range(_RETRY_ATTEMPTS * len(order)):
+            replica = order[attempt % len(order)]
+            stream = self._stream(replica, request.game_id)
+            if not stream.up:
+                # Give a reconnecting stream a moment (it may just be starting).
+                if not await stream.wait_up(min(0.2, max(0.0, deadline - loop.time()))):
+                    continue
+            try:
+                future = stream.submit(request)
+            except _Transport:
+                continue
+            remaining = deadline - loop.time()
+            timer = loop.call_later(max(0.0, remaining), _expire, future)
+            try:
+                answer = await future
+            except _Transport:
+                continue
+            except TimeoutError:
+                stream.forget(future)
+                raise unavailable("RULES_TIMEOUT", "the game's rules service did not answer in time; retry") from None
+            finally:
+                timer.cancel()
+            if answer.WhichOneof("result") == "applied":
+                return answer.applied
+            raise refused_from_refusal(answer.refusal)
+        raise unavailable("RULES_UNAVAILABLE", "the game's rules service is unavailable; retry")
+
+    async def _unary(
+        self, game: str, game_id: str, call: Callable[[Replica, float], Any], timeout_s: float | None
+    ) -> Any:
+        timeout = self.timeout_s if timeout_s is None else timeout_s
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        last: Refused | None = None
+        for replica in self._order(game, game_id):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            try:
+                return await call(replica, remaining)
+            except grpc.aio.AioRpcError as error:
+                last = refused_from_error(error)
+                if last.code != grpc.StatusCode.UNAVAILABLE:
+                    raise last from None
+        raise last or unavailable("RULES_UNAVAILABLE", "the game's rules service is unavailable; retry")
+
+    async def create_game(
+        self, game: str, request: rules_pb2.CreateGameRequest, *, timeout_s: float | None = None
+    ) -> rules_pb2.CreateGameResponse:
+        response: rules_pb2.CreateGameResponse = await self._unary(
+            game, request.game_id, lambda r, t: r.stub.CreateGame(request, timeout=t), timeout_s
+        )
+        return response
+
+    async def get_view(
+        self, game: str, request: rules_pb2.GetViewRequest, *, timeout_s: float | None = None
+    ) -> rules_pb2.GetViewResponse:
+        response: rules_pb2.GetViewResponse = await self._unary(
+            game, request.game_id, lambda r, t: r.stub.GetView(request, timeout=t), timeout_s
+        )
+        return response
+
+    async def describe(self, game: str, *, timeout_s: float | None = None) -> rules_pb2.DescribeGameResponse:
+        cached = self._descriptions.get(game)
+        if cached is not None:
+            return cached
+        response: rules_pb2.DescribeGameResponse = await self._unary(
+            game, game, lambda r, t: r.stub.DescribeGame(rules_pb2.DescribeGameRequest(), timeout=t), timeout_s
+        )
+        self._descriptions[game] = response
+        return response
+
+
+def _expire(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError())
