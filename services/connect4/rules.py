@@ -172,10 +172,7 @@ class Connect4Rules:
         heights = state.heights[:column] + (row + 1,) + state.heights[column + 1 :]
         moves = (*state.moves, column)
         won = bool(
-            _line_bits(mine, 1)
-            | _line_bits(mine, stride)
-            | _line_bits(mine, stride + 1)
-            | _line_bits(mine, stride - 1)
+            _line_bits(mine, 1) | _line_bits(mine, stride) | _line_bits(mine, stride + 1) | _line_bits(mine, stride - 1)
         )
         if won:
             cells = _winning_cells(mine, rows, options.columns, row, column)

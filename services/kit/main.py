@@ -50,13 +50,18 @@ def serve_rules(rules: Rules[Any, Any, Any, Any, Any], codec: GameCodec[Any, Any
     install_event_loop()
 
     async def main() -> None:
-        running, _, redis = await start_rules_service(rules, codec, settings)
+        running, servicer, redis = await start_rules_service(rules, codec, settings)
+
+        async def close_clients() -> None:
+            await servicer.store.close()
+            await redis.aclose()
+
         log.info(
             "serving",
             extra={"game": rules.name, "address": f"{settings.server.host}:{running.port}"},
         )
         print(f"LISTENING {rules.name} {settings.server.host}:{running.port}", flush=True)
-        await run_until_signalled(running, settings.server.grace_s, redis.aclose)
+        await run_until_signalled(running, settings.server.grace_s, close_clients)
         log.info("stopped", extra={"game": rules.name})
 
     asyncio.run(main())

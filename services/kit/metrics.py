@@ -29,9 +29,14 @@ class RulesMetrics:
             "tafel_rules_cached_games", "Decoded game states held in memory", ["game"], registry=self.registry
         ).labels(**labels)
         self._game = game
+        self._outcomes: dict[str, Counter] = {}
 
     def count(self, outcome: str) -> None:
-        self.moves.labels(game=self._game, outcome=outcome).inc()
+        # Label children are cached: `labels()` costs a few µs, on every move.
+        child = self._outcomes.get(outcome)
+        if child is None:
+            child = self._outcomes[outcome] = self.moves.labels(game=self._game, outcome=outcome)
+        child.inc()
 
     def serve(self, port: int, host: str = "127.0.0.1") -> None:
         if port:

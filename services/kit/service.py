@@ -81,6 +81,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         self.metrics = metrics
         self.cache_games = cache_games
         self._cache: OrderedDict[str, CachedGame[StateT]] = OrderedDict()
+        metrics.cached_games.set_function(lambda: len(self._cache))
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -100,16 +101,13 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         self._cache.move_to_end(game_id)
         while len(self._cache) > self.cache_games:
             self._cache.popitem(last=False)
-        self.metrics.cached_games.set(len(self._cache))
 
     def _forget(self, game_id: str) -> None:
         self._cache.pop(game_id, None)
 
     def _decode(self, stored: StoredGame) -> StateT:
         if stored.game != self.rules.name:
-            raise Refused(
-                grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no {self.rules.name} game {stored.game_id!r}"
-            )
+            raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no {self.rules.name} game {stored.game_id!r}")
         return self.codec.state_from_bytes(stored.state)
 
     async def _load(self, game_id: str, request_id: str = "") -> StoredGame | Replayed:
@@ -194,7 +192,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         )
         batch = games_pb2.GameEventBatch(game_id=game_id, events=event_messages)
         record = games_pb2.RecordedAction(seat=request.seat, version=version)
-        record.at.GetCurrentTime()
+        record.at.FromNanoseconds(time.time_ns())
         if action == "move":
             record.move.CopyFrom(request.move)
         elif action == "resignation":

@@ -36,13 +36,14 @@ async def rules_service(
     **env: str,
 ) -> AsyncIterator[Service]:
     settings = RulesSettings.from_env({"REDIS_URL": redis_url, "TAFEL_PORT": "0", **env})
-    running, _, redis = await start_rules_service(rules, codec, settings)
+    running, servicer, redis = await start_rules_service(rules, codec, settings)
     channel = grpc.aio.insecure_channel(running.address)
     try:
         yield Service(running, channel, rules_pb2_grpc.RulesServiceStub(channel), redis)
     finally:
         await channel.close()
         await running.server.stop(0)
+        await servicer.store.close()
         await redis.aclose()
 
 

@@ -93,8 +93,14 @@ def test_two_lines_at_once_report_every_cell() -> None:
     state, events = play("271132372152154")
     assert state.outcome is not None and state.outcome.winners == (0,)
     assert events[0].winning_cells == (
-        (0, 0), (0, 1), (0, 2), (0, 3), (0, 4),  # row 0
-        (1, 2), (2, 1), (3, 0),  # the falling diagonal through (0, 3)
+        (0, 0),
+        (0, 1),
+        (0, 2),
+        (0, 3),
+        (0, 4),  # row 0
+        (1, 2),
+        (2, 1),
+        (3, 0),  # the falling diagonal through (0, 3)
     )
 
 

@@ -181,7 +181,11 @@ async def test_illegal_moves_are_failed_precondition_with_reason(service: Servic
     game_id = await create(service, rows=4, columns=4)
     for version in range(4):
         await service.stub.ApplyMove(apply_request(game_id, version % 2, version, move=c4(0)))
-    for seat, move, reason in ((0, c4(0), "COLUMN_FULL"), (0, c4(4), "COLUMN_OUT_OF_RANGE"), (1, c4(1), "NOT_YOUR_TURN")):
+    for seat, move, reason in (
+        (0, c4(0), "COLUMN_FULL"),
+        (0, c4(4), "COLUMN_OUT_OF_RANGE"),
+        (1, c4(1), "NOT_YOUR_TURN"),
+    ):
         code, got, message = await refusal(service.stub.ApplyMove(apply_request(game_id, seat, 4, move=move)))
         assert (code, got) == (grpc.StatusCode.FAILED_PRECONDITION, reason)
         assert message
@@ -228,9 +232,7 @@ async def test_stream_multiplexes_many_games_with_correlation_ids(service: Servi
             rules_pb2.ApplyMovesRequest(correlation_id=correlation, request=apply_request(game_id, 0, 0, move=c4(2)))
         )
     # and one refusal: seat 1 out of turn on the first game
-    queue.put_nowait(
-        rules_pb2.ApplyMovesRequest(correlation_id=100, request=apply_request(games[0], 1, 5, move=c4(2)))
-    )
+    queue.put_nowait(rules_pb2.ApplyMovesRequest(correlation_id=100, request=apply_request(games[0], 1, 5, move=c4(2))))
     answers = {}
     async for answer in call:
         answers[answer.correlation_id] = answer
@@ -256,7 +258,9 @@ async def test_redis_down_is_unavailable_and_service_recovers() -> None:
             code, _, _ = await refusal(service.stub.GetView(rules_pb2.GetViewRequest(game_id=game_id)))
             assert code == grpc.StatusCode.UNAVAILABLE
             health = health_pb2_grpc.HealthStub(service.channel)
-            assert (await health.Check(health_pb2.HealthCheckRequest())).status == health_pb2.HealthCheckResponse.SERVING
+            assert (
+                await health.Check(health_pb2.HealthCheckRequest())
+            ).status == health_pb2.HealthCheckResponse.SERVING
             redis_process = start_redis(port)  # empty again: the game is gone, the service is not
             game_id = await create(service)
             response = await service.stub.ApplyMove(apply_request(game_id, 0, 0, move=c4(0)))
