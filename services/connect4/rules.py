@@ -169,7 +169,7 @@ class Connect4Rules:
         bit = 1 << (column * stride + row)
         mine = state.discs[seat] | bit
         discs = (mine, state.discs[1]) if seat == 0 else (state.discs[0], mine)
-        heights = state.heights[:column] + (row + 1,) + state.heights[column + 1 :]
+        heights = (*state.heights[:column], row + 1, *state.heights[column + 1 :])
         moves = (*state.moves, column)
         won = bool(
             _line_bits(mine, 1) | _line_bits(mine, stride) | _line_bits(mine, stride + 1) | _line_bits(mine, stride - 1)

@@ -170,6 +170,7 @@ class ScriptBatcher:
         self.sha = hashlib.sha1(source.encode()).hexdigest()
         self._pending: list[tuple[bytes, asyncio.Future[Any]]] = []
         self._running = False
+        self._drainer: asyncio.Future[None] | None = None
         self._connection: Any = None
 
     def call(self, keys: Sequence[str], args: Sequence[Any]) -> asyncio.Future[Any]:
@@ -177,7 +178,7 @@ class ScriptBatcher:
         self._pending.append((pack_command(("EVALSHA", self.sha, len(keys), *keys, *args)), future))
         if not self._running:
             self._running = True
-            asyncio.ensure_future(self._drain())
+            self._drainer = asyncio.ensure_future(self._drain())
         return future
 
     async def _drain(self) -> None:
