@@ -1,0 +1,8 @@
+"""`python -m services.plus4`: the Plus 4 rules service."""
+
+from services.kit.main import serve_rules
+from services.plus4.codec import CODEC
+from services.plus4.rules import RULES
+
+if __name__ == "__main__":
+    serve_rules(RULES, CODEC)
