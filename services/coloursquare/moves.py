@@ -156,9 +156,7 @@ def check_shape(sheet: Sheet, move: object) -> tuple[Placement, ...]:
     return placements
 
 
-def check_placements(
-    sheet: Sheet, player: Player, roll: Roll, role: Role, placements: tuple[Placement, ...]
-) -> None:
+def check_placements(sheet: Sheet, player: Player, roll: Roll, role: Role, placements: tuple[Placement, ...]) -> None:
     """Raise IllegalMove for the first problem (D11 order); the shape is already checked."""
     cells = list(player.cells)
     jokers = list(player.jokers)
@@ -184,9 +182,7 @@ def check_placements(
             raise IllegalMove(WRONG_COLOUR, f"the {die} die goes into a {die} cell, not {target.colour}")
         square = sheet.index(target.row, target.col)
         if player.status[square] is not Status.OPEN:
-            raise IllegalMove(
-                SQUARE_NOT_OPEN, f"square ({target.row},{target.col}) is {player.status[square].value}"
-            )
+            raise IllegalMove(SQUARE_NOT_OPEN, f"square ({target.row},{target.col}) is {player.status[square].value}")
         if cells[square * 4 + colour] is not None:
             raise IllegalMove(CELL_FILLED, f"cell ({target.row},{target.col},{target.colour}) is filled")
         fixed = sheet.squares[square].fixed[colour]
@@ -319,11 +315,7 @@ class FinalMoves(Sequence[Move]):
             fixed = [_Choice(d, (j,)) for d, j in pattern.items()]
 
             def free_colour(skip: int | None, p: dict[Die, Joker] = pattern) -> list[_Factor]:
-                return [
-                    _Choice(COLOURS[k], (None, *colour[k]))
-                    for k in range(4)
-                    if COLOURS[k] not in p and k != skip
-                ]
+                return [_Choice(COLOURS[k], (None, *colour[k])) for k in range(4) if COLOURS[k] not in p and k != skip]
 
             if Die.W in pattern:
                 blocks.append((*fixed, *free_colour(None)))

@@ -264,9 +264,7 @@ class ColourSquareRules:
         player = state.players[seat]
         count = player.timeouts + 1
         removed = count >= state.options.timeouts_to_remove
-        player = replace(
-            player, timeouts=count, removed=removed, removal=Removal.TIMEOUTS if removed else None
-        )
+        player = replace(player, timeouts=count, removed=removed, removal=Removal.TIMEOUTS if removed else None)
         events: list[AnyEvent] = [TimedOut(seat, removed)]
         if removed:
             events.append(PlayerRemoved(seat, Removal.TIMEOUTS))
@@ -365,9 +363,7 @@ class ColourSquareRules:
                 continue
             rng, roll = roll_five(state.rng)
             events.append(DiceRolled(state.round, seat, roll, final=True))
-            return replace(
-                state, phase=Phase.FINAL, rng=rng, roll=roll, waiting=(seat,), final_queue=tuple(queue)
-            )
+            return replace(state, phase=Phase.FINAL, rng=rng, roll=roll, waiting=(seat,), final_queue=tuple(queue))
         reason = SOLO_FINISHED if state.seats == 1 else COLOUR_SQUARE
         return self._end(replace(state, final_queue=()), reason, events)
 

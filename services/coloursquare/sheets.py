@@ -133,8 +133,7 @@ def parse_sheet(data: Any, name: str | None = None) -> Sheet:
             if r + 1 < rows:
                 bridges.append((i, i + cols))
     neighbours = tuple(
-        tuple(sorted([b for a, b in bridges if a == i] + [a for a, b in bridges if b == i]))
-        for i in range(rows * cols)
+        tuple(sorted([b for a, b in bridges if a == i] + [a for a, b in bridges if b == i])) for i in range(rows * cols)
     )
     return Sheet(
         name=sheet_name,
