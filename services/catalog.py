@@ -7,6 +7,7 @@ game is one line here.
 GAMES: dict[str, str] = {
     "connect4": "services.connect4",
     "plus4": "services.plus4",
+    "coloursquare": "services.coloursquare",
 }
 
 # Fixed default ports for `make run` (0 = any free port in tests).
