@@ -49,9 +49,7 @@ def test_conformance_suite_long_rounds_game() -> None:
 
 def test_options_defaults_from_unset_fields() -> None:
     assert CODEC.options_from_proto(pb.Options()) == Plus4Options(Mode.POINTS, 11, 400)
-    assert CODEC.options_from_proto(pb.Options(mode=pb.MODE_ROUNDS, target=3)) == Plus4Options(
-        Mode.ROUNDS, 3, 400
-    )
+    assert CODEC.options_from_proto(pb.Options(mode=pb.MODE_ROUNDS, target=3)) == Plus4Options(Mode.ROUNDS, 3, 400)
     assert ENVELOPE.options_from_union(games_pb2.GameOptions(), RULES.default_options()) == Plus4Options()
     for options in (Plus4Options(Mode.FIRST_LINE, 5, 77), Plus4Options()):
         assert CODEC.options_from_proto(CODEC.options_to_proto(options)) == options
@@ -107,9 +105,7 @@ def test_view_message() -> None:
     message = CODEC.view_to_proto(RULES.view(state, 1))
     assert message.options == pb.Options(mode=pb.MODE_POINTS, target=11, move_limit=400)
     assert len(message.frame) == 4 and all(len(row.squares) == 4 for row in message.frame)
-    assert [sq.disc for sq in message.frame[0].squares] == [pb.Disc(colour=0, bonus=True)] + [
-        pb.Disc(colour=0)
-    ] * 3
+    assert [sq.disc for sq in message.frame[0].squares] == [pb.Disc(colour=0, bonus=True)] + [pb.Disc(colour=0)] * 3
     assert message.frame[1].squares[0].disc == pb.Disc(colour=1)
     assert not message.frame[3].squares[0].HasField("disc")
     assert [(s.ordinary, s.bonus) for s in message.supplies] == [(6, False), (7, True)]
@@ -127,9 +123,7 @@ def _random_states(count: int) -> list[Plus4State]:
     states = []
     for mode in Mode:
         for _ in range(count):
-            state = RULES.new_game(
-                Plus4Options(mode, rng.choice([1, 2, 11, 99]), rng.choice([30, 400])), 2, 0
-            )
+            state = RULES.new_game(Plus4Options(mode, rng.choice([1, 2, 11, 99]), rng.choice([30, 400])), 2, 0)
             while state.result is None:
                 states.append(state)
                 legal = RULES.legal_moves(state, state.to_move)  # type: ignore[arg-type]

@@ -233,9 +233,7 @@ def test_random_playouts_keep_every_invariant_and_match_the_naive_model(
         assert new.round_no == naive.round_no
         result = None if new.result is None else (new.result.ranks, new.result.reason, new.result.scores)
         assert result == naive.result
-        assert {(e.cells, e.colour, e.points) for e in events if isinstance(e, LineScored)} == expected[
-            "lines"
-        ]
+        assert {(e.cells, e.colour, e.points) for e in events if isinstance(e, LineScored)} == expected["lines"]
         fell = [(e.colour, e.bonus) for e in events if isinstance(e, DiscFellOut)]
         assert fell == ([] if expected["fell"] is None else [expected["fell"]])
         skipped = [e.seat for e in events if isinstance(e, TurnSkipped)]
@@ -286,9 +284,7 @@ def test_replays_are_deterministic(options: Plus4Options, choices: list[int]) ->
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    options=OPTIONS, choices=CHOICES, seat=st.integers(-2, 3), column=st.integers(-3, 6), bonus=st.booleans()
-)
+@given(options=OPTIONS, choices=CHOICES, seat=st.integers(-2, 3), column=st.integers(-3, 6), bonus=st.booleans())
 def test_a_refused_move_changes_nothing(
     options: Plus4Options, choices: list[int], seat: int, column: int, bonus: bool
 ) -> None:

@@ -40,9 +40,7 @@ COL0 = ((0, 0), (1, 0), (2, 0), (3, 0))
 DIAG = ((0, 0), (1, 1), (2, 2), (3, 3))
 
 
-def push(
-    state: Plus4State, seat: int, column: int, bonus: bool = False
-) -> tuple[Plus4State, list[Plus4Event]]:
+def push(state: Plus4State, seat: int, column: int, bonus: bool = False) -> tuple[Plus4State, list[Plus4Event]]:
     new, events = RULES.apply_move(state, seat, Move(column, bonus))
     return new, list(events)
 

@@ -70,8 +70,7 @@ def _after(state: Plus4State, events: list[Plus4Event]) -> dict[str, Any]:
 def _expected(raw: dict[str, Any]) -> dict[str, Any]:
     exp = dict(raw)
     exp["scored_lines"] = {
-        (tuple(tuple(c) for c in line["cells"]), line["colour"], line["points"])
-        for line in raw["scored_lines"]
+        (tuple(tuple(c) for c in line["cells"]), line["colour"], line["points"]) for line in raw["scored_lines"]
     }
     return exp
 
