@@ -1,0 +1,316 @@
+"""The tafel client: every call of the public API (tafel.play.v1), typed, with clear errors.
+
+    async with await TafelClient.connect("127.0.0.1:50051") as client:
+        await client.sign_in_as_guest()
+        match = await client.find_match("connect4")
+        async for event in client.watch(match.game_id):
+            ...
+
+Every state-changing call carries a request id the SDK chooses, so retrying after a dropped
+connection is always safe: the server applies it once and answers the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf.duration_pb2 import Duration
+from google.protobuf.message import Message
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2, play_pb2_grpc
+
+from tafel.errors import TafelError, Unavailable, from_rpc_error
+from tafel.messages import game_move, game_options
+from tafel.play_stream import PlayStream
+
+T = TypeVar("T")
+RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+def new_request_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _channel(targets: Sequence[str], tls: bool, root_certificates: bytes | None) -> grpc.aio.Channel:
+    options: list[tuple[str, Any]] = [("grpc.keepalive_time_ms", 20_000)]
+    if len(targets) == 1:
+        target = targets[0]
+    else:
+        # Client-side load balancing over several gateways (round robin per call).
+        target = "ipv4:" + ",".join(targets)
+        options.append(("grpc.lb_policy_name", "round_robin"))
+    if tls:
+        credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates)
+        return grpc.aio.secure_channel(target, credentials, options=options)
+    return grpc.aio.insecure_channel(target, options=options)
+
+
+class TafelClient:
+    """A connection to tafel's gateway(s). Create with `await TafelClient.connect(...)`."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.channel = channel
+        self.accounts = play_pb2_grpc.AccountServiceStub(channel)
+        self.lobby = play_pb2_grpc.LobbyServiceStub(channel)
+        self.games = play_pb2_grpc.GameServiceStub(channel)
+        self.session: play_pb2.Session | None = None
+
+    @classmethod
+    async def connect(
+        cls, target: str | Sequence[str], *, tls: bool = False, root_certificates: bytes | None = None
+    ) -> TafelClient:
+        """Connect to one gateway ("host:port") or several (a list: round robin between them)."""
+        targets = [target] if isinstance(target, str) else list(target)
+        if not targets:
+            raise ValueError("no gateway address given")
+        return cls(_channel(targets, tls, root_certificates))
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+    async def __aenter__(self) -> TafelClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- plumbing -----------------------------------------------------------------------------------
+
+    @property
+    def player(self) -> play_pb2.Player:
+        if self.session is None:
+            raise TafelError("NOT_SIGNED_IN", "sign in first (register, sign_in or sign_in_as_guest)")
+        return self.session.player
+
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        if self.session is None:
+            return ()
+        return (("authorization", f"Bearer {self.session.token}"),)
+
+    async def _call(self, method: Any, request: Message, *, retries: int = 3, timeout: float = 30.0) -> Any:
+        """A unary call with the token, mapped errors and safe retries of UNAVAILABLE."""
+        delay = 0.1
+        for attempt in range(retries + 1):
+            try:
+                return await method(request, metadata=self.metadata(), timeout=timeout)
+            except grpc.aio.AioRpcError as error:
+                if error.code() in RETRYABLE and attempt < retries:
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 2.0)
+                    continue
+                raise from_rpc_error(error) from None
+        raise Unavailable("UNAVAILABLE", "no answer")  # pragma: no cover - loop always returns/raises
+
+    # -- accounts -----------------------------------------------------------------------------------
+
+    async def register(self, username: str, password: str) -> play_pb2.Player:
+        response = await self._call(
+            self.accounts.Register, play_pb2.RegisterRequest(username=username, password=password), retries=0
+        )
+        self.session = response.session
+        return self.player
+
+    async def sign_in(self, username: str, password: str) -> play_pb2.Player:
+        response = await self._call(
+            self.accounts.SignIn, play_pb2.SignInRequest(username=username, password=password)
+        )
+        self.session = response.session
+        return self.player
+
+    async def sign_in_as_guest(self) -> play_pb2.Player:
+        response = await self._call(self.accounts.SignInAsGuest, play_pb2.SignInAsGuestRequest())
+        self.session = response.session
+        return self.player
+
+    async def me(self) -> play_pb2.Player:
+        response = await self._call(self.accounts.GetMe, play_pb2.GetMeRequest())
+        return response.player  # type: ignore[no-any-return]
+
+    # -- lobby --------------------------------------------------------------------------------------
+
+    async def game_types(self) -> list[play_pb2.GameType]:
+        response = await self._call(self.lobby.ListGameTypes, play_pb2.ListGameTypesRequest())
+        return list(response.game_types)
+
+    async def find_match_updates(
+        self,
+        game: str,
+        options: Message | None = None,
+        *,
+        per_move_s: float | None = None,
+        min_seats: int = 0,
+        max_seats: int = 0,
+    ) -> AsyncIterator[play_pb2.FindMatchResponse]:
+        """Queue for a game and yield each status until matched. Breaking out (or cancelling
+        the task) leaves the queue."""
+        request = play_pb2.FindMatchRequest(
+            game=game, options=game_options(options), min_seats=min_seats, max_seats=max_seats
+        )
+        if per_move_s is not None:
+            request.time_control.per_move.CopyFrom(_duration(per_move_s))
+        call = self.lobby.FindMatch(request, metadata=self.metadata())
+        try:
+            async for update in call:
+                yield update
+                if update.WhichOneof("status") == "matched":
+                    return
+        except grpc.aio.AioRpcError as error:
+            raise from_rpc_error(error) from None
+        finally:
+            call.cancel()
+
+    async def find_match(self, game: str, options: Message | None = None, **kwargs: Any) -> play_pb2.MatchFound:
+        """Queue and wait until matched; returns the game id and seat."""
+        async for update in self.find_match_updates(game, options, **kwargs):
+            if update.WhichOneof("status") == "matched":
+                return update.matched
+        raise TafelError("MATCH_ENDED", "the matchmaking stream ended without a match")
+
+    async def create_room(
+        self, game: str, options: Message | None = None, *, seats: int = 0, per_move_s: float | None = None
+    ) -> play_pb2.Room:
+        request = play_pb2.CreateRoomRequest(game=game, options=game_options(options), seats=seats)
+        if per_move_s is not None:
+            request.time_control.per_move.CopyFrom(_duration(per_move_s))
+        return (await self._call(self.lobby.CreateRoom, request, retries=0)).room  # type: ignore[no-any-return]
+
+    async def join_room(self, code: str) -> play_pb2.Room:
+        return (await self._call(self.lobby.JoinRoom, play_pb2.JoinRoomRequest(code=code))).room  # type: ignore[no-any-return]
+
+    async def leave_room(self, code: str) -> play_pb2.Room:
+        return (await self._call(self.lobby.LeaveRoom, play_pb2.LeaveRoomRequest(code=code))).room  # type: ignore[no-any-return]
+
+    async def start_room(self, code: str) -> play_pb2.Room:
+        return (await self._call(self.lobby.StartRoom, play_pb2.StartRoomRequest(code=code))).room  # type: ignore[no-any-return]
+
+    async def get_room(self, code: str) -> play_pb2.Room:
+        return (await self._call(self.lobby.GetRoom, play_pb2.GetRoomRequest(code=code))).room  # type: ignore[no-any-return]
+
+    async def watch_room(self, code: str) -> AsyncIterator[play_pb2.Room]:
+        call = self.lobby.WatchRoom(play_pb2.WatchRoomRequest(code=code), metadata=self.metadata())
+        try:
+            async for update in call:
+                yield update.room
+        except grpc.aio.AioRpcError as error:
+            raise from_rpc_error(error) from None
+
+    async def wait_room_started(self, code: str) -> play_pb2.Room:
+        async for room in self.watch_room(code):
+            if room.state == play_pb2.ROOM_STATE_STARTED:
+                return room
+            if room.state == play_pb2.ROOM_STATE_CLOSED:
+                raise TafelError("ROOM_CLOSED", f"room {code} closed before it started")
+        raise TafelError("ROOM_ENDED", f"watching room {code} ended before it started")
+
+    # -- play ---------------------------------------------------------------------------------------
+
+    async def get_game(self, game_id: str) -> play_pb2.GetGameResponse:
+        return await self._call(self.games.GetGame, play_pb2.GetGameRequest(game_id=game_id))  # type: ignore[no-any-return]
+
+    async def submit_move(
+        self,
+        game_id: str,
+        move: Message,
+        *,
+        expected_version: int | None = None,
+        request_id: str | None = None,
+        seat: int | None = None,
+    ) -> play_pb2.SubmitMoveResponse:
+        """Submit a typed move (e.g. `connect4_pb2.Move(column=3)`). Without `expected_version`
+        the SDK reads the game's current version first."""
+        if expected_version is None:
+            expected_version = (await self.get_game(game_id)).summary.status.version
+        request = play_pb2.SubmitMoveRequest(
+            game_id=game_id,
+            expected_version=expected_version,
+            request_id=request_id or new_request_id(),
+            move=game_move(move),
+        )
+        if seat is not None:
+            request.seat = seat
+        return await self._call(self.games.SubmitMove, request)  # type: ignore[no-any-return]
+
+    async def resign(self, game_id: str, *, request_id: str | None = None) -> play_pb2.ResignResponse:
+        request = play_pb2.ResignRequest(game_id=game_id, request_id=request_id or new_request_id())
+        return await self._call(self.games.Resign, request)  # type: ignore[no-any-return]
+
+    async def list_my_games(self, *, page_size: int = 50, page_token: str = "") -> play_pb2.ListMyGamesResponse:
+        request = play_pb2.ListMyGamesRequest(page_size=page_size, page_token=page_token)
+        return await self._call(self.games.ListMyGames, request)  # type: ignore[no-any-return]
+
+    async def list_live_games(
+        self, game: str = "", *, page_size: int = 50, page_token: str = ""
+    ) -> play_pb2.ListLiveGamesResponse:
+        request = play_pb2.ListLiveGamesRequest(game=game, page_size=page_size, page_token=page_token)
+        return await self._call(self.games.ListLiveGames, request)  # type: ignore[no-any-return]
+
+    async def get_record(self, game_id: str) -> play_pb2.GameRecord:
+        response = await self._call(self.games.GetGameRecord, play_pb2.GetGameRecordRequest(game_id=game_id))
+        return response.record  # type: ignore[no-any-return]
+
+    async def list_records(
+        self, *, player_id: str = "", game: str = "", page_size: int = 50, page_token: str = ""
+    ) -> play_pb2.ListGameRecordsResponse:
+        request = play_pb2.ListGameRecordsRequest(
+            player_id=player_id, game=game, page_size=page_size, page_token=page_token
+        )
+        return await self._call(self.games.ListGameRecords, request)  # type: ignore[no-any-return]
+
+    def play_stream(self) -> PlayStream:
+        """The bidirectional play stream (use as `async with client.play_stream() as stream`)."""
+        return PlayStream(self)
+
+    async def watch_with_deadlines(
+        self, game_id: str, after_event_id: str = "", *, stop_at_end: bool = True, max_retries: int = 20
+    ) -> AsyncIterator[play_pb2.WatchGameResponse]:
+        """A game's events from after `after_event_id`, resuming by itself after a dropped
+        connection from the last event seen: nothing lost, nothing repeated."""
+        last = after_event_id
+        failures = 0
+        while True:
+            call = self.games.WatchGame(
+                play_pb2.WatchGameRequest(game_id=game_id, after_event_id=last), metadata=self.metadata()
+            )
+            try:
+                async for response in call:
+                    failures = 0
+                    if last and not _after(response.event.event_id, last):
+                        continue  # defensive: never hand the caller an event twice
+                    last = response.event.event_id
+                    yield response
+                    if stop_at_end and response.event.WhichOneof("kind") == "ended":
+                        return
+                return  # the server ended the stream
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in (*RETRYABLE, grpc.StatusCode.INTERNAL) or failures >= max_retries:
+                    raise from_rpc_error(error) from None
+                failures += 1
+                await asyncio.sleep(min(0.05 * 2**failures, 2.0))
+            finally:
+                call.cancel()
+
+    async def watch(
+        self, game_id: str, after_event_id: str = "", *, stop_at_end: bool = True
+    ) -> AsyncIterator[games_pb2.GameEvent]:
+        async for response in self.watch_with_deadlines(game_id, after_event_id, stop_at_end=stop_at_end):
+            yield response.event
+
+
+def event_position(event_id: str) -> tuple[int, int]:
+    """Event ids are "<version>-<index>"; order them numerically."""
+    version, _, index = event_id.partition("-")
+    return int(version), int(index or 0)
+
+
+def _after(event_id: str, last: str) -> bool:
+    return event_position(event_id) > event_position(last)
+
+
+def _duration(seconds: float) -> Duration:
+    duration = Duration()
+    duration.FromNanoseconds(int(seconds * 1e9))
+    return duration

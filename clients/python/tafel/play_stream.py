@@ -1,0 +1,191 @@
+"""The play stream: one long-lived bidirectional stream per connection — moves in; acks,
+refusals and the watched games' events out (the fast path for bots and busy clients).
+
+    async with client.play_stream() as stream:
+        await stream.watch(game_id)
+        answer = await stream.submit_move(game_id, connect4_pb2.Move(column=3), expected_version=0)
+        async for delivery in stream.events():
+            ...
+
+If the connection drops, the stream reopens by itself, watches every game again from the last
+event it delivered (so no event is lost or repeated) and resends unanswered requests with their
+original request ids (so nothing is applied twice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import grpc
+from google.protobuf.message import Message
+from tafel.play.v1 import play_pb2
+
+from tafel.errors import TafelError, Unavailable, error_for
+
+if TYPE_CHECKING:
+    from tafel.client import TafelClient
+
+MAX_RECONNECTS = 20
+
+
+class PlayStream:
+    def __init__(self, client: TafelClient) -> None:
+        self.client = client
+        self._ids = itertools.count(1)
+        self._pending: dict[int, tuple[play_pb2.PlayRequest, asyncio.Future[play_pb2.PlayResponse]]] = {}
+        self._outbox: asyncio.Queue[play_pb2.PlayRequest] = asyncio.Queue()
+        self._events: asyncio.Queue[play_pb2.GameEventDelivery | None] = asyncio.Queue()
+        self._last_event: dict[str, str] = {}  # game id -> last event id delivered
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    async def __aenter__(self) -> PlayStream:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+        for _, future in self._pending.values():
+            if not future.done():
+                future.set_exception(Unavailable("STREAM_CLOSED", "the play stream was closed"))
+        self._events.put_nowait(None)
+
+    # -- requests -------------------------------------------------------------------------------------
+
+    async def _request(self, **action: Any) -> play_pb2.PlayResponse:
+        correlation = next(self._ids)
+        request = play_pb2.PlayRequest(correlation_id=correlation, **action)
+        future: asyncio.Future[play_pb2.PlayResponse] = asyncio.get_running_loop().create_future()
+        self._pending[correlation] = (request, future)
+        self._outbox.put_nowait(request)
+        response = await future
+        if response.WhichOneof("kind") == "refusal":
+            refusal = response.refusal
+            raise error_for(grpc.StatusCode(_code(refusal.code)), refusal.reason, refusal.message)
+        return response
+
+    async def submit_move(
+        self, game_id: str, move: Message, *, expected_version: int, request_id: str | None = None
+    ) -> play_pb2.SubmitMoveResponse:
+        from tafel.client import new_request_id
+        from tafel.messages import game_move
+
+        submit = play_pb2.SubmitMoveRequest(
+            game_id=game_id,
+            expected_version=expected_version,
+            request_id=request_id or new_request_id(),
+            move=game_move(move),
+        )
+        return (await self._request(submit_move=submit)).move_accepted
+
+    async def resign(self, game_id: str, *, request_id: str | None = None) -> play_pb2.ResignResponse:
+        from tafel.client import new_request_id
+
+        resign = play_pb2.ResignRequest(game_id=game_id, request_id=request_id or new_request_id())
+        return (await self._request(resign=resign)).resigned
+
+    async def watch(self, game_id: str, after_event_id: str = "") -> play_pb2.GetGameResponse:
+        """Receive this game's events after `after_event_id` on `events()`."""
+        self._last_event.setdefault(game_id, after_event_id)
+        watch = play_pb2.WatchGameRequest(game_id=game_id, after_event_id=self._last_event[game_id])
+        return (await self._request(watch=watch)).watching
+
+    async def stop_watching(self, game_id: str) -> None:
+        self._last_event.pop(game_id, None)
+        await self._request(stop_watching=play_pb2.StopWatching(game_id=game_id))
+
+    async def ping(self, nonce: int = 0) -> int:
+        return (await self._request(ping=play_pb2.Ping(nonce=nonce))).pong.nonce  # type: ignore[no-any-return]
+
+    async def events(self) -> AsyncIterator[play_pb2.GameEventDelivery]:
+        while (delivery := await self._events.get()) is not None:
+            yield delivery
+
+    async def next_event(self, timeout: float | None = None) -> play_pb2.GameEventDelivery:
+        delivery = await asyncio.wait_for(self._events.get(), timeout)
+        if delivery is None:
+            raise Unavailable("STREAM_CLOSED", "the play stream was closed")
+        return delivery
+
+    # -- the connection -------------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        failures = 0
+        while not self._closed:
+            call = self.client.games.Play(metadata=self.client.metadata())
+            writer = asyncio.get_running_loop().create_task(self._write(call))
+            try:
+                # After a reconnect: watch again from the last delivered events, resend the rest.
+                for game_id, last in self._last_event.items():
+                    watch = play_pb2.WatchGameRequest(game_id=game_id, after_event_id=last)
+                    self._outbox.put_nowait(play_pb2.PlayRequest(correlation_id=0, watch=watch))
+                for request, _ in list(self._pending.values()):
+                    self._outbox.put_nowait(request)
+                async for response in call:
+                    failures = 0
+                    self._dispatch(response)
+                return
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL):
+                    self._fail_all(error_for(error.code(), error.code().name, error.details() or ""))
+                    return
+                failures += 1
+                if failures > MAX_RECONNECTS:
+                    self._fail_all(Unavailable("UNAVAILABLE", "the play stream could not reconnect"))
+                    return
+                await asyncio.sleep(min(0.05 * 2**failures, 2.0))
+            finally:
+                writer.cancel()
+                call.cancel()
+
+    async def _write(self, call: Any) -> None:
+        # A grpc.aio stream takes one write at a time: this task is its only writer.
+        while True:
+            request = await self._outbox.get()
+            await call.write(request)
+
+    def _dispatch(self, response: play_pb2.PlayResponse) -> None:
+        if response.WhichOneof("kind") == "event":
+            delivery = response.event
+            last = self._last_event.get(delivery.game_id)
+            if last is not None and last and not _newer(delivery.event.event_id, last):
+                return  # already delivered before a reconnect
+            if delivery.game_id in self._last_event:
+                self._last_event[delivery.game_id] = delivery.event.event_id
+            self._events.put_nowait(delivery)
+            return
+        entry = self._pending.pop(response.correlation_id, None)
+        if entry is not None and not entry[1].done():
+            entry[1].set_result(response)
+
+    def _fail_all(self, error: TafelError) -> None:
+        for _, future in self._pending.values():
+            if not future.done():
+                future.set_exception(error)
+        self._pending.clear()
+        self._events.put_nowait(None)
+
+
+def _code(value: int) -> tuple[int, str]:
+    for code in grpc.StatusCode:
+        if code.value[0] == value:
+            return code.value  # type: ignore[no-any-return]
+    return grpc.StatusCode.UNKNOWN.value  # type: ignore[no-any-return]
+
+
+def _newer(event_id: str, last: str) -> bool:
+    from tafel.client import event_position
+
+    return event_position(event_id) > event_position(last)
