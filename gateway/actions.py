@@ -1,0 +1,117 @@
+"""Applying an action to a game and what follows from it: the next turn deadline, and at the end
+the game's record and its removal from the live lists. Used by the play calls and the clock.
+
+Request ids: a client's request id is scoped by its seat before it reaches the rules service
+(``s<seat>-<id>``, or a hash when that would exceed 64 characters), so two players of one game can
+never collide and a retry through either the unary call or the play stream gets the first answer.
+The gateway's own actions use ids no client id maps to (``create``, ``t-<version>-<seat>``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+
+import grpc
+from tafel.games.v1 import games_pb2
+from tafel.rules.v1 import rules_pb2
+
+from gateway.clocks import Clocks, Due
+from gateway.games import GameDirectory, GameMeta
+from gateway.records import Records
+from gateway.rules_router import RulesRouter
+from services.kit.errors import Refused
+
+log = logging.getLogger("tafel.gateway.actions")
+
+
+def rules_request_id(seat: int, client_request_id: str) -> str:
+    scoped = f"s{seat}-{client_request_id}"
+    if len(scoped) <= 64:
+        return scoped
+    return "h" + hashlib.sha256(scoped.encode()).hexdigest()[:40]
+
+
+def timeout_request_id(version: int, seat: int) -> str:
+    return f"t-{version}-{seat}"
+
+
+@dataclass(frozen=True)
+class Applied:
+    response: rules_pb2.ApplyMoveResponse
+    deadline: float | None  # the next turn deadline (seconds since the epoch), None when over
+
+
+class Actions:
+    def __init__(self, directory: GameDirectory, router: RulesRouter, clocks: Clocks, records: Records) -> None:
+        self.directory = directory
+        self.router = router
+        self.clocks = clocks
+        self.records = records
+
+    async def apply(
+        self,
+        meta: GameMeta,
+        seat: int,
+        *,
+        expected_version: int,
+        request_id: str,
+        move: games_pb2.GameMove | None = None,
+        resign: bool = False,
+        time_out: bool = False,
+        timeout_s: float | None = None,
+    ) -> Applied:
+        request = rules_pb2.ApplyMoveRequest(
+            game_id=meta.game_id, seat=seat, expected_version=expected_version, request_id=request_id
+        )
+        if move is not None:
+            request.move.CopyFrom(move)
+        elif resign:
+            request.resignation.SetInParent()
+        elif time_out:
+            request.timeout.SetInParent()
+        response = await self.router.apply(meta.game, request, timeout_s=timeout_s)
+        deadline = await self.settle(meta, response.status)
+        return Applied(response, deadline)
+
+    async def settle(self, meta: GameMeta, status: games_pb2.GameStatus) -> float | None:
+        """Arm the next deadline, or record the end. Idempotent (a replayed answer settles again)."""
+        if status.over:
+            await self.records.write(meta, status.outcome)
+            await self.directory.finish(meta)
+        return await self.clocks.arm(meta.game_id, status, meta.per_move_s)
+
+    async def on_due(self, due: Due) -> bool:
+        """A turn deadline passed: time out the first seat still to act at that version."""
+        try:
+            meta = await self.directory.meta(due.game_id)
+        except Refused as refused:
+            return bool(refused.code == grpc.StatusCode.NOT_FOUND)  # the game is gone: nothing to do
+        if not due.seats:
+            return True
+        seat = due.seats[0]
+        try:
+            rid = timeout_request_id(due.version, seat)
+            await self.apply(meta, seat, expected_version=due.version, request_id=rid, time_out=True)
+            log.info("turn timed out", extra={"game_id": due.game_id, "seat": seat, "version": due.version})
+            return True
+        except Refused as refused:
+            if refused.code == grpc.StatusCode.UNAVAILABLE:
+                return False  # keep the claim; it is taken again when its lease ends
+            if refused.code == grpc.StatusCode.NOT_FOUND:
+                return True
+            # Stale (ABORTED) or over (FAILED_PRECONDITION): make sure the game's state is settled,
+            # in case the process that applied its last action died before doing so.
+            await self.recover(meta)
+            return True
+
+    async def recover(self, meta: GameMeta) -> None:
+        try:
+            view = await self.router.get_view(meta.game, rules_pb2.GetViewRequest(game_id=meta.game_id))
+        except Refused:
+            return
+        if view.status.over and await self.records.exists(meta.game_id):
+            await self.directory.finish(meta)
+            return
+        await self.settle(meta, view.status)

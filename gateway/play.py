@@ -1,0 +1,458 @@
+"""GameService: read, move, resign, list, watch, the play stream, and finished games' records.
+
+Only a seated player moves, and only for their own seat (PERMISSION_DENIED otherwise); anyone
+signed in may read and watch. Every input is checked before anything is written: ids are 1-64
+characters of [A-Za-z0-9_-] (INVALID_ARGUMENT), a move must be for the game's own type, event ids
+look like "12-1"; the server's max message size caps everything else.
+
+The Play stream carries the unary calls' guarantees: the same request-id scoping (a retry on either
+path gets the first answer), versions, and watches that resume from an event id. One writer (the
+response generator) drains a queue; each action runs in its own task, so one slow game never holds
+up another on the same stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+from redis.exceptions import RedisError
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2, play_pb2_grpc
+from tafel.rules.v1 import rules_pb2
+
+from gateway.actions import Actions, Applied, rules_request_id
+from gateway.auth import Authenticator, Identity
+from gateway.games import GameDirectory, GameMeta, check_id
+from gateway.metrics import GatewayMetrics
+from gateway.records import Records
+from gateway.watch import LAST_OF_HISTORY, LIVE, EventHub, check_event_id
+from services.kit.errors import Refused, abort, invalid
+
+log = logging.getLogger("tafel.gateway.play")
+MAX_IN_FLIGHT_PER_STREAM = 256
+OUT_QUEUE_LIMIT = 4096
+
+
+def permission_denied(reason: str, message: str) -> Refused:
+    return Refused(grpc.StatusCode.PERMISSION_DENIED, reason, message)
+
+
+def unavailable() -> Refused:
+    return Refused(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", "game storage is unavailable; retry")
+
+
+def resolve_seat(meta: GameMeta, player_id: str, requested: int | None) -> int:
+    seats = meta.seats_of(player_id)
+    if not seats:
+        raise permission_denied("NOT_A_PLAYER", "you do not play in this game")
+    if requested is not None:
+        if requested not in seats:
+            raise permission_denied("NOT_YOUR_SEAT", f"seat {requested} is not yours")
+        return requested
+    if len(seats) > 1:
+        raise invalid("SEAT_REQUIRED", "you hold several seats in this game: name the seat", field="seat")
+    return seats[0]
+
+
+def refusal_of(refused: Refused) -> play_pb2.Refusal:
+    refusal = play_pb2.Refusal(code=refused.code.value[0], reason=refused.reason, message=refused.message)
+    if refused.current_version is not None:
+        refusal.current_version = refused.current_version
+    return refusal
+
+
+def _set_time(target: Any, seconds: float | None) -> None:
+    if seconds is not None:
+        target.FromMilliseconds(int(seconds * 1000))
+
+
+class GameServicer(play_pb2_grpc.GameServiceServicer):
+    def __init__(
+        self,
+        auth: Authenticator,
+        directory: GameDirectory,
+        actions: Actions,
+        hub: EventHub,
+        records: Records,
+        metrics: GatewayMetrics,
+    ) -> None:
+        self.auth = auth
+        self.directory = directory
+        self.actions = actions
+        self.router = actions.router
+        self.clocks = actions.clocks
+        self.hub = hub
+        self.records = records
+        self.metrics = metrics
+        self.stopping = asyncio.Event()
+
+    # -- shared steps -------------------------------------------------------------------------------
+
+    async def _meta(self, game_id: str) -> GameMeta:
+        check_id("game_id", game_id)
+        return await self.directory.meta(game_id)
+
+    async def game_view(self, meta: GameMeta, player_id: str) -> play_pb2.GetGameResponse:
+        seats = meta.seats_of(player_id)
+        request = rules_pb2.GetViewRequest(game_id=meta.game_id)
+        if seats:
+            request.seat = seats[0]
+        view = await self.router.get_view(meta.game, request)
+        response = play_pb2.GetGameResponse(
+            summary=await self.directory.summary(meta.game_id, view.status, meta),
+            view=view.view,
+            last_event_id=view.last_event_id,
+        )
+        if seats:
+            response.seat = seats[0]
+        return response
+
+    async def submit(self, identity: Identity, request: play_pb2.SubmitMoveRequest) -> play_pb2.SubmitMoveResponse:
+        check_id("game_id", request.game_id)
+        check_id("request_id", request.request_id)
+        if not request.HasField("move") or request.move.WhichOneof("game") is None:
+            raise invalid("MOVE_MISSING", "set the move", field="move")
+        meta = await self.directory.meta(request.game_id)
+        seat = resolve_seat(meta, identity.player_id, request.seat if request.HasField("seat") else None)
+        if request.move.WhichOneof("game") != meta.game:
+            raise invalid("WRONG_GAME", f"this is a {meta.game} game: send a {meta.game} move", field="move")
+        applied = await self.actions.apply(
+            meta,
+            seat,
+            expected_version=request.expected_version,
+            request_id=rules_request_id(seat, request.request_id),
+            move=request.move,
+        )
+        response = play_pb2.SubmitMoveResponse(
+            version=applied.response.version, events=applied.response.events, status=applied.response.status
+        )
+        _set_time(response.turn_deadline, applied.deadline)
+        return response
+
+    async def resign(self, identity: Identity, request: play_pb2.ResignRequest) -> play_pb2.ResignResponse:
+        check_id("game_id", request.game_id)
+        check_id("request_id", request.request_id)
+        meta = await self.directory.meta(request.game_id)
+        seat = resolve_seat(meta, identity.player_id, request.seat if request.HasField("seat") else None)
+        rid = rules_request_id(seat, request.request_id)
+        # A resignation is valid at any version: read the current one, retry once on a race.
+        applied: Applied | None = None
+        for _ in range(3):
+            view = await self.router.get_view(meta.game, rules_pb2.GetViewRequest(game_id=meta.game_id))
+            try:
+                applied = await self.actions.apply(
+                    meta, seat, expected_version=view.status.version, request_id=rid, resign=True
+                )
+                break
+            except Refused as refused:
+                if refused.code != grpc.StatusCode.ABORTED:
+                    raise
+        if applied is None:
+            raise Refused(grpc.StatusCode.ABORTED, "VERSION_MISMATCH", "the game kept moving; retry")
+        return play_pb2.ResignResponse(
+            version=applied.response.version, events=applied.response.events, status=applied.response.status
+        )
+
+    def deadline_of(self, meta: GameMeta, event: games_pb2.GameEvent, source: int, received: float) -> float | None:
+        """The turn deadline in force after a live event: its arrival plus the per-move time (the
+        authoritative deadline lives in Redis; GetGame reads it)."""
+        if event.WhichOneof("kind") == "ended" or source != LIVE:
+            return None
+        return received + meta.per_move_s
+
+    # -- unary RPCs ---------------------------------------------------------------------------------
+
+    async def _guard(self, context: grpc.aio.ServicerContext[Any, Any], work: Any) -> Any:
+        try:
+            return await work
+        except Refused as refused:
+            await abort(context, refused)
+        except RedisError:
+            await abort(context, unavailable())
+
+    async def GetGame(
+        self, request: play_pb2.GetGameRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.GetGameResponse:
+        async def work() -> play_pb2.GetGameResponse:
+            identity = self.auth.identity(context.invocation_metadata())
+            return await self.game_view(await self._meta(request.game_id), identity.player_id)
+
+        result: play_pb2.GetGameResponse = await self._guard(context, work())
+        return result
+
+    async def SubmitMove(
+        self, request: play_pb2.SubmitMoveRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.SubmitMoveResponse:
+        started = time.perf_counter()
+
+        async def work() -> play_pb2.SubmitMoveResponse:
+            identity = self.auth.identity(context.invocation_metadata())
+            return await self.submit(identity, request)
+
+        try:
+            result: play_pb2.SubmitMoveResponse = await self._guard(context, work())
+        except BaseException:
+            self.metrics.actions.labels("unary", "refused").inc()
+            raise
+        self.metrics.actions.labels("unary", "applied").inc()
+        self.metrics.latency.labels("unary").observe(time.perf_counter() - started)
+        return result
+
+    async def Resign(
+        self, request: play_pb2.ResignRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.ResignResponse:
+        async def work() -> play_pb2.ResignResponse:
+            identity = self.auth.identity(context.invocation_metadata())
+            return await self.resign(identity, request)
+
+        result: play_pb2.ResignResponse = await self._guard(context, work())
+        return result
+
+    async def ListMyGames(
+        self, request: play_pb2.ListMyGamesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.ListMyGamesResponse:
+        async def work() -> play_pb2.ListMyGamesResponse:
+            identity = self.auth.identity(context.invocation_metadata())
+            games, token = await self.directory.list_for_player(
+                identity.player_id, request.page_size, request.page_token
+            )
+            return play_pb2.ListMyGamesResponse(games=games, next_page_token=token)
+
+        result: play_pb2.ListMyGamesResponse = await self._guard(context, work())
+        return result
+
+    async def ListLiveGames(
+        self, request: play_pb2.ListLiveGamesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.ListLiveGamesResponse:
+        async def work() -> play_pb2.ListLiveGamesResponse:
+            self.auth.identity(context.invocation_metadata())
+            games, token = await self.directory.list_live(request.game, request.page_size, request.page_token)
+            return play_pb2.ListLiveGamesResponse(games=games, next_page_token=token)
+
+        result: play_pb2.ListLiveGamesResponse = await self._guard(context, work())
+        return result
+
+    async def GetGameRecord(
+        self, request: play_pb2.GetGameRecordRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.GetGameRecordResponse:
+        async def work() -> play_pb2.GetGameRecordResponse:
+            self.auth.identity(context.invocation_metadata())
+            return play_pb2.GetGameRecordResponse(record=await self.records.get(request.game_id))
+
+        result: play_pb2.GetGameRecordResponse = await self._guard(context, work())
+        return result
+
+    async def ListGameRecords(
+        self, request: play_pb2.ListGameRecordsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.ListGameRecordsResponse:
+        async def work() -> play_pb2.ListGameRecordsResponse:
+            self.auth.identity(context.invocation_metadata())
+            records, token = await self.records.list(
+                player_id=request.player_id, game=request.game, page_size=request.page_size,
+                page_token=request.page_token,
+            )
+            return play_pb2.ListGameRecordsResponse(records=records, next_page_token=token)
+
+        result: play_pb2.ListGameRecordsResponse = await self._guard(context, work())
+        return result
+
+    # -- streams ------------------------------------------------------------------------------------
+
+    async def WatchGame(
+        self, request: play_pb2.WatchGameRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[play_pb2.WatchGameResponse]:
+        try:
+            self.auth.identity(context.invocation_metadata())
+            meta = await self._meta(request.game_id)
+            check_event_id(request.after_event_id)
+        except Refused as refused:
+            await abort(context, refused)
+        except RedisError:
+            await abort(context, unavailable())
+        self.metrics.watch_streams.inc()
+        try:
+            async with self.hub.watch(meta.game_id, request.after_event_id) as watch:
+                async for event, source in watch.events():
+                    response = play_pb2.WatchGameResponse(event=event)
+                    if source == LAST_OF_HISTORY and event.WhichOneof("kind") != "ended":
+                        _set_time(response.turn_deadline, await self.clocks.deadline(meta.game_id, event.version))
+                    else:
+                        _set_time(response.turn_deadline, self.deadline_of(meta, event, source, time.time()))
+                    self.metrics.events_sent.inc()
+                    yield response
+        except Refused as refused:
+            await abort(context, refused)
+        except RedisError:
+            await abort(context, unavailable())
+        finally:
+            self.metrics.watch_streams.dec()
+
+    async def Play(
+        self, request_iterator: AsyncIterator[play_pb2.PlayRequest], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[play_pb2.PlayResponse]:
+        try:
+            identity = self.auth.identity(context.invocation_metadata())
+        except Refused as refused:
+            await abort(context, refused)
+        session = PlaySession(self, identity)
+        self.metrics.play_streams.inc()
+        try:
+            async for response in session.run(request_iterator):
+                yield response
+        finally:
+            self.metrics.play_streams.dec()
+
+
+_DONE = None
+
+
+class PlaySession:
+    """One Play stream: a reader task, one task per action, one pump per watched game, and the
+    response generator as the only writer."""
+
+    def __init__(self, servicer: GameServicer, identity: Identity) -> None:
+        self.servicer = servicer
+        self.identity = identity
+        self.out: asyncio.Queue[play_pb2.PlayResponse | None] = asyncio.Queue(OUT_QUEUE_LIMIT)
+        self.slots = asyncio.Semaphore(MAX_IN_FLIGHT_PER_STREAM)
+        self.actions: set[asyncio.Task[None]] = set()
+        self.watches: dict[str, asyncio.Task[None]] = {}
+        self.reading_done = False
+
+    async def run(self, requests: AsyncIterator[play_pb2.PlayRequest]) -> AsyncIterator[play_pb2.PlayResponse]:
+        loop = asyncio.get_running_loop()
+        reader = loop.create_task(self._read(requests))
+        stopping = loop.create_task(self.servicer.stopping.wait())
+        stopping.add_done_callback(lambda _: self.out.put_nowait(_DONE) if not self.out.full() else None)
+        try:
+            while True:
+                response = await self.out.get()
+                if response is _DONE:
+                    break
+                yield response
+        finally:
+            stopping.cancel()
+            reader.cancel()
+            for task in (*self.actions, *self.watches.values()):
+                task.cancel()
+
+    def _check_session(self) -> None:
+        if self.identity.expires_at <= time.time():
+            raise Refused(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_EXPIRED", "the session has expired; sign in again")
+
+    async def _read(self, requests: AsyncIterator[play_pb2.PlayRequest]) -> None:
+        try:
+            async for request in requests:
+                kind = request.WhichOneof("action")
+                correlation = request.correlation_id
+                if kind == "ping":
+                    pong = play_pb2.Pong(nonce=request.ping.nonce)
+                    await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, pong=pong))
+                    continue
+                try:
+                    self._check_session()
+                except Refused as refused:
+                    await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal_of(refused)))
+                    break
+                if kind in ("submit_move", "resign"):
+                    await self.slots.acquire()
+                    task = asyncio.get_running_loop().create_task(self._act(request))
+                    self.actions.add(task)
+                    task.add_done_callback(self._action_done)
+                elif kind == "watch":
+                    self._start_watch(correlation, request.watch)
+                elif kind == "stop_watching":
+                    await self._stop_watch(correlation, request.stop_watching.game_id)
+                else:
+                    missing = invalid("ACTION_MISSING", "set one of submit_move, resign, watch, stop_watching, ping")
+                    await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal_of(missing)))
+        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+            pass
+        finally:
+            self.reading_done = True
+            if self.actions:
+                await asyncio.gather(*tuple(self.actions), return_exceptions=True)
+            if not self.watches:
+                await self.out.put(_DONE)
+
+    def _action_done(self, task: asyncio.Task[None]) -> None:
+        self.actions.discard(task)
+        self.slots.release()
+
+    async def _act(self, request: play_pb2.PlayRequest) -> None:
+        servicer = self.servicer
+        started = time.perf_counter()
+        response = play_pb2.PlayResponse(correlation_id=request.correlation_id)
+        try:
+            if request.WhichOneof("action") == "submit_move":
+                response.move_accepted.CopyFrom(await servicer.submit(self.identity, request.submit_move))
+            else:
+                response.resigned.CopyFrom(await servicer.resign(self.identity, request.resign))
+            servicer.metrics.actions.labels("stream", "applied").inc()
+            servicer.metrics.latency.labels("stream").observe(time.perf_counter() - started)
+        except Refused as refused:
+            response.refusal.CopyFrom(refusal_of(refused))
+            servicer.metrics.actions.labels("stream", "refused").inc()
+        except RedisError:
+            response.refusal.CopyFrom(refusal_of(unavailable()))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("action failed")
+            response.refusal.CopyFrom(
+                refusal_of(Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "the action failed; retry"))
+            )
+        await self.out.put(response)
+
+    def _start_watch(self, correlation: int, request: play_pb2.WatchGameRequest) -> None:
+        previous = self.watches.pop(request.game_id, None)
+        if previous is not None:
+            previous.cancel()
+        task = asyncio.get_running_loop().create_task(self._pump(correlation, request))
+        self.watches[request.game_id] = task
+
+        def done(finished: asyncio.Task[None]) -> None:
+            if self.watches.get(request.game_id) is finished:
+                del self.watches[request.game_id]
+            if self.reading_done and not self.watches and not self.actions:
+                with contextlib.suppress(asyncio.QueueFull):
+                    self.out.put_nowait(_DONE)
+
+        task.add_done_callback(done)
+
+    async def _stop_watch(self, correlation: int, game_id: str) -> None:
+        task = self.watches.pop(game_id, None)
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        ack = play_pb2.GetGameResponse()
+        ack.summary.game_id = game_id
+        await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, watching=ack))
+
+    async def _pump(self, correlation: int, request: play_pb2.WatchGameRequest) -> None:
+        servicer = self.servicer
+        try:
+            meta = await servicer._meta(request.game_id)
+            check_event_id(request.after_event_id)
+            async with servicer.hub.watch(meta.game_id, request.after_event_id) as watch:
+                view = await servicer.game_view(meta, self.identity.player_id)
+                await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, watching=view))
+                async for event, source in watch.events():
+                    delivery = play_pb2.GameEventDelivery(game_id=meta.game_id, event=event)
+                    if source == LAST_OF_HISTORY and event.WhichOneof("kind") != "ended":
+                        _set_time(delivery.turn_deadline, await servicer.clocks.deadline(meta.game_id, event.version))
+                    else:
+                        _set_time(delivery.turn_deadline, servicer.deadline_of(meta, event, source, time.time()))
+                    servicer.metrics.events_sent.inc()
+                    await self.out.put(play_pb2.PlayResponse(event=delivery))
+        except Refused as refused:
+            await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal_of(refused)))
+        except RedisError:
+            await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal_of(unavailable())))

@@ -1,0 +1,106 @@
+"""Finished games' records: players, options, every applied action, result and timestamps.
+
+Written when a game ends (seen on the apply path or by the clock), from the game's metadata and its
+action list (GameStore.read_actions), so it outlives the live keys, which expire:
+
+- ``tafel:record:{g:ID}`` a GameRecord (SET NX: when two replicas see the same end, the first
+  write stands and the second changes nothing);
+- ``tafel:records``, ``tafel:records:g:<game>``, ``tafel:records:p:<player>`` and
+  ``tafel:records:p:<player>:g:<game>`` sorted sets by end time, for listing newest first.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import grpc
+from redis.asyncio import Redis
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2
+
+from gateway.games import GameMeta, PageCursor, check_id, page_size_of, zpage_newest
+from services.kit.errors import Refused
+from services.kit.store import GameStore
+
+INDEX = "tafel:records"
+
+
+def record_key(game_id: str) -> str:
+    return f"tafel:record:{{g:{game_id}}}"
+
+
+def index_key(player_id: str = "", game: str = "") -> str:
+    key = INDEX
+    if player_id:
+        key += f":p:{player_id}"
+    if game:
+        key += f":g:{game}"
+    return key
+
+
+class Records:
+    def __init__(self, redis: Redis, store: GameStore, *, ttl_s: int = 0) -> None:
+        self.redis = redis
+        self.store = store
+        self.ttl_s = ttl_s
+
+    async def write(self, meta: GameMeta, outcome: games_pb2.Outcome) -> play_pb2.GameRecord:
+        """Write the record of a game that just ended; idempotent. Returns the record that stands."""
+        actions = [games_pb2.RecordedAction.FromString(row) for row in await self.store.read_actions(meta.game_id)]
+        record = play_pb2.GameRecord(
+            game_id=meta.game_id,
+            game=meta.game,
+            options=meta.game_options(),
+            players=meta.seated_players(),
+            actions=actions,
+            outcome=outcome,
+            time_control=meta.time_control(),
+            rated=meta.rated,
+        )
+        record.started_at.FromMilliseconds(int(meta.created_at * 1000))
+        if actions:
+            record.ended_at.CopyFrom(actions[-1].at)  # the same on every replica
+        else:
+            record.ended_at.FromMilliseconds(int(time.time() * 1000))
+        key = record_key(meta.game_id)
+        written = await self.redis.set(key, record.SerializeToString(), nx=True, ex=self.ttl_s or None)
+        if not written:
+            stored: Any = await self.redis.get(key)
+            if stored is not None:
+                record = play_pb2.GameRecord.FromString(stored)
+        score = record.ended_at.ToMilliseconds()
+        pipe = self.redis.pipeline(transaction=False)
+        for player_id in {p.player.player_id for p in record.players} | {""}:
+            for game in ("", record.game):
+                pipe.zadd(index_key(player_id, game), {meta.game_id: score})
+        await pipe.execute()
+        return record
+
+    async def get(self, game_id: str) -> play_pb2.GameRecord:
+        check_id("game_id", game_id)
+        stored: Any = await self.redis.get(record_key(game_id))
+        if stored is None:
+            raise Refused(grpc.StatusCode.NOT_FOUND, "RECORD_NOT_FOUND", f"no record of a finished game {game_id!r}")
+        return play_pb2.GameRecord.FromString(stored)
+
+    async def exists(self, game_id: str) -> bool:
+        return bool(await self.redis.exists(record_key(game_id)))
+
+    async def list(
+        self, *, player_id: str, game: str, page_size: int, page_token: str
+    ) -> tuple[list[play_pb2.GameRecord], str]:
+        if player_id:
+            check_id("player_id", player_id)
+        if game:
+            check_id("game", game)
+        size = page_size_of(page_size)
+        cursor = PageCursor.decode(page_token)
+        after = (cursor.score, cursor.member) if cursor else None
+        rows, more = await zpage_newest(self.redis, index_key(player_id, game), size, after)
+        records: list[play_pb2.GameRecord] = []
+        if rows:
+            stored: Any = await self.redis.mget([record_key(member) for member, _ in rows])
+            records = [play_pb2.GameRecord.FromString(data) for data in stored if data is not None]
+        token = PageCursor("records", rows[-1][1], rows[-1][0]).encode() if more and rows else ""
+        return records, token

@@ -1,0 +1,178 @@
+"""Assemble a gateway process: one grpc.aio server with AccountService, GameService and (when
+gateway/lobby.py is present) LobbyService, plus health and reflection; the rules router, the event
+hub, the clock sweeper and metrics. `start_gateway` returns it running (port 0 in tests)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import inspect
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from redis.asyncio import Redis
+from tafel.play.v1 import play_pb2, play_pb2_grpc
+
+from gateway.accounts import AccountServicer
+from gateway.actions import Actions
+from gateway.auth import Authenticator
+from gateway.clocks import Clocks
+from gateway.games import GameDirectory, meta_key
+from gateway.metrics import GatewayMetrics
+from gateway.play import GameServicer
+from gateway.records import Records
+from gateway.rules_router import RulesRouter
+from gateway.settings import GatewaySettings
+from gateway.watch import EventHub
+from services.kit.main import redis_client
+from services.kit.server import RunningServer, start_server
+from services.kit.store import GameStore
+
+log = logging.getLogger("tafel.gateway")
+
+
+def service_name(name: str) -> str:
+    return str(play_pb2.DESCRIPTOR.services_by_name[name].full_name)
+
+
+def _lobby_class() -> Any | None:
+    """gateway/lobby.py's LobbyServicer, once it exists."""
+    try:
+        module = importlib.import_module("gateway.lobby")
+    except ModuleNotFoundError as error:
+        if error.name == "gateway.lobby":
+            return None
+        raise
+    return getattr(module, "LobbyServicer", None)
+
+
+async def _maybe_await(value: Any) -> None:
+    if inspect.isawaitable(value):
+        await value
+
+
+@dataclass
+class Gateway:
+    settings: GatewaySettings
+    running: RunningServer
+    redis: Redis
+    auth: Authenticator
+    router: RulesRouter
+    hub: EventHub
+    clocks: Clocks
+    directory: GameDirectory
+    records: Records
+    actions: Actions
+    games: GameServicer
+    lobby: Any | None
+    metrics: GatewayMetrics
+
+    @property
+    def port(self) -> int:
+        return self.running.port
+
+    @property
+    def address(self) -> str:
+        return f"{self.settings.server.host}:{self.running.port}"
+
+    async def stop(self, grace_s: float | None = None) -> None:
+        """Stop taking calls, end the live streams (clients resume elsewhere from their last event
+        id), let in-flight moves finish within the grace period, then close the clients."""
+        grace = self.settings.server.grace_s if grace_s is None else grace_s
+        for name in (*self.running.service_names, ""):
+            with contextlib.suppress(Exception):
+                await self.running.health.set(name, 2)  # NOT_SERVING
+        self.games.stopping.set()
+        await self.clocks.stop()
+        await self.hub.close()
+        if self.lobby is not None:
+            for method in ("stop", "close"):
+                if hasattr(self.lobby, method):
+                    with contextlib.suppress(Exception):
+                        await _maybe_await(getattr(self.lobby, method)())
+                    break
+        await self.running.server.stop(grace)
+        await self.router.close()
+        await self.redis.aclose()
+
+
+async def start_gateway(settings: GatewaySettings) -> Gateway:
+    server = settings.server
+    redis = redis_client(server.redis_url)
+    store = GameStore(redis, live_ttl_s=settings.game_ttl_s, finished_ttl_s=settings.game_ttl_s)
+    router = RulesRouter(
+        settings.rules,
+        streams_per_replica=settings.rules_streams,
+        timeout_s=settings.rules_timeout_s,
+        max_message_bytes=max(server.max_message_bytes, 4 << 20),
+    )
+    clocks = Clocks(redis, ttl_s=settings.game_ttl_s, max_wait_s=settings.clock_max_wait_s, meta_key=meta_key)
+    directory = GameDirectory(redis, router, clocks, game_ttl_s=settings.game_ttl_s)
+    records = Records(redis, store, ttl_s=settings.record_ttl_s)
+    actions = Actions(directory, router, clocks, records)
+    hub = EventHub(server.redis_url, store)
+    auth = Authenticator(redis, secret=settings.token_secret, token_ttl_s=settings.token_ttl_s)
+    metrics = GatewayMetrics()
+    games = GameServicer(auth, directory, actions, hub, records, metrics)
+    accounts = AccountServicer(auth)
+    lobby_class = _lobby_class()
+    lobby = lobby_class(redis, auth, directory, router, settings) if lobby_class is not None else None
+
+    names = [service_name("AccountService"), service_name("GameService")]
+    if lobby is not None:
+        names.append(service_name("LobbyService"))
+
+    def register(grpc_server: grpc.aio.Server) -> None:
+        play_pb2_grpc.add_AccountServiceServicer_to_server(accounts, grpc_server)
+        play_pb2_grpc.add_GameServiceServicer_to_server(games, grpc_server)
+        if lobby is not None:
+            play_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, grpc_server)
+
+    running = await start_server(server, register, names)
+    router.start()
+    hub.start()
+    clocks.start(actions.on_due)
+    if lobby is not None and hasattr(lobby, "start"):
+        await _maybe_await(lobby.start())
+    metrics.gauge("tafel_gateway_watchers", "Local watchers of live games", lambda: float(hub.watchers))
+    metrics.gauge("tafel_gateway_subscribed_games", "Game channels subscribed", lambda: float(hub.channels))
+    metrics.gauge("tafel_gateway_timeouts_applied", "Turn deadlines settled", lambda: float(clocks.fired))
+    metrics.serve(server.metrics_port, server.host)
+    return Gateway(
+        settings=settings,
+        running=running,
+        redis=redis,
+        auth=auth,
+        router=router,
+        hub=hub,
+        clocks=clocks,
+        directory=directory,
+        records=records,
+        actions=actions,
+        games=games,
+        lobby=lobby,
+        metrics=metrics,
+    )
+
+
+async def serve(settings: GatewaySettings) -> None:
+    """Run until SIGTERM/SIGINT, then stop gracefully."""
+    import signal
+
+    gateway = await start_gateway(settings)
+    log.info("serving", extra={"address": gateway.address, "games": list(settings.rules)})
+    print(f"LISTENING gateway {gateway.address}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    serving = asyncio.ensure_future(gateway.running.server.wait_for_termination())
+    waiting = asyncio.ensure_future(stop.wait())
+    await asyncio.wait((serving, waiting), return_when=asyncio.FIRST_COMPLETED)
+    await gateway.stop()
+    waiting.cancel()
+    serving.cancel()
+    log.info("stopped")

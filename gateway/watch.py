@@ -1,0 +1,390 @@
+"""Live game events: one Redis pub/sub connection per gateway process feeds every local watcher.
+
+A game's channel (services.kit.store.game_keys(id).channel) carries one
+``tafel.games.v1.GameEventBatch`` per applied action. The hub subscribes a channel when its first
+local watcher arrives and unsubscribes a little after the last one leaves; each message is parsed
+once and handed to every watcher of that game.
+
+No gap, no duplicate: a watcher subscribes first (and waits for Redis to confirm the
+subscription), then reads the game's event stream (XRANGE) after the id it was given, then takes
+live batches. Event ids ("<version>-<index>") order everything: a live event at or before the last
+delivered id is dropped; a batch that skips a version makes the watcher read the gap from the stream
+first. If the pub/sub connection breaks, the hub reconnects, re-subscribes, and every watcher
+re-reads the stream after its last id once its channel is confirmed again. A watcher whose consumer
+falls far behind drops its backlog and re-reads the stream when it catches up (bounded memory).
+
+The connection speaks RESP directly (subscribe/unsubscribe/ping and pushed messages only), so the
+hub controls reconnects and knows exactly when a subscription is live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import grpc
+from tafel.games.v1 import games_pb2
+
+from services.kit.errors import Refused
+from services.kit.store import GameStore, game_keys
+
+log = logging.getLogger("tafel.gateway.watch")
+QUEUE_LIMIT = 2048
+LINGER_S = 2.0
+SUBSCRIBE_TIMEOUT_S = 5.0
+PING_EVERY_S = 15.0
+
+
+def event_key(event_id: str) -> tuple[int, int]:
+    version, _, index = event_id.partition("-")
+    try:
+        return int(version), int(index or 0)
+    except ValueError:
+        return -1, -1
+
+
+def check_event_id(value: str) -> None:
+    if value and (len(value) > 41 or event_key(value)[0] < 0 or value.count("-") != 1):
+        raise Refused(
+            grpc.StatusCode.INVALID_ARGUMENT, "BAD_EVENT_ID", "after_event_id must be an event id like 12-1"
+        )
+
+
+class RespError(Exception):
+    pass
+
+
+async def _read_reply(reader: asyncio.StreamReader) -> Any:
+    line = await reader.readline()
+    if not line.endswith(b"\r\n"):
+        raise ConnectionError("redis closed the connection")
+    kind, body = line[:1], line[1:-2]
+    if kind == b"*":
+        count = int(body)
+        if count < 0:
+            return None
+        return [await _read_reply(reader) for _ in range(count)]
+    if kind == b"$":
+        size = int(body)
+        if size < 0:
+            return None
+        data = await reader.readexactly(size + 2)
+        return data[:-2]
+    if kind == b":":
+        return int(body)
+    if kind == b"+":
+        return body
+    if kind == b"-":
+        return RespError(body.decode(errors="replace"))
+    raise ConnectionError(f"unexpected reply from redis: {line[:20]!r}")
+
+
+def _command(*parts: str | bytes) -> bytes:
+    out = [b"*%d\r\n" % len(parts)]
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return b"".join(out)
+
+
+@dataclass
+class _Channel:
+    name: bytes
+    game_id: str
+    watchers: set[Watch] = field(default_factory=set)
+    confirmed: asyncio.Event = field(default_factory=asyncio.Event)
+    resync: bool = False
+    linger: asyncio.TimerHandle | None = None
+
+
+_RESYNC = object()
+HISTORY, LAST_OF_HISTORY, LIVE = 0, 1, 2
+_END = object()
+
+
+class Watch:
+    """One consumer's view of one game's events: history after an id, then live, in order."""
+
+    def __init__(self, hub: EventHub, game_id: str, after_event_id: str) -> None:
+        self.hub = hub
+        self.game_id = game_id
+        self.after = after_event_id
+        self.last: tuple[int, int] = event_key(after_event_id) if after_event_id else (-1, -1)
+        self._queue: deque[Any] = deque()
+        self._ready = asyncio.Event()
+
+    def _push(self, item: Any) -> None:
+        if len(self._queue) >= QUEUE_LIMIT:
+            self._queue.clear()
+            self._queue.append(_RESYNC)
+        else:
+            self._queue.append(item)
+        self._ready.set()
+
+    async def _history(self) -> list[games_pb2.GameEvent]:
+        after = "-" if self.last < (0, 0) else f"{self.last[0]}-{self.last[1]}"
+        rows = await self.hub.store.read_events(self.game_id, after)
+        events = []
+        for event_id, payload in rows:
+            key = event_key(event_id)
+            if key > self.last:
+                events.append(games_pb2.GameEvent.FromString(payload))
+                self.last = key
+        return events
+
+    async def events(self) -> AsyncIterator[tuple[games_pb2.GameEvent, int]]:
+        """Everything after the starting id, then live events, each with where it came from
+        (HISTORY, LAST_OF_HISTORY or LIVE). Ends after the game's last event, or when the hub
+        closes. NOT_FOUND when the game has no events at all (never created, or expired)."""
+        history = await self._history()
+        if not history and self.last < (0, 0):
+            raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no events for game {self.game_id!r}")
+        for position, event in enumerate(history):
+            yield event, LAST_OF_HISTORY if position == len(history) - 1 else HISTORY
+            if event.WhichOneof("kind") == "ended":
+                return
+        while True:
+            while not self._queue:
+                self._ready.clear()
+                await self._ready.wait()
+            item = self._queue.popleft()
+            if item is _END:
+                return
+            if item is _RESYNC:
+                batch_events = await self._history()
+            else:
+                batch: games_pb2.GameEventBatch = item
+                if not batch.events:
+                    continue
+                first = event_key(batch.events[0].event_id)
+                if first[0] > self.last[0] + 1 and self.last >= (0, 0):
+                    batch_events = await self._history()  # a version went missing: read the gap
+                else:
+                    batch_events = []
+                    for event in batch.events:
+                        key = event_key(event.event_id)
+                        if key > self.last:
+                            batch_events.append(event)
+                            self.last = key
+            for event in batch_events:
+                yield event, LIVE
+                if event.WhichOneof("kind") == "ended":
+                    return
+
+
+class EventHub:
+    """The gateway's single pub/sub connection and its fan-out to local watchers."""
+
+    def __init__(self, redis_url: str, store: GameStore) -> None:
+        self.url = redis_url
+        self.store = store
+        self._channels: dict[bytes, _Channel] = {}
+        # Subscriptions sent and not yet confirmed, in order, per channel name.
+        self._waiting: dict[bytes, deque[_Channel]] = {}
+        self._writer: asyncio.StreamWriter | None = None
+        self._connected = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+        self._generation = 0
+        self._last_reply = 0.0
+        self.messages = 0
+
+    @property
+    def watchers(self) -> int:
+        return sum(len(ch.watchers) for ch in self._channels.values())
+
+    @property
+    def channels(self) -> int:
+        return len(self._channels)
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="event hub")
+
+    async def close(self) -> None:
+        """Stop: every watcher's stream ends (clients reconnect elsewhere with their last id)."""
+        self._closed = True
+        for channel in self._channels.values():
+            for watch in channel.watchers:
+                watch._push(_END)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self._writer is not None:
+            self._writer.close()
+
+    # -- watchers -----------------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def watch(self, game_id: str, after_event_id: str = "") -> AsyncIterator[Watch]:
+        """Subscribe (confirmed by Redis) and yield a Watch; unsubscribe when done."""
+        if self._closed:
+            raise Refused(grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN", "this gateway is stopping; reconnect")
+        check_event_id(after_event_id)
+        watch = Watch(self, game_id, after_event_id)
+        channel = self._acquire(game_id, watch)
+        try:
+            try:
+                await asyncio.wait_for(channel.confirmed.wait(), SUBSCRIBE_TIMEOUT_S)
+            except TimeoutError:
+                raise Refused(
+                    grpc.StatusCode.UNAVAILABLE, "EVENTS_UNAVAILABLE", "live events are unavailable; retry"
+                ) from None
+            yield watch
+        finally:
+            self._release(channel, watch)
+
+    def _acquire(self, game_id: str, watch: Watch) -> _Channel:
+        name = game_keys(game_id).channel.encode()
+        channel = self._channels.get(name)
+        if channel is None:
+            channel = _Channel(name=name, game_id=game_id)
+            self._channels[name] = channel
+            self._send_subscribe(channel)
+        if channel.linger is not None:
+            channel.linger.cancel()
+            channel.linger = None
+        channel.watchers.add(watch)
+        return channel
+
+    def _release(self, channel: _Channel, watch: Watch) -> None:
+        channel.watchers.discard(watch)
+        if not channel.watchers and self._channels.get(channel.name) is channel and channel.linger is None:
+            channel.linger = asyncio.get_running_loop().call_later(LINGER_S, self._unsubscribe, channel)
+
+    def _unsubscribe(self, channel: _Channel) -> None:
+        channel.linger = None
+        if channel.watchers or self._channels.get(channel.name) is not channel:
+            return
+        del self._channels[channel.name]
+        self._send(_command("UNSUBSCRIBE", channel.name))
+
+    def _send_subscribe(self, channel: _Channel) -> None:
+        if self._writer is None or not self._connected.is_set():
+            return  # (re)connecting: the connection subscribes every channel when it is up
+        self._waiting.setdefault(channel.name, deque()).append(channel)
+        self._send(_command("SUBSCRIBE", channel.name))
+
+    def _send(self, data: bytes) -> None:
+        writer = self._writer
+        if writer is not None and self._connected.is_set() and not writer.is_closing():
+            writer.write(data)
+
+    # -- the connection -----------------------------------------------------------------------------
+
+    async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        url = urlparse(self.url)
+        if url.scheme == "unix":
+            reader, writer = await asyncio.open_unix_connection(url.path)
+        else:
+            context = ssl.create_default_context() if url.scheme == "rediss" else None
+            reader, writer = await asyncio.open_connection(url.hostname or "127.0.0.1", url.port or 6379, ssl=context)
+        password = unquote(url.password) if url.password else None
+        if password is not None:
+            args = ["AUTH", unquote(url.username), password] if url.username else ["AUTH", password]
+            writer.write(_command(*args))
+            reply = await _read_reply(reader)
+            if isinstance(reply, RespError):
+                writer.close()
+                raise ConnectionError(f"redis refused AUTH: {reply}")
+        return reader, writer
+
+    async def _run(self) -> None:
+        backoff = 0.05
+        first = True
+        while not self._closed:
+            try:
+                reader, writer = await asyncio.wait_for(self._open(), 5.0)
+            except (OSError, ConnectionError, TimeoutError) as error:
+                log.warning("pub/sub connect failed", extra={"error": type(error).__name__})
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+                continue
+            backoff = 0.05
+            self._writer = writer
+            self._waiting.clear()
+            self._connected.set()
+            self._generation += 1
+            # The control channel keeps the connection subscribed; then every game channel.
+            for channel in self._channels.values():
+                if not first:
+                    channel.resync = True
+                self._send_subscribe(channel)
+            first = False
+            pinger = asyncio.get_running_loop().create_task(self._ping())
+            try:
+                await self._read(reader)
+            except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError) as error:
+                if not self._closed:
+                    log.warning("pub/sub connection lost", extra={"error": type(error).__name__})
+            finally:
+                pinger.cancel()
+                self._connected.clear()
+                self._writer = None
+                writer.close()
+                for channel in self._channels.values():
+                    channel.confirmed.clear()
+            if not self._closed:
+                await asyncio.sleep(0.05)
+
+    async def _ping(self) -> None:
+        while True:
+            await asyncio.sleep(PING_EVERY_S)
+            sent = time.monotonic()
+            self._send(_command("PING"))
+            await asyncio.sleep(PING_EVERY_S / 2)
+            if self._last_reply < sent and self._writer is not None:
+                log.warning("pub/sub connection silent; reconnecting")
+                self._writer.close()
+                return
+
+    async def _read(self, reader: asyncio.StreamReader) -> None:
+        while True:
+            reply = await _read_reply(reader)
+            self._last_reply = time.monotonic()
+            if not isinstance(reply, list) or not reply:
+                if isinstance(reply, RespError):
+                    log.warning("pub/sub error", extra={"error": str(reply)})
+                continue
+            kind = reply[0]
+            if kind == b"message":
+                self._deliver(reply[1], reply[2])
+            elif kind == b"subscribe":
+                self._confirmed(reply[1])
+
+    def _confirmed(self, name: bytes) -> None:
+        waiting = self._waiting.get(name)
+        if not waiting:
+            return
+        channel = waiting.popleft()
+        if not waiting:
+            del self._waiting[name]
+        if self._channels.get(name) is not channel:
+            return
+        channel.confirmed.set()
+        if channel.resync:
+            channel.resync = False
+            for watch in channel.watchers:
+                watch._push(_RESYNC)
+
+    def _deliver(self, name: bytes, data: bytes) -> None:
+        channel = self._channels.get(name)
+        if channel is None or not channel.watchers:
+            return
+        self.messages += 1
+        try:
+            batch = games_pb2.GameEventBatch.FromString(data)
+        except Exception:
+            log.warning("undecodable event batch", extra={"channel": name.decode(errors="replace")})
+            return
+        for watch in channel.watchers:
+            watch._push(batch)
