@@ -187,7 +187,7 @@ class Wakeups:
                 await pubsub.subscribe(*self._handlers)
                 self._ready.set()
                 while True:
-                    message = await pubsub.get_message(timeout=30.0)
+                    message = await pubsub.get_message(timeout=1.0)
                     if message is None or message.get("type") != "message":
                         continue
                     channel = message["channel"]
@@ -432,6 +432,26 @@ return out
 
 
 # ---------------------------------------------------------------------------------------------
+# Scripts, with a bound on how many run at once from this process
+
+
+class LimitedScript:
+    """A registered Lua script whose calls wait for one of a few slots: a burst of lobby calls
+    queues here instead of exhausting the process's shared Redis connection pool."""
+
+    def __init__(self, redis: Redis, lua: str, slots: asyncio.Semaphore) -> None:
+        self._script = redis.register_script(lua)
+        self._slots = slots
+
+    async def __call__(self, *, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        async with self._slots:
+            return await self._script(keys=list(keys), args=list(args))
+
+
+DEFAULT_REDIS_SLOTS = 32
+
+
+# ---------------------------------------------------------------------------------------------
 # Values
 
 
@@ -548,15 +568,16 @@ def new_ticket_id() -> str:
 class MatchQueue:
     """The Redis side of matchmaking: every method is one script call (one round trip)."""
 
-    def __init__(self, redis: Redis, settings: MatchmakingSettings) -> None:
+    def __init__(self, redis: Redis, settings: MatchmakingSettings, slots: asyncio.Semaphore | None = None) -> None:
         self.redis = redis
         self.settings = settings
-        self._enqueue = redis.register_script(ENQUEUE_LUA)
-        self._cancel = redis.register_script(CANCEL_LUA)
-        self._renew = redis.register_script(RENEW_LUA)
-        self._lookup = redis.register_script(LOOKUP_LUA)
-        self._started = redis.register_script(STARTED_LUA)
-        self._pair = redis.register_script(PAIR_LUA)
+        slots = slots or asyncio.Semaphore(DEFAULT_REDIS_SLOTS)
+        self._enqueue = LimitedScript(redis, ENQUEUE_LUA, slots)
+        self._cancel = LimitedScript(redis, CANCEL_LUA, slots)
+        self._renew = LimitedScript(redis, RENEW_LUA, slots)
+        self._lookup = LimitedScript(redis, LOOKUP_LUA, slots)
+        self._started = LimitedScript(redis, STARTED_LUA, slots)
+        self._pair = LimitedScript(redis, PAIR_LUA, slots)
 
     @property
     def _keys_ttl_ms(self) -> int:
@@ -685,9 +706,10 @@ class Matchmaker:
         settings: MatchmakingSettings,
         *,
         clock: Callable[[], float] = time.time,
+        slots: asyncio.Semaphore | None = None,
     ) -> None:
         self.redis = redis
-        self.queue = MatchQueue(redis, settings)
+        self.queue = MatchQueue(redis, settings, slots)
         self.starter = starter
         self.ratings = ratings
         self.settings = settings

@@ -38,7 +38,7 @@ from redis.asyncio import Redis
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
-from gateway.matchmaking import GameStarter, Wakeups
+from gateway.matchmaking import DEFAULT_REDIS_SLOTS, GameStarter, LimitedScript, Wakeups
 from services.kit.errors import Refused, invalid
 from services.kit.settings import Env
 
@@ -299,17 +299,19 @@ class Rooms:
         settings: RoomSettings,
         *,
         clock: Callable[[], float] = time.time,
+        slots: asyncio.Semaphore | None = None,
     ) -> None:
         self.redis = redis
         self.starter = starter
         self.settings = settings
         self.clock = clock
-        self._create = redis.register_script(CREATE_LUA)
-        self._join = redis.register_script(JOIN_LUA)
-        self._leave = redis.register_script(LEAVE_LUA)
-        self._start = redis.register_script(START_LUA)
-        self._settle = redis.register_script(SETTLE_LUA)
-        self._read = redis.register_script(READ_LUA)
+        slots = slots or asyncio.Semaphore(DEFAULT_REDIS_SLOTS)
+        self._create = LimitedScript(redis, CREATE_LUA, slots)
+        self._join = LimitedScript(redis, JOIN_LUA, slots)
+        self._leave = LimitedScript(redis, LEAVE_LUA, slots)
+        self._start = LimitedScript(redis, START_LUA, slots)
+        self._settle = LimitedScript(redis, SETTLE_LUA, slots)
+        self._read = LimitedScript(redis, READ_LUA, slots)
         self._watchers: dict[str, set[asyncio.Event]] = {}
         self._starting: dict[str, asyncio.Future[RoomSnapshot]] = {}
 

@@ -1,0 +1,392 @@
+"""LobbyService: the game types on offer, matchmaking (FindMatch) and private rooms.
+
+Every input is checked before anything is written: the game must be one this gateway routes to,
+options must be that game's and within the ranges its rules service describes (DescribeGame), the
+time control within the gateway's range, seat counts within the game's seat range, room codes
+well formed. Options are made canonical (every default filled in) so that "unset" and "the
+defaults spelled out" meet in the same matchmaking queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Protocol
+
+import grpc
+from google.protobuf import descriptor
+from google.protobuf.message import Message
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2, play_pb2_grpc
+from tafel.rules.v1 import rules_pb2
+
+from gateway.matchmaking import (
+    DEFAULT_REDIS_SLOTS,
+    BucketSpec,
+    GameStarter,
+    HashRatings,
+    Matchmaker,
+    MatchmakingSettings,
+    RatingSource,
+    Wakeups,
+)
+from gateway.rooms import Rooms, RoomSettings, RoomSnapshot, normalize_code
+from services.kit.errors import Refused, abort, invalid
+
+log = logging.getLogger("tafel.gateway.lobby")
+MAX_GAME_NAME = 64
+
+# ---------------------------------------------------------------------------------------------
+# What the lobby needs from the rest of the gateway
+
+
+class PlayerSource(Protocol):
+    async def player(self, context: grpc.aio.ServicerContext[Any, Any]) -> play_pb2.Player: ...
+
+
+class GameCatalog(Protocol):
+    @property
+    def games(self) -> tuple[str, ...]: ...
+
+    def offers(self, game: str) -> bool: ...
+
+    async def describe(self, game: str, *, timeout_s: float | None = None) -> rules_pb2.DescribeGameResponse: ...
+
+
+class LobbySettings(Protocol):
+    @property
+    def per_move_s(self) -> float: ...
+
+    @property
+    def min_per_move_s(self) -> float: ...
+
+    @property
+    def max_per_move_s(self) -> float: ...
+
+    @property
+    def ticket_ttl_s(self) -> int: ...
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation
+
+
+def check_game(catalog: GameCatalog, game: str) -> None:
+    if not game:
+        raise invalid("GAME_MISSING", "name the game to play (see ListGameTypes)", field="game")
+    if len(game) > MAX_GAME_NAME or not catalog.offers(game):
+        raise invalid("UNKNOWN_GAME", f"no game type {game[:MAX_GAME_NAME]!r} here (see ListGameTypes)", field="game")
+
+
+def _enum_value_for(field: Any, choice: str) -> int | None:
+    wanted = choice.lower()
+    for value in field.enum_type.values:
+        name = value.name.lower()
+        if value.number != 0 and (name == wanted or name.endswith("_" + wanted)):
+            return int(value.number)
+    return None
+
+
+def _choice_of(field: Any, number: int) -> str | None:
+    value = field.enum_type.values_by_number.get(number)
+    return None if value is None else str(value.name)
+
+
+def canonical_options(
+    game: str, options: games_pb2.GameOptions, description: rules_pb2.DescribeGameResponse
+) -> games_pb2.GameOptions:
+    """The options with every default filled in, or INVALID_ARGUMENT naming the bad option.
+
+    Integer options: 0 (unset) = the default, else within the described range. Choice options are
+    enum fields whose value names end in the choice (``MODE_FIRST_LINE`` for ``first_line``), or
+    string fields holding the choice; 0 / empty = the default."""
+    chosen = options.WhichOneof("game")
+    if chosen is not None and chosen != game:
+        raise invalid("OPTIONS_MISMATCH", f"options are for {chosen}, not {game}", field="options")
+    field_name = game
+    if field_name not in games_pb2.GameOptions.DESCRIPTOR.fields_by_name:
+        # A game without an options message of its own: nothing to check.
+        return games_pb2.GameOptions()
+    given: Message = getattr(options, field_name)
+    result = games_pb2.GameOptions()
+    out: Message = getattr(result, field_name)
+    out.SetInParent()
+    fields = given.DESCRIPTOR.fields_by_name
+    described = {spec.name for spec in description.options}
+    for present, _ in given.ListFields():
+        if present.name not in described:
+            raise invalid("UNKNOWN_OPTION", f"{game} has no option {present.name!r}", field=present.name)
+    for spec in description.options:
+        field = fields.get(spec.name)
+        if field is None:
+            log.warning("described option has no field", extra={"game": game, "option": spec.name})
+            continue
+        value = getattr(given, spec.name)
+        kind = spec.WhichOneof("values")
+        if kind == "integer":
+            bounds = spec.integer
+            if field.cpp_type not in (
+                descriptor.FieldDescriptor.CPPTYPE_INT32,
+                descriptor.FieldDescriptor.CPPTYPE_INT64,
+                descriptor.FieldDescriptor.CPPTYPE_UINT32,
+                descriptor.FieldDescriptor.CPPTYPE_UINT64,
+            ):
+                continue
+            number = int(value) or int(bounds.default_value)
+            if not bounds.minimum <= number <= bounds.maximum:
+                raise invalid(
+                    "OPTION_OUT_OF_RANGE",
+                    f"{spec.name} must be {bounds.minimum}..{bounds.maximum} (0 = {bounds.default_value})",
+                    field=spec.name,
+                )
+            setattr(out, spec.name, number)
+        elif kind == "choice":
+            choices = list(spec.choice.choices)
+            if field.cpp_type == descriptor.FieldDescriptor.CPPTYPE_ENUM:
+                number = int(value) or (_enum_value_for(field, spec.choice.default_value) or 0)
+                name = _choice_of(field, number)
+                if name is None or not any(_enum_value_for(field, c) == number for c in choices):
+                    raise invalid(
+                        "OPTION_OUT_OF_RANGE", f"{spec.name} must be one of {', '.join(choices)}", field=spec.name
+                    )
+                setattr(out, spec.name, number)
+            elif field.cpp_type == descriptor.FieldDescriptor.CPPTYPE_STRING:
+                text = str(value) or spec.choice.default_value
+                if text not in choices:
+                    raise invalid(
+                        "OPTION_OUT_OF_RANGE", f"{spec.name} must be one of {', '.join(choices)}", field=spec.name
+                    )
+                setattr(out, spec.name, text)
+    return result
+
+
+def per_move_ms(settings: LobbySettings, control: play_pb2.TimeControl) -> int:
+    if not control.HasField("per_move"):
+        return round(settings.per_move_s * 1000)
+    duration = control.per_move
+    if duration.seconds < 0 or duration.nanos < 0 or duration.nanos >= 1_000_000_000:
+        raise invalid("BAD_TIME_CONTROL", "per_move must be a positive duration", field="time_control")
+    seconds = duration.seconds + duration.nanos / 1e9
+    if not settings.min_per_move_s <= seconds <= settings.max_per_move_s:
+        raise invalid(
+            "BAD_TIME_CONTROL",
+            f"per_move must be {settings.min_per_move_s:g}..{settings.max_per_move_s:g} seconds",
+            field="time_control",
+        )
+    return round(seconds * 1000)
+
+
+def match_seats(description: rules_pb2.DescribeGameResponse, min_seats: int, max_seats: int) -> tuple[int, int]:
+    """The table size range of a FindMatch (0 = the game's bound). Queues seat two or more; a
+    one-seat table (solo) needs no queue."""
+    low_bound, high_bound = int(description.min_seats), int(description.max_seats)
+    low = min_seats or low_bound
+    high = max_seats or high_bound
+    if not low_bound <= low <= high <= high_bound:
+        raise invalid(
+            "BAD_SEATS",
+            f"{description.game} seats {low_bound}..{high_bound}; asked for {low}..{high}",
+            field="min_seats" if not low_bound <= low <= high_bound else "max_seats",
+        )
+    if high > 1:
+        low = max(low, 2)
+    return low, high
+
+
+def room_seats(description: rules_pb2.DescribeGameResponse, seats: int) -> int:
+    low, high = int(description.min_seats), int(description.max_seats)
+    chosen = seats or high
+    if not low <= chosen <= high:
+        raise invalid("BAD_SEATS", f"{description.game} seats {low}..{high}, not {chosen}", field="seats")
+    return chosen
+
+
+def game_type(description: rules_pb2.DescribeGameResponse) -> play_pb2.GameType:
+    return play_pb2.GameType(
+        game=description.game,
+        title=description.title,
+        min_seats=description.min_seats,
+        max_seats=description.max_seats,
+        # rules.v1.OptionSpec and play.v1.OptionSpec are the same message, field for field.
+        options=[play_pb2.OptionSpec.FromString(o.SerializeToString()) for o in description.options],
+        default_options=description.default_options,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
+    def __init__(
+        self,
+        redis: Redis,
+        authenticator: PlayerSource,
+        directory: GameStarter,
+        router: GameCatalog,
+        settings: LobbySettings,
+        *,
+        ratings: RatingSource | None = None,
+        matchmaking: MatchmakingSettings | None = None,
+        rooms: RoomSettings | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.redis = redis
+        self.auth = authenticator
+        self.router = router
+        self.settings = settings
+        if matchmaking is None:
+            matchmaking = dataclasses.replace(
+                MatchmakingSettings.from_env(environ), ticket_ttl_s=float(settings.ticket_ttl_s)
+            )
+        # The lobby shares the process's Redis client: at most this many of its scripts run at once.
+        slots = asyncio.Semaphore(DEFAULT_REDIS_SLOTS)
+        self.matchmaker = Matchmaker(redis, directory, ratings or HashRatings(redis), matchmaking, slots=slots)
+        self.rooms = Rooms(redis, directory, rooms or RoomSettings.from_env(environ), slots=slots)
+        self.wakeups = Wakeups(redis)
+        self.matchmaker.attach(self.wakeups)
+        self.rooms.attach(self.wakeups)
+        self._started = False
+        self._start_lock = asyncio.Lock()
+
+    async def start(self) -> None:
+        """Open the lobby's pub/sub connection (done lazily on the first waiting call otherwise)."""
+        async with self._start_lock:
+            if not self._started:
+                await self.wakeups.start()
+                self._started = True
+
+    async def close(self) -> None:
+        await self.matchmaker.close()
+        await self.wakeups.close()
+
+    async def _describe(self, game: str) -> rules_pb2.DescribeGameResponse:
+        check_game(self.router, game)
+        return await self.router.describe(game)
+
+    # -- game types ------------------------------------------------------------------------------
+
+    async def ListGameTypes(
+        self, request: play_pb2.ListGameTypesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.ListGameTypesResponse:
+        response = play_pb2.ListGameTypesResponse()
+        last: Refused | None = None
+        for game in self.router.games:
+            try:
+                response.game_types.append(game_type(await self.router.describe(game)))
+            except Refused as refused:
+                # A game whose rules service is down is left out rather than failing the list.
+                last = refused
+                log.warning("game type not listed", extra={"game": game, "reason": refused.reason})
+        if not response.game_types and last is not None:
+            await abort(context, last)
+        return response
+
+    # -- matchmaking -----------------------------------------------------------------------------
+
+    async def FindMatch(
+        self, request: play_pb2.FindMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[play_pb2.FindMatchResponse]:
+        try:
+            player = await self.auth.player(context)
+            description = await self._describe(request.game)
+            options = canonical_options(request.game, request.options, description)
+            per_move = per_move_ms(self.settings, request.time_control)
+            low, high = match_seats(description, request.min_seats, request.max_seats)
+            spec = BucketSpec(request.game, options, per_move, low, high)
+            await self.start()
+            async for message in self.matchmaker.find(spec, player):
+                yield message
+        except Refused as refused:
+            await abort(context, refused)
+        except RedisError:
+            await abort(context, _store_unavailable())
+
+    # -- rooms -----------------------------------------------------------------------------------
+
+    async def CreateRoom(
+        self, request: play_pb2.CreateRoomRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.CreateRoomResponse:
+        async def run() -> RoomSnapshot:
+            player = await self.auth.player(context)
+            description = await self._describe(request.game)
+            options = canonical_options(request.game, request.options, description)
+            per_move = per_move_ms(self.settings, request.time_control)
+            seats = room_seats(description, request.seats)
+            return await self.rooms.create(
+                game=request.game,
+                options=options,
+                per_move_ms=per_move,
+                seats=seats,
+                min_seats=max(1, int(description.min_seats)),
+                host=player,
+            )
+
+        return play_pb2.CreateRoomResponse(room=(await self._room_call(context, run)).to_proto())
+
+    async def JoinRoom(
+        self, request: play_pb2.JoinRoomRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.JoinRoomResponse:
+        async def run() -> RoomSnapshot:
+            player = await self.auth.player(context)
+            return await self.rooms.join(normalize_code(request.code), player)
+
+        return play_pb2.JoinRoomResponse(room=(await self._room_call(context, run)).to_proto())
+
+    async def LeaveRoom(
+        self, request: play_pb2.LeaveRoomRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.LeaveRoomResponse:
+        async def run() -> RoomSnapshot:
+            player = await self.auth.player(context)
+            return await self.rooms.leave(normalize_code(request.code), player)
+
+        return play_pb2.LeaveRoomResponse(room=(await self._room_call(context, run)).to_proto())
+
+    async def StartRoom(
+        self, request: play_pb2.StartRoomRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.StartRoomResponse:
+        async def run() -> RoomSnapshot:
+            player = await self.auth.player(context)
+            return await self.rooms.start(normalize_code(request.code), player)
+
+        return play_pb2.StartRoomResponse(room=(await self._room_call(context, run)).to_proto())
+
+    async def GetRoom(
+        self, request: play_pb2.GetRoomRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.GetRoomResponse:
+        async def run() -> RoomSnapshot:
+            await self.auth.player(context)
+            return await self.rooms.get(normalize_code(request.code))
+
+        return play_pb2.GetRoomResponse(room=(await self._room_call(context, run)).to_proto())
+
+    async def WatchRoom(
+        self, request: play_pb2.WatchRoomRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[play_pb2.WatchRoomResponse]:
+        try:
+            await self.auth.player(context)
+            code = normalize_code(request.code)
+            await self.start()
+            async for room in self.rooms.watch(code):
+                yield play_pb2.WatchRoomResponse(room=room.to_proto())
+        except Refused as refused:
+            await abort(context, refused)
+        except RedisError:
+            await abort(context, _store_unavailable())
+
+    async def _room_call(
+        self, context: grpc.aio.ServicerContext[Any, Any], run: Callable[[], Awaitable[RoomSnapshot]]
+    ) -> RoomSnapshot:
+        try:
+            return await run()
+        except Refused as refused:
+            await abort(context, refused)
+        except RedisError:
+            await abort(context, _store_unavailable())
+
+
+def _store_unavailable() -> Refused:
+    return Refused(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", "the lobby's storage is unavailable; retry")
