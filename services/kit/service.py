@@ -190,7 +190,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         response = rules_pb2.ApplyMoveResponse(
             version=version, events=event_messages, status=self._status(state, version)
         )
-        batch = games_pb2.GameEventBatch(game_id=game_id, events=event_messages)
+        batch = games_pb2.GameEventBatch(game_id=game_id, events=event_messages, status=response.status)
         record = games_pb2.RecordedAction(seat=request.seat, version=version)
         record.at.FromNanoseconds(time.time_ns())
         if action == "move":
@@ -288,7 +288,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             state=self.codec.state_to_bytes(state),
             created=NewEvent(created.event_id, created.SerializeToString()),
             response=response.SerializeToString(),
-            publish=games_pb2.GameEventBatch(game_id=request.game_id, events=[created]).SerializeToString(),
+            publish=games_pb2.GameEventBatch(
+                game_id=request.game_id, events=[created], status=response.status
+            ).SerializeToString(),
         )
         if isinstance(result, Replayed):
             return rules_pb2.CreateGameResponse.FromString(result.response)
