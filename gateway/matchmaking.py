@@ -58,6 +58,7 @@ from services.kit.settings import Env
 log = logging.getLogger("tafel.gateway.matchmaking")
 
 DEFAULT_RATING = 1500.0
+_FINAL_REFUSALS = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION)
 MATCH_CHANNEL = "tafel:lobby:matched"
 
 
@@ -328,13 +329,15 @@ return out
 """
 )
 
-# ARGV: game id, channel, payload.  -> 1 marked (and published), 0 unknown match
+# ARGV: game id, channel, payload, mark ("1" started, "f" refused for good)
+# -> 1 marked (and published), 0 unknown match
 STARTED_LUA = (
     _PRELUDE
     + """
 local gid = ARGV[1]
 if redis.call('HEXISTS', M, gid) == 0 then return 0 end
-redis.call('HSET', M, gid .. '|s', '1')
+if redis.call('HGET', M, gid .. '|s') == '1' then return 1 end
+redis.call('HSET', M, gid .. '|s', ARGV[4])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 1
 """
@@ -538,6 +541,7 @@ class TicketStatus:
     game_id: str = ""
     seat: int = 0
     started: bool = False
+    refused: bool = False  # the rules service refused to create the game (it never will)
 
 
 @dataclass(frozen=True)
@@ -626,7 +630,7 @@ class MatchQueue:
                 out.append(TicketStatus("queued"))
             elif text.startswith("m|"):
                 _, game_id, seat, started = text.split("|")
-                out.append(TicketStatus("matched", game_id, int(seat), started == "1"))
+                out.append(TicketStatus("matched", game_id, int(seat), started == "1", started == "f"))
             else:
                 out.append(TicketStatus("gone"))
         return out
@@ -667,8 +671,10 @@ class MatchQueue:
             started=_text(raw[1]) == "1",
         )
 
-    async def mark_started(self, bucket_id: str, game_id: str) -> bool:
-        result = await self._started(keys=bucket_keys(bucket_id).all(), args=[game_id, MATCH_CHANNEL, bucket_id])
+    async def mark_started(self, bucket_id: str, game_id: str, *, refused: bool = False) -> bool:
+        result = await self._started(
+            keys=bucket_keys(bucket_id).all(), args=[game_id, MATCH_CHANNEL, bucket_id, "f" if refused else "1"]
+        )
         return int(result) == 1
 
 
@@ -788,6 +794,13 @@ class Matchmaker:
                         "TICKET_EXPIRED",
                         "no match was found in time; ask again",
                     )
+                if status.kind == "matched" and status.refused:
+                    done = True
+                    raise Refused(
+                        grpc.StatusCode.FAILED_PRECONDITION,
+                        "MATCH_REFUSED",
+                        "the game's rules service refused these settings for this table; change them",
+                    )
                 if status.kind == "matched" and status.started:
                     done = True
                     details = await self.queue.lookup(spec.bucket_id, status.game_id)
@@ -885,7 +898,7 @@ class Matchmaker:
         for waiter, status in zip(waiters, statuses, strict=True):
             if status.kind == "queued":
                 continue
-            if status.kind == "matched" and not status.started:
+            if status.kind == "matched" and not status.started and not status.refused:
                 if waiter.matched_at is None:
                     waiter.matched_at = time.monotonic()
                 elif time.monotonic() - waiter.matched_at > self.settings.start_grace_s:
@@ -923,6 +936,16 @@ class Matchmaker:
                     return
                 except asyncio.CancelledError:
                     raise
+                except Refused as refused:
+                    if refused.code not in _FINAL_REFUSALS:
+                        log.warning("could not start a matched game: %s", refused.reason, extra={"game_id": game_id})
+                        await asyncio.sleep(0.25 * 2**attempt)
+                        continue
+                    # It will never start (e.g. options this table size does not allow): tell the
+                    # waiters now rather than let them wait.
+                    log.warning("a matched game was refused: %s", refused.reason, extra={"game_id": game_id})
+                    await self.queue.mark_started(spec.bucket_id, game_id, refused=True)
+                    return
                 except Exception:
                     log.warning(
                         "could not start a matched game",

@@ -199,3 +199,24 @@ async def test_a_waiter_on_another_gateway_recovers_a_match_left_unstarted(redis
     assert {found_a.seat, found_b.seat} == {0, 1}
     assert found_a.game_id in healthy.games
     assert broken.calls and {c.game_id for c in broken.calls} == {found_a.game_id}
+
+
+async def test_a_match_the_rules_service_refuses_ends_the_streams_at_once(redis_url: str) -> None:
+    class Refusing(RecordingStarter):
+        async def start_game(self, **kwargs):  # type: ignore[no-untyped-def, override]
+            self.calls.append(kwargs)  # type: ignore[arg-type]
+            raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "BAD_OPTIONS", "not for this table size")
+
+    starter = Refusing()
+    bucket = spec()
+    async with gateway_side(redis_url, starter) as mm:
+        outcomes = await asyncio.wait_for(
+            asyncio.gather(
+                run_to_match(mm, bucket, player()), run_to_match(mm, bucket, player()), return_exceptions=True
+            ),
+            3,
+        )
+    for outcome in outcomes:
+        assert isinstance(outcome, Refused)
+        assert outcome.code == grpc.StatusCode.FAILED_PRECONDITION and outcome.reason == "MATCH_REFUSED"
+    assert len(starter.calls) == 1
