@@ -231,13 +231,16 @@ async def test_stream_multiplexes_many_games_with_correlation_ids(service: Servi
         queue.put_nowait(
             rules_pb2.ApplyMovesRequest(correlation_id=correlation, request=apply_request(game_id, 0, 0, move=c4(2)))
         )
-    # and one refusal: seat 1 out of turn on the first game
-    queue.put_nowait(rules_pb2.ApplyMovesRequest(correlation_id=100, request=apply_request(games[0], 1, 5, move=c4(2))))
     answers = {}
     async for answer in call:
         answers[answer.correlation_id] = answer
-        if len(answers) == len(games) + 1:
+        if len(answers) == len(games):
             break
+    # and one refusal on the same stream: a stale version on the first game
+    queue.put_nowait(rules_pb2.ApplyMovesRequest(correlation_id=100, request=apply_request(games[0], 1, 5, move=c4(2))))
+    async for answer in call:
+        answers[answer.correlation_id] = answer
+        break
     queue.put_nowait(None)
     for correlation in range(len(games)):
         assert answers[correlation].applied.version == 1
