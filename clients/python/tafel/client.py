@@ -260,6 +260,12 @@ class TafelClient:
         )
         return await self._call(self.games.ListGameRecords, request)  # type: ignore[no-any-return]
 
+    async def request_bot(self, room_code: str, level: int) -> str:
+        """Ask the bot pool for a bot of `level` (1-3) to join your room."""
+        from tafel.botplay import request_bot
+
+        return await request_bot(self, room_code, level)
+
     def play_stream(self) -> PlayStream:
         """The bidirectional play stream (use as `async with client.play_stream() as stream`)."""
         return PlayStream(self)

@@ -1,0 +1,64 @@
+"""Play a whole game with a strategy, through the public API only (the bots' and load
+generator's loop): watch the game on the play stream, and whenever the game waits on our seat,
+ask the strategy for a move and submit it with the version it was made against."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from google.protobuf.message import Message
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2
+
+from tafel.client import TafelClient
+from tafel.errors import IllegalMove, VersionConflict
+
+# Given our seat's current view, return a move message (e.g. connect4_pb2.Move).
+Strategy = Callable[[games_pb2.GameView], Message]
+MoveHook = Callable[[play_pb2.SubmitMoveResponse], Awaitable[None] | None]
+
+
+async def play_game(
+    client: TafelClient,
+    game_id: str,
+    seat: int,
+    strategy: Strategy,
+    *,
+    think_s: float = 0.0,
+    timeout_s: float = 600.0,
+) -> games_pb2.Outcome:
+    """Play `seat` of `game_id` to the end; returns the outcome."""
+    async with client.play_stream() as stream:
+        watching = await stream.watch(game_id)
+        status = watching.summary.status
+        view = watching.view
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while not status.over:
+            if seat in status.to_act:
+                if think_s:
+                    await asyncio.sleep(think_s)
+                move = strategy(view)
+                try:
+                    answer = await stream.submit_move(game_id, move, expected_version=status.version)
+                    status = answer.status
+                except (VersionConflict, IllegalMove):
+                    # The game moved on (a timeout, a simultaneous round resolving): re-read it.
+                    fresh = await client.get_game(game_id)
+                    status, view = fresh.summary.status, fresh.view
+                    continue
+                if not status.over and seat in status.to_act:
+                    view = (await client.get_game(game_id)).view
+                continue
+            delivery = await stream.next_event(timeout=max(0.1, deadline - loop.time()))
+            if delivery.game_id != game_id:
+                continue
+            if delivery.HasField("status") and delivery.status.version >= status.version:
+                status = delivery.status
+            elif delivery.event.WhichOneof("kind") == "ended":
+                status = (await client.get_game(game_id)).summary.status
+            if not status.over and seat in status.to_act:
+                fresh = await client.get_game(game_id)
+                status, view = fresh.summary.status, fresh.view
+        return status.outcome

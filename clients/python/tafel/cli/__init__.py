@@ -1,0 +1,1 @@
+"""The `tafel` terminal client: play, watch, list games, run bots."""
