@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlparse, urlunparse
 
 import grpc
 from redis.asyncio import Redis
@@ -108,6 +109,12 @@ def spawn_gateway(redis_url: str, rules: dict[str, str], name: str = "gateway", 
     return spawn(name, "gateway", {"REDIS_URL": redis_url, **GATEWAY_ENV, **routes, **env})
 
 
+def other_db(url: str, db: int) -> str:
+    """The same Redis, another database (pub/sub is shared, keys are not)."""
+    parsed = urlparse(url)
+    return urlunparse(parsed._replace(path=f"/{db}"))
+
+
 def new_id(prefix: str = "r") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
@@ -180,6 +187,7 @@ class PlayStream:
         self._reader = asyncio.get_running_loop().create_task(self._read())
         self.error: grpc.aio.AioRpcError | None = None
         self.ended = False
+        self._writing = asyncio.Lock()  # a grpc.aio stream takes one write at a time
 
     async def _read(self) -> None:
         try:
@@ -197,8 +205,10 @@ class PlayStream:
 
     async def send(self, **action: Any) -> int:
         self._next += 1
-        await self.call.write(play_pb2.PlayRequest(correlation_id=self._next, **action))
-        return self._next
+        correlation = self._next
+        async with self._writing:
+            await self.call.write(play_pb2.PlayRequest(correlation_id=correlation, **action))
+        return correlation
 
     async def wait_for(self, predicate: Any, timeout_s: float = 10.0) -> None:
         deadline = asyncio.get_running_loop().time() + timeout_s

@@ -1,0 +1,103 @@
+"""Turn clocks through real processes: a player who stops moving loses on time, also when the
+gateway that watched the game was killed and no gateway was running when the deadline passed."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import grpc
+from redis.asyncio import Redis
+from tafel.play.v1 import play_pb2
+
+from tests.gateway.conftest import GatewaySystem
+from tests.gateway.harness import Client, Seating, other_db, seating, spawn_gateway, spawn_rules
+
+
+async def until_over(client: Client, game_id: str, timeout_s: float = 10.0) -> play_pb2.GetGameResponse:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        view = await client.get(game_id)
+        if view.summary.status.over:
+            return view
+        assert time.monotonic() < deadline, "the game never ended"
+        await asyncio.sleep(0.1)
+
+
+async def test_a_player_who_stops_moving_loses_on_time(
+    gw_system: GatewaySystem, seats: Seating, clients: list[Client]
+) -> None:
+    a, b, spectator = clients
+    game_id = await seats.start([a.player, b.player], per_move_s=1.0)
+    started = time.time()
+    moved = await a.move(game_id, 0, 3)
+    deadline = moved.turn_deadline.ToMilliseconds() / 1000
+    assert 0.8 <= deadline - started <= 1.5
+    watched: list[play_pb2.WatchGameResponse] = []
+    call = spectator.games.WatchGame(play_pb2.WatchGameRequest(game_id=game_id), metadata=spectator.md)
+    async for response in call:
+        watched.append(response)
+    # B never moved: timed out, then the game ended, and the stream ended with it.
+    kinds = [r.event.WhichOneof("kind") for r in watched]
+    assert kinds == ["created", "connect4", "timed_out", "ended"]
+    assert watched[2].event.timed_out.seat == 1
+    assert list(watched[3].event.ended.outcome.winners) == [0]
+    assert time.time() >= deadline - 0.05
+    view = await until_over(b, game_id)
+    assert view.summary.status.outcome.reason == "TIMEOUT"
+    record = (await b.games.GetGameRecord(play_pb2.GetGameRecordRequest(game_id=game_id), metadata=b.md)).record
+    assert record.actions[-1].timed_out and record.actions[-1].seat == 1
+
+
+async def test_the_timeout_applies_after_the_watching_gateway_was_killed(redis_url: str) -> None:
+    # A system of its own (its own Redis database, so no other gateway sweeps its clocks).
+    url = other_db(redis_url, 5)
+    cleanup = Redis.from_url(url)
+    await cleanup.flushdb()
+    rules = spawn_rules(url)
+    first = spawn_gateway(url, {"connect4": rules.address}, name="doomed-gateway")
+    second = None
+    try:
+        a = await Client(first.address).guest()
+        b = await Client(first.address).guest()
+        async with seating(url, {"connect4": rules.address}) as seats:
+            game_id = await seats.start([a.player, b.player], per_move_s=1.5)
+            await a.move(game_id, 0, 3)
+            stream = b.games.WatchGame(play_pb2.WatchGameRequest(game_id=game_id), metadata=b.md)
+            assert (await stream.read()).event.event_id == "0-1"
+            first.kill()  # the gateway the players and the watch were on dies
+            code = None
+            try:
+                while True:
+                    await stream.read()
+            except grpc.aio.AioRpcError as error:
+                code = error.code()
+            assert code == grpc.StatusCode.UNAVAILABLE
+            await asyncio.sleep(2.0)  # the deadline passes with no gateway running at all
+            view = await seats.router.get_view("connect4", _view_request(game_id))
+            assert not view.status.over
+            second = spawn_gateway(url, {"connect4": rules.address}, name="new-gateway")
+            b_again = Client(second.address)
+            b_again.session = b.session
+            result = await until_over(b_again, game_id)
+            assert result.summary.status.outcome.reason == "TIMEOUT"
+            assert list(result.summary.status.outcome.winners) == [0]
+            record = await b_again.games.GetGameRecord(
+                play_pb2.GetGameRecordRequest(game_id=game_id), metadata=b_again.md
+            )
+            assert record.record.actions[-1].timed_out
+            await b_again.close()
+        await a.close()
+        await b.close()
+    finally:
+        for proc in (first, second, rules):
+            if proc is not None:
+                proc.stop()
+        await cleanup.flushdb()
+        await cleanup.aclose()
+
+
+def _view_request(game_id: str):  # type: ignore[no-untyped-def]
+    from tafel.rules.v1 import rules_pb2
+
+    return rules_pb2.GetViewRequest(game_id=game_id)
