@@ -1,0 +1,457 @@
+"""The tournament state machine, pure: start, pair the next round, record results, withdraw, and
+the standings. Every step is a function from a State to a new State, deterministic, so a service
+that retries a step (after a crash, or on two replicas at once) computes the same rounds and games.
+
+Forfeits:
+- a player who does not move in time loses that game (the game's own clock rule; the result comes
+  in like any other, with the seat marked `missed` when the player made no move at all);
+- `Config.misses_to_withdraw` (2) missed games in a row withdraw the player (byes and forfeits
+  without a game neither count nor break the run);
+- a withdrawn player is paired no more (Swiss, tables); their scheduled games (round robin) and
+  matches (knockout) are forfeited at once without a game: the opponent scores a win, they score 0.
+  A game already running when a player withdraws is played out (or resigned) as usual.
+
+Standings (`standings`), best first, each with a competition rank shared only on full ties:
+- Swiss: points, Buchholz (sum of the final points of every opponent met, forfeits included, byes
+  not), Sonneborn-Berger (sum over those games of points scored times the opponent's points), seed;
+- round robin: points, Sonneborn-Berger, Buchholz, seed;
+- tables: points (finishing places), total game score, seed;
+- knockout: the round reached (the winner above the finalist), then seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from gateway.tournaments.model import (
+    MAX_TABLE,
+    Config,
+    Entrant,
+    Format,
+    Game,
+    Result,
+    Round,
+    State,
+    game_points,
+)
+from gateway.tournaments.pairing import (
+    SwissPlayer,
+    knockout_first_round,
+    knockout_rounds,
+    pair_swiss,
+    pair_tables,
+    round_robin_round,
+    round_robin_rounds,
+)
+
+
+class TournamentError(ValueError):
+    """A step that does not apply to this state (a machine reason in `reason`)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def seed_order(entrants: Sequence[Entrant]) -> tuple[Entrant, ...]:
+    """Rating high to low; equal ratings keep registration order."""
+    return tuple(sorted(entrants, key=lambda e: -e.rating))
+
+
+def min_players(config: Config) -> int:
+    return 3 if config.format is Format.TABLES else 2
+
+
+def start(config: Config, entrants: Sequence[Entrant]) -> State:
+    """A started tournament (no round paired yet). Entrants in registration order."""
+    ids = [e.player_id for e in entrants]
+    if len(set(ids)) != len(ids):
+        raise TournamentError("DUPLICATE_ENTRANT", "a player is registered twice")
+    if len(entrants) < min_players(config):
+        raise TournamentError("TOO_FEW_PLAYERS", f"at least {min_players(config)} players are needed")
+    return State(config, seed_order(entrants))
+
+
+def total_rounds(state: State) -> int:
+    n = len(state.entrants)
+    fmt = state.config.format
+    if fmt is Format.ROUND_ROBIN:
+        return round_robin_rounds(n)
+    if fmt is Format.KNOCKOUT:
+        return knockout_rounds(n)
+    return state.config.rounds
+
+
+# -- results ---------------------------------------------------------------------------------------
+
+
+def _forfeit(seats: Sequence[str], state: State) -> Result:
+    """The result of a game that a withdrawn player cannot play: present seats first."""
+    absent = tuple(state.is_withdrawn(p) for p in seats)
+    ranks = tuple(2 if a else 1 for a in absent)
+    return Result(ranks=ranks, absent=absent)
+
+
+def _new_game(state: State, board: int, seats: tuple[str, ...], decider: int = 0) -> Game:
+    if any(state.is_withdrawn(p) for p in seats):
+        return Game(board, seats, decider, result=_forfeit(seats, state))
+    return Game(board, seats, decider)
+
+
+def miss_streak(state: State, player_id: str) -> int:
+    """Games missed in a row up to now (byes and forfeits without a game skipped)."""
+    streak = 0
+    for _, game in state.all_games():
+        if game.bye or game.result is None or player_id not in game.seats:
+            continue
+        if game.result.unplayed:
+            continue
+        streak = streak + 1 if game.result.is_missed(game.seat_of(player_id)) else 0
+    return streak
+
+
+def record(state: State, round_number: int, board: int, decider: int, result: Result) -> State:
+    """Record a game's result. Recording a game that already has one changes nothing."""
+    if not 1 <= round_number <= len(state.rounds):
+        raise TournamentError("NO_SUCH_ROUND", f"no round {round_number}")
+    rnd = state.rounds[round_number - 1]
+    game = rnd.game(board, decider)
+    if game is None:
+        raise TournamentError("NO_SUCH_GAME", f"no game on board {board} (decider {decider}) in round {round_number}")
+    if game.result is not None:
+        return state
+    if len(result.ranks) != len(game.seats):
+        raise TournamentError("BAD_RESULT", "one rank per seat")
+    games = [g if g is not game else replace(g, result=result) for g in rnd.games]
+    state = state.with_round(replace(rnd, games=tuple(games)))
+    # Missed games in a row withdraw a player.
+    for seat, player_id in enumerate(game.seats):
+        if result.is_missed(seat) and not state.is_withdrawn(player_id):
+            if miss_streak(state, player_id) >= state.config.misses_to_withdraw:
+                state = replace(state, withdrawn=(*state.withdrawn, player_id))
+    if state.config.format is Format.KNOCKOUT:
+        state = _knockout_follow_up(state, round_number, board)
+    return state
+
+
+def withdraw(state: State, player_id: str) -> State:
+    """The player leaves: not paired again; their future games are forfeited. Idempotent."""
+    if player_id not in {e.player_id for e in state.entrants}:
+        raise TournamentError("NOT_REGISTERED", "the player is not in this tournament")
+    if state.is_withdrawn(player_id):
+        return state
+    state = replace(state, withdrawn=(*state.withdrawn, player_id))
+    if state.config.format is Format.KNOCKOUT and state.current is not None:
+        # A decider not yet played by a withdrawn player is forfeited at once.
+        rnd = state.current
+        games = list(rnd.games)
+        changed = False
+        for i, game in enumerate(games):
+            if game.result is None and game.decider > 0 and player_id in game.seats and not game.bye:
+                games[i] = replace(game, result=_forfeit(game.seats, state))
+                changed = True
+        if changed:
+            state = state.with_round(replace(rnd, games=tuple(games)))
+    return state
+
+
+# -- knockout matches ------------------------------------------------------------------------------
+
+
+def match_winner(state: State, rnd: Round, board: int) -> str | None:
+    """The winner of a knockout board once decided, else None."""
+    games = sorted((g for g in rnd.games if g.board == board), key=lambda g: g.decider)
+    if not games:
+        return None
+    last = games[-1]
+    if last.bye:
+        return last.seats[0]
+    if last.result is None:
+        return None
+    ranks = last.result.ranks
+    if ranks[0] != ranks[1]:
+        return last.seats[0] if ranks[0] < ranks[1] else last.seats[1]
+    if last.result.unplayed:  # both absent: the higher seed goes on (and forfeits next round)
+        return min(last.seats, key=state.seed)
+    if last.decider >= state.config.max_deciders:
+        return min(last.seats, key=state.seed)
+    return None
+
+
+def _knockout_follow_up(state: State, round_number: int, board: int) -> State:
+    rnd = state.rounds[round_number - 1]
+    games = sorted((g for g in rnd.games if g.board == board), key=lambda g: g.decider)
+    last = games[-1]
+    if last.result is None or match_winner(state, rnd, board) is not None:
+        return state
+    # A drawn game: a decider with the seats swapped.
+    decider = _new_game(state, board, tuple(reversed(last.seats)), last.decider + 1)
+    return state.with_round(replace(rnd, games=(*rnd.games, decider)))
+
+
+# -- pairing the next round ------------------------------------------------------------------------
+
+
+def round_done(state: State) -> bool:
+    rnd = state.current
+    if rnd is None:
+        return True
+    if not rnd.done:
+        return False
+    if state.config.format is Format.KNOCKOUT:
+        boards = {g.board for g in rnd.games}
+        return all(match_winner(state, rnd, b) is not None for b in boards)
+    return True
+
+
+def next_round(state: State) -> State:
+    """Pair the next round once the current one is done, or mark the tournament finished.
+    Calling it while a round is still running changes nothing."""
+    if state.finished or not round_done(state):
+        return state
+    number = len(state.rounds) + 1
+    fmt = state.config.format
+    if number > total_rounds(state):
+        return replace(state, finished=True)
+    if fmt is Format.KNOCKOUT:
+        games = _knockout_games(state, number)
+    elif fmt is Format.ROUND_ROBIN:
+        games = _round_robin_games(state, number)
+    elif fmt is Format.SWISS:
+        games = _swiss_games(state, number)
+    else:
+        games = _table_games(state, number)
+    if games is None:
+        return replace(state, finished=True)
+    return state.with_round(Round(number, tuple(games)))
+
+
+def _knockout_games(state: State, number: int) -> list[Game] | None:
+    if number == 1:
+        boards = knockout_first_round([e.player_id for e in state.entrants])
+    else:
+        prev = state.rounds[-1]
+        winners = [match_winner(state, prev, b) for b in sorted({g.board for g in prev.games})]
+        if len(winners) < 2:
+            return None
+        boards = [tuple(w for w in winners[i : i + 2] if w is not None) for i in range(0, len(winners), 2)]
+    games: list[Game] = []
+    for board, seats in enumerate(boards, start=1):
+        if len(seats) == 1:
+            games.append(Game(board, seats, bye=True))
+        else:
+            games.append(_new_game(state, board, seats))
+    return games
+
+
+def _round_robin_games(state: State, number: int) -> list[Game] | None:
+    pairs, bye = round_robin_round([e.player_id for e in state.entrants], number)
+    games = [_new_game(state, board, pair) for board, pair in enumerate(pairs, start=1)]
+    if bye is not None:
+        games.append(Game(len(games) + 1, (bye,), bye=True))
+    return games
+
+
+def points_table(state: State) -> dict[str, float]:
+    points = {e.player_id: 0.0 for e in state.entrants}
+    for _, game in state.all_games():
+        for seat, player_id in enumerate(game.seats):
+            if game.bye or game.result is not None:
+                points[player_id] += game_points(game, seat, state.config.bye_points)
+    return points
+
+
+def _swiss_games(state: State, number: int) -> list[Game] | None:
+    active = state.active()
+    if len(active) < 2:
+        return None
+    points = points_table(state)
+    opponents: dict[str, set[str]] = {p: set() for p in active}
+    byes: dict[str, int] = dict.fromkeys(active, 0)
+    seats: dict[str, list[int]] = {p: [] for p in active}
+    for _, game in state.all_games():
+        if game.bye:
+            if game.seats[0] in byes:
+                byes[game.seats[0]] += 1
+            continue
+        played = game.result is None or not game.result.unplayed
+        for seat, player_id in enumerate(game.seats):
+            if player_id not in opponents:
+                continue
+            opponents[player_id].update(p for p in game.seats if p != player_id)
+            if played:
+                seats[player_id].append(seat)
+    players = [
+        SwissPlayer(p, points[p], state.seed(p), frozenset(opponents[p]), byes[p], tuple(seats[p])) for p in active
+    ]
+    paired = pair_swiss(players, number)
+    games = [Game(board, pair) for board, pair in enumerate(paired.pairs, start=1)]
+    if paired.bye is not None:
+        games.append(Game(len(games) + 1, (paired.bye,), bye=True))
+    return games
+
+
+def _table_games(state: State, number: int) -> list[Game] | None:
+    active = state.active()
+    if len(active) < 2:
+        return None
+    points = points_table(state)
+    totals = score_totals(state)
+    order = sorted(active, key=lambda p: (-points[p], -totals[p], state.seed(p)))
+    meetings: dict[frozenset[str], int] = {}
+    first_seat: dict[str, int] = dict.fromkeys(active, 0)
+    for _, game in state.all_games():
+        if game.bye:
+            continue
+        if game.seats[0] in first_seat:
+            first_seat[game.seats[0]] += 1
+        for i, a in enumerate(game.seats):
+            for b in game.seats[i + 1 :]:
+                key = frozenset((a, b))
+                meetings[key] = meetings.get(key, 0) + 1
+
+    def met(a: str, b: str) -> int:
+        return meetings.get(frozenset((a, b)), 0)
+
+    tables = pair_tables(order, state.config.table_size, met, hi=MAX_TABLE)
+    place = {p: i for i, p in enumerate(order)}
+    games: list[Game] = []
+    for board, table in enumerate(tables, start=1):
+        # Seat 0 (first to act) rotates: whoever has had it least, then standings.
+        seated = tuple(sorted(table, key=lambda p: (first_seat[p], place[p])))
+        games.append(Game(board, seated))
+    return games
+
+
+# -- standings -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Standing:
+    rank: int
+    player_id: str
+    username: str
+    seed: int  # 1-based
+    points: float
+    buchholz: float
+    sonneborn_berger: float
+    score_total: int
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    byes: int
+    withdrawn: bool
+    # Knockout: the last round the player was in (the winner: total rounds + 1).
+    reached: int
+
+
+def score_totals(state: State) -> dict[str, int]:
+    totals = {e.player_id: 0 for e in state.entrants}
+    for _, game in state.all_games():
+        if game.result is not None and not game.bye:
+            for seat, player_id in enumerate(game.seats):
+                totals[player_id] += game.result.score(seat)
+    return totals
+
+
+def standings(state: State) -> list[Standing]:
+    cfg = state.config
+    points = points_table(state)
+    totals = score_totals(state)
+    buchholz = dict.fromkeys(points, 0.0)
+    sb = dict.fromkeys(points, 0.0)
+    played = dict.fromkeys(points, 0)
+    wins = dict.fromkeys(points, 0)
+    draws = dict.fromkeys(points, 0)
+    losses = dict.fromkeys(points, 0)
+    byes = dict.fromkeys(points, 0)
+    reached = dict.fromkeys(points, 0)
+    for number, game in state.all_games():
+        for p in game.seats:
+            reached[p] = max(reached[p], number)
+        if game.bye:
+            byes[game.seats[0]] += 1
+            continue
+        if game.result is None:
+            continue
+        for seat, player_id in enumerate(game.seats):
+            got = game_points(game, seat, cfg.bye_points)
+            played[player_id] += 1
+            if got == 1.0:
+                wins[player_id] += 1
+            elif got == 0.0:
+                losses[player_id] += 1
+            else:
+                draws[player_id] += 1
+            for other_seat, other in enumerate(game.seats):
+                if other_seat == seat:
+                    continue
+                buchholz[player_id] += points[other]
+                # Points scored against this opponent in this game.
+                pair = _pair_points(game.result, seat, other_seat)
+                sb[player_id] += pair * points[other]
+    if cfg.format is Format.KNOCKOUT and state.finished and state.rounds:
+        final = state.rounds[-1]
+        winner = match_winner(state, final, min(g.board for g in final.games))
+        if winner is not None:
+            reached[winner] = len(state.rounds) + 1
+
+    def key(p: str) -> tuple[float, ...]:
+        if cfg.format is Format.SWISS:
+            return (-points[p], -buchholz[p], -sb[p])
+        if cfg.format is Format.ROUND_ROBIN:
+            return (-points[p], -sb[p], -buchholz[p])
+        if cfg.format is Format.TABLES:
+            return (-points[p], -totals[p])
+        return (-reached[p],)
+
+    ids = sorted(points, key=lambda p: (key(p), state.seed(p)))
+    out: list[Standing] = []
+    previous: tuple[float, ...] | None = None
+    rank = 0
+    for position, p in enumerate(ids, start=1):
+        k = key(p)
+        if k != previous:
+            rank = position
+            previous = k
+        entrant = state.entrant(p)
+        out.append(
+            Standing(
+                rank=rank,
+                player_id=p,
+                username=entrant.username,
+                seed=state.seed(p) + 1,
+                points=points[p],
+                buchholz=buchholz[p],
+                sonneborn_berger=sb[p],
+                score_total=totals[p],
+                games=played[p],
+                wins=wins[p],
+                draws=draws[p],
+                losses=losses[p],
+                byes=byes[p],
+                withdrawn=state.is_withdrawn(p),
+                reached=reached[p],
+            )
+        )
+    return out
+
+
+def _pair_points(result: Result, seat: int, other: int) -> float:
+    if result.is_absent(seat):
+        return 0.0
+    if result.is_absent(other):
+        return 1.0
+    if result.ranks[seat] < result.ranks[other]:
+        return 1.0
+    if result.ranks[seat] == result.ranks[other]:
+        return 0.5
+    return 0.0
+
+
+def game_id(tournament_id: str, round_number: int, game: Game) -> str:
+    """The deterministic id of a tournament game: a retried start creates the same game."""
+    suffix = f"d{game.decider}" if game.decider else ""
+    return f"{tournament_id}-r{round_number}b{game.board}{suffix}"

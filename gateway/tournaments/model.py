@@ -1,0 +1,277 @@
+"""A tournament's state as plain values: entrants, rounds, games and results. Pure (no I/O); the
+service stores it as JSON (`to_json` / `from_json`).
+
+Points of one game, per seat (`game_points`): a two-seat game gives 1 for a win, 0.5 for a draw, 0
+for a loss. A table of n seats counts each seat's result against every other seat by finishing
+rank (ahead 1, level 0.5, behind 0) and divides by n - 1, so a table win is 1, last place 0, and a
+shared place the average of the places it spans: the same scale as a two-seat game. A bye gives
+`Config.bye_points` (1, a pairing-allocated bye as FIDE scores it). A seat marked `absent` (a
+withdrawn player's forfeit, no game played) scores 0, and beats no one; a present seat beats an
+absent one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+
+class Format(StrEnum):
+    SWISS = "swiss"
+    ROUND_ROBIN = "round_robin"
+    KNOCKOUT = "knockout"
+    # Swiss-style rounds of multi-seat tables (Colour Square), ranked by finishing place then score.
+    TABLES = "tables"
+
+
+MIN_TABLE, MAX_TABLE = 3, 6
+
+
+@dataclass(frozen=True)
+class Config:
+    format: Format
+    # Swiss and tables: the number of rounds (at least 1). Round robin and knockout: fixed by the
+    # entrants (n - 1 or n rounds; ceil(log2 n) rounds) and ignored here.
+    rounds: int = 0
+    # Tables: the preferred table size (3..6); tables hold 3..6 seats (fewer only when fewer remain).
+    table_size: int = 4
+    bye_points: float = 1.0
+    # Knockout: extra games after a drawn match game; a match still drawn after this many goes to
+    # the higher seed.
+    max_deciders: int = 3
+    # Games missed in a row (no move made, lost on time) that withdraw a player.
+    misses_to_withdraw: int = 2
+
+    def __post_init__(self) -> None:
+        if self.format in (Format.SWISS, Format.TABLES) and self.rounds < 1:
+            raise ValueError("Swiss and table tournaments need at least one round")
+        if self.format is Format.TABLES and not MIN_TABLE <= self.table_size <= MAX_TABLE:
+            raise ValueError(f"tables seat {MIN_TABLE} to {MAX_TABLE}")
+        if self.max_deciders < 0 or self.misses_to_withdraw < 1:
+            raise ValueError("bad knockout or forfeit settings")
+
+    @property
+    def two_seat(self) -> bool:
+        return self.format is not Format.TABLES
+
+
+@dataclass(frozen=True)
+class Entrant:
+    player_id: str
+    username: str = ""
+    rating: float = 1500.0
+    guest: bool = False
+
+
+@dataclass(frozen=True)
+class Result:
+    """How one game (or forfeit) ended, per seat."""
+
+    # Competition rank per seat: 1 = best, equal ranks share a place.
+    ranks: tuple[int, ...]
+    # The game's own score per seat (Colour Square); empty when the game keeps none.
+    scores: tuple[int, ...] = ()
+    # Per seat: the player made no move in this game and lost it on time (a missed game).
+    missed: tuple[bool, ...] = ()
+    # Per seat: not there at all (withdrawn before the game); no game was played for this result.
+    absent: tuple[bool, ...] = ()
+
+    @property
+    def unplayed(self) -> bool:
+        return any(self.absent)
+
+    def is_missed(self, seat: int) -> bool:
+        return bool(self.missed) and self.missed[seat]
+
+    def is_absent(self, seat: int) -> bool:
+        return bool(self.absent) and self.absent[seat]
+
+    def score(self, seat: int) -> int:
+        return self.scores[seat] if self.scores else 0
+
+
+@dataclass(frozen=True)
+class Game:
+    """One game of a round: players by seat. A bye is a one-seat "game" with no game behind it."""
+
+    board: int
+    seats: tuple[str, ...]
+    # Knockout: 0 for a match's first game, 1.. for the deciders after draws.
+    decider: int = 0
+    bye: bool = False
+    result: Result | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.bye or self.result is not None
+
+    @property
+    def needs_game(self) -> bool:
+        """A real game has to be played for this (not a bye, not a forfeit)."""
+        return not self.bye and (self.result is None or not self.result.unplayed)
+
+    def seat_of(self, player_id: str) -> int:
+        return self.seats.index(player_id)
+
+
+@dataclass(frozen=True)
+class Round:
+    number: int  # 1-based
+    games: tuple[Game, ...]
+
+    @property
+    def done(self) -> bool:
+        return all(game.done for game in self.games)
+
+    def game(self, board: int, decider: int = 0) -> Game | None:
+        for game in self.games:
+            if game.board == board and game.decider == decider:
+                return game
+        return None
+
+
+@dataclass(frozen=True)
+class State:
+    config: Config
+    # In seed order: rating high to low, then registration order. Seed 1 = entrants[0].
+    entrants: tuple[Entrant, ...]
+    rounds: tuple[Round, ...] = ()
+    # Withdrawn players, in the order they left (voluntarily or after missed games).
+    withdrawn: tuple[str, ...] = ()
+    finished: bool = False
+    _index: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self._index:
+            object.__setattr__(self, "_index", {e.player_id: i for i, e in enumerate(self.entrants)})
+
+    def seed(self, player_id: str) -> int:
+        """0-based seed position (0 = top seed)."""
+        return self._index[player_id]
+
+    def entrant(self, player_id: str) -> Entrant:
+        return self.entrants[self._index[player_id]]
+
+    def is_withdrawn(self, player_id: str) -> bool:
+        return player_id in self.withdrawn
+
+    def active(self) -> list[str]:
+        return [e.player_id for e in self.entrants if e.player_id not in self.withdrawn]
+
+    @property
+    def current(self) -> Round | None:
+        return self.rounds[-1] if self.rounds else None
+
+    def all_games(self) -> Iterator[tuple[int, Game]]:
+        for rnd in self.rounds:
+            for game in rnd.games:
+                yield rnd.number, game
+
+    def with_round(self, rnd: Round) -> State:
+        rounds = list(self.rounds)
+        if rounds and rounds[-1].number == rnd.number:
+            rounds[-1] = rnd
+        else:
+            rounds.append(rnd)
+        return replace(self, rounds=tuple(rounds))
+
+
+def game_points(game: Game, seat: int, bye_points: float = 1.0) -> float:
+    if game.bye:
+        return bye_points
+    result = game.result
+    if result is None:
+        return 0.0
+    n = len(game.seats)
+    if n < 2 or result.is_absent(seat):
+        return 0.0
+    total = 0.0
+    for other in range(n):
+        if other == seat:
+            continue
+        if result.is_absent(other):
+            total += 1.0
+        elif result.ranks[seat] < result.ranks[other]:
+            total += 1.0
+        elif result.ranks[seat] == result.ranks[other]:
+            total += 0.5
+    return total / (n - 1)
+
+
+# -- JSON ------------------------------------------------------------------------------------------
+
+
+def _result_to(result: Result | None) -> Any:
+    if result is None:
+        return None
+    out: dict[str, Any] = {"r": list(result.ranks)}
+    if result.scores:
+        out["s"] = list(result.scores)
+    if any(result.missed):
+        out["m"] = [int(x) for x in result.missed]
+    if any(result.absent):
+        out["a"] = [int(x) for x in result.absent]
+    return out
+
+
+def _result_from(data: Any) -> Result | None:
+    if data is None:
+        return None
+    return Result(
+        ranks=tuple(int(x) for x in data["r"]),
+        scores=tuple(int(x) for x in data.get("s", ())),
+        missed=tuple(bool(x) for x in data.get("m", ())),
+        absent=tuple(bool(x) for x in data.get("a", ())),
+    )
+
+
+def to_json(state: State) -> str:
+    cfg = state.config
+    data = {
+        "c": {
+            "f": cfg.format.value,
+            "n": cfg.rounds,
+            "t": cfg.table_size,
+            "b": cfg.bye_points,
+            "d": cfg.max_deciders,
+            "w": cfg.misses_to_withdraw,
+        },
+        "e": [[e.player_id, e.username, e.rating, int(e.guest)] for e in state.entrants],
+        "r": [
+            [
+                rnd.number,
+                [[g.board, list(g.seats), g.decider, int(g.bye), _result_to(g.result)] for g in rnd.games],
+            ]
+            for rnd in state.rounds
+        ],
+        "x": list(state.withdrawn),
+        "f": int(state.finished),
+    }
+    return json.dumps(data, separators=(",", ":"))
+
+
+def from_json(text: str | bytes) -> State:
+    data = json.loads(text)
+    c = data["c"]
+    config = Config(
+        format=Format(c["f"]),
+        rounds=int(c["n"]),
+        table_size=int(c["t"]),
+        bye_points=float(c["b"]),
+        max_deciders=int(c["d"]),
+        misses_to_withdraw=int(c["w"]),
+    )
+    entrants = tuple(Entrant(str(e[0]), str(e[1]), float(e[2]), bool(e[3])) for e in data["e"])
+    rounds = tuple(
+        Round(
+            int(number),
+            tuple(
+                Game(int(g[0]), tuple(str(p) for p in g[1]), int(g[2]), bool(g[3]), _result_from(g[4])) for g in games
+            ),
+        )
+        for number, games in data["r"]
+    )
+    return State(config, entrants, rounds, tuple(str(p) for p in data["x"]), bool(data["f"]))
