@@ -143,9 +143,7 @@ def pair_score(rank: int, other_rank: int) -> float:
     return 0.5
 
 
-def rate_table(
-    ratings: Sequence[Rating], ranks: Sequence[int], *, tau: float = DEFAULT_TAU
-) -> list[Rating]:
+def rate_table(ratings: Sequence[Rating], ranks: Sequence[int], *, tau: float = DEFAULT_TAU) -> list[Rating]:
     """New ratings for every seat of one finished game from its competition ranks: each seat plays
     every other seat once in this period (see the module notes). Two seats: an ordinary game."""
     if len(ratings) != len(ranks):
