@@ -234,44 +234,33 @@ class ColourSquareCodec:
             message.caller = view.caller
         if view.own_pending is not None:
             message.own_pending.CopyFrom(pb.Placements(placements=_placements(view.own_pending)))
+        cols = sheet.cols
         for p in view.players:
             b = p.breakdown
-            squares = []
-            for i in range(sheet.size):
-                four = p.cells[i * 4 : i * 4 + 4]
-                squares.append(
-                    pb.Square(
-                        status=_STATUS_TO_PB[p.status[i]],
-                        cells=[v or 0 for v in four],
-                        sum=sum(v for v in four if v is not None),
-                    )
-                )
-            message.players.append(
-                pb.PlayerSheet(
-                    seat=p.seat,
-                    squares=squares,
-                    jokers=[v or 0 for v in p.jokers],
-                    removal=_REMOVAL_TO_PB[p.removal] if p.removal is not None else pb.REMOVAL_UNSPECIFIED,
-                    timeouts=p.timeouts,
-                    placed=p.placed,
-                    bridges=[
-                        pb.Bridge(
-                            first=pb.SquareRef(row=a // sheet.cols, column=a % sheet.cols),
-                            second=pb.SquareRef(row=c // sheet.cols, column=c % sheet.cols),
-                        )
-                        for a, c in p.bridges
-                    ],
-                    breakdown=pb.Breakdown(
-                        circled=b.circled,
-                        bridges=b.bridges,
-                        purple=b.purple,
-                        wrong_penalty=b.wrong_penalty,
-                        open_penalty=b.open_penalty,
-                        jokers=b.jokers,
-                        total=b.total,
-                    ),
-                )
+            out = message.players.add(
+                seat=p.seat,
+                jokers=[v or 0 for v in p.jokers],
+                removal=_REMOVAL_TO_PB[p.removal] if p.removal is not None else pb.REMOVAL_UNSPECIFIED,
+                timeouts=p.timeouts,
+                placed=p.placed,
+                breakdown=pb.Breakdown(
+                    circled=b.circled,
+                    bridges=b.bridges,
+                    purple=b.purple,
+                    wrong_penalty=b.wrong_penalty,
+                    open_penalty=b.open_penalty,
+                    jokers=b.jokers,
+                    total=b.total,
+                ),
             )
+            cells = [v or 0 for v in p.cells]
+            for i, status in enumerate(p.status):
+                four = cells[i * 4 : i * 4 + 4]
+                out.squares.add(status=_STATUS_TO_PB[status], cells=four, sum=sum(four))
+            for a, c in p.bridges:
+                bridge = out.bridges.add()
+                bridge.first.row, bridge.first.column = divmod(a, cols)
+                bridge.second.row, bridge.second.column = divmod(c, cols)
         r = view.result
         if r is not None:
             result = pb.Result(

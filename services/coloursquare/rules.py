@@ -36,6 +36,7 @@ from services.coloursquare.model import (
     COLOUR_SQUARE,
     ROUND_LIMIT,
     SOLO_FINISHED,
+    Cell,
     ColourSquareCalled,
     DiceRolled,
     Event,
@@ -123,12 +124,18 @@ def _has_open(player: Player) -> bool:
     return Status.OPEN in player.status
 
 
-def _close(sheet: Sheet, seat: int, player: Player, events: list[AnyEvent]) -> tuple[Player, list[int]]:
-    """Close every open square whose four cells are filled. Returns the squares closed correctly."""
+def _close(
+    sheet: Sheet, seat: int, player: Player, placements: tuple[Placement, ...], events: list[AnyEvent]
+) -> tuple[Player, list[int]]:
+    """Close every square the placements wrote into that is now full. Returns those closed correctly."""
+    touched = sorted({sheet.index(p.target.row, p.target.col) for p in placements if isinstance(p.target, Cell)})
+    if not touched:
+        return player, []
     status = list(player.status)
     correct: list[int] = []
     cells = player.cells
-    for i, square in enumerate(sheet.squares):
+    for i in touched:
+        square = sheet.squares[i]
         if status[i] is not Status.OPEN:
             continue
         four = cells[i * 4 : i * 4 + 4]
@@ -140,8 +147,6 @@ def _close(sheet: Sheet, seat: int, player: Player, events: list[AnyEvent]) -> t
         if ok:
             correct.append(i)
         events.append(SquareClosed(seat, square.row, square.col, ok, total))
-    if not any(s is not p for s, p in zip(status, player.status, strict=True)):
-        return player, correct
     return replace(player, status=tuple(status)), correct
 
 
@@ -315,7 +320,7 @@ class ColourSquareRules:
         correct: set[int] = set()
         for seat, placements in enumerate(state.pending):
             if placements:
-                players[seat], closed = _close(sheet, seat, players[seat], events)
+                players[seat], closed = _close(sheet, seat, players[seat], placements, events)
                 correct.update(closed)
         for square in sorted(correct):
             row, col = sheet.squares[square].row, sheet.squares[square].col
@@ -374,7 +379,7 @@ class ColourSquareRules:
         assert state.roll is not None
         events.append(PlacementsMade(state.round, seat, placements, final=True))
         player = write(sheet, state.players[seat], state.roll, placements)
-        player, _ = _close(sheet, seat, player, events)  # final-turn closes cross nothing out
+        player, _ = _close(sheet, seat, player, placements, events)  # final-turn closes cross nothing out
         events.append(FinalTurnResolved(seat))
         state = replace(state, players=_set(state.players, seat, player), waiting=())
         return self._next_final(state, events)
