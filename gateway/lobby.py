@@ -304,6 +304,9 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
             await abort(context, refused)
         except RedisError:
             await abort(context, _store_unavailable())
+        except Exception:
+            log.exception("lobby call failed")
+            await abort(context, _internal())
 
     # -- rooms -----------------------------------------------------------------------------------
 
@@ -376,6 +379,9 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
             await abort(context, refused)
         except RedisError:
             await abort(context, _store_unavailable())
+        except Exception:
+            log.exception("lobby call failed")
+            await abort(context, _internal())
 
     async def _room_call(
         self, context: grpc.aio.ServicerContext[Any, Any], run: Callable[[], Awaitable[RoomSnapshot]]
@@ -386,6 +392,13 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
             await abort(context, refused)
         except RedisError:
             await abort(context, _store_unavailable())
+        except Exception:
+            log.exception("lobby call failed")
+            await abort(context, _internal())
+
+
+def _internal() -> Refused:
+    return Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "the lobby failed to answer; retry")
 
 
 def _store_unavailable() -> Refused:
