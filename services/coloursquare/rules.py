@@ -1,4 +1,4 @@
-"""Colour Square: the pure rules module (see /work/shared/rules/colour-square.md and docs in README.md).
+"""Colour Square: the pure rules module (rules page: shared/rules/colour-square.md; see README.md).
 
 Shape of a game:
 
