@@ -344,14 +344,14 @@ return 1
 )
 
 # ARGV: now ms, base window, widen per ms, max window, min seats, max seats, fill wait ms,
-#       result ttl ms, keys ttl ms
+#       result ttl ms, keys ttl ms, most matches to form in this call
 # -> {{game id, {tickets in seat order}, {player bytes in seat order}}, ...}
 PAIR_LUA = (
     _PRELUDE
     + """
 local now, base, widen, maxw = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local minseats, maxseats, fillwait = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local resultttl, ttl = tonumber(ARGV[8]), tonumber(ARGV[9])
+local resultttl, ttl, most = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 sweep(now)
 local entries = redis.call('ZRANGE', Q, 0, -1, 'WITHSCORES')
 local n = #entries / 2
@@ -384,10 +384,13 @@ end
 local taken = {}
 local formed = {}
 for _, a in ipairs(order) do
+  if #formed >= most then break end
   if not taken[a] then
     local group = {a}
     local lo, hi = a - 1, a + 1
-    while #group < maxseats do
+    local scanned = 0
+    while #group < maxseats and scanned < 64 do
+      scanned = scanned + 1
       while lo >= 1 and taken[lo] do lo = lo - 1 end
       while hi <= n and taken[hi] do hi = hi + 1 end
       local dl, dh = math.huge, math.huge
@@ -452,6 +455,9 @@ class LimitedScript:
 
 
 DEFAULT_REDIS_SLOTS = 32
+# One pairing call forms at most this many matches (keeping each script short); a worker that
+# hit the limit pairs again at once.
+MAX_MATCHES_PER_PAIRING = 200
 
 
 # ---------------------------------------------------------------------------------------------
@@ -649,6 +655,7 @@ class MatchQueue:
                 int(s.fill_wait_s * 1000),
                 int(s.result_ttl_s * 1000),
                 self._keys_ttl_ms,
+                MAX_MATCHES_PER_PAIRING,
             ],
         )
         return [
@@ -881,6 +888,8 @@ class Matchmaker:
                     await self._tick(bucket)
                 except RedisError:
                     log.warning("matchmaking tick failed: redis unavailable", extra={"bucket": spec.bucket_id})
+                except Exception:  # never let one bad tick stop the bucket's waiters being served
+                    log.exception("matchmaking tick failed", extra={"bucket": spec.bucket_id})
                 if not bucket.waiters:
                     break
                 with contextlib.suppress(TimeoutError):
@@ -891,8 +900,11 @@ class Matchmaker:
 
     async def _tick(self, bucket: _Bucket) -> None:
         spec = bucket.spec
-        for match in await self.queue.pair(spec, self.now_ms()):
+        matches = await self.queue.pair(spec, self.now_ms())
+        for match in matches:
             self._start_soon(spec, match.game_id, match.players)
+        if len(matches) >= MAX_MATCHES_PER_PAIRING:
+            bucket.poke.set()
         waiters = list(bucket.waiters.values())
         statuses = await self.queue.renew(spec.bucket_id, [w.ticket_id for w in waiters], self.now_ms())
         for waiter, status in zip(waiters, statuses, strict=True):

@@ -10,7 +10,7 @@ from collections import Counter
 
 from redis.asyncio import BlockingConnectionPool, Redis
 
-from gateway.matchmaking import FormedMatch, MatchQueue, bucket_keys, new_ticket_id
+from gateway.matchmaking import MAX_MATCHES_PER_PAIRING, FormedMatch, MatchQueue, bucket_keys, new_ticket_id
 from tests.gateway.lobby_helpers import FAST, player, spec
 
 NOW = 1_700_000_000_000
@@ -259,3 +259,15 @@ async def test_results_are_dropped_after_their_ttl(redis: Redis) -> None:
     assert await queue.lookup(bucket.bucket_id, match.game_id) is None
     keys = bucket_keys(bucket.bucket_id)
     assert await redis.hlen(keys.results) == 0 and await redis.hlen(keys.players) == 0
+
+
+async def test_one_call_forms_a_bounded_number_of_matches(redis: Redis) -> None:
+    queue = MatchQueue(redis, LONG)
+    bucket = spec()
+    tickets = await queue_tickets(queue, bucket.bucket_id, [1500.0] * (2 * MAX_MATCHES_PER_PAIRING + 10))
+    first = await queue.pair(bucket, NOW + 10_000)
+    assert len(first) == MAX_MATCHES_PER_PAIRING
+    # The oldest tickets go first (each with its nearest rating, whoever that is).
+    assert set(tickets[:MAX_MATCHES_PER_PAIRING]) <= set(seated(first))
+    second = await queue.pair(bucket, NOW + 10_000)
+    assert len(second) == 5
