@@ -7,11 +7,18 @@ action list (GameStore.read_actions), so it outlives the live keys, which expire
   write stands and the second changes nothing);
 - ``tafel:records``, ``tafel:records:g:<game>``, ``tafel:records:p:<player>`` and
   ``tafel:records:p:<player>:g:<game>`` sorted sets by end time, for listing newest first.
+
+Hooks (``Records.hooks``): what hangs off the end of a game (ratings, tournaments) is called with
+the record that stands after every write, the first or a repeated one, once the record and its
+index entries are stored. A hook must be idempotent; one that fails is logged and left to its own
+sweeper (gateway/ratings, gateway/tournaments), never failing the move that ended the game.
 """
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -24,6 +31,9 @@ from services.kit.errors import Refused
 from services.kit.store import GameStore
 
 INDEX = "tafel:records"
+log = logging.getLogger("tafel.gateway.records")
+
+RecordHook = Callable[[play_pb2.GameRecord], Awaitable[None]]
 
 
 def record_key(game_id: str) -> str:
@@ -44,6 +54,7 @@ class Records:
         self.redis = redis
         self.store = store
         self.ttl_s = ttl_s
+        self.hooks: list[RecordHook] = []
 
     async def write(self, meta: GameMeta, outcome: games_pb2.Outcome) -> play_pb2.GameRecord:
         """Write the record of a game that just ended; idempotent. Returns the record that stands."""
@@ -75,6 +86,11 @@ class Records:
             for game in ("", record.game):
                 pipe.zadd(index_key(player_id, game), {meta.game_id: score})
         await pipe.execute()
+        for hook in self.hooks:
+            try:
+                await hook(record)
+            except Exception:
+                log.exception("a game-end hook failed", extra={"game_id": meta.game_id})
         return record
 
     async def get(self, game_id: str) -> play_pb2.GameRecord:
