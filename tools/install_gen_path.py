@@ -14,5 +14,6 @@ import sysconfig
 
 root = pathlib.Path(__file__).resolve().parent.parent
 site = pathlib.Path(sysconfig.get_paths()["purelib"])
-(site / "tafel-gen.pth").write_text(f"{root / 'gen'}\n{root / 'clients' / 'python'}\n")
+paths = (root / "gen", root / "clients" / "python", root / "clients" / "loadgen")
+(site / "tafel-gen.pth").write_text("".join(f"{path}\n" for path in paths))
 print(f"gen path -> {site / 'tafel-gen.pth'}")

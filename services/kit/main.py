@@ -6,7 +6,7 @@ import asyncio
 import sys
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from tafel.rules.v1 import rules_pb2_grpc
 
 from services.kit import logs
@@ -19,8 +19,14 @@ from services.kit.settings import ConfigError, RulesSettings
 from services.kit.store import GameStore
 
 
-def redis_client(url: str) -> Redis:
-    return Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5, health_check_interval=30)
+def redis_client(url: str, max_connections: int = 256) -> Redis:
+    """A client whose pool waits for a free connection instead of failing when all are busy
+    (redis-py's default pool raises past its limit)."""
+    pool = BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=10, socket_connect_timeout=2, socket_timeout=5,
+        health_check_interval=30,
+    )
+    return Redis(connection_pool=pool)
 
 
 async def start_rules_service(

@@ -1,0 +1,139 @@
+"""python -m tafel_loadgen {games,watchers,tournament} ... (see README.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import sys
+import time
+from typing import Any
+
+from tafel_loadgen.runner import child as _child
+from tafel_loadgen.stats import Stats, percentile, server_processes
+
+
+def run_split(args: argparse.Namespace, total: int) -> Stats:
+    """Run `total` units (games or ping streams) over `--processes` client processes."""
+    processes = max(1, min(args.processes, total))
+    shares = [total // processes + (1 if i < total % processes else 0) for i in range(processes)]
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    children = [context.Process(target=_child, args=(args, i, n, queue)) for i, n in enumerate(shares)]
+    for child in children:
+        child.start()
+    stats = Stats()
+    for _ in children:
+        stats.merge(queue.get())
+    for child in children:
+        child.join()
+    return stats
+
+
+def summarize(args: argparse.Namespace, stats: Stats, elapsed: float, servers: list[Any]) -> dict[str, Any]:
+    lat = stats.latencies
+    summary: dict[str, Any] = {
+        "scenario": args.scenario,
+        "game": getattr(args, "game", None),
+        "concurrent_games": getattr(args, "games", None),
+        "think_s": getattr(args, "think", None),
+        "duration_s": round(elapsed, 2),
+        "games_finished": stats.games_finished,
+        "moves": stats.moves,
+        "moves_per_s": round(stats.moves / elapsed, 1) if elapsed else 0.0,
+        "latency_ms": {
+            "p50": round(percentile(lat, 0.50) * 1000, 2),
+            "p90": round(percentile(lat, 0.90) * 1000, 2),
+            "p99": round(percentile(lat, 0.99) * 1000, 2),
+            "max": round(max(lat) * 1000, 2) if lat else 0.0,
+            "samples": len(lat),
+        },
+        "matchmaking_wait_ms": {
+            "p50": round(percentile(stats.matchmaking, 0.50) * 1000, 1),
+            "p99": round(percentile(stats.matchmaking, 0.99) * 1000, 1),
+        },
+        "errors": dict(stats.errors),
+        "servers": [
+            {"pid": s.pid, "process": s.name, "cpu_s": round(s.cpu(), 2), "peak_rss_mib": round(s.peak_rss_mib(), 1)}
+            for s in servers
+        ],
+    }
+    server_cpu = sum(s["cpu_s"] for s in summary["servers"])
+    summary["server_cpu_s"] = round(server_cpu, 2)
+    summary["moves_per_server_cpu_s"] = round(stats.moves / server_cpu, 1) if server_cpu else None
+    if stats.pings:
+        summary["pings_per_s"] = round(stats.pings / elapsed, 1)
+    return summary
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    lat = summary["latency_ms"]
+    print(f"scenario {summary['scenario']}: {summary['duration_s']} s")
+    if summary.get("pings_per_s"):
+        print(f"  floor: {summary['pings_per_s']:,.0f} empty ping round trips/s on the play stream")
+    if summary["moves"]:
+        print(
+            f"  {summary['moves']:,} moves, {summary['moves_per_s']:,.0f} moves/s, {summary['games_finished']} games finished"
+        )
+        print(f"  move latency (submit -> opponent's stream): p50 {lat['p50']} ms  p90 {lat['p90']} ms  "
+              f"p99 {lat['p99']} ms  max {lat['max']} ms")
+        mm = summary["matchmaking_wait_ms"]
+        print(f"  matchmaking wait: p50 {mm['p50']} ms  p99 {mm['p99']} ms")
+        print(f"  server CPU {summary['server_cpu_s']} s -> {summary['moves_per_server_cpu_s']} moves per server CPU-second")
+    print(f"  errors: {summary['errors'] or 'none'}")
+    for server in summary["servers"]:
+        print(f"  {server['process']:<14} pid {server['pid']:<7} cpu {server['cpu_s']:>7.2f} s  peak RSS {server['peak_rss_mib']:>7.1f} MiB")
+    print(json.dumps({k: v for k, v in summary.items()}))
+
+
+def main(argv: list[str] | None = None) -> int:
+    root = argparse.ArgumentParser(prog="tafel_loadgen", description=__doc__)
+    root.add_argument("--gateways", default="127.0.0.1:50051", help="comma-separated gateway addresses")
+    root.add_argument("--processes", type=int, default=1, help="client processes")
+    root.add_argument("--seed", type=int, default=1)
+    scenarios = root.add_subparsers(dest="scenario", required=True)
+    games = scenarios.add_parser("games")
+    games.add_argument("--game", default="connect4", choices=("connect4", "plus4", "coloursquare"))
+    games.add_argument("--games", type=int, default=20, help="concurrent games")
+    games.add_argument("--think", type=float, default=0.0, help="seconds a bot thinks before each move")
+    games.add_argument("--duration", type=float, default=10.0)
+    games.add_argument("--floor", action="store_true", help="also measure empty pings on the same layout")
+    watchers = scenarios.add_parser("watchers")
+    watchers.add_argument("--watchers", type=int, default=1000)
+    watchers.add_argument("--live-games", type=int, default=10)
+    watchers.add_argument("--hold", type=float, default=5.0, help="seconds to hold the watchers connected")
+    tournament = scenarios.add_parser("tournament")
+    tournament.add_argument("--players", type=int, default=16)
+    tournament.add_argument("--rounds", type=int, default=4)
+    tournament.add_argument("--format", default="swiss", choices=("swiss", "round_robin", "knockout"))
+    tournament.add_argument("--game", default="connect4", choices=("connect4", "plus4", "coloursquare"))
+    args = root.parse_args(argv)
+
+    servers = server_processes(args.gateways.split(","))
+    started = time.perf_counter()
+    if args.scenario == "games":
+        if args.floor:
+            floor = run_split(argparse.Namespace(**{**vars(args), "scenario": "pings"}), 2 * args.games)
+            print(f"floor: {floor.pings / args.duration:,.0f} empty ping round trips/s on {2 * args.games} play streams")
+            servers = server_processes(args.gateways.split(","))
+            started = time.perf_counter()
+        stats = run_split(args, args.games)
+    elif args.scenario == "watchers":
+        from tafel_loadgen.watchers import run_watchers
+
+        stats = asyncio.run(run_watchers(args.gateways.split(","), args.watchers, args.live_games, args.hold))
+    else:
+        from tafel_loadgen.tournament import run_tournament
+
+        stats = asyncio.run(run_tournament(args.gateways.split(","), args))
+    elapsed = time.perf_counter() - started
+    if args.scenario == "games":
+        elapsed = args.duration  # the players' own clock: process start-up is not play time
+    summary = summarize(args, stats, elapsed, servers)
+    print_summary(summary)
+    return 1 if summary["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

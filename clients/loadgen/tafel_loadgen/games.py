@@ -1,0 +1,145 @@
+"""Scenario `games`: G concurrent games kept going through matchmaking; random legal moves."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field
+
+import grpc
+from tafel.connect4.v1 import connect4_pb2
+
+from tafel.autoplay import play_game
+from tafel.botplay import random_strategy
+from tafel.client import TafelClient
+from tafel.errors import TafelError
+from tafel_loadgen.stats import Stats
+
+
+@dataclass
+class Shared:
+    """State both players of a game share inside one process: when each version was submitted."""
+
+    submitted: dict[tuple[str, int], float] = field(default_factory=dict)
+
+
+async def connect4_fast(
+    client: TafelClient, game_id: str, seat: int, stats: Stats, shared: Shared, rng: random.Random, think_s: float,
+    stop_at: float,
+) -> None:
+    """Connect Four on the play stream with the board tracked from events (no reads per move)."""
+    async with client.play_stream() as stream:
+        watching = await stream.watch(game_id)
+        view = watching.view.connect4
+        heights = [len(column.seats) for column in view.board]
+        rows = view.rows
+        status = watching.summary.status
+        seen = watching.last_event_id
+        while not status.over:
+            if seat in status.to_act and time.monotonic() < stop_at:
+                if think_s:
+                    await asyncio.sleep(think_s)
+                column = rng.choice([c for c, h in enumerate(heights) if h < rows])
+                shared.submitted[(game_id, status.version + 1)] = time.perf_counter()
+                try:
+                    answer = await stream.submit_move(
+                        game_id, connect4_pb2.Move(column=column), expected_version=status.version
+                    )
+                except TafelError as error:
+                    stats.errors[error.code.name] += 1
+                    return
+                stats.moves += 1
+                heights[column] += 1
+                status = answer.status
+                continue
+            if seat in status.to_act:
+                return  # the run is over: stop moving
+            try:
+                delivery = await stream.next_event(timeout=max(0.5, stop_at - time.monotonic() + 5))
+            except TimeoutError:
+                if time.monotonic() > stop_at:
+                    return  # the opponent stopped with the run
+                raise
+            event = delivery.event
+            if delivery.game_id != game_id or not _after(event.event_id, seen):
+                continue
+            seen = event.event_id
+            if event.WhichOneof("kind") == "connect4":
+                dropped = event.connect4.disc_dropped
+                if dropped.seat != seat:
+                    heights[dropped.column] += 1
+                    started = shared.submitted.pop((game_id, event.version), None)
+                    if started is not None:
+                        stats.latencies.append(time.perf_counter() - started)
+            if delivery.HasField("status"):
+                if delivery.status.version >= status.version:
+                    status = delivery.status
+            elif event.version > status.version or event.WhichOneof("kind") == "ended":
+                status = (await client.get_game(game_id)).summary.status  # a gateway without statuses
+        stats.games_finished += seat == 0
+
+
+def _after(event_id: str, last: str) -> bool:
+    if not last:
+        return True
+    a, _, b = event_id.partition("-")
+    c, _, d = last.partition("-")
+    return (int(a), int(b or 0)) > (int(c), int(d or 0))
+
+
+async def player(
+    targets: list[str], game: str, stats: Stats, shared: Shared, stop_at: float, think_s: float, seed: int
+) -> None:
+    rng = random.Random(seed)
+    async with await TafelClient.connect(targets) as client:
+        await client.sign_in_as_guest()
+        while time.monotonic() < stop_at:
+            queued = time.perf_counter()
+            try:
+                match = await asyncio.wait_for(client.find_match(game), timeout=max(1.0, stop_at - time.monotonic()))
+            except TimeoutError:
+                return
+            except TafelError as error:
+                stats.errors[error.code.name] += 1
+                continue
+            stats.matchmaking.append(time.perf_counter() - queued)
+            try:
+                if game == "connect4":
+                    await connect4_fast(client, match.game_id, match.seat, stats, shared, rng, think_s, stop_at)
+                else:
+                    await play_game(client, match.game_id, match.seat, random_strategy(game, rng), think_s=think_s)
+                    stats.games_finished += match.seat == 0
+            except TafelError as error:
+                stats.errors[error.code.name] += 1
+            except grpc.aio.AioRpcError as error:
+                stats.errors[error.code().name] += 1
+            except TimeoutError:
+                stats.errors["CLIENT_TIMEOUT"] += 1
+
+
+async def run_games(targets: list[str], game: str, games: int, think_s: float, duration_s: float, seed: int) -> Stats:
+    stats = Stats()
+    shared = Shared()
+    stop_at = time.monotonic() + duration_s
+    await asyncio.gather(*(player(targets, game, stats, shared, stop_at, think_s, seed * 100_000 + i) for i in range(2 * games)))
+    return stats
+
+
+async def run_pings(targets: list[str], streams: int, duration_s: float) -> Stats:
+    """The floor: empty Ping/Pong round trips on the same play-stream layout (one per player)."""
+    stats = Stats()
+    stop_at = time.monotonic() + duration_s
+
+    async def pinger() -> None:
+        async with await TafelClient.connect(targets) as client:
+            await client.sign_in_as_guest()
+            async with client.play_stream() as stream:
+                while time.monotonic() < stop_at:
+                    await stream.ping(1)
+                    stats.pings += 1
+
+    await asyncio.gather(*(pinger() for _ in range(streams)))
+    return stats
+
+

@@ -1,0 +1,26 @@
+"""The body of one load-generator client process (importable, so `spawn` can start it)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+
+def child(args: argparse.Namespace, index: int, share: int, queue: Any) -> None:
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    from tafel_loadgen.games import run_games, run_pings
+
+    targets = args.gateways.split(",")
+    if args.scenario == "games":
+        stats = asyncio.run(run_games(targets, args.game, share, args.think, args.duration, args.seed + index))
+    else:
+        stats = asyncio.run(run_pings(targets, share, args.duration))
+    queue.put(stats.as_dict())
+
+

@@ -1,0 +1,80 @@
+"""Scenario `watchers`: W idle spectators on live games (measures a gateway's memory per watcher).
+
+A few live games are started by pairs of players who then sit on their first move (long think
+time); W WatchGame streams are spread over them and held open; every watcher must have received
+the game's history (so it is really connected) and no stream may fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import grpc
+from tafel.play.v1 import play_pb2, play_pb2_grpc
+
+from tafel.client import TafelClient
+from tafel.errors import TafelError
+from tafel_loadgen.stats import Stats
+
+WATCHERS_PER_CHANNEL = 500  # HTTP/2 streams per client connection
+
+
+async def run_watchers(targets: list[str], watchers: int, live_games: int, hold_s: float) -> Stats:
+    stats = Stats()
+    players: list[TafelClient] = []
+    game_ids: list[str] = []
+    for _ in range(live_games):
+        pair = [await TafelClient.connect(targets) for _ in range(2)]
+        for client in pair:
+            await client.sign_in_as_guest()
+        matches = await asyncio.gather(*(client.find_match("connect4", per_move_s=3600) for client in pair))
+        game_ids.append(matches[0].game_id)
+        players.extend(pair)
+
+    viewer = await TafelClient.connect(targets)
+    await viewer.sign_in_as_guest()
+    token = viewer.metadata()
+    channels = [
+        grpc.aio.insecure_channel(targets[i % len(targets)]) for i in range((watchers + WATCHERS_PER_CHANNEL - 1) // WATCHERS_PER_CHANNEL)
+    ]
+    connected = 0
+    ready = asyncio.Event()
+    release = asyncio.Event()
+
+    async def watch(index: int, game_id: str) -> None:
+        nonlocal connected
+        stub = play_pb2_grpc.GameServiceStub(channels[index // WATCHERS_PER_CHANNEL])
+        call = stub.WatchGame(play_pb2.WatchGameRequest(game_id=game_id), metadata=token)
+        try:
+            await call.read()  # the game's first event: this watcher is connected
+            connected += 1
+            if connected == watchers:
+                ready.set()
+            await release.wait()
+        except grpc.aio.AioRpcError as error:
+            stats.errors[error.code().name] += 1
+            ready.set()
+        finally:
+            call.cancel()
+
+    cycle = itertools.cycle(game_ids)
+    tasks = [asyncio.ensure_future(watch(i, next(cycle))) for i in range(watchers)]
+    try:
+        await asyncio.wait_for(ready.wait(), timeout=120)
+    except TimeoutError:
+        stats.errors["WATCHERS_NOT_CONNECTED"] += watchers - connected
+    print(f"  {connected} watchers connected on {len(game_ids)} live games; holding {hold_s} s", flush=True)
+    await asyncio.sleep(hold_s)
+    release.set()
+    await asyncio.gather(*tasks)
+    for game_id, client in zip(game_ids, players[::2], strict=True):
+        try:
+            await client.resign(game_id)
+        except TafelError:
+            pass
+    for client in (*players, viewer):
+        await client.close()
+    for channel in channels:
+        await channel.close()
+    return stats
