@@ -26,6 +26,7 @@ from gateway.play import GameServicer
 from gateway.records import Records
 from gateway.rules_router import RulesRouter
 from gateway.settings import GatewaySettings
+from gateway.tournaments.wiring import RatingsAndTournaments
 from gateway.watch import EventHub
 from services.kit.main import redis_client
 from services.kit.server import RunningServer, start_server
@@ -69,6 +70,7 @@ class Gateway:
     games: GameServicer
     lobby: Any | None
     metrics: GatewayMetrics
+    extras: RatingsAndTournaments  # ratings, leaderboards, tournaments (gateway/ratings, gateway/tournaments)
 
     @property
     def port(self) -> int:
@@ -86,6 +88,7 @@ class Gateway:
             with contextlib.suppress(Exception):
                 await self.running.health.set(name, 2)  # NOT_SERVING
         self.games.stopping.set()
+        await self.extras.stop()
         await self.clocks.stop()
         await self.hub.close()
         if self.lobby is not None:
@@ -118,23 +121,39 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     metrics = GatewayMetrics()
     games = GameServicer(auth, directory, actions, hub, records, metrics)
     accounts = AccountServicer(auth)
+    # -- ratings and tournaments: hooked into records (game ends); the lobby's matchmaking reads the ratings.
+    extras = RatingsAndTournaments(
+        redis=redis,
+        redis_url=server.redis_url,
+        auth=auth,
+        directory=directory,
+        actions=actions,
+        records=records,
+        router=router,
+        lobby_settings=settings,
+    )
     lobby_class = _lobby_class()
-    lobby = lobby_class(redis, auth, directory, router, settings) if lobby_class is not None else None
+    lobby = (
+        lobby_class(redis, auth, directory, router, settings, ratings=extras.book) if lobby_class is not None else None
+    )
 
     names = [service_name("AccountService"), service_name("GameService")]
     if lobby is not None:
         names.append(service_name("LobbyService"))
+    names.extend(extras.service_names)
 
     def register(grpc_server: grpc.aio.Server) -> None:
         play_pb2_grpc.add_AccountServiceServicer_to_server(accounts, grpc_server)
         play_pb2_grpc.add_GameServiceServicer_to_server(games, grpc_server)
         if lobby is not None:
             play_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, grpc_server)
+        extras.register(grpc_server)
 
     running = await start_server(server, register, names)
     router.start()
     hub.start()
     clocks.start(actions.on_due)
+    extras.start()
     if lobby is not None and hasattr(lobby, "start"):
         await _maybe_await(lobby.start())
     metrics.gauge("tafel_gateway_watchers", "Local watchers of live games", lambda: float(hub.watchers))
@@ -155,6 +174,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         games=games,
         lobby=lobby,
         metrics=metrics,
+        extras=extras,
     )
 
 

@@ -1,0 +1,131 @@
+"""Tournament values as public API messages."""
+
+from __future__ import annotations
+
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2, tournaments_pb2
+
+from gateway.tournaments import engine
+from gateway.tournaments.model import Format, Game, Round, State, game_points
+from gateway.tournaments.store import Loaded
+
+FORMATS: dict[Format, int] = {
+    Format.SWISS: tournaments_pb2.TOURNAMENT_FORMAT_SWISS,
+    Format.ROUND_ROBIN: tournaments_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN,
+    Format.KNOCKOUT: tournaments_pb2.TOURNAMENT_FORMAT_KNOCKOUT,
+    Format.TABLES: tournaments_pb2.TOURNAMENT_FORMAT_TABLES,
+}
+FORMAT_OF: dict[int, Format] = {v: k for k, v in FORMATS.items()}
+STATES: dict[str, int] = {
+    "registering": tournaments_pb2.TOURNAMENT_STATE_REGISTERING,
+    "running": tournaments_pb2.TOURNAMENT_STATE_RUNNING,
+    "finished": tournaments_pb2.TOURNAMENT_STATE_FINISHED,
+    "cancelled": tournaments_pb2.TOURNAMENT_STATE_CANCELLED,
+}
+STATE_NAME: dict[int, str] = {v: k for k, v in STATES.items()}
+
+
+def player(entry: tuple[str, str, bool]) -> play_pb2.Player:
+    return play_pb2.Player(player_id=entry[0], username=entry[1], guest=entry[2])
+
+
+def tournament(loaded: Loaded) -> tournaments_pb2.Tournament:
+    spec = loaded.spec
+    out = tournaments_pb2.Tournament(
+        tournament_id=spec.tournament_id,
+        name=spec.name,
+        game=spec.game,
+        options=games_pb2.GameOptions.FromString(spec.options),
+        format=FORMATS[spec.format],  # type: ignore[arg-type]
+        rounds=spec.rounds,
+        table_size=spec.table_size if spec.format is Format.TABLES else 0,
+        capacity=spec.capacity,
+        organiser=player(spec.organiser),
+        state=STATES.get(loaded.status, 0),  # type: ignore[arg-type]
+        players=[player(p) for p in loaded.players],
+        rated=spec.rated,
+        min_players=spec.min_players,
+    )
+    out.time_control.per_move.FromMilliseconds(spec.per_move_ms)
+    out.created_at.FromMilliseconds(spec.created_ms)
+    if spec.starts_at_ms:
+        out.starts_at.FromMilliseconds(spec.starts_at_ms)
+    if loaded.started_ms:
+        out.started_at.FromMilliseconds(loaded.started_ms)
+    if loaded.finished_ms:
+        out.finished_at.FromMilliseconds(loaded.finished_ms)
+    state = loaded.state
+    if state is not None:
+        out.rounds = engine.total_rounds(state)
+        out.current_round = len(state.rounds)
+    return out
+
+
+def game(tid: str, state: State, number: int, g: Game) -> tournaments_pb2.TournamentGame:
+    out = tournaments_pb2.TournamentGame(
+        board=g.board,
+        decider=g.decider,
+        players=[player((p, state.entrant(p).username, state.entrant(p).guest)) for p in g.seats],
+    )
+    if g.bye:
+        out.state = tournaments_pb2.TOURNAMENT_GAME_STATE_BYE
+        out.points.append(state.config.bye_points)
+        return out
+    result = g.result
+    if result is not None and result.unplayed:
+        out.state = tournaments_pb2.TOURNAMENT_GAME_STATE_FORFEITED
+    else:
+        out.game_id = engine.game_id(tid, number, g)
+        out.state = (
+            tournaments_pb2.TOURNAMENT_GAME_STATE_FINISHED
+            if result is not None
+            else tournaments_pb2.TOURNAMENT_GAME_STATE_PLAYING
+        )
+    if result is not None:
+        out.ranks.extend(result.ranks)
+        out.scores.extend(result.scores)
+        out.missed.extend(result.is_missed(s) for s in range(len(g.seats)))
+        out.absent.extend(result.is_absent(s) for s in range(len(g.seats)))
+        out.points.extend(game_points(g, s, state.config.bye_points) for s in range(len(g.seats)))
+    return out
+
+
+def round_message(tid: str, state: State, rnd: Round) -> tournaments_pb2.TournamentRound:
+    finished = rnd.done and (rnd is not state.current or engine.round_done(state))
+    return tournaments_pb2.TournamentRound(
+        number=rnd.number,
+        games=[game(tid, state, rnd.number, g) for g in rnd.games],
+        finished=finished,
+    )
+
+
+def standings(state: State) -> list[tournaments_pb2.Standing]:
+    out: list[tournaments_pb2.Standing] = []
+    for row in engine.standings(state):
+        entrant = state.entrant(row.player_id)
+        out.append(
+            tournaments_pb2.Standing(
+                rank=row.rank,
+                player=player((row.player_id, row.username, entrant.guest)),
+                seed=row.seed,
+                rating=entrant.rating,
+                points=row.points,
+                buchholz=row.buchholz,
+                sonneborn_berger=row.sonneborn_berger,
+                score_total=row.score_total,
+                games=row.games,
+                wins=row.wins,
+                draws=row.draws,
+                losses=row.losses,
+                byes=row.byes,
+                withdrawn=row.withdrawn,
+                reached_round=row.reached,
+            )
+        )
+    return out
+
+
+def rounds_completed(state: State) -> int:
+    if state.finished:
+        return len(state.rounds)
+    return len(state.rounds) - (0 if engine.round_done(state) else 1)
