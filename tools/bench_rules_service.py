@@ -21,7 +21,7 @@ import random
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 import grpc
@@ -102,7 +102,7 @@ class StreamClient:
         self.call = stub.ApplyMoves(self._requests())
         self.reader = asyncio.get_running_loop().create_task(self._read())
 
-    async def _requests(self):  # type: ignore[no-untyped-def]
+    async def _requests(self) -> AsyncIterator[rules_pb2.ApplyMovesRequest]:
         while True:
             yield await self.queue.get()
 
@@ -115,7 +115,8 @@ class StreamClient:
         future = asyncio.get_running_loop().create_future()
         self.pending[correlation] = future
         self.queue.put_nowait(rules_pb2.ApplyMovesRequest(correlation_id=correlation, request=request))
-        return await future
+        answer: rules_pb2.ApplyMovesResponse = await future
+        return answer
 
     def close(self) -> None:
         self.call.cancel()
@@ -124,7 +125,7 @@ class StreamClient:
 
 async def play_games(
     stub: rules_pb2_grpc.RulesServiceStub,
-    apply: Callable[[rules_pb2.ApplyMoveRequest], Awaitable[None]],
+    apply: Callable[[rules_pb2.ApplyMoveRequest], Awaitable[bool]],
     concurrency: int,
     seconds: float,
     pool: list[str],
@@ -198,8 +199,8 @@ async def run_service_bench(seconds: float, concurrencies: list[int]) -> list[Re
             print(result.line(), flush=True)
 
         async def unary_apply(request: rules_pb2.ApplyMoveRequest) -> bool:
-            response = await stub.ApplyMove(request)
-            return response.status.over
+            response: rules_pb2.ApplyMoveResponse = await stub.ApplyMove(request)
+            return bool(response.status.over)
 
         for concurrency in concurrencies:
             pool = await make_pool(int(concurrency * seconds * 30) + 100)
@@ -214,7 +215,7 @@ async def run_service_bench(seconds: float, concurrencies: list[int]) -> list[Re
                 answer = await stream.apply(request)
                 if answer.WhichOneof("result") != "applied":
                     raise RuntimeError(f"refused: {answer.refusal}")
-                return answer.applied.status.over
+                return bool(answer.applied.status.over)
 
             pool = await make_pool(int(concurrency * seconds * 60) + 100)
             await measure(
@@ -244,7 +245,7 @@ async def run_service_bench(seconds: float, concurrencies: list[int]) -> list[Re
             queue: asyncio.Queue[diagnostics_pb2.EchoStreamRequest] = asyncio.Queue()
             waiting: dict[int, asyncio.Future[None]] = {}
 
-            async def requests():  # type: ignore[no-untyped-def]
+            async def requests() -> AsyncIterator[diagnostics_pb2.EchoStreamRequest]:
                 while True:
                     yield await queue.get()
 
