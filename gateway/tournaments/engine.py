@@ -136,24 +136,14 @@ def record(state: State, round_number: int, board: int, decider: int, result: Re
 
 
 def withdraw(state: State, player_id: str) -> State:
-    """The player leaves: not paired again; their future games are forfeited. Idempotent."""
+    """The player leaves: not paired again; their games in later rounds (and deciders not yet
+    paired) are forfeited. Games of the current round, already paired, are played out or resigned
+    by the service. Idempotent."""
     if player_id not in {e.player_id for e in state.entrants}:
         raise TournamentError("NOT_REGISTERED", "the player is not in this tournament")
     if state.is_withdrawn(player_id):
         return state
-    state = replace(state, withdrawn=(*state.withdrawn, player_id))
-    if state.config.format is Format.KNOCKOUT and state.current is not None:
-        # A decider not yet played by a withdrawn player is forfeited at once.
-        rnd = state.current
-        games = list(rnd.games)
-        changed = False
-        for i, game in enumerate(games):
-            if game.result is None and game.decider > 0 and player_id in game.seats and not game.bye:
-                games[i] = replace(game, result=_forfeit(game.seats, state))
-                changed = True
-        if changed:
-            state = state.with_round(replace(rnd, games=tuple(games)))
-    return state
+    return replace(state, withdrawn=(*state.withdrawn, player_id))
 
 
 # -- knockout matches ------------------------------------------------------------------------------

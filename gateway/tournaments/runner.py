@@ -216,7 +216,7 @@ class TournamentRunner:
             event = _event(started=tournaments_pb2.TournamentStarted(tournament=started))
             reply = await self.store.start(loaded, state, [event])
             if reply == 1:
-                await self.advance(tid)
+                await self._advance_logged(tid)  # pairs round 1; on failure the sweep goes on
                 after = await self.store.load(tid)
                 assert after is not None
                 return after
@@ -380,7 +380,7 @@ class TournamentRunner:
             if reply == -1:
                 raise _refused(grpc.StatusCode.FAILED_PRECONDITION, "NOT_RUNNING", "the tournament is not running")
         await self._resign_running(tid, player.player_id)
-        await self.advance(tid)
+        await self._advance_logged(tid)
         after = await self.store.load(tid)
         assert after is not None
         return after

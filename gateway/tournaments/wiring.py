@@ -82,9 +82,7 @@ class RatingsAndTournaments:
         )
         self.feed = TournamentFeed(redis, redis_client(redis_url, max_connections=2))
         self.ratings_servicer = RatingServicer(auth, self.book)
-        self.tournaments_servicer = TournamentServicer(
-            auth, self.store, self.runner, self.feed, router, lobby_settings
-        )
+        self.tournaments_servicer = TournamentServicer(auth, self.store, self.runner, self.feed, router, lobby_settings)
         # The game-end path: ratings first (awaited), then the tournament (in the background).
         records.hooks.append(self.book.on_record)
         records.hooks.append(self.runner.on_record)

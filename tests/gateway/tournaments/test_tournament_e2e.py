@@ -182,7 +182,7 @@ async def test_every_process_killed_mid_round_finishes_with_the_same_games(platf
     for p in players:
         await p.call("tournaments", "JoinTournament", T.JoinTournamentRequest(tournament_id=tid))
     stop = asyncio.Event()
-    bots = [Bot(p, seed=10 + i, think_s=0.08) for i, p in enumerate(players)]
+    bots = [Bot(p, seed=10 + i, think_s=0.04) for i, p in enumerate(players)]
     running = [asyncio.create_task(b.run(stop)) for b in bots]
     await organiser.call("tournaments", "StartTournament", T.StartTournamentRequest(tournament_id=tid))
     round1 = (await all_rounds(organiser, tid))[0]
@@ -223,4 +223,62 @@ async def test_every_process_killed_mid_round_finishes_with_the_same_games(platf
     events_seen = [e.WhichOneof("kind") for e in events]
     assert events_seen.count("round_started") == 3 and events_seen[-1] == "finished"
     for client in (organiser, watcher, *players):
+        await client.close()
+
+
+async def test_scheduled_start_withdrawal_and_cancellation(platform: Platform) -> None:
+    import time
+
+    organiser = await Client(platform.addresses, 0).sign_in()
+    players = [await Client(platform.addresses, i).sign_in() for i in range(4)]
+    soon = T.CreateTournamentRequest(
+        request_id=rid(), name="at a time", game="connect4", format=T.TOURNAMENT_FORMAT_SWISS, rounds=2
+    )
+    soon.time_control.per_move.FromSeconds(5)
+    soon.starts_at.FromMilliseconds(int(time.time() * 1000) + 800)
+    tid = (await organiser.call("tournaments", "CreateTournament", soon)).tournament.tournament_id
+    lonely = T.CreateTournamentRequest(
+        request_id=rid(), name="nobody came", game="connect4", format=T.TOURNAMENT_FORMAT_KNOCKOUT
+    )
+    lonely.starts_at.FromMilliseconds(int(time.time() * 1000) + 300)
+    empty = (await organiser.call("tournaments", "CreateTournament", lonely)).tournament.tournament_id
+    await players[0].call("tournaments", "JoinTournament", T.JoinTournamentRequest(tournament_id=empty))
+    for p in players:
+        await p.call("tournaments", "JoinTournament", T.JoinTournamentRequest(tournament_id=tid))
+    quitter = players[3]
+    stop = asyncio.Event()
+    running = [asyncio.create_task(Bot(p, seed=i).run(stop)) for i, p in enumerate(players[:3])]
+    events: list[T.TournamentEvent] = []
+    watching = asyncio.create_task(watch_until_over(organiser, tid, events))
+    try:
+        for _ in range(100):
+            info = await organiser.call("tournaments", "GetTournament", T.GetTournamentRequest(tournament_id=tid))
+            if info.tournament.state == T.TOURNAMENT_STATE_RUNNING:
+                break
+            await asyncio.sleep(0.1)
+        assert info.tournament.state == T.TOURNAMENT_STATE_RUNNING, "started by itself at its time"
+        # Withdrawing mid-round resigns the running game at once.
+        left = await quitter.call("tournaments", "LeaveTournament", T.LeaveTournamentRequest(tournament_id=tid))
+        assert left.tournament.state == T.TOURNAMENT_STATE_RUNNING
+        await asyncio.wait_for(watching, 120)
+    finally:
+        stop.set()
+        await asyncio.gather(*running)
+    rounds = await all_rounds(organiser, tid)
+    me = quitter.player.player_id
+    first = next(g for g in rounds[0].games if me in [p.player_id for p in g.players])
+    seat = [p.player_id for p in first.players].index(me)
+    assert first.ranks[seat] == 2 and not first.missed[seat]
+    record = await organiser.call("games", "GetGameRecord", play_pb2.GetGameRecordRequest(game_id=first.game_id))
+    assert record.record.outcome.reason == "RESIGNED"
+    assert all(me not in [p.player_id for p in g.players] for g in rounds[1].games)
+    standings = await organiser.call("tournaments", "GetStandings", T.GetStandingsRequest(tournament_id=tid))
+    assert next(s for s in standings.standings if s.player.player_id == me).withdrawn
+    gone = await organiser.call("tournaments", "GetTournament", T.GetTournamentRequest(tournament_id=empty))
+    assert gone.tournament.state == T.TOURNAMENT_STATE_CANCELLED
+    listed = await organiser.call(
+        "tournaments", "ListTournaments", T.ListTournamentsRequest(state=T.TOURNAMENT_STATE_CANCELLED, page_size=100)
+    )
+    assert empty in [t.tournament_id for t in listed.tournaments]
+    for client in (organiser, *players):
         await client.close()
