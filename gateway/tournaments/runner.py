@@ -287,7 +287,10 @@ class TournamentRunner:
         if not waiting:
             return state
         ids = [engine.game_id(tid, rnd.number, g) for g in waiting]
-        stored: list[Any] = await self.redis.mget([record_key(i) for i in ids])
+        pipe = self.redis.pipeline(transaction=False)  # one GET per record: each its own slot
+        for game_id in ids:
+            pipe.get(record_key(game_id))
+        stored: list[Any] = await pipe.execute()
         for g, raw in zip(waiting, stored, strict=True):
             if raw is None:
                 continue
