@@ -9,6 +9,7 @@ The gateway's own actions use ids no client id maps to (``create``, ``t-<version
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from dataclasses import dataclass
@@ -71,6 +72,13 @@ class Actions:
             request.resignation.SetInParent()
         elif time_out:
             request.timeout.SetInParent()
+        # Once sent, the action and what follows from it run to the end even if the caller goes
+        # away (a client that disconnects must not leave a game without its next deadline).
+        return await asyncio.shield(self._apply(meta, request, timeout_s))
+
+    async def _apply(
+        self, meta: GameMeta, request: rules_pb2.ApplyMoveRequest, timeout_s: float | None
+    ) -> Applied:
         response = await self.router.apply(meta.game, request, timeout_s=timeout_s)
         deadline = await self.settle(meta, response.status)
         return Applied(response, deadline)

@@ -91,6 +91,13 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         self.records = records
         self.metrics = metrics
         self.stopping = asyncio.Event()
+        self.drain_s = 5.0
+        self.m_unary_applied = metrics.actions.labels("unary", "applied")
+        self.m_unary_refused = metrics.actions.labels("unary", "refused")
+        self.m_unary_latency = metrics.latency.labels("unary")
+        self.m_stream_applied = metrics.actions.labels("stream", "applied")
+        self.m_stream_refused = metrics.actions.labels("stream", "refused")
+        self.m_stream_latency = metrics.latency.labels("stream")
 
     # -- shared steps -------------------------------------------------------------------------------
 
@@ -113,7 +120,13 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
             response.seat = seats[0]
         return response
 
-    async def submit(self, identity: Identity, request: play_pb2.SubmitMoveRequest) -> play_pb2.SubmitMoveResponse:
+    async def submit(
+        self,
+        identity: Identity,
+        request: play_pb2.SubmitMoveRequest,
+        into: play_pb2.SubmitMoveResponse | None = None,
+        timeout_s: float | None = None,
+    ) -> play_pb2.SubmitMoveResponse:
         check_id("game_id", request.game_id)
         check_id("request_id", request.request_id)
         if not request.HasField("move") or request.move.WhichOneof("game") is None:
@@ -128,14 +141,18 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
             expected_version=request.expected_version,
             request_id=rules_request_id(seat, request.request_id),
             move=request.move,
+            timeout_s=timeout_s,
         )
-        response = play_pb2.SubmitMoveResponse(
-            version=applied.response.version, events=applied.response.events, status=applied.response.status
-        )
+        response = play_pb2.SubmitMoveResponse() if into is None else into
+        response.version = applied.response.version
+        response.events.extend(applied.response.events)
+        response.status.CopyFrom(applied.response.status)
         _set_time(response.turn_deadline, applied.deadline)
         return response
 
-    async def resign(self, identity: Identity, request: play_pb2.ResignRequest) -> play_pb2.ResignResponse:
+    async def resign(
+        self, identity: Identity, request: play_pb2.ResignRequest, timeout_s: float | None = None
+    ) -> play_pb2.ResignResponse:
         check_id("game_id", request.game_id)
         check_id("request_id", request.request_id)
         meta = await self.directory.meta(request.game_id)
@@ -147,7 +164,7 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
             view = await self.router.get_view(meta.game, rules_pb2.GetViewRequest(game_id=meta.game_id))
             try:
                 applied = await self.actions.apply(
-                    meta, seat, expected_version=view.status.version, request_id=rid, resign=True
+                    meta, seat, expected_version=view.status.version, request_id=rid, resign=True, timeout_s=timeout_s
                 )
                 break
             except Refused as refused:
@@ -165,6 +182,13 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         if event.WhichOneof("kind") == "ended" or source != LIVE:
             return None
         return received + meta.per_move_s
+
+    def time_left(self, context: grpc.aio.ServicerContext[Any, Any]) -> float | None:
+        """The caller's deadline, if it is shorter than the rules service timeout."""
+        remaining: float | None = context.time_remaining()
+        if remaining is None or remaining >= self.router.timeout_s:
+            return None
+        return max(0.0, remaining)
 
     # -- unary RPCs ---------------------------------------------------------------------------------
 
@@ -193,15 +217,15 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
 
         async def work() -> play_pb2.SubmitMoveResponse:
             identity = self.auth.identity(context.invocation_metadata())
-            return await self.submit(identity, request)
+            return await self.submit(identity, request, timeout_s=self.time_left(context))
 
         try:
             result: play_pb2.SubmitMoveResponse = await self._guard(context, work())
         except BaseException:
-            self.metrics.actions.labels("unary", "refused").inc()
+            self.m_unary_refused.inc()
             raise
-        self.metrics.actions.labels("unary", "applied").inc()
-        self.metrics.latency.labels("unary").observe(time.perf_counter() - started)
+        self.m_unary_applied.inc()
+        self.m_unary_latency.observe(time.perf_counter() - started)
         return result
 
     async def Resign(
@@ -209,7 +233,7 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
     ) -> play_pb2.ResignResponse:
         async def work() -> play_pb2.ResignResponse:
             identity = self.auth.identity(context.invocation_metadata())
-            return await self.resign(identity, request)
+            return await self.resign(identity, request, timeout_s=self.time_left(context))
 
         result: play_pb2.ResignResponse = await self._guard(context, work())
         return result
@@ -278,6 +302,8 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         self.metrics.watch_streams.inc()
         try:
             async with self.hub.watch(meta.game_id, request.after_event_id) as watch:
+                # Subscribed: tell the client the watch is live before any event arrives.
+                await context.send_initial_metadata(())
                 async for event, source in watch.events():
                     response = play_pb2.WatchGameResponse(event=event)
                     if source == LAST_OF_HISTORY and event.WhichOneof("kind") != "ended":
@@ -328,8 +354,7 @@ class PlaySession:
     async def run(self, requests: AsyncIterator[play_pb2.PlayRequest]) -> AsyncIterator[play_pb2.PlayResponse]:
         loop = asyncio.get_running_loop()
         reader = loop.create_task(self._read(requests))
-        stopping = loop.create_task(self.servicer.stopping.wait())
-        stopping.add_done_callback(lambda _: self.out.put_nowait(_DONE) if not self.out.full() else None)
+        stopping = loop.create_task(self._drain_when_stopping(reader))
         try:
             while True:
                 response = await self.out.get()
@@ -341,6 +366,17 @@ class PlaySession:
             reader.cancel()
             for task in (*self.actions, *self.watches.values()):
                 task.cancel()
+
+    async def _drain_when_stopping(self, reader: asyncio.Task[None]) -> None:
+        """The gateway is stopping: take no more requests, let the actions in flight finish and
+        answer, then end the stream (the client resumes elsewhere from its last event id)."""
+        await self.servicer.stopping.wait()
+        reader.cancel()
+        for task in tuple(self.watches.values()):
+            task.cancel()
+        if self.actions:
+            await asyncio.wait(tuple(self.actions), timeout=self.servicer.drain_s)
+        await self.out.put(_DONE)
 
     def _check_session(self) -> None:
         if self.identity.expires_at <= time.time():
@@ -391,20 +427,26 @@ class PlaySession:
         response = play_pb2.PlayResponse(correlation_id=request.correlation_id)
         try:
             if request.WhichOneof("action") == "submit_move":
-                response.move_accepted.CopyFrom(await servicer.submit(self.identity, request.submit_move))
+                await servicer.submit(self.identity, request.submit_move, into=response.move_accepted)
             else:
                 response.resigned.CopyFrom(await servicer.resign(self.identity, request.resign))
-            servicer.metrics.actions.labels("stream", "applied").inc()
-            servicer.metrics.latency.labels("stream").observe(time.perf_counter() - started)
+            servicer.m_stream_applied.inc()
+            servicer.m_stream_latency.observe(time.perf_counter() - started)
         except Refused as refused:
+            response.Clear()
+            response.correlation_id = request.correlation_id
             response.refusal.CopyFrom(refusal_of(refused))
-            servicer.metrics.actions.labels("stream", "refused").inc()
+            servicer.m_stream_refused.inc()
         except RedisError:
+            response.Clear()
+            response.correlation_id = request.correlation_id
             response.refusal.CopyFrom(refusal_of(unavailable()))
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("action failed")
+            response.Clear()
+            response.correlation_id = request.correlation_id
             response.refusal.CopyFrom(
                 refusal_of(Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "the action failed; retry"))
             )

@@ -120,6 +120,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     auth = Authenticator(redis, secret=settings.token_secret, token_ttl_s=settings.token_ttl_s)
     metrics = GatewayMetrics()
     games = GameServicer(auth, directory, actions, hub, records, metrics)
+    games.drain_s = server.grace_s
     accounts = AccountServicer(auth)
     # -- ratings and tournaments: hooked into records (game ends); the lobby's matchmaking reads the ratings.
     extras = RatingsAndTournaments(

@@ -63,13 +63,15 @@ class Proc:
                 self.kill()
 
 
-def spawn(name: str, module: str, env: dict[str, str], timeout_s: float = 30.0) -> Proc:
+def spawn(
+    name: str, module: str, env: dict[str, str], timeout_s: float = 30.0, python_args: Sequence[str] = ()
+) -> Proc:
     """`python -m <module>` with the env `make run` gives it; returns once it prints LISTENING."""
     full = dict(os.environ)
     full.update(env, PYTHONUNBUFFERED="1", TAFEL_HOST="127.0.0.1")
     full.setdefault("TAFEL_PORT", str(free_port()))
     process = subprocess.Popen(
-        [sys.executable, "-m", module], cwd=ROOT, env=full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [sys.executable, *python_args, "-m", module], cwd=ROOT, env=full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     proc = Proc(name, process, "")
     assert process.stdout is not None
@@ -100,13 +102,15 @@ def spawn_rules(redis_url: str, game: str = "connect4") -> Proc:
     return spawn(f"{game}-rules", f"services.{game}", {"REDIS_URL": redis_url, "TAFEL_PORT": str(free_port())})
 
 
-def spawn_gateway(redis_url: str, rules: dict[str, str], name: str = "gateway", **env: str) -> Proc:
+def spawn_gateway(
+    redis_url: str, rules: dict[str, str], name: str = "gateway", python_args: Sequence[str] = (), **env: str
+) -> Proc:
     routes = {f"TAFEL_RULES_{game.upper()}": address for game, address in rules.items()}
     from services.catalog import GAMES
 
     for game in GAMES:
         routes.setdefault(f"TAFEL_RULES_{game.upper()}", "off")
-    return spawn(name, "gateway", {"REDIS_URL": redis_url, **GATEWAY_ENV, **routes, **env})
+    return spawn(name, "gateway", {"REDIS_URL": redis_url, **GATEWAY_ENV, **routes, **env}, python_args=python_args)
 
 
 def other_db(url: str, db: int) -> str:
