@@ -23,7 +23,8 @@ from gateway.tournaments.store import PREFIX, events_key
 
 log = logging.getLogger("tafel.gateway.tournaments")
 QUEUE_SIZE = 2_000
-_CLOSED: tuple[str, bytes] = ("", b"")
+_SLOW: tuple[str, bytes] = ("", b"slow")
+_CLOSED: tuple[str, bytes] = ("", b"closed")
 
 
 def _text(raw: Any) -> str:
@@ -44,6 +45,10 @@ def decode(event_id: str, fields: dict[Any, Any]) -> tournaments_pb2.TournamentE
 
 class SlowWatcher(Exception):
     """The watcher fell too far behind; it resumes from its last event id."""
+
+
+class FeedClosed(Exception):
+    """The process is shutting down; the watcher resumes elsewhere from its last event id."""
 
 
 class TournamentFeed:
@@ -72,12 +77,17 @@ class TournamentFeed:
             self._task = None
         for queues in self._queues.values():
             for queue in queues:
-                with contextlib.suppress(asyncio.QueueFull):
-                    queue.put_nowait(_CLOSED)
+                with contextlib.suppress(asyncio.QueueEmpty):
+                    while queue.full():
+                        queue.get_nowait()
+                queue.put_nowait(_CLOSED)
         await self.reader.aclose()
 
-    async def watch(self, tid: str, after: str = "") -> AsyncIterator[tournaments_pb2.TournamentEvent]:
-        """Events after `after` ("" = from the start), then live ones, until the caller stops."""
+    async def watch(
+        self, tid: str, after: str = "", *, live: bool = True
+    ) -> AsyncIterator[tournaments_pb2.TournamentEvent]:
+        """Events after `after` ("" = from the start), then (when `live`) new ones as they come,
+        until the caller stops."""
         self.start()
         key = events_key(tid)
         queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(QUEUE_SIZE)
@@ -96,10 +106,12 @@ class TournamentFeed:
                 for raw_id, fields in rows:
                     seen = _text(raw_id)
                     yield decode(seen, fields)
-            while True:
+            while live:
                 event_id, raw = await queue.get()
-                if (event_id, raw) == _CLOSED:
+                if (event_id, raw) == _SLOW:
                     raise SlowWatcher
+                if (event_id, raw) == _CLOSED:
+                    raise FeedClosed
                 if id_key(event_id) <= id_key(seen):
                     continue
                 seen = event_id
@@ -140,4 +152,4 @@ class TournamentFeed:
                             self._queues[tid].discard(queue)
                             with contextlib.suppress(asyncio.QueueEmpty):
                                 queue.get_nowait()
-                            queue.put_nowait(_CLOSED)
+                            queue.put_nowait(_SLOW)

@@ -22,7 +22,7 @@ from gateway.games import check_id
 from gateway.lobby import LobbySettings, canonical_options, per_move_ms
 from gateway.rules_router import RulesRouter
 from gateway.tournaments import messages
-from gateway.tournaments.feed import SlowWatcher, TournamentFeed
+from gateway.tournaments.feed import FeedClosed, SlowWatcher, TournamentFeed
 from gateway.tournaments.model import MAX_TABLE, MIN_TABLE, Format
 from gateway.tournaments.runner import TournamentRunner
 from gateway.tournaments.store import PREFIX, Loaded, Spec, TournamentStore, list_key, now_ms
@@ -337,16 +337,23 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
     ) -> AsyncIterator[tournaments_pb2.WatchTournamentResponse]:
         try:
             self.auth.identity(context.invocation_metadata())
-            await self._load(request.tournament_id)
+            loaded = await self._load(request.tournament_id)
             after = request.after_event_id
             if after and not _event_id_ok(after):
                 raise invalid("BAD_EVENT_ID", "after_event_id is not an event id", field="after_event_id")
-            async for event in self.feed.watch(request.tournament_id, after):
+            # An ended tournament has no live part: its stream is what is stored.
+            live = loaded.status in ("registering", "running")
+            async for event in self.feed.watch(request.tournament_id, after, live=live):
                 yield tournaments_pb2.WatchTournamentResponse(event=event)
                 if event.WhichOneof("kind") in ("finished", "cancelled"):
                     return
         except Refused as refused:
             await abort(context, refused)
+        except FeedClosed:
+            await abort(
+                context,
+                Refused(grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN", "resume from the last event id you saw"),
+            )
         except SlowWatcher:
             await abort(
                 context,
