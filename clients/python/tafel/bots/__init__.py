@@ -1,0 +1,56 @@
+"""Bots for tafel's games: pure decision code that turns a game's public view into a move.
+
+- `tafel.bots.connect4`: a bitboard Connect Four solver (`solve`, `best_move`) and `Connect4Bot`.
+- `tafel.bots.plus4`: a Plus 4 simulator built from the view and `Plus4Bot`.
+- `tafel.bots.coloursquare`: legal placements from the view and `ColourSquareBot`.
+
+Each bot takes a level: 1 plays random legal moves, 2 looks one move ahead, 3 is the strongest.
+`make_bot(game, level)` builds one by game name. Bots never do I/O: the SDK feeds them views and
+sends the moves they return (`bot.choose(view)` gives the game's `Move` message).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+if TYPE_CHECKING:
+    from tafel.bots.coloursquare import ColourSquareBot
+    from tafel.bots.connect4 import Connect4Bot
+    from tafel.bots.plus4 import Plus4Bot
+
+GAMES = ("connect4", "plus4", "coloursquare")
+
+
+@overload
+def make_bot(game: Literal["connect4"], level: int, *, seed: int | None = None, **options: Any) -> Connect4Bot: ...
+@overload
+def make_bot(game: Literal["plus4"], level: int, *, seed: int | None = None, **options: Any) -> Plus4Bot: ...
+@overload
+def make_bot(
+    game: Literal["coloursquare"], level: int, *, seed: int | None = None, **options: Any
+) -> ColourSquareBot: ...
+@overload
+def make_bot(
+    game: str, level: int, *, seed: int | None = None, **options: Any
+) -> Connect4Bot | Plus4Bot | ColourSquareBot: ...
+def make_bot(
+    game: str, level: int, *, seed: int | None = None, **options: Any
+) -> Connect4Bot | Plus4Bot | ColourSquareBot:
+    """A bot for `game` ("connect4", "plus4" or "coloursquare") at `level` 1..3; `options` go to
+    its constructor. Its `choose(view)` returns that game's `Move` message for its `View`."""
+    if game == "connect4":
+        from tafel.bots.connect4 import Connect4Bot
+
+        return Connect4Bot(level, seed=seed, **options)
+    if game == "plus4":
+        from tafel.bots.plus4 import Plus4Bot
+
+        return Plus4Bot(level, seed=seed, **options)
+    if game == "coloursquare":
+        from tafel.bots.coloursquare import ColourSquareBot
+
+        return ColourSquareBot(level, seed=seed, **options)
+    raise ValueError(f"no bot for game {game!r}; games: {', '.join(GAMES)}")
+
+
+__all__ = ["GAMES", "make_bot"]
