@@ -54,10 +54,11 @@ async def play_game(
             delivery = await stream.next_event(timeout=max(0.1, deadline - loop.time()))
             if delivery.game_id != game_id:
                 continue
-            if delivery.HasField("status") and delivery.status.version >= status.version:
-                status = delivery.status
-            elif delivery.event.WhichOneof("kind") == "ended":
-                status = (await client.get_game(game_id)).summary.status
+            if delivery.HasField("status"):
+                if delivery.status.version >= status.version:
+                    status = delivery.status
+            elif delivery.event.version > status.version or delivery.event.WhichOneof("kind") == "ended":
+                status = (await client.get_game(game_id)).summary.status  # a gateway without statuses
             if not status.over and seat in status.to_act:
                 fresh = await client.get_game(game_id)
                 status, view = fresh.summary.status, fresh.view

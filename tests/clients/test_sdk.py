@@ -1,0 +1,139 @@
+"""The SDK plays whole games of every game through a real gateway (public API only)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from tafel.connect4.v1 import connect4_pb2
+from tafel.games.v1 import games_pb2
+
+from tafel.autoplay import play_game
+from tafel.botplay import strategy_for
+from tafel.client import TafelClient
+from tafel.errors import IllegalMove, InvalidArgument, PermissionDenied, Unauthenticated, VersionConflict
+from tests.clients.platform_fixture import platform  # noqa: F401  (fixture)
+from tools.platform import Platform
+
+
+async def clients(platform: Platform, count: int) -> list[TafelClient]:
+    out = []
+    for _ in range(count):
+        client = await TafelClient.connect(platform.gateway_addresses)
+        await client.sign_in_as_guest()
+        out.append(client)
+    return out
+
+
+async def close_all(items: list[TafelClient]) -> None:
+    for client in items:
+        await client.close()
+
+
+def check_outcome(outcome: games_pb2.Outcome, seats: int) -> None:
+    assert len(outcome.ranks) == seats and outcome.reason
+    assert outcome.draw or outcome.winners
+
+
+@pytest.mark.parametrize("game", ["connect4", "plus4"])
+async def test_two_sdk_players_matchmake_and_play_to_the_end(platform: Platform, game: str) -> None:
+    players = await clients(platform, 2)
+    try:
+        matches = await asyncio.gather(*(c.find_match(game, per_move_s=30) for c in players))
+        assert matches[0].game_id == matches[1].game_id
+        assert {m.seat for m in matches} == {0, 1}
+        outcomes = await asyncio.wait_for(
+            asyncio.gather(
+                *(play_game(c, m.game_id, m.seat, strategy_for(game, 1, seed=i)) for i, (c, m) in enumerate(zip(players, matches, strict=True)))
+            ),
+            timeout=180,
+        )
+        assert outcomes[0] == outcomes[1]
+        check_outcome(outcomes[0], 2)
+        record = await players[0].get_record(matches[0].game_id)
+        assert record.game == game and len(record.players) == 2 and record.actions
+        assert record.outcome == outcomes[0]
+        # The event stream replays the whole game, in order, and ends with the result.
+        events = [e async for e in players[1].watch(matches[0].game_id)]
+        assert events[0].WhichOneof("kind") == "created" and events[-1].WhichOneof("kind") == "ended"
+        assert [e.event_id for e in events] == sorted((e.event_id for e in events), key=lambda i: tuple(map(int, i.split("-"))))
+    finally:
+        await close_all(players)
+
+
+async def test_three_players_play_colour_square_in_a_room(platform: Platform) -> None:
+    host, *guests = await clients(platform, 3)
+    try:
+        room = await host.create_room("coloursquare", seats=3, per_move_s=30)
+        for guest in guests:
+            await guest.join_room(room.code)
+        started = await host.wait_room_started(room.code)
+        assert started.game_id
+        seats = []
+        for client in (host, *guests):
+            seats.append((await client.get_game(started.game_id)).seat)
+        assert sorted(seats) == [0, 1, 2]
+        outcomes = await asyncio.wait_for(
+            asyncio.gather(
+                *(
+                    play_game(c, started.game_id, seat, strategy_for("coloursquare", 1, seed=seat))
+                    for c, seat in zip((host, *guests), seats, strict=True)
+                )
+            ),
+            timeout=300,
+        )
+        check_outcome(outcomes[0], 3)
+        assert len(outcomes[0].scores) == 3
+    finally:
+        await close_all([host, *guests])
+
+
+async def test_errors_carry_the_servers_reason(platform: Platform) -> None:
+    a, b = await clients(platform, 2)
+    try:
+        matches = await asyncio.gather(a.find_match("connect4"), b.find_match("connect4"))
+        first = next(m for m in matches if m.seat == 0)
+        mover, other = (a, b) if matches[0].seat == 0 else (b, a)
+        with pytest.raises(PermissionDenied):
+            await other.submit_move(first.game_id, connect4_pb2.Move(column=3), expected_version=0, seat=0)
+        with pytest.raises(IllegalMove) as refused:
+            await mover.submit_move(first.game_id, connect4_pb2.Move(column=9), expected_version=0)
+        assert refused.value.reason == "COLUMN_OUT_OF_RANGE"
+        request_id = "sdk-retry-1"
+        answer = await mover.submit_move(first.game_id, connect4_pb2.Move(column=3), expected_version=0, request_id=request_id)
+        again = await mover.submit_move(first.game_id, connect4_pb2.Move(column=3), expected_version=0, request_id=request_id)
+        assert answer == again and answer.version == 1
+        with pytest.raises(VersionConflict):
+            await other.submit_move(first.game_id, connect4_pb2.Move(column=3), expected_version=0)
+        with pytest.raises(InvalidArgument):
+            await a.find_match("chess")
+        stranger = await TafelClient.connect(platform.gateway_addresses)
+        with pytest.raises(Unauthenticated):
+            await stranger.list_my_games()
+        await stranger.close()
+        await mover.resign(first.game_id)
+    finally:
+        await close_all([a, b])
+
+
+async def test_watch_resumes_after_a_dropped_stream_without_loss_or_repeat(platform: Platform) -> None:
+    a, b, spectator = await clients(platform, 3)
+    try:
+        matches = await asyncio.gather(a.find_match("connect4"), b.find_match("connect4"))
+        game_id = matches[0].game_id
+        by_seat = {m.seat: c for c, m in zip((a, b), matches, strict=True)}
+        for version, column in enumerate((3, 3, 2, 2)):
+            await by_seat[version % 2].submit_move(game_id, connect4_pb2.Move(column=column), expected_version=version)
+        first_part = []
+        async for event in spectator.watch(game_id):
+            first_part.append(event)
+            if event.version == 2:
+                break  # the spectator's connection "drops" here
+        for version, column in enumerate((1, 1, 0), start=4):
+            await by_seat[version % 2].submit_move(game_id, connect4_pb2.Move(column=column), expected_version=version)
+        rest = [e async for e in spectator.watch(game_id, after_event_id=first_part[-1].event_id)]
+        ids = [e.event_id for e in (*first_part, *rest)]
+        assert ids == ["0-1", "1-1", "2-1", "3-1", "4-1", "5-1", "6-1", "7-1", "7-2"]
+        assert len(set(ids)) == len(ids)
+    finally:
+        await close_all([a, b, spectator])
