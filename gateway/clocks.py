@@ -32,6 +32,8 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 
+from gateway.resp import PipeScript, RedisPipe
+
 log = logging.getLogger("tafel.gateway.clocks")
 CLOCKS_KEY = "tafel:clocks"
 CLAIMED_KEY = "tafel:clocks:claimed"
@@ -137,12 +139,14 @@ class Clocks:
         lease_s: float = 10.0,
         concurrency: int = 64,
         meta_key: Callable[[str], str] | None = None,
+        pipe: RedisPipe | None = None,
     ) -> None:
         self.redis = redis
         self.ttl_s = ttl_s
         self.max_wait_s = max_wait_s
         self.lease_ms = int(lease_s * 1000)
-        self._arm = redis.register_script(ARM_LUA)
+        # The arm runs once per move: over the lean pipelined connection when there is one.
+        self._arm: Any = PipeScript(pipe, ARM_LUA) if pipe is not None else redis.register_script(ARM_LUA)
         self._claim = redis.register_script(CLAIM_LUA)
         self._meta_key = meta_key
         self._wake = asyncio.Event()
@@ -152,6 +156,10 @@ class Clocks:
         self._handling: set[asyncio.Task[None]] = set()
         self._inflight: set[str] = set()
         self.fired = 0
+
+    async def close(self) -> None:
+        if isinstance(self._arm, PipeScript):
+            await self._arm.pipe.close()
 
     async def arm(self, game_id: str, status: games_pb2.GameStatus, per_move_s: float) -> float | None:
         """Set the game's deadline after `status`; returns it (seconds since the epoch) or None."""

@@ -24,6 +24,7 @@ from gateway.games import GameDirectory, meta_key
 from gateway.metrics import GatewayMetrics
 from gateway.play import GameServicer
 from gateway.records import Records
+from gateway.resp import RedisPipe
 from gateway.rules_router import RulesRouter
 from gateway.settings import GatewaySettings
 from gateway.tournaments.wiring import RatingsAndTournaments
@@ -99,6 +100,7 @@ class Gateway:
                     break
         await self.running.server.stop(grace)
         await self.router.close()
+        await self.clocks.close()
         await self.redis.aclose()
 
 
@@ -112,7 +114,10 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         timeout_s=settings.rules_timeout_s,
         max_message_bytes=max(server.max_message_bytes, 4 << 20),
     )
-    clocks = Clocks(redis, ttl_s=settings.game_ttl_s, max_wait_s=settings.clock_max_wait_s, meta_key=meta_key)
+    pipe = RedisPipe(server.redis_url)
+    clocks = Clocks(
+        redis, ttl_s=settings.game_ttl_s, max_wait_s=settings.clock_max_wait_s, meta_key=meta_key, pipe=pipe
+    )
     directory = GameDirectory(redis, router, clocks, game_ttl_s=settings.game_ttl_s)
     records = Records(redis, store, ttl_s=settings.record_ttl_s)
     actions = Actions(directory, router, clocks, records)

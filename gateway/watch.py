@@ -22,17 +22,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import ssl
 import time
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 import grpc
 from tafel.games.v1 import games_pb2
 
+from gateway.resp import RespError, command, open_redis, read_reply
 from services.kit.errors import Refused
 from services.kit.store import GameStore, game_keys
 
@@ -56,43 +55,6 @@ def check_event_id(value: str) -> None:
         raise Refused(
             grpc.StatusCode.INVALID_ARGUMENT, "BAD_EVENT_ID", "after_event_id must be an event id like 12-1"
         )
-
-
-class RespError(Exception):
-    pass
-
-
-async def _read_reply(reader: asyncio.StreamReader) -> Any:
-    line = await reader.readline()
-    if not line.endswith(b"\r\n"):
-        raise ConnectionError("redis closed the connection")
-    kind, body = line[:1], line[1:-2]
-    if kind == b"*":
-        count = int(body)
-        if count < 0:
-            return None
-        return [await _read_reply(reader) for _ in range(count)]
-    if kind == b"$":
-        size = int(body)
-        if size < 0:
-            return None
-        data = await reader.readexactly(size + 2)
-        return data[:-2]
-    if kind == b":":
-        return int(body)
-    if kind == b"+":
-        return body
-    if kind == b"-":
-        return RespError(body.decode(errors="replace"))
-    raise ConnectionError(f"unexpected reply from redis: {line[:20]!r}")
-
-
-def _command(*parts: str | bytes) -> bytes:
-    out = [b"*%d\r\n" % len(parts)]
-    for part in parts:
-        data = part.encode() if isinstance(part, str) else part
-        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
-    return b"".join(out)
 
 
 @dataclass
@@ -196,6 +158,7 @@ class EventHub:
         self._generation = 0
         self._last_reply = 0.0
         self.messages = 0
+        self.client_id: int | None = None  # the pub/sub connection's Redis client id
 
     @property
     def watchers(self) -> int:
@@ -266,13 +229,13 @@ class EventHub:
         if channel.watchers or self._channels.get(channel.name) is not channel:
             return
         del self._channels[channel.name]
-        self._send(_command("UNSUBSCRIBE", channel.name))
+        self._send(command("UNSUBSCRIBE", channel.name))
 
     def _send_subscribe(self, channel: _Channel) -> None:
         if self._writer is None or not self._connected.is_set():
             return  # (re)connecting: the connection subscribes every channel when it is up
         self._waiting.setdefault(channel.name, deque()).append(channel)
-        self._send(_command("SUBSCRIBE", channel.name))
+        self._send(command("SUBSCRIBE", channel.name))
 
     def _send(self, data: bytes) -> None:
         writer = self._writer
@@ -282,20 +245,10 @@ class EventHub:
     # -- the connection -----------------------------------------------------------------------------
 
     async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        url = urlparse(self.url)
-        if url.scheme == "unix":
-            reader, writer = await asyncio.open_unix_connection(url.path)
-        else:
-            context = ssl.create_default_context() if url.scheme == "rediss" else None
-            reader, writer = await asyncio.open_connection(url.hostname or "127.0.0.1", url.port or 6379, ssl=context)
-        password = unquote(url.password) if url.password else None
-        if password is not None:
-            args = ["AUTH", unquote(url.username), password] if url.username else ["AUTH", password]
-            writer.write(_command(*args))
-            reply = await _read_reply(reader)
-            if isinstance(reply, RespError):
-                writer.close()
-                raise ConnectionError(f"redis refused AUTH: {reply}")
+        reader, writer = await open_redis(self.url, select_db=False)  # pub/sub ignores databases
+        writer.write(command("CLIENT", "ID"))
+        reply = await read_reply(reader)
+        self.client_id = reply if isinstance(reply, int) else None
         return reader, writer
 
     async def _run(self) -> None:
@@ -340,7 +293,7 @@ class EventHub:
         while True:
             await asyncio.sleep(PING_EVERY_S)
             sent = time.monotonic()
-            self._send(_command("PING"))
+            self._send(command("PING"))
             await asyncio.sleep(PING_EVERY_S / 2)
             if self._last_reply < sent and self._writer is not None:
                 log.warning("pub/sub connection silent; reconnecting")
@@ -349,7 +302,7 @@ class EventHub:
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
         while True:
-            reply = await _read_reply(reader)
+            reply = await read_reply(reader)
             self._last_reply = time.monotonic()
             if not isinstance(reply, list) or not reply:
                 if isinstance(reply, RespError):

@@ -258,7 +258,8 @@ async def test_hub_history_then_live_without_gap_or_duplicate(redis: Redis, redi
             assert hub.channels == 1 and hub.watchers == 2
 
             # The pub/sub connection dies: the hub reconnects, re-subscribes, and re-reads.
-            await redis.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+            assert hub.client_id is not None
+            await redis.execute_command("CLIENT", "KILL", "ID", hub.client_id)
             await game.move()
             await asyncio.sleep(0.3)
             await game.move()
@@ -291,3 +292,34 @@ async def test_hub_slow_watcher_catches_up_from_the_stream(
     finally:
         await hub.close()
     assert LIVE == 2
+
+
+async def test_the_lean_redis_pipe(redis: Redis, redis_url: str) -> None:
+    from gateway.resp import PipeScript, RedisPipe
+
+    pipe = RedisPipe(other_db(redis_url, 6), timeout_s=2.0)
+    other = Redis.from_url(other_db(redis_url, 6))
+    try:
+        key = f"pipe:{uuid.uuid4().hex}"
+        # Pipelined calls answer in order, in the URL's database.
+        replies = await asyncio.gather(*(pipe.call("INCR", key) for _ in range(50)))
+        assert sorted(replies) == list(range(1, 51)) and int(await other.get(key)) == 50
+        assert await redis.get(key) is None
+        script = PipeScript(pipe, "return {1, ARGV[1]}")
+        await other.script_flush()
+        assert await script(keys=[key], args=["x"]) == [1, b"x"]  # NOSCRIPT, then EVAL
+        assert await script(keys=[key], args=["y"]) == [1, b"y"]
+        # The connection dies: what is in flight fails as a RedisError, the next call reconnects.
+        await other.execute_command("CLIENT", "KILL", "ID", await pipe.call("CLIENT", "ID"))
+        await asyncio.sleep(0.05)
+        try:
+            await pipe.call("PING")
+        except Exception as error:
+            from redis.exceptions import RedisError
+
+            assert isinstance(error, RedisError)
+        assert await pipe.call("PING") == b"PONG"
+        await other.delete(key)
+    finally:
+        await pipe.close()
+        await other.aclose()

@@ -1,0 +1,198 @@
+"""A lean Redis connection for the gateway's hot path: one connection, commands pipelined (the
+replies come back in order and settle a queue of futures), writes coalesced once per event-loop
+turn. It runs the one script each move needs (the clock arm) for a fraction of a general client's
+cost per call; everything else uses redis-py. A broken connection fails what is in flight with
+redis.exceptions.ConnectionError (callers answer UNAVAILABLE) and the next call reconnects.
+
+Also the RESP reading and writing the event hub's pub/sub connection shares.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ssl
+from collections import deque
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+
+class RespError(Exception):
+    pass
+
+
+async def read_reply(reader: asyncio.StreamReader) -> Any:
+    line = await reader.readline()
+    if not line.endswith(b"\r\n"):
+        raise ConnectionError("redis closed the connection")
+    kind, body = line[:1], line[1:-2]
+    if kind == b"*":
+        count = int(body)
+        if count < 0:
+            return None
+        return [await read_reply(reader) for _ in range(count)]
+    if kind == b"$":
+        size = int(body)
+        if size < 0:
+            return None
+        data = await reader.readexactly(size + 2)
+        return data[:-2]
+    if kind == b":":
+        return int(body)
+    if kind == b"+":
+        return body
+    if kind == b"-":
+        return RespError(body.decode(errors="replace"))
+    raise ConnectionError(f"unexpected reply from redis: {line[:20]!r}")
+
+
+def command(*parts: str | bytes | int | float) -> bytes:
+    out = [b"*%d\r\n" % len(parts)]
+    for part in parts:
+        if isinstance(part, bytes):
+            data = part
+        elif isinstance(part, str):
+            data = part.encode()
+        else:
+            data = repr(part).encode() if isinstance(part, float) else str(part).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return b"".join(out)
+
+
+async def open_redis(url: str, *, select_db: bool) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Connect, authenticate and (for data connections) select the URL's database."""
+    parsed = urlparse(url)
+    if parsed.scheme == "unix":
+        reader, writer = await asyncio.open_unix_connection(parsed.path)
+    else:
+        context = ssl.create_default_context() if parsed.scheme == "rediss" else None
+        reader, writer = await asyncio.open_connection(
+            parsed.hostname or "127.0.0.1", parsed.port or 6379, ssl=context
+        )
+    try:
+        if parsed.password:
+            password = unquote(parsed.password)
+            args = ["AUTH", unquote(parsed.username), password] if parsed.username else ["AUTH", password]
+            writer.write(command(*args))
+            reply = await read_reply(reader)
+            if isinstance(reply, RespError):
+                raise ConnectionError(f"redis refused AUTH: {reply}")
+        db = (parsed.path or "/").strip("/") or "0"
+        if select_db and db != "0":
+            writer.write(command("SELECT", db))
+            reply = await read_reply(reader)
+            if isinstance(reply, RespError):
+                raise ConnectionError(f"redis refused SELECT {db}: {reply}")
+    except BaseException:
+        writer.close()
+        raise
+    return reader, writer
+
+
+class RedisPipe:
+    def __init__(self, url: str, *, timeout_s: float = 5.0) -> None:
+        self.url = url
+        self.timeout_s = timeout_s
+        self._writer: asyncio.StreamWriter | None = None
+        self._reader_task: asyncio.Task[None] | None = None
+        self._pending: deque[asyncio.Future[Any]] = deque()
+        self._buffer: list[bytes] = []
+        self._flush_scheduled = False
+        self._connecting = asyncio.Lock()
+        self._closed = False
+
+    async def close(self) -> None:
+        self._closed = True
+        self._drop(RedisConnectionError("closed"))
+
+    async def _connect(self) -> asyncio.StreamWriter:
+        async with self._connecting:
+            if self._writer is not None:
+                return self._writer
+            if self._closed:
+                raise RedisConnectionError("closed")
+            try:
+                reader, writer = await asyncio.wait_for(open_redis(self.url, select_db=True), self.timeout_s)
+            except (OSError, ConnectionError, TimeoutError) as error:
+                raise RedisConnectionError(f"cannot reach redis: {type(error).__name__}") from None
+            self._writer = writer
+            self._reader_task = asyncio.get_running_loop().create_task(self._read(reader, writer))
+            return writer
+
+    def _drop(self, error: Exception) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
+        if self._reader_task is not None and self._reader_task is not asyncio.current_task():
+            self._reader_task.cancel()
+        self._reader_task = None
+        self._buffer.clear()
+        pending, self._pending = self._pending, deque()
+        for future in pending:
+            if not future.done():
+                future.set_exception(error)
+
+    async def _read(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                reply = await read_reply(reader)
+                future = self._pending.popleft()
+                if not future.done():
+                    future.set_result(reply)
+        except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError, IndexError):
+            if self._writer is writer:
+                self._drop(RedisConnectionError("redis connection lost"))
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self._writer is not None and self._buffer:
+            self._writer.write(b"".join(self._buffer))
+            self._buffer.clear()
+
+    async def call(self, *parts: str | bytes | int | float) -> Any:
+        writer = self._writer or await self._connect()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._pending.append(future)
+        self._buffer.append(command(*parts))
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            loop.call_soon(self._flush)
+        timer = loop.call_later(self.timeout_s, self._expire, writer, future)
+        try:
+            reply = await future
+        finally:
+            timer.cancel()
+        if isinstance(reply, RespError):
+            raise ResponseError(str(reply))
+        return reply
+
+    def _expire(self, writer: asyncio.StreamWriter, future: asyncio.Future[Any]) -> None:
+        if future.done():
+            return
+        # A reply that never came leaves the pipeline out of step: start a fresh connection.
+        if self._writer is writer:
+            self._drop(RedisTimeoutError("redis did not answer in time"))
+        if not future.done():
+            future.set_exception(RedisTimeoutError("redis did not answer in time"))
+
+
+class PipeScript:
+    """A Lua script run with EVALSHA over a RedisPipe (EVAL once when Redis does not know it)."""
+
+    def __init__(self, pipe: RedisPipe, source: str) -> None:
+        self.pipe = pipe
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+    async def __call__(self, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return await self.pipe.call("EVALSHA", self.sha, len(keys), *keys, *args)
+        except ResponseError as error:
+            if not str(error).startswith("NOSCRIPT"):
+                raise
+        return await self.pipe.call("EVAL", self.source, len(keys), *keys, *args)
