@@ -190,6 +190,8 @@ async def test_refusals_on_unary_calls(gw_system: GatewaySystem, seats: Seating,
         a.games.SubmitMove(play_pb2.SubmitMoveRequest(game_id=game_id, request_id=new_id()), metadata=a.md)
     )
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "MOVE_MISSING")
+    code, _ = await failure(a.move(game_id, 0, 3, request_id="x" * (2 << 20)))
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED  # over the server's message size limit
     code, reason = await failure(a.move("nosuchgame", 0, 3))
     assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND")
     code, _ = await failure(
