@@ -359,8 +359,8 @@ def _blind_probability(cells: int, low: int, high: int) -> float:
 class Tuning:
     """Level 3's knobs (fitted by solo self-play on sheets A and B)."""
 
-    tries_per_cell: float = 2.0  # how many rolled values an empty cell gets to choose from
-    min_tries_per_cell: float = 1.0  # late in the game, when few cells are left
+    tries_per_cell: float = 1.5  # how many rolled values an empty cell gets to choose from
+    min_tries_per_cell: float = 1.5  # late in the game, when few cells are left
     joker_reserve: float = 4.0  # the worth of keeping a joker field free
     cross_risk: float = 0.6  # weight of another seat closing a square first (multi-player)
 
@@ -496,7 +496,7 @@ class ColourSquareBot:
         if s.role == ROLE_FINAL:
             return self._final(s)
         if self.level == 1:
-            return self.rng.choice(legal_moves(s))
+            return self.rng.choice(legal_moves(s) or [()])
         if self.level == 2:
             return self._greedy(s)
         return self._expected(s)
@@ -505,7 +505,7 @@ class ColourSquareBot:
     def _greedy(self, s: Situation) -> Move:
         best: list[Move] = []
         best_gain = -(10**9)
-        for move in legal_moves(s):
+        for move in legal_moves(s) or [()]:
             gain = immediate_gain(s, move)
             if gain > best_gain:
                 best, best_gain = [move], gain
@@ -517,7 +517,7 @@ class ColourSquareBot:
     def _expected(self, s: Situation) -> Move:
         valuer = Valuer(s, self.tuning)
         if s.role == ROLE_PASSIVE or s.must_place <= 1:
-            moves = legal_moves(s)
+            moves = legal_moves(s) or [()]
             return max(moves, key=lambda m: (valuer.after(m), -_joker_count(m)))
         # two dice: rank each die's single placements, then pair the best of them, plus every pair
         # that writes both dice into one square (their interplay is what the singles miss)
@@ -537,7 +537,7 @@ class ColourSquareBot:
                 if not pa.joker and pa.square in squares_b:
                     candidates.add((pa, squares_b[pa.square]))
         if not candidates:  # fewer than two dice fit after all: fall back to the full list
-            return max(legal_moves(s), key=valuer.after)
+            return max(legal_moves(s) or [()], key=valuer.after)
         return max(sorted(candidates, key=_move_key), key=lambda m: (valuer.after(m), -_joker_count(m)))
 
     # final turn (any level above 1 completes squares; level 1 places at random)

@@ -74,10 +74,10 @@ def _centre_order(width: int) -> tuple[int, ...]:
 
 
 class Engine:
-    """Search for one board size. Keeps its transposition table between calls (cleared when it
-    grows past `table_limit` entries); not thread-safe."""
+    """Search for one board size. Keeps its transposition tables between calls (each cleared when it
+    grows past `table_limit` entries, about 100 bytes an entry); not thread-safe: one per thread."""
 
-    def __init__(self, width: int = STANDARD_WIDTH, height: int = STANDARD_HEIGHT, *, table_limit: int = 3_000_000):
+    def __init__(self, width: int = STANDARD_WIDTH, height: int = STANDARD_HEIGHT, *, table_limit: int = 250_000):
         if not (4 <= width <= 16 and 4 <= height <= 16):
             raise ValueError(f"board {width}x{height} is not supported")
         self.width = width
@@ -170,12 +170,6 @@ class Engine:
             r |= p & (pos << e1)
             r |= p & (pos >> e3)
             return r & (board ^ mask)
-
-        def tick() -> None:
-            nonlocal counter
-            counter += 1
-            if counter >= limit or (not counter & 1023 and clock() > deadline):
-                raise aborted
 
         def negamax(cur: int, mask: int, nb: int, alpha: int, beta: int) -> int:
             """Exact score within (alpha, beta); the side to move cannot win at once."""
@@ -400,7 +394,6 @@ class Engine:
         self._evaluate: Callable[[int, int, int], int] = evaluate
         self._set_budget: Callable[[int | None, float | None], None] = set_budget
         self._used: Callable[[], int] = used
-        self._tick = tick
 
     def _trim(self) -> None:
         if len(self._table) > self.table_limit:
