@@ -201,7 +201,8 @@ class UnaryPlayer:
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def watch(self, game: Game, seat: int) -> None:
-        call = self.stub.WatchGame(play_pb2.WatchGameRequest(game_id=game.game_id, after_event_id="0-1"), metadata=self.md)
+        request = play_pb2.WatchGameRequest(game_id=game.game_id, after_event_id="0-1")
+        call = self.stub.WatchGame(request, metadata=self.md)
         await call.wait_for_connection()
 
         async def read() -> None:
