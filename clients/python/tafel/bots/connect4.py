@@ -468,8 +468,10 @@ class Engine:
         max_depth: int | None = None,
     ) -> Analysis:
         """Iterative deepening with the evaluation, until the budget runs out; the result of the last
-        completed depth (depth 1 always completes)."""
+        completed depth (depth 1 always completes). Its table lives for one call only (memory stays
+        small with many bots in one process)."""
         self._trim()
+        self._htable.clear()
         legal = [c for c in self.order if self.can_play(mask, c)]
         if not legal:
             raise ValueError("the board is full")
