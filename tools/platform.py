@@ -52,6 +52,7 @@ class Platform:
     fixed_ports: bool = True  # False in tests: every process on a free port
     extra_env: Mapping[str, str] = field(default_factory=dict)
     quiet: bool = True
+    bot_pool: bool = True
     children: list[Child] = field(default_factory=list)
     redis: RedisProcess | None = None
     rules_addresses: dict[str, list[str]] = field(default_factory=dict)
@@ -68,9 +69,11 @@ class Platform:
     def _port(self, base: int, index: int) -> int:
         return base + 100 * index if self.fixed_ports else free_port()
 
-    def _spawn(self, name: str, module: str, env: dict[str, str], timeout_s: float = 30.0) -> Child:
+    def _spawn(
+        self, name: str, module: str, env: dict[str, str], timeout_s: float = 30.0, args: tuple[str, ...] = ()
+    ) -> Child:
         process = subprocess.Popen(
-            [sys.executable, "-m", module],
+            [sys.executable, "-m", module, *args],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -86,7 +89,7 @@ class Platform:
             if not line:
                 raise RuntimeError(f"{name} exited with {process.wait()} before listening")
             child.output.append(line.rstrip())
-            if line.startswith("LISTENING "):
+            if line.startswith(("LISTENING ", "READY ")):
                 child.address = line.split()[-1]
                 break
         else:
@@ -114,6 +117,10 @@ class Platform:
                     env.setdefault("TAFEL_TOKEN_SECRET", "make-run-local-secret-not-for-production")
                     child = self._spawn(f"gateway-{index}", "gateway", env)
                     self.gateway_addresses.append(child.address)
+                if self.bot_pool:
+                    # Answers people's requests for a bot opponent, through the public API only.
+                    env = self._env(0, TAFEL_SERVER=",".join(self.gateway_addresses))
+                    self._spawn("bot-pool", "tafel.cli.main", env, args=("bot-pool",))
         except BaseException:
             self.stop()
             raise

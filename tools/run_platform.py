@@ -38,6 +38,8 @@ def main() -> int:
         print(f"  {game:<14} {', '.join(addresses)}  (rules service)")
     for address in platform.gateway_addresses:
         print(f"  gateway        {address}  (public API: tafel.play.v1)")
+    if platform.bot_pool:
+        print("  bot pool       answers `tafel play GAME --vs-bot LEVEL`")
     print("tafel is running. Ctrl-C stops everything.", flush=True)
     while not stop.wait(1.0):
         for child in platform.children:

@@ -97,6 +97,8 @@ async def run_pool(client: TafelClient, games: list[str], *, ready: asyncio.Even
         try:
             if ready is not None:
                 ready.set()
+            if failures == 0:
+                print(f"READY bot-pool {','.join(games)}", flush=True)
             async for item in call:
                 failures = 0
                 task = asyncio.get_running_loop().create_task(_serve_logged(client, item.request))
