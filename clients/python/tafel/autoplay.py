@@ -27,8 +27,10 @@ async def play_game(
     *,
     think_s: float = 0.0,
     timeout_s: float = 600.0,
+    think_in_thread: bool = False,
 ) -> games_pb2.Outcome:
-    """Play `seat` of `game_id` to the end; returns the outcome."""
+    """Play `seat` of `game_id` to the end; returns the outcome. `think_in_thread` runs the
+    strategy off the event loop (for searching bots sharing a process with other games)."""
     async with client.play_stream() as stream:
         watching = await stream.watch(game_id)
         status = watching.summary.status
@@ -39,7 +41,7 @@ async def play_game(
             if seat in status.to_act:
                 if think_s:
                     await asyncio.sleep(think_s)
-                move = strategy(view)
+                move = await asyncio.to_thread(strategy, view) if think_in_thread else strategy(view)
                 try:
                     answer = await stream.submit_move(game_id, move, expected_version=status.version)
                     status = answer.status

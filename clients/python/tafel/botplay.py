@@ -21,23 +21,12 @@ log = logging.getLogger("tafel.bots")
 
 
 def strategy_for(game: str, level: int, *, seed: int | None = None) -> Strategy:
-    """The move chooser of a bot of `level` for `game`, fed our seat's view."""
-    if game == "connect4":
-        from tafel.bots.connect4 import Connect4Bot
+    """The move chooser of a bot of `level` for `game`, fed our seat's view. One bot instance
+    per game played: its search tables are not shared between games."""
+    from tafel.bots import make_bot
 
-        c4 = Connect4Bot(level, seed=seed) if seed is not None else Connect4Bot(level)
-        return lambda view: c4.choose(view.connect4)
-    if game == "plus4":
-        from tafel.bots.plus4 import Plus4Bot
-
-        p4 = Plus4Bot(level, seed=seed) if seed is not None else Plus4Bot(level)
-        return lambda view: p4.choose(view.plus4)
-    if game == "coloursquare":
-        from tafel.bots.coloursquare import ColourSquareBot
-
-        cs = ColourSquareBot(level, seed=seed) if seed is not None else ColourSquareBot(level)
-        return lambda view: cs.choose(view.coloursquare)
-    raise ValueError(f"no bot for {game}")
+    bot = make_bot(game, level, seed=seed)
+    return lambda view: bot.choose(getattr(view, game))
 
 
 def random_strategy(game: str, rng: random.Random | None = None) -> Strategy:
@@ -69,7 +58,7 @@ async def run_bot(client: TafelClient, game: str, level: int, games: int) -> int
     played = 0
     while games == 0 or played < games:
         match = await client.find_match(game)
-        outcome = await play_game(client, match.game_id, match.seat, strategy_for(game, level))
+        outcome = await play_game(client, match.game_id, match.seat, strategy_for(game, level), think_in_thread=True)
         played += 1
         verdict = "draw" if outcome.draw else ("won" if match.seat in outcome.winners else "lost")
         print(f"game {match.game_id}: {verdict} ({outcome.reason})", flush=True)
@@ -84,7 +73,10 @@ async def serve_request(client: TafelClient, request: bots_pb2.BotRequest) -> No
     state = await client.get_game(room.game_id)
     if not state.HasField("seat"):
         raise TafelError("NOT_SEATED", f"the bot has no seat in {room.game_id}")
-    await play_game(client, room.game_id, state.seat, strategy_for(request.game, request.level))
+    # Level 3 thinks for up to a second: in a thread, so the pool's other games keep moving.
+    await play_game(
+        client, room.game_id, state.seat, strategy_for(request.game, request.level), think_in_thread=True
+    )
 
 
 async def run_pool(client: TafelClient, games: list[str], *, ready: asyncio.Event | None = None) -> int:
