@@ -323,7 +323,8 @@ async def main_async(args: argparse.Namespace) -> None:
     )
     header = (
         f"{'transport':<9} {'games':>5} {'moves':>7} {'moves/s':>8} {'p50 ms':>7} {'p99 ms':>7} "
-        f"{'srv CPU ms/move':>15} {'(gw+rules)':>11} {'moves/srv CPU s':>15} {'redis ms/move':>13} {'refused':>7}"
+        f"{'srv CPU ms/move':>15} {'(gw+rules)':>11} {'moves/srv CPU s':>15} {'redis ms/move':>13} "
+        f"{'client ms/move':>14} {'refused':>7}"
     )
     print(header, flush=True)
     try:
@@ -335,6 +336,7 @@ async def main_async(args: argparse.Namespace) -> None:
                     f"{result['p50_ms']:>7.2f} {result['p99_ms']:>7.2f} {result['cpu_server_ms_per_move']:>15.3f} "
                     f"{result['cpu_gateway_ms_per_move']:>5.3f}+{result['cpu_rules_ms_per_move']:<5.3f} "
                     f"{result['moves_per_server_cpu_s']:>15.0f} {result['cpu_redis_ms_per_move']:>13.3f} "
+                    f"{1000 * result['cpu_client_s'] / max(1, result['moves']):>14.3f} "
                     f"{result['refusals']:>7}",
                     flush=True,
                 )
