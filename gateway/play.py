@@ -306,6 +306,8 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
                 await context.send_initial_metadata(())
                 async for event, source in watch.events():
                     response = play_pb2.WatchGameResponse(event=event)
+                    if watch.status is not None and watch.status.version == event.version:
+                        response.status.CopyFrom(watch.status)
                     if source == LAST_OF_HISTORY and event.WhichOneof("kind") != "ended":
                         _set_time(response.turn_deadline, await self.clocks.deadline(meta.game_id, event.version))
                     else:
@@ -488,6 +490,8 @@ class PlaySession:
                 await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, watching=view))
                 async for event, source in watch.events():
                     delivery = play_pb2.GameEventDelivery(game_id=meta.game_id, event=event)
+                    if watch.status is not None and watch.status.version == event.version:
+                        delivery.status.CopyFrom(watch.status)
                     if source == LAST_OF_HISTORY and event.WhichOneof("kind") != "ended":
                         _set_time(delivery.turn_deadline, await servicer.clocks.deadline(meta.game_id, event.version))
                     else:

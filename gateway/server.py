@@ -6,25 +6,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
-import inspect
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
 from redis.asyncio import Redis
-from tafel.play.v1 import play_pb2, play_pb2_grpc
+from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2, play_pb2_grpc
 
 from gateway.accounts import AccountServicer
 from gateway.actions import Actions
 from gateway.auth import Authenticator
+from gateway.bot_requests import BotServicer
 from gateway.clocks import Clocks
 from gateway.games import GameDirectory, meta_key
+from gateway.lobby import LobbyServicer
 from gateway.metrics import GatewayMetrics
 from gateway.play import GameServicer
 from gateway.records import Records
 from gateway.resp import RedisPipe
+from gateway.rooms import Rooms
 from gateway.rules_router import RulesRouter
 from gateway.settings import GatewaySettings
 from gateway.tournaments.wiring import RatingsAndTournaments
@@ -36,24 +36,18 @@ from services.kit.store import GameStore
 log = logging.getLogger("tafel.gateway")
 
 
+class RoomsByCode:
+    """The room lookup the bot service needs, over the lobby's rooms."""
+
+    def __init__(self, rooms: Rooms) -> None:
+        self.rooms = rooms
+
+    async def room(self, code: str) -> play_pb2.Room:
+        return (await self.rooms.get(code)).to_proto()
+
+
 def service_name(name: str) -> str:
     return str(play_pb2.DESCRIPTOR.services_by_name[name].full_name)
-
-
-def _lobby_class() -> Any | None:
-    """gateway/lobby.py's LobbyServicer, once it exists."""
-    try:
-        module = importlib.import_module("gateway.lobby")
-    except ModuleNotFoundError as error:
-        if error.name == "gateway.lobby":
-            return None
-        raise
-    return getattr(module, "LobbyServicer", None)
-
-
-async def _maybe_await(value: Any) -> None:
-    if inspect.isawaitable(value):
-        await value
 
 
 @dataclass
@@ -69,7 +63,7 @@ class Gateway:
     records: Records
     actions: Actions
     games: GameServicer
-    lobby: Any | None
+    lobby: LobbyServicer
     metrics: GatewayMetrics
     extras: RatingsAndTournaments  # ratings, leaderboards, tournaments (gateway/ratings, gateway/tournaments)
 
@@ -92,12 +86,8 @@ class Gateway:
         await self.extras.stop()
         await self.clocks.stop()
         await self.hub.close()
-        if self.lobby is not None:
-            for method in ("stop", "close"):
-                if hasattr(self.lobby, method):
-                    with contextlib.suppress(Exception):
-                        await _maybe_await(getattr(self.lobby, method)())
-                    break
+        with contextlib.suppress(Exception):
+            await self.lobby.close()
         await self.running.server.stop(grace)
         await self.router.close()
         await self.clocks.close()
@@ -138,21 +128,18 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         router=router,
         lobby_settings=settings,
     )
-    lobby_class = _lobby_class()
-    lobby = (
-        lobby_class(redis, auth, directory, router, settings, ratings=extras.book) if lobby_class is not None else None
-    )
+    lobby = LobbyServicer(redis, auth, directory, router, settings, ratings=extras.book)
+    bots = BotServicer(redis, auth, RoomsByCode(lobby.rooms), tuple(settings.rules))
 
-    names = [service_name("AccountService"), service_name("GameService")]
-    if lobby is not None:
-        names.append(service_name("LobbyService"))
+    names = [service_name("AccountService"), service_name("GameService"), service_name("LobbyService")]
+    names.append(bots_pb2.DESCRIPTOR.services_by_name["BotService"].full_name)
     names.extend(extras.service_names)
 
     def register(grpc_server: grpc.aio.Server) -> None:
         play_pb2_grpc.add_AccountServiceServicer_to_server(accounts, grpc_server)
         play_pb2_grpc.add_GameServiceServicer_to_server(games, grpc_server)
-        if lobby is not None:
-            play_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, grpc_server)
+        play_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, grpc_server)
+        bots_pb2_grpc.add_BotServiceServicer_to_server(bots, grpc_server)
         extras.register(grpc_server)
 
     running = await start_server(server, register, names)
@@ -160,8 +147,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     hub.start()
     clocks.start(actions.on_due)
     extras.start()
-    if lobby is not None and hasattr(lobby, "start"):
-        await _maybe_await(lobby.start())
+    await lobby.start()
     metrics.gauge("tafel_gateway_watchers", "Local watchers of live games", lambda: float(hub.watchers))
     metrics.gauge("tafel_gateway_subscribed_games", "Game channels subscribed", lambda: float(hub.channels))
     metrics.gauge("tafel_gateway_timeouts_applied", "Turn deadlines settled", lambda: float(clocks.fired))

@@ -80,6 +80,7 @@ class Watch:
         self.game_id = game_id
         self.after = after_event_id
         self.last: tuple[int, int] = event_key(after_event_id) if after_event_id else (-1, -1)
+        self.status: games_pb2.GameStatus | None = None  # after the live batch being delivered
         self._queue: deque[Any] = deque()
         self._ready = asyncio.Event()
 
@@ -122,10 +123,13 @@ class Watch:
                 return
             if item is _RESYNC:
                 batch_events = await self._history()
+                self.status = None
             else:
                 batch: games_pb2.GameEventBatch = item
                 if not batch.events:
                     continue
+                # The game's status after this batch's move (whom it waits on), for deliveries.
+                self.status = batch.status if batch.HasField("status") else None
                 first = event_key(batch.events[0].event_id)
                 if first[0] > self.last[0] + 1 and self.last >= (0, 0):
                     batch_events = await self._history()  # a version went missing: read the gap

@@ -137,3 +137,25 @@ async def test_watch_resumes_after_a_dropped_stream_without_loss_or_repeat(platf
         assert len(set(ids)) == len(ids)
     finally:
         await close_all([a, b, spectator])
+
+
+async def test_play_stream_events_say_whose_turn_it_is(platform: Platform) -> None:
+    a, b = await clients(platform, 2)
+    try:
+        matches = await asyncio.gather(a.find_match("connect4"), b.find_match("connect4"))
+        game_id = matches[0].game_id
+        first, second = (a, b) if matches[0].seat == 0 else (b, a)
+        async with second.play_stream() as stream:
+            watching = await stream.watch(game_id)
+            assert watching.summary.status.to_act == [0]
+            await first.submit_move(game_id, connect4_pb2.Move(column=3), expected_version=0)
+            delivery = await stream.next_event(timeout=10)
+            while delivery.event.version < 1:
+                delivery = await stream.next_event(timeout=10)
+            assert delivery.event.connect4.disc_dropped.column == 3
+            assert delivery.status.version == 1 and list(delivery.status.to_act) == [1]
+            answer = await stream.submit_move(game_id, connect4_pb2.Move(column=3), expected_version=1)
+            assert answer.version == 2 and list(answer.status.to_act) == [0]
+        await first.resign(game_id)
+    finally:
+        await close_all([a, b])
