@@ -21,7 +21,7 @@ import grpc
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.message import Message
 from tafel.games.v1 import games_pb2
-from tafel.play.v1 import play_pb2, play_pb2_grpc
+from tafel.play.v1 import play_pb2, play_pb2_grpc, tournaments_pb2, tournaments_pb2_grpc
 
 from tafel.errors import TafelError, Unavailable, from_rpc_error
 from tafel.messages import game_move, game_options
@@ -57,6 +57,8 @@ class TafelClient:
         self.accounts = play_pb2_grpc.AccountServiceStub(channel)
         self.lobby = play_pb2_grpc.LobbyServiceStub(channel)
         self.games = play_pb2_grpc.GameServiceStub(channel)
+        self.ratings = tournaments_pb2_grpc.RatingServiceStub(channel)
+        self.tournaments = tournaments_pb2_grpc.TournamentServiceStub(channel)
         self.session: play_pb2.Session | None = None
 
     @classmethod
@@ -265,6 +267,72 @@ class TafelClient:
         from tafel.botplay import request_bot
 
         return await request_bot(self, room_code, level)
+
+    # -- ratings and tournaments --------------------------------------------------------------------
+
+    async def leaderboard(
+        self, game: str, *, page_size: int = 20, page_token: str = ""
+    ) -> tournaments_pb2.GetLeaderboardResponse:
+        request = tournaments_pb2.GetLeaderboardRequest(
+            leaderboard=game, include_provisional=True, page_size=page_size, page_token=page_token
+        )
+        return await self._call(self.ratings.GetLeaderboard, request)  # type: ignore[no-any-return]
+
+    async def create_tournament(self, **fields: Any) -> tournaments_pb2.Tournament:
+        """Fields of CreateTournamentRequest (name, game, format, rounds, capacity, ...)."""
+        request = tournaments_pb2.CreateTournamentRequest(request_id=new_request_id(), **fields)
+        return (await self._call(self.tournaments.CreateTournament, request)).tournament  # type: ignore[no-any-return]
+
+    async def list_tournaments(self, *, page_size: int = 50, page_token: str = "") -> list[tournaments_pb2.Tournament]:
+        request = tournaments_pb2.ListTournamentsRequest(page_size=page_size, page_token=page_token)
+        return list((await self._call(self.tournaments.ListTournaments, request)).tournaments)
+
+    async def get_tournament(self, tournament_id: str) -> tournaments_pb2.Tournament:
+        request = tournaments_pb2.GetTournamentRequest(tournament_id=tournament_id)
+        return (await self._call(self.tournaments.GetTournament, request)).tournament  # type: ignore[no-any-return]
+
+    async def join_tournament(self, tournament_id: str) -> tournaments_pb2.Tournament:
+        request = tournaments_pb2.JoinTournamentRequest(tournament_id=tournament_id)
+        return (await self._call(self.tournaments.JoinTournament, request)).tournament  # type: ignore[no-any-return]
+
+    async def leave_tournament(self, tournament_id: str) -> None:
+        await self._call(self.tournaments.LeaveTournament, tournaments_pb2.LeaveTournamentRequest(tournament_id=tournament_id))
+
+    async def start_tournament(self, tournament_id: str) -> tournaments_pb2.Tournament:
+        request = tournaments_pb2.StartTournamentRequest(tournament_id=tournament_id)
+        return (await self._call(self.tournaments.StartTournament, request)).tournament  # type: ignore[no-any-return]
+
+    async def standings(self, tournament_id: str) -> tournaments_pb2.GetStandingsResponse:
+        request = tournaments_pb2.GetStandingsRequest(tournament_id=tournament_id)
+        return await self._call(self.tournaments.GetStandings, request)  # type: ignore[no-any-return]
+
+    async def watch_tournament(
+        self, tournament_id: str, after_event_id: str = "", *, max_retries: int = 20
+    ) -> AsyncIterator[tournaments_pb2.TournamentEvent]:
+        """A tournament's events (joins, rounds with their games, results, standings), resuming
+        by itself after a dropped connection; ends after the tournament finishes."""
+        last = after_event_id
+        failures = 0
+        while True:
+            call = self.tournaments.WatchTournament(
+                tournaments_pb2.WatchTournamentRequest(tournament_id=tournament_id, after_event_id=last),
+                metadata=self.metadata(),
+            )
+            try:
+                async for response in call:
+                    failures = 0
+                    last = response.event.event_id
+                    yield response.event
+                    if response.event.WhichOneof("kind") in ("finished", "cancelled"):
+                        return
+                return
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in RETRYABLE or failures >= max_retries:
+                    raise from_rpc_error(error) from None
+                failures += 1
+                await asyncio.sleep(min(0.05 * 2**failures, 2.0))
+            finally:
+                call.cancel()
 
     def play_stream(self) -> PlayStream:
         """The bidirectional play stream (use as `async with client.play_stream() as stream`)."""

@@ -234,7 +234,9 @@ async def test_scheduled_start_withdrawal_and_cancellation(platform: Platform) -
     soon = T.CreateTournamentRequest(
         request_id=rid(), name="at a time", game="connect4", format=T.TOURNAMENT_FORMAT_SWISS, rounds=2
     )
-    soon.time_control.per_move.FromSeconds(5)
+    # A long clock: the quitter never moves, and must leave (resign) before its clock could run out
+    # even on a loaded machine — a timeout there would count as a missed game instead.
+    soon.time_control.per_move.FromSeconds(30)
     soon.starts_at.FromMilliseconds(int(time.time() * 1000) + 800)
     tid = (await organiser.call("tournaments", "CreateTournament", soon)).tournament.tournament_id
     lonely = T.CreateTournamentRequest(

@@ -5,6 +5,8 @@
     tafel play coloursquare --room ABCD  # join a friend's room (or --new-room to host one)
     tafel watch GAME_ID
     tafel games [--live]
+    tafel leaderboard connect4
+    tafel tournament list | join ID | watch ID
     tafel bot connect4 --level 2 [--games N]
     tafel bot-pool                        # answer people's requests for a bot opponent
 
@@ -60,6 +62,10 @@ def parser() -> argparse.ArgumentParser:
     bot.add_argument("--level", type=int, choices=(1, 2, 3), default=1)
     bot.add_argument("--games", type=int, default=0, help="stop after N games (0 = forever)")
 
+    tour = commands.add_parser("tournament", help="list, join or watch tournaments")
+    tour.add_argument("action", choices=("list", "join", "watch"))
+    tour.add_argument("tournament_id", nargs="?", default="")
+
     pool = commands.add_parser("bot-pool", help="answer requests for bot opponents")
     pool.add_argument("--games", nargs="+", default=["connect4", "plus4", "coloursquare"])
     return root
@@ -92,6 +98,11 @@ async def run(args: argparse.Namespace) -> int:
             return await list_games(client, args.live)
         if args.command == "leaderboard":
             return await leaderboard(client, args.game)
+        if args.command == "tournament":
+            if args.action != "list" and not args.tournament_id:
+                console.print("give the tournament id (see `tafel tournament list`)")
+                return 2
+            return await tournaments(client, args)
         if args.command == "bot":
             from tafel.botplay import run_bot
 
@@ -153,16 +164,61 @@ async def list_games(client: TafelClient, live: bool) -> int:
 
 
 async def leaderboard(client: TafelClient, game: str) -> int:
-    try:
-        entries = await client.leaderboard(game)
-    except (AttributeError, TafelError) as error:
-        console.print(f"no leaderboard yet: {error}")
-        return 1
-    table = Table("rank", "player", "rating")
-    for entry in entries:
-        table.add_row(str(entry.rank), entry.player.username, f"{entry.rating:.0f}")
+    response = await client.leaderboard(game)
+    table = Table("rank", "player", "rating", "±", "")
+    for entry in response.entries:
+        rating = entry.rating
+        table.add_row(
+            str(entry.rank), entry.player.username, f"{rating.rating:.0f}", f"{rating.deviation:.0f}",
+            "provisional" if rating.provisional else "",
+        )
     console.print(table)
+    if response.HasField("me"):
+        console.print(f"you: #{response.me.rank} ({response.me.rating.rating:.0f})")
     return 0
+
+
+async def tournaments(client: TafelClient, args: argparse.Namespace) -> int:
+    from tafel.play.v1 import tournaments_pb2
+
+    if args.action == "list":
+        table = Table("id", "name", "game", "format", "players", "state")
+        for t in await client.list_tournaments():
+            table.add_row(
+                t.tournament_id, t.name, t.game, tournaments_pb2.TournamentFormat.Name(t.format).split("_", 2)[-1],
+                str(len(t.players)), tournaments_pb2.TournamentState.Name(t.state).split("_", 2)[-1],
+            )
+        console.print(table)
+        return 0
+    if args.action == "join":
+        joined = await client.join_tournament(args.tournament_id)
+        console.print(f"joined {joined.name}; your games start by themselves — watching it now")
+    async for event in client.watch_tournament(args.tournament_id):
+        kind = event.WhichOneof("kind")
+        if kind == "round_started":
+            console.print(f"[bold]round {event.round_started.round.number} started[/bold]")
+            me = client.player.player_id
+            for game in event.round_started.round.games:
+                names = " vs ".join(p.username for p in game.players)
+                mine = " ← you" if any(p.player_id == me for p in game.players) else ""
+                console.print(f"  board {game.board}: {names} {game.game_id}{mine}")
+                if mine and args.action == "join" and game.game_id:
+                    seat = next(i for i, p in enumerate(game.players) if p.player_id == me)
+                    await play_tournament_game(client, game.game_id, seat)
+        elif kind == "standings_changed":
+            rows = event.standings_changed.standings[:10]
+            console.print("  standings: " + ", ".join(f"{r.rank}. {r.player.username} {r.points:g}" for r in rows))
+        elif kind in ("finished", "cancelled"):
+            console.print(f"tournament {kind}")
+        else:
+            console.print(f"  {kind}")
+    return 0
+
+
+async def play_tournament_game(client: TafelClient, game_id: str, seat: int) -> None:
+    from tafel.cli.app import GameApp
+
+    await GameApp(client, game_id, seat, f"tafel · tournament game {game_id}").run_async()
 
 
 def main() -> None:
