@@ -31,6 +31,7 @@ async def play_game(
 ) -> games_pb2.Outcome:
     """Play `seat` of `game_id` to the end; returns the outcome. `think_in_thread` runs the
     strategy off the event loop (for searching bots sharing a process with other games)."""
+    await client.wait_for_game(game_id)
     async with client.play_stream() as stream:
         watching = await stream.watch(game_id)
         status = watching.summary.status

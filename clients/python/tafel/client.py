@@ -23,7 +23,7 @@ from google.protobuf.message import Message
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, play_pb2_grpc, tournaments_pb2, tournaments_pb2_grpc
 
-from tafel.errors import TafelError, Unavailable, from_rpc_error
+from tafel.errors import NotFound, TafelError, Unavailable, from_rpc_error
 from tafel.messages import game_move, game_options
 from tafel.play_stream import PlayStream
 
@@ -212,6 +212,20 @@ class TafelClient:
 
     async def get_game(self, game_id: str) -> play_pb2.GetGameResponse:
         return await self._call(self.games.GetGame, play_pb2.GetGameRequest(game_id=game_id))  # type: ignore[no-any-return]
+
+    async def wait_for_game(self, game_id: str, timeout_s: float = 15.0) -> play_pb2.GetGameResponse:
+        """GetGame, waiting while the game is still being created (a tournament round or a room
+        announces its game id a moment before the game exists)."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        delay = 0.05
+        while True:
+            try:
+                return await self.get_game(game_id)
+            except NotFound:
+                if asyncio.get_running_loop().time() + delay > deadline:
+                    raise
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
 
     async def submit_move(
         self,
