@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     games.add_argument("--game", default="connect4", choices=("connect4", "plus4", "coloursquare"))
     games.add_argument("--games", type=int, default=20, help="concurrent games")
     games.add_argument("--think", type=float, default=0.0, help="seconds a bot thinks before each move")
+    games.add_argument("--seats", type=int, default=2, help="players per game (Colour Square tables: 1-6)")
     games.add_argument("--duration", type=float, default=10.0)
     games.add_argument("--floor", action="store_true", help="also measure empty pings on the same layout")
     watchers = scenarios.add_parser("watchers")

@@ -89,7 +89,8 @@ def _after(event_id: str, last: str) -> bool:
 
 
 async def player(
-    targets: list[str], game: str, stats: Stats, shared: Shared, stop_at: float, think_s: float, seed: int
+    targets: list[str], game: str, stats: Stats, shared: Shared, stop_at: float, think_s: float, seed: int,
+    seats: int = 2,
 ) -> None:
     rng = random.Random(seed)
     async with await TafelClient.connect(targets) as client:
@@ -97,7 +98,10 @@ async def player(
         while time.monotonic() < stop_at:
             queued = time.perf_counter()
             try:
-                match = await asyncio.wait_for(client.find_match(game), timeout=max(1.0, stop_at - time.monotonic()))
+                match = await asyncio.wait_for(
+                    client.find_match(game, min_seats=seats, max_seats=seats),
+                    timeout=max(1.0, stop_at - time.monotonic()),
+                )
             except TimeoutError:
                 return
             except TafelError as error:
@@ -108,7 +112,10 @@ async def player(
                 if game == "connect4":
                     await connect4_fast(client, match.game_id, match.seat, stats, shared, rng, think_s, stop_at)
                 else:
-                    await play_game(client, match.game_id, match.seat, random_strategy(game, rng), think_s=think_s)
+                    await play_game(
+                        client, match.game_id, match.seat, random_strategy(game, rng), think_s=think_s,
+                        on_move=stats.count_move,
+                    )
                     stats.games_finished += match.seat == 0
             except TafelError as error:
                 stats.errors[error.code.name] += 1
@@ -118,11 +125,16 @@ async def player(
                 stats.errors["CLIENT_TIMEOUT"] += 1
 
 
-async def run_games(targets: list[str], game: str, games: int, think_s: float, duration_s: float, seed: int) -> Stats:
+async def run_games(
+    targets: list[str], game: str, games: int, think_s: float, duration_s: float, seed: int, seats: int = 2
+) -> Stats:
+    """`games` concurrent games of `seats` players each (Colour Square tables: 1-6)."""
     stats = Stats()
     shared = Shared()
     stop_at = time.monotonic() + duration_s
-    await asyncio.gather(*(player(targets, game, stats, shared, stop_at, think_s, seed * 100_000 + i) for i in range(2 * games)))
+    await asyncio.gather(
+        *(player(targets, game, stats, shared, stop_at, think_s, seed * 100_000 + i, seats) for i in range(seats * games))
+    )
     return stats
 
 

@@ -18,7 +18,9 @@ def child(args: argparse.Namespace, index: int, share: int, queue: Any) -> None:
 
     targets = args.gateways.split(",")
     if args.scenario == "games":
-        stats = asyncio.run(run_games(targets, args.game, share, args.think, args.duration, args.seed + index))
+        stats = asyncio.run(
+            run_games(targets, args.game, share, args.think, args.duration, args.seed + index, args.seats)
+        )
     else:
         stats = asyncio.run(run_pings(targets, share, args.duration))
     queue.put(stats.as_dict())

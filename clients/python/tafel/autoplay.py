@@ -5,7 +5,7 @@ ask the strategy for a move and submit it with the version it was made against."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 from google.protobuf.message import Message
 from tafel.games.v1 import games_pb2
@@ -16,7 +16,6 @@ from tafel.errors import IllegalMove, VersionConflict
 
 # Given our seat's current view, return a move message (e.g. connect4_pb2.Move).
 Strategy = Callable[[games_pb2.GameView], Message]
-MoveHook = Callable[[play_pb2.SubmitMoveResponse], Awaitable[None] | None]
 
 
 async def play_game(
@@ -28,6 +27,7 @@ async def play_game(
     think_s: float = 0.0,
     timeout_s: float = 600.0,
     think_in_thread: bool = False,
+    on_move: Callable[[play_pb2.SubmitMoveResponse], object] | None = None,
 ) -> games_pb2.Outcome:
     """Play `seat` of `game_id` to the end; returns the outcome. `think_in_thread` runs the
     strategy off the event loop (for searching bots sharing a process with other games)."""
@@ -46,6 +46,8 @@ async def play_game(
                 try:
                     answer = await stream.submit_move(game_id, move, expected_version=status.version)
                     status = answer.status
+                    if on_move is not None:
+                        on_move(answer)
                 except (VersionConflict, IllegalMove):
                     # The game moved on (a timeout, a simultaneous round resolving): re-read it.
                     fresh = await client.get_game(game_id)

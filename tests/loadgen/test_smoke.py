@@ -1,0 +1,70 @@
+"""Short versions of the load generator's scenarios against the whole platform (real processes):
+bounded, a few seconds each, asserting zero errors — not timing (that is `make bench-load`)."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+from tafel_loadgen.games import run_games, run_pings
+from tafel_loadgen.stats import server_processes
+from tafel_loadgen.tournament import run_tournament
+from tafel_loadgen.watchers import run_watchers
+from tests.clients.platform_fixture import platform  # noqa: F401  (fixture)
+from tools.platform import ROOT, Platform
+
+
+async def test_games_scenario_plays_and_replaces_games_without_errors(platform: Platform) -> None:
+    stats = await run_games(platform.gateway_addresses, "connect4", games=4, think_s=0.0, duration_s=3.0, seed=1)
+    assert not stats.errors
+    assert stats.moves > 20 and stats.games_finished >= 1
+    assert stats.latencies and stats.matchmaking
+    assert max(stats.latencies) < 10.0
+
+
+async def test_games_scenario_for_the_other_games(platform: Platform) -> None:
+    for game, seats in (("plus4", 2), ("coloursquare", 3)):
+        stats = await run_games(platform.gateway_addresses, game, games=2, think_s=0.0, duration_s=3.0, seed=2, seats=seats)
+        assert not stats.errors, game
+        assert stats.matchmaking and stats.moves > 0, game
+
+
+async def test_ping_floor_on_the_play_stream(platform: Platform) -> None:
+    stats = await run_pings(platform.gateway_addresses, streams=4, duration_s=1.0)
+    assert not stats.errors and stats.pings > 10
+
+
+async def test_watchers_scenario_holds_spectators_without_errors(platform: Platform) -> None:
+    stats = await run_watchers(platform.gateway_addresses, watchers=200, live_games=2, hold_s=0.5)
+    assert not stats.errors
+
+
+async def test_tournament_scenario_plays_to_the_end(platform: Platform) -> None:
+    args = argparse.Namespace(players=8, rounds=3, format="swiss", game="connect4", seed=3)
+    stats = await run_tournament(platform.gateway_addresses, args)
+    assert not stats.errors
+    assert stats.games_finished == 12 and stats.moves > 0
+
+
+def test_server_processes_are_those_of_the_platform(platform: Platform) -> None:
+    found = server_processes(platform.gateway_addresses)
+    kinds = sorted(p.kind for p in found)
+    assert kinds.count("gateway") == 1 and kinds.count("redis") <= 1
+    assert {p.name for p in found if p.kind == "rules"} == {"connect4", "plus4", "coloursquare"}
+
+
+def test_command_line_prints_a_summary_and_one_json_line(platform: Platform) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tafel_loadgen", "--gateways", platform.gateway_addresses[0], "games",
+         "--games", "2", "--duration", "2"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    import json
+
+    summary = json.loads(lines[-1])
+    assert summary["errors"] == {} and summary["moves"] > 0
+    assert {"p50", "p90", "p99", "max"} <= set(summary["latency_ms"])
+    assert any(s["process"] == "gateway" and s["peak_rss_mib"] > 0 for s in summary["servers"])
