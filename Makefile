@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROTOS := $(shell find protos -name '*.proto')
 
-.PHONY: all install gen lint typecheck test test-fast run bench clean
+.PHONY: all install gen lint typecheck test run bench bench-load clean
 
 all: test
 
@@ -44,6 +44,13 @@ run: gen/.stamp
 
 bench: gen/.stamp
 	$(PY) -m tools.bench_rules_service
+	$(PY) -m tools.bench_connect4_solver
+
+# The published load figures (docs/benchmarks.md): several minutes. BENCH_ARGS=--tournament adds
+# the 1,024-player Swiss.
+bench-load: gen/.stamp
+	$(PY) -m tools.bench_load $(BENCH_ARGS)
+	$(PY) -m tools.plot_benchmarks
 
 clean:
 	rm -rf gen $(VENV) .pytest_cache .mypy_cache .hypothesis

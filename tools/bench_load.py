@@ -1,0 +1,104 @@
+"""`make bench-load`: the published load figures (docs/benchmarks.md), from the load generator
+against the whole platform started as `make run` starts it, on this machine.
+
+Runs, each against a fresh platform:
+- `games` (Connect Four, think 0) at several concurrencies, with the empty-ping floor on the same
+  play-stream layout, on 1 gateway;
+- the same at the top concurrency on 2 gateways (client-side round robin) to compare;
+- `watchers` (10,000 idle spectators on one gateway);
+- optionally `tournament` (1,024-player Swiss, 10 rounds): --tournament.
+Writes docs/benchmarks.json; tools/plot_benchmarks.py turns it into docs/benchmarks.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform as host
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tools.platform import ROOT, Platform
+
+OUT = ROOT / "docs" / "benchmarks.json"
+
+
+def loadgen(gateways: list[str], *args: str, timeout_s: float = 1800) -> dict[str, Any]:
+    command = [sys.executable, "-m", "tafel_loadgen", "--gateways", ",".join(gateways), *args]
+    print("$", " ".join(command[1:]), flush=True)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
+    sys.stdout.write("".join(line + "\n" for line in done.stdout.splitlines()[:-1]))
+    if not done.stdout.strip():
+        raise RuntimeError(f"load generator failed: {done.stderr[-3000:]}")
+    summary: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    floor = [line for line in done.stdout.splitlines() if line.startswith("floor:")]
+    if floor:
+        summary["floor_pings_per_s"] = float(floor[0].split()[1].replace(",", ""))
+    return summary
+
+
+def with_platform(gateways: int, body: Any) -> Any:
+    running = Platform(gateways=gateways, fixed_ports=False, bot_pool=False).start()
+    try:
+        time.sleep(1.0)
+        return body(running)
+    finally:
+        running.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds per games run")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[10, 50, 100, 200])
+    parser.add_argument("--processes", type=int, default=2, help="load generator processes")
+    parser.add_argument("--watchers", type=int, default=10_000)
+    parser.add_argument("--tournament", action="store_true", help="also the 1,024-player Swiss (long)")
+    parser.add_argument("--tournament-players", type=int, default=1024)
+    parser.add_argument("--tournament-rounds", type=int, default=10)
+    args = parser.parse_args()
+    results: dict[str, Any] = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+            "platform": host.platform(),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        },
+        "games": [],
+    }
+    base = ["--processes", str(args.processes)]
+    for concurrency in args.concurrency:
+        summary = with_platform(
+            1,
+            lambda p, c=concurrency: loadgen(
+                p.gateway_addresses, *base, "games", "--games", str(c), "--duration", str(args.duration), "--floor"
+            ),
+        )
+        results["games"].append(summary)
+    top = max(args.concurrency)
+    results["two_gateways"] = with_platform(
+        2,
+        lambda p: loadgen(p.gateway_addresses, *base, "games", "--games", str(top), "--duration", str(args.duration)),
+    )
+    results["watchers"] = with_platform(
+        1, lambda p: loadgen(p.gateway_addresses, "watchers", "--watchers", str(args.watchers), "--hold", "10")
+    )
+    if args.tournament:
+        results["tournament"] = with_platform(
+            1,
+            lambda p: loadgen(
+                p.gateway_addresses, "tournament", "--players", str(args.tournament_players),
+                "--rounds", str(args.tournament_rounds),
+            ),
+        )
+    OUT.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"wrote {OUT.relative_to(ROOT)}")
+    one = next(r for r in results["games"] if r["concurrent_games"] == top)
+    print(f"1 gateway: {one['moves_per_s']} moves/s; 2 gateways: {results['two_gateways']['moves_per_s']} moves/s")
+
+
+if __name__ == "__main__":
+    main()
