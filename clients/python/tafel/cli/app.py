@@ -29,7 +29,7 @@ class GameApp(App[str]):
         Binding("right", "cursor(1)", "right"),
         Binding("up", "row(-1)", "up", show=False),
         Binding("down", "row(1)", "down", show=False),
-        Binding("tab", "colour", "cell colour", show=False),
+        Binding("t", "colour", "white die: cell colour", show=False),
         Binding("enter", "submit", "move"),
         Binding("space", "submit", "move", show=False),
         Binding("b", "bonus", "bonus disc", show=False),
@@ -160,7 +160,9 @@ class GameApp(App[str]):
             return
         which = self.state.view.WhichOneof("game")
         if which == "coloursquare":
-            cell = cs.Cell(row=self.cursor.row, column=self.cursor.column, colour=self.cursor.colour + 1)
+            # A coloured die can only go into a cell of its colour; the white die goes where `t` points.
+            colour = self.cursor.die if self.cursor.die < 4 else self.cursor.colour
+            cell = cs.Cell(row=self.cursor.row, column=self.cursor.column, colour=colour + 1)
             self.cursor.placements.append(cs.Placement(die=DIE_ENUM[self.cursor.die], cell=cell))
             self._redraw()
             return

@@ -107,7 +107,8 @@ def render_coloursquare(view: cs.View, cursor: Cursor, seat: int | None) -> Text
                 for k in range(2):
                     colour = line * 2 + k
                     value = square.cells[colour] if colour < len(square.cells) else 0
-                    here = (cursor.row, cursor.column, cursor.colour) == (row, column, colour)
+                    target = cursor.die if cursor.die < 4 else cursor.colour
+                    here = (cursor.row, cursor.column, target) == (row, column, colour)
                     style = COLOUR_STYLES[colour] + (" reverse" if here else "")
                     text.append(f"{value if value else '·':>2}", style=style)
                 goal = f"{spec.goal_low}" if spec.goal_low == spec.goal_high else f"{spec.goal_low}-{spec.goal_high}"
@@ -115,7 +116,10 @@ def render_coloursquare(view: cs.View, cursor: Cursor, seat: int | None) -> Text
             text.append("\n")
     text.append(f"  jokers: {list(sheet.jokers)}   score: {sheet.breakdown.total}\n")
     pending = ", ".join(f"{DICE[_die_index(p.die)]}" for p in cursor.placements)
-    text.append(f"  pending placements: {pending or '-'}  (r/y/g/w pick a die, enter places, p submits)\n")
+    text.append(
+        f"  pending placements: {pending or '-'}  (arrows: square, r/y/g/b/w: die, t: white's cell colour,"
+        " enter: place, j: joker, p: send, c: clear)\n"
+    )
     return text
 
 
