@@ -30,10 +30,10 @@ gen: gen/.stamp
 
 lint: gen/.stamp
 	$(VENV)/bin/buf lint
-	$(VENV)/bin/ruff check services gateway tools tests
+	$(VENV)/bin/ruff check services gateway tools tests clients
 
 typecheck: gen/.stamp
-	$(VENV)/bin/mypy services gateway tools
+	$(VENV)/bin/mypy services gateway tools clients/python/tafel clients/loadgen/tafel_loadgen
 
 test: gen/.stamp
 	$(VENV)/bin/buf lint

@@ -13,3 +13,7 @@ if str(_CLIENTS) not in sys.path:
     if _tafel is not None and str(_CLIENTS / "tafel") not in list(_tafel.__path__):
         # `tafel` was already imported as the generated code's namespace: add the SDK's directory
         _tafel.__path__.append(str(_CLIENTS / "tafel"))
+
+from tests.clients.platform_fixture import platform  # noqa: E402  (the whole platform, per module)
+
+__all__ = ["platform"]

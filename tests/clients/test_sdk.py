@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tafel.connect4.v1 import connect4_pb2
-from tafel.games.v1 import games_pb2
-
 from tafel.autoplay import play_game
 from tafel.botplay import strategy_for
 from tafel.client import TafelClient
+from tafel.connect4.v1 import connect4_pb2
 from tafel.errors import IllegalMove, InvalidArgument, PermissionDenied, Unauthenticated, VersionConflict
-from tests.clients.platform_fixture import platform  # noqa: F401  (fixture)
+from tafel.games.v1 import games_pb2
+
 from tools.platform import Platform
 
 
@@ -44,7 +43,10 @@ async def test_two_sdk_players_matchmake_and_play_to_the_end(platform: Platform,
         assert {m.seat for m in matches} == {0, 1}
         outcomes = await asyncio.wait_for(
             asyncio.gather(
-                *(play_game(c, m.game_id, m.seat, strategy_for(game, 1, seed=i)) for i, (c, m) in enumerate(zip(players, matches, strict=True)))
+                *(
+                    play_game(c, m.game_id, m.seat, strategy_for(game, 1, seed=i))
+                    for i, (c, m) in enumerate(zip(players, matches, strict=True))
+                )
             ),
             timeout=180,
         )
@@ -56,7 +58,9 @@ async def test_two_sdk_players_matchmake_and_play_to_the_end(platform: Platform,
         # The event stream replays the whole game, in order, and ends with the result.
         events = [e async for e in players[1].watch(matches[0].game_id)]
         assert events[0].WhichOneof("kind") == "created" and events[-1].WhichOneof("kind") == "ended"
-        assert [e.event_id for e in events] == sorted((e.event_id for e in events), key=lambda i: tuple(map(int, i.split("-"))))
+        assert [e.event_id for e in events] == sorted(
+            (e.event_id for e in events), key=lambda i: tuple(map(int, i.split("-")))
+        )
     finally:
         await close_all(players)
 
@@ -100,8 +104,12 @@ async def test_errors_carry_the_servers_reason(platform: Platform) -> None:
             await mover.submit_move(first.game_id, connect4_pb2.Move(column=9), expected_version=0)
         assert refused.value.reason == "COLUMN_OUT_OF_RANGE"
         request_id = "sdk-retry-1"
-        answer = await mover.submit_move(first.game_id, connect4_pb2.Move(column=3), expected_version=0, request_id=request_id)
-        again = await mover.submit_move(first.game_id, connect4_pb2.Move(column=3), expected_version=0, request_id=request_id)
+        answer = await mover.submit_move(
+            first.game_id, connect4_pb2.Move(column=3), expected_version=0, request_id=request_id
+        )
+        again = await mover.submit_move(
+            first.game_id, connect4_pb2.Move(column=3), expected_version=0, request_id=request_id
+        )
         assert answer == again and answer.version == 1
         with pytest.raises(VersionConflict):
             await other.submit_move(first.game_id, connect4_pb2.Move(column=3), expected_version=0)

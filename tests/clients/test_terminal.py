@@ -12,7 +12,6 @@ import uuid
 
 import pytest
 
-from tests.clients.platform_fixture import platform  # noqa: F401  (fixture)
 from tools.platform import ROOT, Platform
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux for a real terminal")
@@ -24,8 +23,20 @@ class Terminal:
         self.socket = f"tafel-test-{uuid.uuid4().hex[:8]}"
         exports = " ".join(f"{k}={v}" for k, v in env.items())
         subprocess.run(
-            ["tmux", "-L", self.socket, "new-session", "-d", "-s", "play", "-x", "100", "-y", "40",
-             f"cd {ROOT} && env {exports} {command}; echo EXITED; sleep 60"],
+            [
+                "tmux",
+                "-L",
+                self.socket,
+                "new-session",
+                "-d",
+                "-s",
+                "play",
+                "-x",
+                "100",
+                "-y",
+                "40",
+                f"cd {ROOT} && env {exports} {command}; echo EXITED; sleep 60",
+            ],
             check=True,
         )
 

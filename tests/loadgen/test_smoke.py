@@ -11,7 +11,7 @@ from tafel_loadgen.games import run_games, run_pings
 from tafel_loadgen.stats import server_processes
 from tafel_loadgen.tournament import run_tournament
 from tafel_loadgen.watchers import run_watchers
-from tests.clients.platform_fixture import platform  # noqa: F401  (fixture)
+
 from tools.platform import ROOT, Platform
 
 
@@ -25,7 +25,9 @@ async def test_games_scenario_plays_and_replaces_games_without_errors(platform: 
 
 async def test_games_scenario_for_the_other_games(platform: Platform) -> None:
     for game, seats in (("plus4", 2), ("coloursquare", 3)):
-        stats = await run_games(platform.gateway_addresses, game, games=2, think_s=0.0, duration_s=3.0, seed=2, seats=seats)
+        stats = await run_games(
+            platform.gateway_addresses, game, games=2, think_s=0.0, duration_s=3.0, seed=2, seats=seats
+        )
         assert not stats.errors, game
         assert stats.matchmaking and stats.moves > 0, game
 
@@ -56,9 +58,22 @@ def test_server_processes_are_those_of_the_platform(platform: Platform) -> None:
 
 def test_command_line_prints_a_summary_and_one_json_line(platform: Platform) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "tafel_loadgen", "--gateways", platform.gateway_addresses[0], "games",
-         "--games", "2", "--duration", "2"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "tafel_loadgen",
+            "--gateways",
+            platform.gateway_addresses[0],
+            "games",
+            "--games",
+            "2",
+            "--duration",
+            "2",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.strip().splitlines()

@@ -74,16 +74,25 @@ def print_summary(summary: dict[str, Any]) -> None:
         print(f"  floor: {summary['pings_per_s']:,.0f} empty ping round trips/s on the play stream")
     if summary["moves"]:
         print(
-            f"  {summary['moves']:,} moves, {summary['moves_per_s']:,.0f} moves/s, {summary['games_finished']} games finished"
+            f"  {summary['moves']:,} moves, {summary['moves_per_s']:,.0f} moves/s, "
+            f"{summary['games_finished']} games finished"
         )
-        print(f"  move latency (submit -> opponent's stream): p50 {lat['p50']} ms  p90 {lat['p90']} ms  "
-              f"p99 {lat['p99']} ms  max {lat['max']} ms")
+        print(
+            f"  move latency (submit -> opponent's stream): p50 {lat['p50']} ms  p90 {lat['p90']} ms  "
+            f"p99 {lat['p99']} ms  max {lat['max']} ms"
+        )
         mm = summary["matchmaking_wait_ms"]
         print(f"  matchmaking wait: p50 {mm['p50']} ms  p99 {mm['p99']} ms")
-        print(f"  server CPU {summary['server_cpu_s']} s -> {summary['moves_per_server_cpu_s']} moves per server CPU-second")
+        print(
+            f"  server CPU {summary['server_cpu_s']} s -> "
+            f"{summary['moves_per_server_cpu_s']} moves per server CPU-second"
+        )
     print(f"  errors: {summary['errors'] or 'none'}")
     for server in summary["servers"]:
-        print(f"  {server['process']:<14} pid {server['pid']:<7} cpu {server['cpu_s']:>7.2f} s  peak RSS {server['peak_rss_mib']:>7.1f} MiB")
+        print(
+            f"  {server['process']:<14} pid {server['pid']:<7} cpu {server['cpu_s']:>7.2f} s  "
+            f"peak RSS {server['peak_rss_mib']:>7.1f} MiB"
+        )
     print(json.dumps({k: v for k, v in summary.items()}))
 
 
@@ -116,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.scenario == "games":
         if args.floor:
             floor = run_split(argparse.Namespace(**{**vars(args), "scenario": "pings"}), 2 * args.games)
-            print(f"floor: {floor.pings / args.duration:,.0f} empty ping round trips/s on {2 * args.games} play streams")
+            print(
+                f"floor: {floor.pings / args.duration:,.0f} empty ping round trips/s on {2 * args.games} play streams"
+            )
             servers = server_processes(args.gateways.split(","))
             started = time.perf_counter()
         stats = run_split(args, args.games)

@@ -8,12 +8,12 @@ import time
 from dataclasses import dataclass, field
 
 import grpc
-from tafel.connect4.v1 import connect4_pb2
-
 from tafel.autoplay import play_game
 from tafel.botplay import random_strategy
 from tafel.client import TafelClient
+from tafel.connect4.v1 import connect4_pb2
 from tafel.errors import TafelError
+
 from tafel_loadgen.stats import Stats
 
 
@@ -25,7 +25,13 @@ class Shared:
 
 
 async def connect4_fast(
-    client: TafelClient, game_id: str, seat: int, stats: Stats, shared: Shared, rng: random.Random, think_s: float,
+    client: TafelClient,
+    game_id: str,
+    seat: int,
+    stats: Stats,
+    shared: Shared,
+    rng: random.Random,
+    think_s: float,
     stop_at: float,
 ) -> None:
     """Connect Four on the play stream with the board tracked from events (no reads per move)."""
@@ -89,7 +95,13 @@ def _after(event_id: str, last: str) -> bool:
 
 
 async def player(
-    targets: list[str], game: str, stats: Stats, shared: Shared, stop_at: float, think_s: float, seed: int,
+    targets: list[str],
+    game: str,
+    stats: Stats,
+    shared: Shared,
+    stop_at: float,
+    think_s: float,
+    seed: int,
     seats: int = 2,
 ) -> None:
     rng = random.Random(seed)
@@ -113,7 +125,11 @@ async def player(
                     await connect4_fast(client, match.game_id, match.seat, stats, shared, rng, think_s, stop_at)
                 else:
                     await play_game(
-                        client, match.game_id, match.seat, random_strategy(game, rng), think_s=think_s,
+                        client,
+                        match.game_id,
+                        match.seat,
+                        random_strategy(game, rng),
+                        think_s=think_s,
                         on_move=stats.count_move,
                     )
                     stats.games_finished += match.seat == 0
@@ -133,7 +149,10 @@ async def run_games(
     shared = Shared()
     stop_at = time.monotonic() + duration_s
     await asyncio.gather(
-        *(player(targets, game, stats, shared, stop_at, think_s, seed * 100_000 + i, seats) for i in range(seats * games))
+        *(
+            player(targets, game, stats, shared, stop_at, think_s, seed * 100_000 + i, seats)
+            for i in range(seats * games)
+        )
     )
     return stats
 
@@ -153,5 +172,3 @@ async def run_pings(targets: list[str], streams: int, duration_s: float) -> Stat
 
     await asyncio.gather(*(pinger() for _ in range(streams)))
     return stats
-
-

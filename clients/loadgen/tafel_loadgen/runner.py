@@ -24,5 +24,3 @@ def child(args: argparse.Namespace, index: int, share: int, queue: Any) -> None:
     else:
         stats = asyncio.run(run_pings(targets, share, args.duration))
     queue.put(stats.as_dict())
-
-

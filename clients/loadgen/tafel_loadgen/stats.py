@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -23,15 +24,15 @@ class Stats:
     def count_move(self, _answer: object = None) -> None:
         self.moves += 1
 
-    def merge(self, other: dict[str, object]) -> None:
-        self.moves += int(other["moves"])  # type: ignore[arg-type]
-        self.games_finished += int(other["games_finished"])  # type: ignore[arg-type]
-        self.latencies.extend(other["latencies"])  # type: ignore[arg-type]
-        self.matchmaking.extend(other["matchmaking"])  # type: ignore[arg-type]
-        self.errors.update(other["errors"])  # type: ignore[arg-type]
-        self.pings += int(other.get("pings", 0))  # type: ignore[call-overload]
+    def merge(self, other: dict[str, Any]) -> None:
+        self.moves += int(other["moves"])
+        self.games_finished += int(other["games_finished"])
+        self.latencies.extend(other["latencies"])
+        self.matchmaking.extend(other["matchmaking"])
+        self.errors.update(other["errors"])
+        self.pings += int(other.get("pings", 0))
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "moves": self.moves,
             "games_finished": self.games_finished,

@@ -13,12 +13,12 @@ import random
 import time
 
 import grpc
-from tafel.play.v1 import tournaments_pb2
-
 from tafel.autoplay import play_game
 from tafel.botplay import random_strategy
 from tafel.client import TafelClient
 from tafel.errors import TafelError
+from tafel.play.v1 import tournaments_pb2
+
 from tafel_loadgen.games import Shared, connect4_fast
 from tafel_loadgen.stats import Stats
 
@@ -69,7 +69,9 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
                 await seats[0][1].wait_for_game(game.game_id)
                 await asyncio.gather(
                     *(
-                        connect4_fast(client, game.game_id, seat, stats, shared, random.Random(rng.random()), 0.0, forever)
+                        connect4_fast(
+                            client, game.game_id, seat, stats, shared, random.Random(rng.random()), 0.0, forever
+                        )
                         for seat, client in seats
                     )
                 )
@@ -101,8 +103,11 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
     wall = time.perf_counter() - started
     # Moves come from the finished games' records (every applied action).
     standings = await organiser.standings(tid)
-    print(f"  tournament {tid}: {rounds} rounds, {stats.games_finished} games, wall {wall:.1f} s; "
-          f"winner {standings.standings[0].player.username if standings.standings else '-'}", flush=True)
+    print(
+        f"  tournament {tid}: {rounds} rounds, {stats.games_finished} games, wall {wall:.1f} s; "
+        f"winner {standings.standings[0].player.username if standings.standings else '-'}",
+        flush=True,
+    )
     if args.game != "connect4":
         stats.moves = await count_moves(organiser, tid)
     for channel in channels:

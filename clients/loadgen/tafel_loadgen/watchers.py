@@ -11,10 +11,10 @@ import asyncio
 import itertools
 
 import grpc
-from tafel.play.v1 import play_pb2, play_pb2_grpc
-
 from tafel.client import TafelClient
 from tafel.errors import TafelError
+from tafel.play.v1 import play_pb2, play_pb2_grpc
+
 from tafel_loadgen.stats import Stats
 
 WATCHERS_PER_CHANNEL = 500  # HTTP/2 streams per client connection
@@ -36,7 +36,8 @@ async def run_watchers(targets: list[str], watchers: int, live_games: int, hold_
     await viewer.sign_in_as_guest()
     token = viewer.metadata()
     channels = [
-        grpc.aio.insecure_channel(targets[i % len(targets)]) for i in range((watchers + WATCHERS_PER_CHANNEL - 1) // WATCHERS_PER_CHANNEL)
+        grpc.aio.insecure_channel(targets[i % len(targets)])
+        for i in range((watchers + WATCHERS_PER_CHANNEL - 1) // WATCHERS_PER_CHANNEL)
     ]
     connected = 0
     ready = asyncio.Event()

@@ -8,11 +8,11 @@ import asyncio
 from collections.abc import Callable
 
 from google.protobuf.message import Message
-from tafel.games.v1 import games_pb2
-from tafel.play.v1 import play_pb2
 
 from tafel.client import TafelClient
 from tafel.errors import IllegalMove, VersionConflict
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2
 
 # Given our seat's current view, return a move message (e.g. connect4_pb2.Move).
 Strategy = Callable[[games_pb2.GameView], Message]

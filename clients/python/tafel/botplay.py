@@ -10,12 +10,12 @@ from typing import Any
 
 import grpc
 from google.protobuf.message import Message
-from tafel.games.v1 import games_pb2
-from tafel.play.v1 import bots_pb2, bots_pb2_grpc
 
 from tafel.autoplay import Strategy, play_game
 from tafel.client import TafelClient
 from tafel.errors import TafelError, from_rpc_error
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import bots_pb2, bots_pb2_grpc
 
 log = logging.getLogger("tafel.bots")
 
@@ -51,7 +51,7 @@ async def request_bot(client: TafelClient, room_code: str, level: int) -> str:
         )
     except grpc.aio.AioRpcError as error:
         raise from_rpc_error(error) from None
-    return response.request_id
+    return str(response.request_id)
 
 
 async def run_bot(client: TafelClient, game: str, level: int, games: int) -> int:
@@ -74,9 +74,7 @@ async def serve_request(client: TafelClient, request: bots_pb2.BotRequest) -> No
     if not state.HasField("seat"):
         raise TafelError("NOT_SEATED", f"the bot has no seat in {room.game_id}")
     # Level 3 thinks for up to a second: in a thread, so the pool's other games keep moving.
-    await play_game(
-        client, room.game_id, state.seat, strategy_for(request.game, request.level), think_in_thread=True
-    )
+    await play_game(client, room.game_id, state.seat, strategy_for(request.game, request.level), think_in_thread=True)
 
 
 async def run_pool(client: TafelClient, games: list[str], *, ready: asyncio.Event | None = None) -> int:

@@ -20,11 +20,11 @@ from typing import Any, TypeVar
 import grpc
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.message import Message
-from tafel.games.v1 import games_pb2
-from tafel.play.v1 import play_pb2, play_pb2_grpc, tournaments_pb2, tournaments_pb2_grpc
 
 from tafel.errors import NotFound, TafelError, Unavailable, from_rpc_error
+from tafel.games.v1 import games_pb2
 from tafel.messages import game_move, game_options
+from tafel.play.v1 import play_pb2, play_pb2_grpc, tournaments_pb2, tournaments_pb2_grpc
 from tafel.play_stream import PlayStream
 
 T = TypeVar("T")
@@ -117,9 +117,7 @@ class TafelClient:
         return self.player
 
     async def sign_in(self, username: str, password: str) -> play_pb2.Player:
-        response = await self._call(
-            self.accounts.SignIn, play_pb2.SignInRequest(username=username, password=password)
-        )
+        response = await self._call(self.accounts.SignIn, play_pb2.SignInRequest(username=username, password=password))
         self.session = response.session
         return self.player
 
@@ -310,7 +308,9 @@ class TafelClient:
         return (await self._call(self.tournaments.JoinTournament, request)).tournament  # type: ignore[no-any-return]
 
     async def leave_tournament(self, tournament_id: str) -> None:
-        await self._call(self.tournaments.LeaveTournament, tournaments_pb2.LeaveTournamentRequest(tournament_id=tournament_id))
+        await self._call(
+            self.tournaments.LeaveTournament, tournaments_pb2.LeaveTournamentRequest(tournament_id=tournament_id)
+        )
 
     async def start_tournament(self, tournament_id: str) -> tournaments_pb2.Tournament:
         request = tournaments_pb2.StartTournamentRequest(tournament_id=tournament_id)

@@ -86,7 +86,7 @@ def error_for(code: grpc.StatusCode, reason: str, message: str) -> TafelError:
 
 def from_rpc_error(error: grpc.aio.AioRpcError) -> TafelError:
     reason = ""
-    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    status = rpc_status.from_call(error)
     if status is not None:
         for detail in status.details:
             if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from google.protobuf.message import Message
+
 from tafel.coloursquare.v1 import coloursquare_pb2
 from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2

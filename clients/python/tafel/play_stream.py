@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf.message import Message
-from tafel.play.v1 import play_pb2
 
 from tafel.errors import TafelError, Unavailable, error_for
+from tafel.play.v1 import play_pb2
 
 if TYPE_CHECKING:
     from tafel.client import TafelClient
@@ -107,7 +107,7 @@ class PlayStream:
         await self._request(stop_watching=play_pb2.StopWatching(game_id=game_id))
 
     async def ping(self, nonce: int = 0) -> int:
-        return (await self._request(ping=play_pb2.Ping(nonce=nonce))).pong.nonce  # type: ignore[no-any-return]
+        return int((await self._request(ping=play_pb2.Ping(nonce=nonce))).pong.nonce)
 
     async def events(self) -> AsyncIterator[play_pb2.GameEventDelivery]:
         while (delivery := await self._events.get()) is not None:

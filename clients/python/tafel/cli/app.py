@@ -7,13 +7,13 @@ import time
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, RichLog, Static
-from tafel.coloursquare.v1 import coloursquare_pb2 as cs
-from tafel.play.v1 import play_pb2
 
 from tafel.cli.boards import DIE_ENUM, Cursor, columns_of, connect4_move, plus4_move, render
 from tafel.cli.describe import describe, outcome_text
 from tafel.client import TafelClient
+from tafel.coloursquare.v1 import coloursquare_pb2 as cs
 from tafel.errors import TafelError
+from tafel.play.v1 import play_pb2
 
 
 class GameApp(App[str]):
@@ -98,7 +98,9 @@ class GameApp(App[str]):
         if status.over:
             line = f"GAME OVER — {self.result}.  Press q to quit."
         else:
-            turn = "YOUR TURN" if self.seat in status.to_act else f"waiting for seat {', '.join(map(str, status.to_act))}"
+            turn = (
+                "YOUR TURN" if self.seat in status.to_act else f"waiting for seat {', '.join(map(str, status.to_act))}"
+            )
             clock = f"   clock: {max(0.0, self.deadline - time.time()):4.0f}s" if self.deadline else ""
             line = f"{turn}{clock}"
         self.query_one("#status", Static).update(line)
@@ -162,7 +164,7 @@ class GameApp(App[str]):
         if which == "coloursquare":
             # A coloured die can only go into a cell of its colour; the white die goes where `t` points.
             colour = self.cursor.die if self.cursor.die < 4 else self.cursor.colour
-            cell = cs.Cell(row=self.cursor.row, column=self.cursor.column, colour=colour + 1)
+            cell = cs.Cell(row=self.cursor.row, column=self.cursor.column, colour=cs.Colour.ValueType(colour + 1))
             self.cursor.placements.append(cs.Placement(die=DIE_ENUM[self.cursor.die], cell=cell))
             self._redraw()
             return
@@ -202,5 +204,3 @@ class GameApp(App[str]):
 
 def _seconds(response: play_pb2.WatchGameResponse) -> float:
     return response.turn_deadline.seconds + response.turn_deadline.nanos / 1e9
-
-

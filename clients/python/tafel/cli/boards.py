@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rich.text import Text
+
 from tafel.coloursquare.v1 import coloursquare_pb2 as cs
 from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2
@@ -71,9 +72,9 @@ def render_plus4(view: plus4_pb2.View, cursor: Cursor) -> Text:
     for seat, supply in enumerate(view.supplies):
         text.append(f"  seat {seat}: ", style=PLUS4_STYLES[seat])
         text.append(f"{supply.ordinary} discs{' + bonus' if supply.bonus else ''}   ")
-    text.append("\n  scores: " + " – ".join(str(s) for s in view.scores))
+    text.append("\n  scores: " + " - ".join(str(s) for s in view.scores))
     if view.round_wins:
-        text.append("   rounds won: " + " – ".join(str(s) for s in view.round_wins))
+        text.append("   rounds won: " + " - ".join(str(s) for s in view.round_wins))
     text.append(f"\n  next push: {'BONUS disc' if cursor.bonus else 'ordinary disc'} (b toggles)\n")
     return text
 
@@ -124,9 +125,13 @@ def render_coloursquare(view: cs.View, cursor: Cursor, seat: int | None) -> Text
 
 
 def _status(status: int) -> str:
-    return {cs.SQUARE_STATUS_CORRECT: "ok", cs.SQUARE_STATUS_WRONG: "X", cs.SQUARE_STATUS_CROSSED: "--"}.get(
-        status, ""
-    )
+    if status == cs.SQUARE_STATUS_CORRECT:
+        return "ok"
+    if status == cs.SQUARE_STATUS_WRONG:
+        return "X"
+    if status == cs.SQUARE_STATUS_CROSSED:
+        return "--"
+    return ""
 
 
 def _die_index(die: int) -> int:

@@ -21,13 +21,8 @@ def describe(event: games_pb2.GameEvent) -> str:
     if kind == "connect4":
         dropped = event.connect4.disc_dropped
         return f"seat {dropped.seat} dropped a disc in column {dropped.column + 1} (row {dropped.row + 1})"
-    if kind == "plus4":
-        inner = event.plus4
-        which = inner.WhichOneof("kind")
-        detail = getattr(inner, which) if which else None
-        return f"plus4 {which}: {_short(detail)}"
-    if kind == "coloursquare":
-        inner = event.coloursquare
+    if kind in ("plus4", "coloursquare"):
+        inner = getattr(event, kind)  # the game's own Event message
         which = inner.WhichOneof("kind")
         detail = getattr(inner, which) if which else None
         return f"{which}: {_short(detail)}"

@@ -169,7 +169,10 @@ async def leaderboard(client: TafelClient, game: str) -> int:
     for entry in response.entries:
         rating = entry.rating
         table.add_row(
-            str(entry.rank), entry.player.username, f"{rating.rating:.0f}", f"{rating.deviation:.0f}",
+            str(entry.rank),
+            entry.player.username,
+            f"{rating.rating:.0f}",
+            f"{rating.deviation:.0f}",
             "provisional" if rating.provisional else "",
         )
     console.print(table)
@@ -185,8 +188,12 @@ async def tournaments(client: TafelClient, args: argparse.Namespace) -> int:
         table = Table("id", "name", "game", "format", "players", "state")
         for t in await client.list_tournaments():
             table.add_row(
-                t.tournament_id, t.name, t.game, tournaments_pb2.TournamentFormat.Name(t.format).split("_", 2)[-1],
-                str(len(t.players)), tournaments_pb2.TournamentState.Name(t.state).split("_", 2)[-1],
+                t.tournament_id,
+                t.name,
+                t.game,
+                tournaments_pb2.TournamentFormat.Name(t.format).split("_", 2)[-1],
+                str(len(t.players)),
+                tournaments_pb2.TournamentState.Name(t.state).split("_", 2)[-1],
             )
         console.print(table)
         return 0
