@@ -19,7 +19,6 @@ import platform as host
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from tools.platform import ROOT, Platform
@@ -90,8 +89,12 @@ def main() -> None:
         results["tournament"] = with_platform(
             1,
             lambda p: loadgen(
-                p.gateway_addresses, "tournament", "--players", str(args.tournament_players),
-                "--rounds", str(args.tournament_rounds),
+                p.gateway_addresses,
+                "tournament",
+                "--players",
+                str(args.tournament_players),
+                "--rounds",
+                str(args.tournament_rounds),
             ),
         )
     OUT.write_text(json.dumps(results, indent=1) + "\n")

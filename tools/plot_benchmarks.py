@@ -7,9 +7,9 @@ import json
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from tools.platform import ROOT  # noqa: E402
+from tools.platform import ROOT
 
 
 def main() -> None:

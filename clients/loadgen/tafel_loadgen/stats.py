@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SERVER_MARKERS = (("-m services.", "rules"), ("-m gateway", "gateway"), ("redis-server", "redis"))
