@@ -20,6 +20,7 @@ class Stats:
     matchmaking: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     pings: int = 0
+    tournament_id: str = ""  # the tournament scenario's tournament
 
     def count_move(self, _answer: object = None) -> None:
         self.moves += 1

@@ -52,6 +52,7 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
         time_control={"per_move": {"seconds": 60}},
     )
     tid = tournament.tournament_id
+    stats.tournament_id = tid
     for index in range(0, len(players), 64):
         await asyncio.gather(*(p.join_tournament(tid) for p in players[index : index + 64]))
     started = time.perf_counter()
