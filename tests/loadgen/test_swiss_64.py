@@ -8,8 +8,8 @@ import argparse
 
 from tafel.client import TafelClient
 from tafel.play.v1 import tournaments_pb2
-
 from tafel_loadgen.tournament import run_tournament
+
 from tests.gateway.tournaments.test_swiss import independent_standings
 from tools.platform import Platform
 
