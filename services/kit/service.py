@@ -315,7 +315,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[rules_pb2.ApplyMovesResponse]:
         """Many games' actions on one stream. Each is handled in its own task; one writer (this
-        generator) sends the answers as they complete, so a slow game never blocks another."""
+        generator) sends the answers as they complete, so a slow game never blocks another. A
+        caller that batches its requests gets every answer ready at once in one message."""
         answers: asyncio.Queue[rules_pb2.ApplyMovesResponse | None] = asyncio.Queue()
         slots = asyncio.Semaphore(MAX_IN_FLIGHT_PER_STREAM)
         tasks: set[asyncio.Task[None]] = set()
@@ -333,13 +334,25 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             finally:
                 slots.release()
 
+        batching = False
+
+        def start(message: rules_pb2.ApplyMovesRequest) -> None:
+            task = asyncio.get_running_loop().create_task(handle(message))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
         async def read() -> None:
+            nonlocal batching
             try:
                 async for message in request_iterator:
-                    await slots.acquire()
-                    task = asyncio.get_running_loop().create_task(handle(message))
-                    tasks.add(task)
-                    task.add_done_callback(tasks.discard)
+                    if message.HasField("request"):
+                        await slots.acquire()
+                        start(message)
+                    if message.batch:
+                        batching = True
+                        for item in message.batch:
+                            await slots.acquire()
+                            start(item)
                 if tasks:
                     await asyncio.gather(*tuple(tasks), return_exceptions=True)
             finally:
@@ -352,7 +365,20 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
                 answer = await answers.get()
                 if answer is None:
                     break
-                yield answer
+                if not batching or answers.empty():
+                    yield answer
+                    continue
+                batch = rules_pb2.ApplyMovesResponse(batch=[answer])
+                ended = False
+                while not answers.empty():
+                    more = answers.get_nowait()
+                    if more is None:
+                        ended = True
+                        break
+                    batch.batch.append(more)
+                yield batch
+                if ended:
+                    break
         finally:
             self.metrics.open_streams.dec()
             reader.cancel()

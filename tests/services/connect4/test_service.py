@@ -270,3 +270,28 @@ async def test_redis_down_is_unavailable_and_service_recovers() -> None:
             assert response.version == 1
     finally:
         redis_process.stop()
+
+
+async def test_stream_batches_many_actions_in_one_message_and_answers_in_batches(service: Service) -> None:
+    games = [await create(service) for _ in range(6)]
+    batch = [
+        rules_pb2.ApplyMovesRequest(correlation_id=i, request=apply_request(game_id, 0, 0, move=c4(3)))
+        for i, game_id in enumerate(games)
+    ]
+    batch.append(rules_pb2.ApplyMovesRequest(correlation_id=99, request=apply_request(games[0], 1, 7, move=c4(3))))
+
+    async def requests():  # type: ignore[no-untyped-def]
+        yield rules_pb2.ApplyMovesRequest(batch=batch)
+        await asyncio.sleep(3600)  # keep the stream open while the answers arrive
+
+    call = service.stub.ApplyMoves(requests())
+    answers = {}
+    async for message in call:
+        for answer in message.batch or (message,):
+            assert not answer.batch
+            answers[answer.correlation_id] = answer
+        if len(answers) == len(batch):
+            break
+    call.cancel()
+    assert all(answers[i].applied.version == 1 for i in range(len(games)))
+    assert answers[99].refusal.reason == "VERSION_MISMATCH"
