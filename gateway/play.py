@@ -31,7 +31,7 @@ from gateway.auth import Authenticator, Identity
 from gateway.games import GameDirectory, GameMeta, check_id
 from gateway.metrics import GatewayMetrics
 from gateway.records import Records
-from gateway.watch import LAST_OF_HISTORY, LIVE, EventHub, check_event_id
+from gateway.watch import LAST_OF_HISTORY, LIVE, EventHub, LiveBatch, check_event_id
 from services.kit.errors import Refused, abort, invalid
 
 log = logging.getLogger("tafel.gateway.play")
@@ -70,6 +70,73 @@ def refusal_of(refused: Refused) -> play_pb2.Refusal:
 def _set_time(target: Any, seconds: float | None) -> None:
     if seconds is not None:
         target.FromMilliseconds(int(seconds * 1000))
+
+
+def _live_delivery(live: LiveBatch, index: int, meta: GameMeta, play: bool) -> bytes:
+    """The encoded Play (or WatchGame) response for a live event, built once per gateway and
+    shared by every local watcher of the game. Its turn deadline is the batch's arrival plus the
+    per-move time (see deadline_of)."""
+    key = (play, index)
+    data = live.encoded.get(key)
+    if data is not None:
+        return data
+    batch = live.batch
+    event = batch.events[index]
+    response: play_pb2.PlayResponse | play_pb2.WatchGameResponse
+    if play:
+        response = play_pb2.PlayResponse()
+        delivery: Any = response.event
+        delivery.game_id = meta.game_id
+    else:
+        response = delivery = play_pb2.WatchGameResponse()
+    delivery.event.CopyFrom(event)
+    if batch.HasField("status") and batch.status.version == event.version:
+        delivery.status.CopyFrom(batch.status)
+    if event.WhichOneof("kind") != "ended":
+        delivery.turn_deadline.FromMilliseconds(int((live.received + meta.per_move_s) * 1000))
+    data = live.encoded[key] = response.SerializeToString()
+    return data
+
+
+def _encoded_or_message(message: Any) -> bytes:
+    """Response serializer of the event streams: responses may come already encoded."""
+    if type(message) is bytes:
+        return message
+    data: bytes = message.SerializeToString()
+    return data
+
+
+class _Handlers:
+    """Collects the generated method handlers instead of registering them."""
+
+    handlers: dict[str, grpc.RpcMethodHandler]
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        pass
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, grpc.RpcMethodHandler]) -> None:
+        self.handlers = handlers
+
+
+def add_game_service(servicer: GameServicer, server: grpc.aio.Server) -> None:
+    """Register GameService with Play and WatchGame taking pre-encoded responses (shared event
+    deliveries); everything else is the generated registration."""
+    collected = _Handlers()
+    play_pb2_grpc.add_GameServiceServicer_to_server(servicer, collected)
+    handlers = dict(collected.handlers)
+    handlers["Play"] = grpc.stream_stream_rpc_method_handler(
+        servicer.Play,
+        request_deserializer=play_pb2.PlayRequest.FromString,
+        response_serializer=_encoded_or_message,
+    )
+    handlers["WatchGame"] = grpc.unary_stream_rpc_method_handler(
+        servicer.WatchGame,
+        request_deserializer=play_pb2.WatchGameRequest.FromString,
+        response_serializer=_encoded_or_message,
+    )
+    service = "tafel.play.v1.GameService"
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    server.add_registered_method_handlers(service, handlers)
 
 
 class GameServicer(play_pb2_grpc.GameServiceServicer):
@@ -288,9 +355,10 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
 
     # -- streams ------------------------------------------------------------------------------------
 
-    async def WatchGame(
+    # Responses may be pre-encoded bytes (see add_game_service), hence the ignored overrides.
+    async def WatchGame(  # type: ignore[override]
         self, request: play_pb2.WatchGameRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[play_pb2.WatchGameResponse]:
+    ) -> AsyncIterator[play_pb2.WatchGameResponse | bytes]:
         try:
             self.auth.identity(context.invocation_metadata())
             meta = await self._meta(request.game_id)
@@ -305,6 +373,11 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
                 # Subscribed: tell the client the watch is live before any event arrives.
                 await context.send_initial_metadata(())
                 async for event, source in watch.events():
+                    current = watch.current
+                    if current is not None:
+                        self.metrics.events_sent.inc()
+                        yield _live_delivery(current[0], current[1], meta, False)
+                        continue
                     response = play_pb2.WatchGameResponse(event=event)
                     if watch.status is not None and watch.status.version == event.version:
                         response.status.CopyFrom(watch.status)
@@ -321,9 +394,9 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         finally:
             self.metrics.watch_streams.dec()
 
-    async def Play(
+    async def Play(  # type: ignore[override]
         self, request_iterator: AsyncIterator[play_pb2.PlayRequest], context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[play_pb2.PlayResponse]:
+    ) -> AsyncIterator[play_pb2.PlayResponse | bytes]:
         try:
             identity = self.auth.identity(context.invocation_metadata())
         except Refused as refused:
@@ -347,13 +420,16 @@ class PlaySession:
     def __init__(self, servicer: GameServicer, identity: Identity) -> None:
         self.servicer = servicer
         self.identity = identity
-        self.out: asyncio.Queue[play_pb2.PlayResponse | None] = asyncio.Queue(OUT_QUEUE_LIMIT)
+        # Responses, or live event deliveries already encoded (shared by every local watcher).
+        self.out: asyncio.Queue[play_pb2.PlayResponse | bytes | None] = asyncio.Queue(OUT_QUEUE_LIMIT)
         self.slots = asyncio.Semaphore(MAX_IN_FLIGHT_PER_STREAM)
         self.actions: set[asyncio.Task[None]] = set()
         self.watches: dict[str, asyncio.Task[None]] = {}
         self.reading_done = False
 
-    async def run(self, requests: AsyncIterator[play_pb2.PlayRequest]) -> AsyncIterator[play_pb2.PlayResponse]:
+    async def run(
+        self, requests: AsyncIterator[play_pb2.PlayRequest]
+    ) -> AsyncIterator[play_pb2.PlayResponse | bytes]:
         loop = asyncio.get_running_loop()
         reader = loop.create_task(self._read(requests))
         stopping = loop.create_task(self._drain_when_stopping(reader))
@@ -489,6 +565,11 @@ class PlaySession:
                 view = await servicer.game_view(meta, self.identity.player_id)
                 await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, watching=view))
                 async for event, source in watch.events():
+                    current = watch.current
+                    if current is not None:
+                        servicer.metrics.events_sent.inc()
+                        await self.out.put(_live_delivery(current[0], current[1], meta, True))
+                        continue
                     delivery = play_pb2.GameEventDelivery(game_id=meta.game_id, event=event)
                     if watch.status is not None and watch.status.version == event.version:
                         delivery.status.CopyFrom(watch.status)

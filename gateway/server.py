@@ -21,7 +21,7 @@ from gateway.clocks import Clocks
 from gateway.games import GameDirectory, meta_key
 from gateway.lobby import LobbyServicer
 from gateway.metrics import GatewayMetrics
-from gateway.play import GameServicer
+from gateway.play import GameServicer, add_game_service
 from gateway.records import Records
 from gateway.resp import RedisPipe
 from gateway.rooms import Rooms
@@ -137,7 +137,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
 
     def register(grpc_server: grpc.aio.Server) -> None:
         play_pb2_grpc.add_AccountServiceServicer_to_server(accounts, grpc_server)
-        play_pb2_grpc.add_GameServiceServicer_to_server(games, grpc_server)
+        add_game_service(games, grpc_server)
         play_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, grpc_server)
         bots_pb2_grpc.add_BotServiceServicer_to_server(bots, grpc_server)
         extras.register(grpc_server)

@@ -72,6 +72,19 @@ HISTORY, LAST_OF_HISTORY, LIVE = 0, 1, 2
 _END = object()
 
 
+class LiveBatch:
+    """One pub/sub batch as every local watcher of its game receives it: parsed once, stamped
+    with its arrival, and a cache where the streams keep each event's encoded delivery, so a
+    delivery is built and serialized once per gateway however many watchers it goes to."""
+
+    __slots__ = ("batch", "encoded", "received")
+
+    def __init__(self, batch: games_pb2.GameEventBatch, received: float) -> None:
+        self.batch = batch
+        self.received = received  # seconds since the epoch
+        self.encoded: dict[Any, bytes] = {}
+
+
 class Watch:
     """One consumer's view of one game's events: history after an id, then live, in order."""
 
@@ -81,6 +94,9 @@ class Watch:
         self.after = after_event_id
         self.last: tuple[int, int] = event_key(after_event_id) if after_event_id else (-1, -1)
         self.status: games_pb2.GameStatus | None = None  # after the live batch being delivered
+        # The live batch and index of the event just yielded, when it came straight from a
+        # pub/sub batch (None for events read from the stream).
+        self.current: tuple[LiveBatch, int] | None = None
         self._queue: deque[Any] = deque()
         self._ready = asyncio.Event()
 
@@ -121,11 +137,13 @@ class Watch:
             item = self._queue.popleft()
             if item is _END:
                 return
+            self.current = None
             if item is _RESYNC:
                 batch_events = await self._history()
                 self.status = None
             else:
-                batch: games_pb2.GameEventBatch = item
+                live: LiveBatch = item
+                batch = live.batch
                 if not batch.events:
                     continue
                 # The game's status after this batch's move (whom it waits on), for deliveries.
@@ -134,12 +152,16 @@ class Watch:
                 if first[0] > self.last[0] + 1 and self.last >= (0, 0):
                     batch_events = await self._history()  # a version went missing: read the gap
                 else:
-                    batch_events = []
-                    for event in batch.events:
+                    for index, event in enumerate(batch.events):
                         key = event_key(event.event_id)
                         if key > self.last:
-                            batch_events.append(event)
                             self.last = key
+                            self.current = (live, index)
+                            yield event, LIVE
+                            if event.WhichOneof("kind") == "ended":
+                                return
+                    self.current = None
+                    continue
             for event in batch_events:
                 yield event, LIVE
                 if event.WhichOneof("kind") == "ended":
@@ -343,5 +365,6 @@ class EventHub:
         except Exception:
             log.warning("undecodable event batch", extra={"channel": name.decode(errors="replace")})
             return
+        live = LiveBatch(batch, time.time())
         for watch in channel.watchers:
-            watch._push(batch)
+            watch._push(live)
