@@ -62,7 +62,10 @@ class Actions:
         resign: bool = False,
         time_out: bool = False,
         timeout_s: float | None = None,
+        shielded: bool = True,
     ) -> Applied:
+        """Apply one action and settle what follows. `shielded=False` is for callers whose task is
+        never cancelled mid-action (the Play stream's action tasks): it saves a task per move."""
         request = rules_pb2.ApplyMoveRequest(
             game_id=meta.game_id, seat=seat, expected_version=expected_version, request_id=request_id
         )
@@ -74,6 +77,8 @@ class Actions:
             request.timeout.SetInParent()
         # Once sent, the action and what follows from it run to the end even if the caller goes
         # away (a client that disconnects must not leave a game without its next deadline).
+        if not shielded:
+            return await self._apply(meta, request, timeout_s)
         return await asyncio.shield(self._apply(meta, request, timeout_s))
 
     async def _apply(

@@ -193,6 +193,7 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         request: play_pb2.SubmitMoveRequest,
         into: play_pb2.SubmitMoveResponse | None = None,
         timeout_s: float | None = None,
+        shielded: bool = True,
     ) -> play_pb2.SubmitMoveResponse:
         check_id("game_id", request.game_id)
         check_id("request_id", request.request_id)
@@ -209,6 +210,7 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
             request_id=rules_request_id(seat, request.request_id),
             move=request.move,
             timeout_s=timeout_s,
+            shielded=shielded,
         )
         response = play_pb2.SubmitMoveResponse() if into is None else into
         response.version = applied.response.version
@@ -426,6 +428,7 @@ class PlaySession:
         self.actions: set[asyncio.Task[None]] = set()
         self.watches: dict[str, asyncio.Task[None]] = {}
         self.reading_done = False
+        self.closed = False  # the response stream ended: answers of late actions are dropped
 
     async def run(
         self, requests: AsyncIterator[play_pb2.PlayRequest]
@@ -440,10 +443,15 @@ class PlaySession:
                     break
                 yield response
         finally:
+            # Action tasks are never cancelled: once sent, an action and its bookkeeping finish
+            # (this is what lets them run unshielded, one task per move).
+            self.closed = True
             stopping.cancel()
             reader.cancel()
-            for task in (*self.actions, *self.watches.values()):
+            for task in self.watches.values():
                 task.cancel()
+            while not self.out.empty():  # wakes any action waiting for room, so it can end
+                self.out.get_nowait()
 
     async def _drain_when_stopping(self, reader: asyncio.Task[None]) -> None:
         """The gateway is stopping: take no more requests, let the actions in flight finish and
@@ -505,7 +513,7 @@ class PlaySession:
         response = play_pb2.PlayResponse(correlation_id=request.correlation_id)
         try:
             if request.WhichOneof("action") == "submit_move":
-                await servicer.submit(self.identity, request.submit_move, into=response.move_accepted)
+                await servicer.submit(self.identity, request.submit_move, into=response.move_accepted, shielded=False)
             else:
                 response.resigned.CopyFrom(await servicer.resign(self.identity, request.resign))
             servicer.m_stream_applied.inc()
@@ -528,6 +536,8 @@ class PlaySession:
             response.refusal.CopyFrom(
                 refusal_of(Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "the action failed; retry"))
             )
+        if self.closed:
+            return  # nobody reads this stream any more
         await self.out.put(response)
 
     def _start_watch(self, correlation: int, request: play_pb2.WatchGameRequest) -> None:
