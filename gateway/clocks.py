@@ -180,7 +180,10 @@ class Clocks:
 
     async def deadline(self, game_id: str, version: int) -> float | None:
         """The deadline in force at `version`, if that is the clock's version."""
-        stored: Any = await self.redis.hmget(clock_key(game_id), ["v", "d"])
+        if isinstance(self._arm, PipeScript):  # the lean connection when there is one
+            stored: Any = await self._arm.pipe.call("HMGET", clock_key(game_id), "v", "d")
+        else:
+            stored = await self.redis.hmget(clock_key(game_id), ["v", "d"])
         if stored[0] is None or int(stored[0]) != version:
             return None
         deadline = int(stored[1] or 0)

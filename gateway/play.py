@@ -584,7 +584,13 @@ class PlaySession:
                     if watch.status is not None and watch.status.version == event.version:
                         delivery.status.CopyFrom(watch.status)
                     if source == LAST_OF_HISTORY and event.WhichOneof("kind") != "ended":
-                        _set_time(delivery.turn_deadline, await servicer.clocks.deadline(meta.game_id, event.version))
+                        summary = view.summary
+                        if summary.status.version == event.version and summary.HasField("turn_deadline"):
+                            # A version's deadline never changes once set: the one just read stands.
+                            delivery.turn_deadline.CopyFrom(summary.turn_deadline)
+                        else:
+                            deadline = await servicer.clocks.deadline(meta.game_id, event.version)
+                            _set_time(delivery.turn_deadline, deadline)
                     else:
                         _set_time(delivery.turn_deadline, servicer.deadline_of(meta, event, source, time.time()))
                     servicer.metrics.events_sent.inc()
