@@ -3,7 +3,9 @@
 Per game type, a pool of replicas (TAFEL_RULES_<GAME>); per replica one channel and a few
 long-lived bidirectional ``ApplyMoves`` streams that multiplex many games' actions, matched to their
 answers by correlation id. Each stream has one writer task fed by a queue (a grpc.aio stream takes
-one write at a time) and one reader that settles the waiting futures. A broken stream fails its
+one write at a time) and one reader that settles the waiting futures. The writer sends everything
+queued at once as one batched message (a stream message costs far more than the bytes it carries),
+and the rules service then answers in batches too. A broken stream fails its
 pending actions with UNAVAILABLE and reconnects with backoff; the router then retries the action on
 the next replica with the same request id, which the rules service answers at most once.
 
@@ -85,7 +87,7 @@ class MoveStream:
         self.name = name
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[rules_pb2.ApplyMovesResponse]] = {}
-        self._queue: asyncio.Queue[rules_pb2.ApplyMovesRequest] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[int, rules_pb2.ApplyMoveRequest]] = asyncio.Queue()
         self._up = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -124,7 +126,7 @@ class MoveStream:
         correlation = next(self._ids)
         future: asyncio.Future[rules_pb2.ApplyMovesResponse] = asyncio.get_running_loop().create_future()
         self._pending[correlation] = future
-        self._queue.put_nowait(rules_pb2.ApplyMovesRequest(correlation_id=correlation, request=request))
+        self._queue.put_nowait((correlation, request))
         return future
 
     def forget(self, future: asyncio.Future[rules_pb2.ApplyMovesResponse]) -> None:
@@ -151,9 +153,10 @@ class MoveStream:
             try:
                 async for response in call:
                     healthy = True
-                    future = self._pending.pop(response.correlation_id, None)
-                    if future is not None and not future.done():
-                        future.set_result(response)
+                    if response.WhichOneof("result") is not None:
+                        self._settle(response)
+                    for answer in response.batch:
+                        self._settle(answer)
             except grpc.aio.AioRpcError as error:
                 if not self._closed:
                     log.warning("rules stream broke", extra={"stream": self.name, "code": error.code().name})
@@ -172,11 +175,26 @@ class MoveStream:
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, 1.0)
 
+    def _settle(self, answer: rules_pb2.ApplyMovesResponse) -> None:
+        future = self._pending.pop(answer.correlation_id, None)
+        if future is not None and not future.done():
+            future.set_result(answer)
+
     async def _write(self, call: Any) -> None:
+        queue = self._queue
         try:
             while True:
-                request = await self._queue.get()
-                await call.write(request)
+                correlation, request = await queue.get()
+                if queue.empty():
+                    await call.write(rules_pb2.ApplyMovesRequest(correlation_id=correlation, request=request))
+                    continue
+                # Everything queued goes out in one message; the answers come back batched.
+                message = rules_pb2.ApplyMovesRequest()
+                message.batch.add(correlation_id=correlation, request=request)
+                while not queue.empty():
+                    correlation, request = queue.get_nowait()
+                    message.batch.add(correlation_id=correlation, request=request)
+                await call.write(message)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError):
             call.cancel()
 

@@ -330,3 +330,32 @@ async def test_accounts_and_listing(gw_system: GatewaySystem, seats: Seating, cl
     summary = mine.games[0]
     assert [p.player.player_id for p in summary.players] == [a.player.player_id, b.player.player_id]
     assert summary.HasField("turn_deadline") and summary.time_control.per_move.seconds == 60
+
+
+async def test_the_rules_stream_batches_concurrent_actions(seats: Seating, clients: list[Client]) -> None:
+    """Actions sent together leave in one batched stream message; every one gets its own answer
+    (an applied move, a retry's first answer, a version conflict), matched by correlation id."""
+    from tafel.connect4.v1 import connect4_pb2
+    from tafel.games.v1 import games_pb2
+    from tafel.rules.v1 import rules_pb2
+
+    from services.kit.errors import Refused
+
+    players = [clients[0].player, clients[1].player]
+    game_ids = [await seats.start(players) for _ in range(12)]
+
+    def request(game_id: str, version: int, rid: str) -> rules_pb2.ApplyMoveRequest:
+        move = games_pb2.GameMove(connect4=connect4_pb2.Move(column=3))
+        return rules_pb2.ApplyMoveRequest(
+            game_id=game_id, seat=0, expected_version=version, request_id=rid, move=move
+        )
+
+    router = seats.router
+    first = await asyncio.gather(*(router.apply("connect4", request(g, 0, "b1")) for g in game_ids))
+    assert [answer.version for answer in first] == [1] * len(game_ids)
+    # Again at once: the same request ids get the first answers; a stale version is refused.
+    again = router.apply("connect4", request(game_ids[0], 0, "b1"))
+    stale = router.apply("connect4", request(game_ids[1], 0, "b2"))
+    results = await asyncio.gather(again, stale, return_exceptions=True)
+    assert isinstance(results[0], rules_pb2.ApplyMoveResponse) and results[0].version == 1
+    assert isinstance(results[1], Refused) and results[1].code == grpc.StatusCode.ABORTED
