@@ -16,6 +16,7 @@ from collections import deque
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+import hiredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -48,6 +49,16 @@ async def read_reply(reader: asyncio.StreamReader) -> Any:
     if kind == b"-":
         return RespError(body.decode(errors="replace"))
     raise ConnectionError(f"unexpected reply from redis: {line[:20]!r}")
+
+
+def reply_parser() -> hiredis.Reader:
+    """hiredis's C parser, replies as read_reply gives them (bytes, int, None, lists; an error
+    reply is a RespError value). `gets()` returns False until a whole reply is buffered."""
+    return hiredis.Reader(replyError=RespError)
+
+
+PARSE_ERRORS = (hiredis.ProtocolError,)
+READ_SIZE = 1 << 16
 
 
 def command(*parts: str | bytes | int | float) -> bytes:
@@ -137,13 +148,20 @@ class RedisPipe:
                 future.set_exception(error)
 
     async def _read(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        parser = reply_parser()
+        pending = self._pending
         try:
             while True:
-                reply = await read_reply(reader)
-                future = self._pending.popleft()
-                if not future.done():
-                    future.set_result(reply)
-        except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError, IndexError):
+                data = await reader.read(READ_SIZE)
+                if not data:
+                    raise ConnectionError("redis closed the connection")
+                parser.feed(data)
+                # Every reply already here settles its future without another await.
+                while (reply := parser.gets()) is not False:
+                    future = pending.popleft()
+                    if not future.done():
+                        future.set_result(reply)
+        except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError, IndexError, *PARSE_ERRORS):
             if self._writer is writer:
                 self._drop(RedisConnectionError("redis connection lost"))
 

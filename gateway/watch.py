@@ -31,7 +31,7 @@ from typing import Any
 import grpc
 from tafel.games.v1 import games_pb2
 
-from gateway.resp import RespError, command, open_redis, read_reply
+from gateway.resp import PARSE_ERRORS, READ_SIZE, RespError, command, open_redis, read_reply, reply_parser
 from services.kit.errors import Refused
 from services.kit.store import GameStore, game_keys
 
@@ -302,7 +302,7 @@ class EventHub:
             pinger = asyncio.get_running_loop().create_task(self._ping())
             try:
                 await self._read(reader)
-            except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError) as error:
+            except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError, *PARSE_ERRORS) as error:
                 if not self._closed:
                     log.warning("pub/sub connection lost", extra={"error": type(error).__name__})
             finally:
@@ -327,18 +327,23 @@ class EventHub:
                 return
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
+        parser = reply_parser()
         while True:
-            reply = await read_reply(reader)
+            data = await reader.read(READ_SIZE)
+            if not data:
+                raise ConnectionError("redis closed the connection")
+            parser.feed(data)
             self._last_reply = time.monotonic()
-            if not isinstance(reply, list) or not reply:
-                if isinstance(reply, RespError):
-                    log.warning("pub/sub error", extra={"error": str(reply)})
-                continue
-            kind = reply[0]
-            if kind == b"message":
-                self._deliver(reply[1], reply[2])
-            elif kind == b"subscribe":
-                self._confirmed(reply[1])
+            while (reply := parser.gets()) is not False:
+                if not isinstance(reply, list) or not reply:
+                    if isinstance(reply, RespError):
+                        log.warning("pub/sub error", extra={"error": str(reply)})
+                    continue
+                kind = reply[0]
+                if kind == b"message":
+                    self._deliver(reply[1], reply[2])
+                elif kind == b"subscribe":
+                    self._confirmed(reply[1])
 
     def _confirmed(self, name: bytes) -> None:
         waiting = self._waiting.get(name)
