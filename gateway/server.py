@@ -111,7 +111,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     directory = GameDirectory(redis, router, clocks, game_ttl_s=settings.game_ttl_s)
     records = Records(redis, store, ttl_s=settings.record_ttl_s)
     actions = Actions(directory, router, clocks, records)
-    hub = EventHub(server.redis_url, store)
+    hub = EventHub(server.redis_url, store, pipe=pipe)
     auth = Authenticator(redis, secret=settings.token_secret, token_ttl_s=settings.token_ttl_s)
     metrics = GatewayMetrics()
     games = GameServicer(auth, directory, actions, hub, records, metrics)

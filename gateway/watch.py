@@ -31,7 +31,7 @@ from typing import Any
 import grpc
 from tafel.games.v1 import games_pb2
 
-from gateway.resp import PARSE_ERRORS, READ_SIZE, RespError, command, open_redis, read_reply, reply_parser
+from gateway.resp import PARSE_ERRORS, READ_SIZE, RedisPipe, RespError, command, open_redis, read_reply, reply_parser
 from services.kit.errors import Refused
 from services.kit.store import GameStore, game_keys
 
@@ -110,7 +110,7 @@ class Watch:
 
     async def _history(self) -> list[games_pb2.GameEvent]:
         after = "-" if self.last < (0, 0) else f"{self.last[0]}-{self.last[1]}"
-        rows = await self.hub.store.read_events(self.game_id, after)
+        rows = await self.hub.read_events(self.game_id, after)
         events = []
         for event_id, payload in rows:
             key = event_key(event_id)
@@ -171,9 +171,10 @@ class Watch:
 class EventHub:
     """The gateway's single pub/sub connection and its fan-out to local watchers."""
 
-    def __init__(self, redis_url: str, store: GameStore) -> None:
+    def __init__(self, redis_url: str, store: GameStore, pipe: RedisPipe | None = None) -> None:
         self.url = redis_url
         self.store = store
+        self.pipe = pipe  # the lean pipelined connection for history reads, when there is one
         self._channels: dict[bytes, _Channel] = {}
         # Subscriptions sent and not yet confirmed, in order, per channel name.
         self._waiting: dict[bytes, deque[_Channel]] = {}
@@ -211,6 +212,20 @@ class EventHub:
         if self._writer is not None:
             self._writer.close()
 
+    async def read_events(self, game_id: str, after: str) -> list[tuple[str, bytes]]:
+        """A game's events after the id `after` ("-" = from the start), as GameStore.read_events."""
+        if self.pipe is None:
+            return await self.store.read_events(game_id, after)
+        start = "-" if after in ("", "-") else f"({after}"
+        reply: Any = await self.pipe.call("XRANGE", game_keys(game_id).events, start, "+")
+        rows: list[tuple[str, bytes]] = []
+        for event_id, fields in reply:
+            for index in range(0, len(fields) - 1, 2):
+                if fields[index] == b"e":
+                    rows.append((event_id.decode(), bytes(fields[index + 1])))
+                    break
+        return rows
+
     # -- watchers -----------------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
@@ -223,7 +238,9 @@ class EventHub:
         channel = self._acquire(game_id, watch)
         try:
             try:
-                await asyncio.wait_for(channel.confirmed.wait(), SUBSCRIBE_TIMEOUT_S)
+                if not channel.confirmed.is_set():  # (a game's second watcher finds it confirmed)
+                    async with asyncio.timeout(SUBSCRIBE_TIMEOUT_S):
+                        await channel.confirmed.wait()
             except TimeoutError:
                 raise Refused(
                     grpc.StatusCode.UNAVAILABLE, "EVENTS_UNAVAILABLE", "live events are unavailable; retry"
