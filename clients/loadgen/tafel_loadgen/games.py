@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from tafel.botplay import random_strategy
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
 from tafel.errors import TafelError
+from tafel.play_stream import PlayStream
 
 from tafel_loadgen.stats import Stats
 
@@ -33,57 +35,81 @@ async def connect4_fast(
     rng: random.Random,
     think_s: float,
     stop_at: float,
+    stream: PlayStream | None = None,
 ) -> None:
-    """Connect Four on the play stream with the board tracked from events (no reads per move)."""
-    async with client.play_stream() as stream:
-        watching = await stream.watch(game_id)
-        view = watching.view.connect4
-        heights = [len(column.seats) for column in view.board]
-        rows = view.rows
-        status = watching.summary.status
-        seen = watching.last_event_id
-        while not status.over:
-            if seat in status.to_act and time.monotonic() < stop_at:
-                if think_s:
-                    await asyncio.sleep(think_s)
-                column = rng.choice([c for c, h in enumerate(heights) if h < rows])
-                shared.submitted[(game_id, status.version + 1)] = time.perf_counter()
-                try:
-                    answer = await stream.submit_move(
-                        game_id, connect4_pb2.Move(column=column), expected_version=status.version
-                    )
-                except TafelError as error:
-                    stats.errors[error.code.name] += 1
-                    return
-                stats.moves += 1
-                heights[column] += 1
-                status = answer.status
-                continue
-            if seat in status.to_act:
-                return  # the run is over: stop moving
+    """Connect Four on the play stream with the board tracked from events (no reads per move).
+    A player that keeps one `stream` open across games (as a busy client would) passes it in."""
+    if stream is None:
+        async with client.play_stream() as own:
+            await _connect4_on(own, game_id, seat, stats, shared, rng, think_s, stop_at)
+        return
+    try:
+        await _connect4_on(stream, game_id, seat, stats, shared, rng, think_s, stop_at)
+    finally:
+        with contextlib.suppress(TafelError):
+            await stream.stop_watching(game_id)
+
+
+async def _connect4_on(
+    stream: PlayStream,
+    game_id: str,
+    seat: int,
+    stats: Stats,
+    shared: Shared,
+    rng: random.Random,
+    think_s: float,
+    stop_at: float,
+) -> None:
+    watching = await stream.watch(game_id)
+    view = watching.view.connect4
+    heights = [len(column.seats) for column in view.board]
+    rows = view.rows
+    status = watching.summary.status
+    seen = watching.last_event_id
+    while not status.over:
+        if seat in status.to_act and time.monotonic() < stop_at:
+            if think_s:
+                await asyncio.sleep(think_s)
+            column = rng.choice([c for c, h in enumerate(heights) if h < rows])
+            shared.submitted[(game_id, status.version + 1)] = time.perf_counter()
             try:
-                delivery = await stream.next_event(timeout=max(0.5, stop_at - time.monotonic() + 5))
-            except TimeoutError:
-                if time.monotonic() > stop_at:
-                    return  # the opponent stopped with the run
-                raise
-            event = delivery.event
-            if delivery.game_id != game_id or not _after(event.event_id, seen):
-                continue
-            seen = event.event_id
-            if event.WhichOneof("kind") == "connect4":
-                dropped = event.connect4.disc_dropped
-                if dropped.seat != seat:
-                    heights[dropped.column] += 1
-                    started = shared.submitted.pop((game_id, event.version), None)
-                    if started is not None:
-                        stats.latencies.append(time.perf_counter() - started)
-            if delivery.HasField("status"):
-                if delivery.status.version >= status.version:
-                    status = delivery.status
-            elif event.version > status.version or event.WhichOneof("kind") == "ended":
-                status = (await client.get_game(game_id)).summary.status  # a gateway without statuses
-        stats.games_finished += seat == 0
+                answer = await stream.submit_move(
+                    game_id, connect4_pb2.Move(column=column), expected_version=status.version
+                )
+            except TafelError as error:
+                stats.errors[error.code.name] += 1
+                return
+            stats.moves += 1
+            heights[column] += 1
+            status = answer.status
+            continue
+        if seat in status.to_act:
+            return  # the run is over: stop moving
+        try:
+            delivery = await stream.next_event(timeout=max(0.5, stop_at - time.monotonic() + 5))
+        except TimeoutError:
+            if time.monotonic() > stop_at:
+                return  # the opponent stopped with the run
+            raise
+        event = delivery.event
+        if delivery.game_id != game_id or not _after(event.event_id, seen):
+            continue
+        seen = event.event_id
+        if event.WhichOneof("kind") == "connect4":
+            dropped = event.connect4.disc_dropped
+            if dropped.seat != seat:
+                heights[dropped.column] += 1
+                started = shared.submitted.pop((game_id, event.version), None)
+                if started is not None:
+                    stats.latencies.append(time.perf_counter() - started)
+        if delivery.HasField("status"):
+            if delivery.status.version >= status.version:
+                status = delivery.status
+        elif event.version > status.version or event.WhichOneof("kind") == "ended":
+            status = (await stream.client.get_game(game_id)).summary.status  # a gateway without statuses
+    stats.games_finished += seat == 0
+
+
 
 
 def _after(event_id: str, last: str) -> bool:
@@ -105,8 +131,9 @@ async def player(
     seats: int = 2,
 ) -> None:
     rng = random.Random(seed)
-    async with await TafelClient.connect(targets) as client:
+    async with await TafelClient.connect(targets) as client, contextlib.AsyncExitStack() as stack:
         await client.sign_in_as_guest()
+        stream: PlayStream | None = None  # one play stream kept open across this player's games
         while time.monotonic() < stop_at:
             queued = time.perf_counter()
             try:
@@ -122,7 +149,11 @@ async def player(
             stats.matchmaking.append(time.perf_counter() - queued)
             try:
                 if game == "connect4":
-                    await connect4_fast(client, match.game_id, match.seat, stats, shared, rng, think_s, stop_at)
+                    if stream is None:
+                        stream = await stack.enter_async_context(client.play_stream())
+                    await connect4_fast(
+                        client, match.game_id, match.seat, stats, shared, rng, think_s, stop_at, stream=stream
+                    )
                 else:
                     await play_game(
                         client,
