@@ -9,7 +9,7 @@ from tafel.autoplay import play_game
 from tafel.botplay import strategy_for
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
-from tafel.errors import IllegalMove, InvalidArgument, PermissionDenied, Unauthenticated, VersionConflict
+from tafel.errors import IllegalMove, InvalidArgument, NotFound, PermissionDenied, Unauthenticated, VersionConflict
 from tafel.games.v1 import games_pb2
 
 from tools.platform import Platform
@@ -167,3 +167,20 @@ async def test_play_stream_events_say_whose_turn_it_is(platform: Platform) -> No
         await first.resign(game_id)
     finally:
         await close_all([a, b])
+
+
+async def test_bot_requests_are_validated(platform: Platform) -> None:
+    host, stranger = await clients(platform, 2)
+    try:
+        room = await host.create_room("connect4", seats=2)
+        with pytest.raises(InvalidArgument) as bad_level:
+            await host.request_bot(room.code, 7)
+        assert bad_level.value.reason == "BAD_LEVEL"
+        with pytest.raises(PermissionDenied) as not_in_room:
+            await stranger.request_bot(room.code, 1)
+        assert not_in_room.value.reason == "NOT_IN_ROOM"
+        with pytest.raises((NotFound, InvalidArgument)):
+            await host.request_bot("ZZZZZZ", 1)
+        assert await host.request_bot(room.code, 1)  # a valid request gets an id
+    finally:
+        await close_all([host, stranger])
