@@ -5,7 +5,6 @@ system exactly the way a person does.
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
 import os
 import signal
@@ -25,13 +24,19 @@ GATEWAY_BASE_PORT = 50051
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
-    """Children get SIGTERM if this process dies, so nothing outlives `make run` (Linux)."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except OSError:  # pragma: no cover - not Linux
-        pass
+# Each child asks the kernel for SIGTERM when its parent dies (PR_SET_PDEATHSIG), so nothing
+# outlives `make run` even if it is killed. This runs in the child after exec: a preexec_fn would run
+# Python between fork and exec in a process that has threads (grpc's), which can crash the child.
+_LAUNCH = (
+    "import ctypes, runpy, signal, sys\n"
+    "try:\n"
+    "    ctypes.CDLL('libc.so.6').prctl(1, signal.SIGTERM)\n"
+    "except OSError:\n"
+    "    pass\n"
+    "module = sys.argv[2]\n"
+    "sys.argv = [module, *sys.argv[3:]]\n"
+    "runpy.run_module(module, run_name='__main__', alter_sys=True)\n"
+)
 
 
 @dataclass
@@ -73,13 +78,12 @@ class Platform:
         self, name: str, module: str, env: dict[str, str], timeout_s: float = 30.0, args: tuple[str, ...] = ()
     ) -> Child:
         process = subprocess.Popen(
-            [sys.executable, "-m", module, *args],
+            [sys.executable, "-c", _LAUNCH, "-m", module, *args],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT if not self.quiet else subprocess.DEVNULL,
             text=True,
-            preexec_fn=_die_with_parent,
         )
         child = Child(name, process, "")
         deadline = time.monotonic() + timeout_s

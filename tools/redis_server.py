@@ -9,10 +9,20 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+_EXEC_WITH_PARENT_DEATH = (
+    "import ctypes, os, signal, sys\n"
+    "try:\n"
+    "    ctypes.CDLL('libc.so.6').prctl(1, signal.SIGTERM)\n"
+    "except OSError:\n"
+    "    pass\n"
+    "os.execv(sys.argv[1], sys.argv[1:])\n"
+)
 
 
 def free_port() -> int:
@@ -64,6 +74,11 @@ def start_redis(port: int | None = None, timeout_s: float = 10.0) -> RedisProces
     workdir = tempfile.TemporaryDirectory(prefix="tafel-redis-")
     process = subprocess.Popen(
         [
+            # Exec redis-server from a tiny Python launcher that first asks for SIGTERM when our
+            # process dies (PR_SET_PDEATHSIG survives exec): no Redis outlives `make run` or a test.
+            sys.executable,
+            "-c",
+            _EXEC_WITH_PARENT_DEATH,
             redis_server_binary(),
             "--port",
             str(port),
