@@ -279,13 +279,15 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         response = rules_pb2.CreateGameResponse(
             game_id=request.game_id, options=options_union, status=self._status(state, 0), events=[created]
         )
+        options_bytes = options_union.SerializeToString()
+        state_bytes = self.codec.state_to_bytes(state)
         result = await self.store.create(
             game_id=request.game_id,
             request_id=request.request_id,
             game=self.rules.name,
             seats=request.seats,
-            options=options_union.SerializeToString(),
-            state=self.codec.state_to_bytes(state),
+            options=options_bytes,
+            state=state_bytes,
             created=NewEvent(created.event_id, created.SerializeToString()),
             response=response.SerializeToString(),
             publish=games_pb2.GameEventBatch(
@@ -297,6 +299,18 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         if isinstance(result, Exists):
             raise Refused(grpc.StatusCode.ALREADY_EXISTS, "GAME_EXISTS", f"game {request.game_id!r} exists")
         self.metrics.games_created.inc()
+        # The first move usually comes here next (routing is by game): start it from memory.
+        stored = StoredGame(
+            game_id=request.game_id,
+            game=self.rules.name,
+            seats=request.seats,
+            version=0,
+            state=state_bytes,
+            options=options_bytes,
+            last_event_id=created.event_id,
+            over=response.status.over,
+        )
+        self._remember(request.game_id, CachedGame(0, state, stored))
         return response
 
     async def ApplyMove(

@@ -155,27 +155,30 @@ def pack_command(parts: Sequence[bytes | str | int]) -> bytes:
     return b"".join(out)
 
 
-class ScriptBatcher:
-    """Auto-pipelining for one Lua script over one dedicated connection.
+class AutoPipeline:
+    """Auto-pipelining of Lua scripts over one dedicated connection.
 
     Calls made while a batch is on the wire queue up and go out together as the next batch: one
     write and one read for many games' moves, and no extra wait when the store is idle (the
     first call of a quiet period leaves on the next loop turn). Each call still runs as its own
-    atomic script; replies come back in order on the one connection.
+    atomic script; replies come back in order on the one connection. Every script of the store
+    shares the connection: redis-py's pooled path (retry wrapper, pool checkout, health check)
+    was a visible share of a create or a read.
     """
 
-    def __init__(self, redis: Redis, source: str) -> None:
+    def __init__(self, redis: Redis) -> None:
         self.redis = redis
-        self.source = source
-        self.sha = hashlib.sha1(source.encode()).hexdigest()
-        self._pending: list[tuple[bytes, asyncio.Future[Any]]] = []
+        self._pending: list[tuple[bytes, asyncio.Future[Any], Script]] = []
         self._running = False
         self._drainer: asyncio.Future[None] | None = None
         self._connection: Any = None
 
-    def call(self, keys: Sequence[str], args: Sequence[Any]) -> asyncio.Future[Any]:
+    def script(self, source: str) -> Script:
+        return Script(self, source)
+
+    def call(self, script: Script, keys: Sequence[str], args: Sequence[Any]) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending.append((pack_command(("EVALSHA", self.sha, len(keys), *keys, *args)), future))
+        self._pending.append((pack_command(("EVALSHA", script.sha, len(keys), *keys, *args)), future, script))
         if not self._running:
             self._running = True
             self._drainer = asyncio.ensure_future(self._drain())
@@ -197,25 +200,26 @@ class ScriptBatcher:
             self._connection = connection
         return self._connection
 
-    async def _send(self, batch: list[tuple[bytes, asyncio.Future[Any]]]) -> None:
+    async def _send(self, batch: list[tuple[bytes, asyncio.Future[Any], Script]]) -> None:
         try:
-            results = await self._execute([packed for packed, _ in batch])
+            results = await self._execute([packed for packed, _, _ in batch])
             retry = [i for i, result in enumerate(results) if isinstance(result, NoScriptError)]
             if retry:
-                # Redis restarted or flushed its scripts: load once and rerun what failed
+                # Redis restarted or flushed its scripts: load them and rerun what failed
                 # (NOSCRIPT means that call did nothing, so rerunning cannot apply twice).
-                await self.redis.script_load(self.source)
+                sources = {batch[i][2].source for i in retry}
+                await self._execute([pack_command(("SCRIPT", "LOAD", source)) for source in sources])
                 for i, result in zip(retry, await self._execute([batch[i][0] for i in retry]), strict=True):
                     results[i] = result
         except Exception as error:  # connection lost etc.: every caller of the batch sees it
             if self._connection is not None:
                 await self._connection.disconnect()
                 self._connection = None
-            for _, future in batch:
+            for _, future, _ in batch:
                 if not future.done():
                     future.set_exception(error)
             return
-        for (_, future), result in zip(batch, results, strict=True):
+        for (_, future, _), result in zip(batch, results, strict=True):
             if future.done():
                 continue
             if isinstance(result, Exception):
@@ -240,17 +244,32 @@ class ScriptBatcher:
             self._connection = None
 
 
+class Script:
+    """One Lua script run through an AutoPipeline."""
+
+    __slots__ = ("pipeline", "sha", "source")
+
+    def __init__(self, pipeline: AutoPipeline, source: str) -> None:
+        self.pipeline = pipeline
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+    def __call__(self, keys: Sequence[str], args: Sequence[Any]) -> asyncio.Future[Any]:
+        return self.pipeline.call(self, keys, args)
+
+
 class GameStore:
     def __init__(self, redis: Redis, *, live_ttl_s: int, finished_ttl_s: int) -> None:
         self.redis = redis
         self.live_ttl_s = live_ttl_s
         self.finished_ttl_s = finished_ttl_s
-        self._apply = ScriptBatcher(redis, APPLY_LUA)
-        self._create = redis.register_script(CREATE_LUA)
-        self._load = redis.register_script(LOAD_LUA)
+        self._pipeline = AutoPipeline(redis)
+        self._apply = self._pipeline.script(APPLY_LUA)
+        self._create = self._pipeline.script(CREATE_LUA)
+        self._load = self._pipeline.script(LOAD_LUA)
 
     async def close(self) -> None:
-        await self._apply.close()
+        await self._pipeline.close()
 
     async def create(
         self,
@@ -267,8 +286,8 @@ class GameStore:
     ) -> CreateResult:
         keys = game_keys(game_id)
         reply: Any = await self._create(
-            keys=[keys.state, keys.events, keys.requests],
-            args=[
+            [keys.state, keys.events, keys.requests],
+            [
                 request_id,
                 state,
                 game,
@@ -291,7 +310,7 @@ class GameStore:
 
     async def load(self, game_id: str, request_id: str = "") -> LoadResult:
         keys = game_keys(game_id)
-        reply: Any = await self._load(keys=[keys.state, keys.requests], args=[request_id])
+        reply: Any = await self._load([keys.state, keys.requests], [request_id])
         prior, fields = reply
         if prior:
             return Replayed(bytes(prior))
@@ -336,7 +355,7 @@ class GameStore:
         for event in events:
             args.extend((event.event_id, event.payload))
         args.extend((publish, action))
-        reply: Any = await self._apply.call([keys.state, keys.events, keys.requests, keys.actions], args)
+        reply: Any = await self._apply([keys.state, keys.events, keys.requests, keys.actions], args)
         code = int(reply[0])
         if code == 0:
             return Committed()
