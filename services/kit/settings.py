@@ -71,6 +71,11 @@ class ServerSettings:
     log_level: str
     max_message_bytes: int
     max_concurrent_streams: int
+    # Calls the transport has accepted and the server's event loop has not picked up yet (a burst
+    # of new streams). Above this gRPC refuses new calls (as CANCELLED) with a probability rising
+    # to 1 at twice it; gRPC's own default (1,000, 3,000 hard) drops part of a burst of a few
+    # thousand watchers that all connect at once.
+    max_pending_calls: int
     grace_s: float
 
     @classmethod
@@ -83,6 +88,7 @@ class ServerSettings:
             log_level=env.choice("TAFEL_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR")),
             max_message_bytes=env.integer("TAFEL_MAX_MESSAGE_BYTES", 1 << 20, 1024, 64 << 20),
             max_concurrent_streams=env.integer("TAFEL_MAX_CONCURRENT_STREAMS", 1000, 1, 100_000),
+            max_pending_calls=env.integer("TAFEL_MAX_PENDING_CALLS", 20_000, 1, 1_000_000),
             grace_s=env.number("TAFEL_GRACE_S", 5.0, 0.0, 300.0),
         )
 
