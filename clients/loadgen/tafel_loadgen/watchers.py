@@ -3,6 +3,10 @@
 A few live games are started by pairs of players who then sit on their first move (long think
 time); W WatchGame streams are spread over them and held open; every watcher must have received
 the game's history (so it is really connected) and no stream may fail.
+
+All W streams are opened at once: a burst of new calls that the gateway's server must queue until
+its event loop picks them up (TAFEL_MAX_PENDING_CALLS, services/kit/server.py; gRPC's default
+limit cancelled 10-25 % of a burst of a few thousand).
 """
 
 from __future__ import annotations
