@@ -678,9 +678,14 @@ class MatchQueue:
             started=_text(raw[1]) == "1",
         )
 
-    async def mark_started(self, bucket_id: str, game_id: str, *, refused: bool = False) -> bool:
+    async def mark_started(
+        self, bucket_id: str, game_id: str, tickets: Sequence[str] = (), *, refused: bool = False
+    ) -> bool:
+        # The wake-up names the bucket and the match's tickets: only a replica holding one of
+        # those tickets' streams needs to look (the one that started it has told its own).
+        payload = f"{bucket_id}|{','.join(tickets)}"
         result = await self._started(
-            keys=bucket_keys(bucket_id).all(), args=[game_id, MATCH_CHANNEL, bucket_id, "f" if refused else "1"]
+            keys=bucket_keys(bucket_id).all(), args=[game_id, MATCH_CHANNEL, payload, "f" if refused else "1"]
         )
         return int(result) == 1
 
@@ -696,6 +701,7 @@ class _Waiter:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     status: TicketStatus = field(default_factory=lambda: TicketStatus("queued"))
     matched_at: float | None = None  # monotonic time this process first saw it paired
+    details: MatchDetails | None = None  # set when this process started the match itself
 
 
 @dataclass
@@ -704,6 +710,8 @@ class _Bucket:
     waiters: dict[str, _Waiter] = field(default_factory=dict)
     poke: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
+    renew_now: bool = True  # renew the leases (and learn statuses) on the next pass
+    renewed_at: float = 0.0  # monotonic
 
 
 class Matchmaker:
@@ -740,9 +748,16 @@ class Matchmaker:
         wakeups.on(MATCH_CHANNEL, self._on_wakeup)
 
     def _on_wakeup(self, payload: bytes) -> None:
-        bucket = self._buckets.get(payload.decode(errors="replace"))
-        if bucket is not None:
-            bucket.poke.set()
+        bucket_id, _, tickets = payload.decode(errors="replace").partition("|")
+        bucket = self._buckets.get(bucket_id)
+        if bucket is None:
+            return
+        if tickets:
+            waiting = [bucket.waiters.get(t) for t in tickets.split(",")]
+            if not any(w is not None and not w.status.started for w in waiting):
+                return  # none of this match's seats waits here, or they already know
+        bucket.renew_now = True
+        bucket.poke.set()
 
     async def close(self) -> None:
         tasks = [b.task for b in self._buckets.values() if b.task is not None] + list(self._tasks)
@@ -810,7 +825,7 @@ class Matchmaker:
                     )
                 if status.kind == "matched" and status.started:
                     done = True
-                    details = await self.queue.lookup(spec.bucket_id, status.game_id)
+                    details = waiter.details or await self.queue.lookup(spec.bucket_id, status.game_id)
                     yield self._found(ticket_id, status, details)
                     return
                 if status.kind == "matched" and waiter.matched_at is not None:
@@ -899,12 +914,20 @@ class Matchmaker:
                 del self._buckets[spec.bucket_id]
 
     async def _tick(self, bucket: _Bucket) -> None:
+        """Pair on every pass (a new ticket pokes one); renew the leases, which also tells the
+        waiters of matches formed elsewhere, once per tick or when a wake-up names a local seat:
+        renewing every waiter on every new ticket made a busy bucket quadratic."""
         spec = bucket.spec
         matches = await self.queue.pair(spec, self.now_ms())
         for match in matches:
-            self._start_soon(spec, match.game_id, match.players)
+            self._start_soon(spec, match.game_id, match.players, match.tickets)
         if len(matches) >= MAX_MATCHES_PER_PAIRING:
             bucket.poke.set()
+        now = time.monotonic()
+        if not bucket.renew_now and now - bucket.renewed_at < self.settings.tick_s:
+            return
+        bucket.renew_now = False
+        bucket.renewed_at = now
         waiters = list(bucket.waiters.values())
         statuses = await self.queue.renew(spec.bucket_id, [w.ticket_id for w in waiters], self.now_ms())
         for waiter, status in zip(waiters, statuses, strict=True):
@@ -918,17 +941,34 @@ class Matchmaker:
                     # game id is fixed, so this cannot create a second game).
                     details = await self.queue.lookup(spec.bucket_id, status.game_id)
                     if details is not None:
-                        self._start_soon(spec, status.game_id, details.players)
+                        self._start_soon(spec, status.game_id, details.players, details.tickets)
             waiter.status = status
             waiter.wake.set()
 
-    def _start_soon(self, spec: BucketSpec, game_id: str, players: Sequence[play_pb2.Player]) -> None:
+    def _start_soon(
+        self, spec: BucketSpec, game_id: str, players: Sequence[play_pb2.Player], tickets: Sequence[str]
+    ) -> None:
         if game_id in self._starting:
             return
         self._starting.add(game_id)
-        self._spawn(self._start(spec, game_id, tuple(players)), f"mm-start-{game_id}")
+        self._spawn(self._start(spec, game_id, tuple(players), tuple(tickets)), f"mm-start-{game_id}")
 
-    async def _start(self, spec: BucketSpec, game_id: str, players: tuple[play_pb2.Player, ...]) -> None:
+    def _wake_started(self, spec: BucketSpec, details: MatchDetails) -> None:
+        """This process started the match: its own waiters learn their seats now, without a
+        renewal round trip (waiters on other replicas learn it from the wake-up)."""
+        bucket = self._buckets.get(spec.bucket_id)
+        if bucket is None:
+            return
+        for seat, ticket in enumerate(details.tickets):
+            waiter = bucket.waiters.get(ticket)
+            if waiter is not None:
+                waiter.status = TicketStatus("matched", details.game_id, seat, started=True)
+                waiter.details = details
+                waiter.wake.set()
+
+    async def _start(
+        self, spec: BucketSpec, game_id: str, players: tuple[play_pb2.Player, ...], tickets: tuple[str, ...]
+    ) -> None:
         try:
             for attempt in range(4):
                 try:
@@ -941,10 +981,8 @@ class Matchmaker:
                         origin="match",
                         game_id=game_id,
                     )
-                    await self.queue.mark_started(spec.bucket_id, game_id)
-                    bucket = self._buckets.get(spec.bucket_id)
-                    if bucket is not None:
-                        bucket.poke.set()
+                    await self.queue.mark_started(spec.bucket_id, game_id, tickets)
+                    self._wake_started(spec, MatchDetails(game_id, tickets, players, started=True))
                     return
                 except asyncio.CancelledError:
                     raise
@@ -956,7 +994,7 @@ class Matchmaker:
                     # It will never start (e.g. options this table size does not allow): tell the
                     # waiters now rather than let them wait.
                     log.warning("a matched game was refused: %s", refused.reason, extra={"game_id": game_id})
-                    await self.queue.mark_started(spec.bucket_id, game_id, refused=True)
+                    await self.queue.mark_started(spec.bucket_id, game_id, tickets, refused=True)
                     return
                 except Exception:
                     log.warning(

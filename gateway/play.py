@@ -98,6 +98,30 @@ def _live_delivery(live: LiveBatch, index: int, meta: GameMeta, play: bool) -> b
     return data
 
 
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_BATCH_TAG = b"\x4a"  # PlayResponse.batch: field 9, length-delimited
+_RESPONSES_TAG = b"\x0a"  # PlayResponseBatch.responses: field 1, length-delimited
+
+
+def encode_batch(items: list[play_pb2.PlayResponse | bytes]) -> bytes:
+    """A PlayResponse holding `items` in its batch, built from their encodings (live event
+    deliveries are already encoded and shared, so they are never decoded again)."""
+    parts = []
+    for item in items:
+        data = item if type(item) is bytes else item.SerializeToString()  # type: ignore[union-attr]
+        parts.append(_RESPONSES_TAG + _varint(len(data)) + data)
+    inner = b"".join(parts)
+    return _BATCH_TAG + _varint(len(inner)) + inner
+
+
 def _encoded_or_message(message: Any) -> bytes:
     """Response serializer of the event streams: responses may come already encoded."""
     if type(message) is bytes:
@@ -413,6 +437,7 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
 
 
 _DONE = None
+MAX_BATCH = 64  # responses in one batched message
 
 
 class PlaySession:
@@ -422,8 +447,16 @@ class PlaySession:
     def __init__(self, servicer: GameServicer, identity: Identity) -> None:
         self.servicer = servicer
         self.identity = identity
-        # Responses, or live event deliveries already encoded (shared by every local watcher).
-        self.out: asyncio.Queue[play_pb2.PlayResponse | bytes | None] = asyncio.Queue(OUT_QUEUE_LIMIT)
+        # Responses, live event deliveries already encoded (shared by every local watcher), or a
+        # group that must leave in one message (an action's parked events and its answer).
+        self.out: asyncio.Queue[play_pb2.PlayResponse | bytes | list[play_pb2.PlayResponse | bytes] | None] = (
+            asyncio.Queue(OUT_QUEUE_LIMIT)
+        )
+        self.batching = False  # PlayOptions.batch_responses
+        # With batching, a watched game's events that arrive while this stream's own action on
+        # that game is in flight wait for its answer and leave with it in one message.
+        self.acting: dict[str, int] = {}
+        self.parked: dict[str, list[play_pb2.PlayResponse | bytes]] = {}
         self.slots = asyncio.Semaphore(MAX_IN_FLIGHT_PER_STREAM)
         self.actions: set[asyncio.Task[None]] = set()
         self.watches: dict[str, asyncio.Task[None]] = {}
@@ -441,7 +474,24 @@ class PlaySession:
                 response = await self.out.get()
                 if response is _DONE:
                     break
-                yield response
+                if not self.batching:
+                    assert not isinstance(response, list)
+                    yield response
+                    continue
+                items = list(response) if isinstance(response, list) else [response]
+                ended = False
+                while len(items) < MAX_BATCH and not self.out.empty():
+                    more = self.out.get_nowait()
+                    if more is _DONE:
+                        ended = True
+                        break
+                    if isinstance(more, list):
+                        items.extend(more)
+                    else:
+                        items.append(more)
+                yield items[0] if len(items) == 1 else encode_batch(items)
+                if ended:
+                    break
         finally:
             # Action tasks are never cancelled: once sent, an action and its bookkeeping finish
             # (this is what lets them run unshielded, one task per move).
@@ -491,8 +541,16 @@ class PlaySession:
                     self._start_watch(correlation, request.watch)
                 elif kind == "stop_watching":
                     await self._stop_watch(correlation, request.stop_watching.game_id)
+                elif kind == "set_options":
+                    self.batching = request.set_options.batch_responses
+                    if not self.batching:
+                        self._release_all_parked()
+                    answer = play_pb2.PlayResponse(correlation_id=correlation, options_set=request.set_options)
+                    await self.out.put(answer)
                 else:
-                    missing = invalid("ACTION_MISSING", "set one of submit_move, resign, watch, stop_watching, ping")
+                    missing = invalid(
+                        "ACTION_MISSING", "set one of submit_move, resign, watch, stop_watching, ping, set_options"
+                    )
                     await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal_of(missing)))
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
@@ -508,9 +566,29 @@ class PlaySession:
         self.slots.release()
 
     async def _act(self, request: play_pb2.PlayRequest) -> None:
+        response = play_pb2.PlayResponse(correlation_id=request.correlation_id)
+        submit = request.WhichOneof("action") == "submit_move"
+        game_id = request.submit_move.game_id if submit else request.resign.game_id
+        parking = self.batching
+        if parking:
+            self.acting[game_id] = self.acting.get(game_id, 0) + 1
+        try:
+            await self._act_on(request, response)
+        finally:
+            if parking:
+                left = self.acting[game_id] - 1
+                if left:
+                    self.acting[game_id] = left
+                else:
+                    del self.acting[game_id]
+        if self.closed:
+            return  # nobody reads this stream any more
+        parked = self.parked.pop(game_id, None) if game_id not in self.acting else None
+        await self.out.put([*parked, response] if parked else response)
+
+    async def _act_on(self, request: play_pb2.PlayRequest, response: play_pb2.PlayResponse) -> None:
         servicer = self.servicer
         started = time.perf_counter()
-        response = play_pb2.PlayResponse(correlation_id=request.correlation_id)
         try:
             if request.WhichOneof("action") == "submit_move":
                 await servicer.submit(self.identity, request.submit_move, into=response.move_accepted, shielded=False)
@@ -536,11 +614,23 @@ class PlaySession:
             response.refusal.CopyFrom(
                 refusal_of(Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "the action failed; retry"))
             )
-        if self.closed:
-            return  # nobody reads this stream any more
-        await self.out.put(response)
+
+    async def _deliver(self, game_id: str, delivery: play_pb2.PlayResponse | bytes) -> None:
+        """A watched game's event: parked while this stream's own action on the game is in
+        flight (batching streams only), else queued."""
+        if game_id in self.acting:
+            self.parked.setdefault(game_id, []).append(delivery)
+            return
+        await self.out.put(delivery)
+
+    def _release_all_parked(self) -> None:
+        for game_id in tuple(self.parked):
+            for delivery in self.parked.pop(game_id):
+                with contextlib.suppress(asyncio.QueueFull):
+                    self.out.put_nowait(delivery)
 
     def _start_watch(self, correlation: int, request: play_pb2.WatchGameRequest) -> None:
+        self.parked.pop(request.game_id, None)  # the new watch replays from its own position
         previous = self.watches.pop(request.game_id, None)
         if previous is not None:
             previous.cancel()
@@ -557,6 +647,7 @@ class PlaySession:
         task.add_done_callback(done)
 
     async def _stop_watch(self, correlation: int, game_id: str) -> None:
+        self.parked.pop(game_id, None)
         task = self.watches.pop(game_id, None)
         if task is not None:
             task.cancel()
@@ -578,7 +669,7 @@ class PlaySession:
                     current = watch.current
                     if current is not None:
                         servicer.metrics.events_sent.inc()
-                        await self.out.put(_live_delivery(current[0], current[1], meta, True))
+                        await self._deliver(meta.game_id, _live_delivery(current[0], current[1], meta, True))
                         continue
                     delivery = play_pb2.GameEventDelivery(game_id=meta.game_id, event=event)
                     if watch.status is not None and watch.status.version == event.version:
@@ -594,7 +685,7 @@ class PlaySession:
                     else:
                         _set_time(delivery.turn_deadline, servicer.deadline_of(meta, event, source, time.time()))
                     servicer.metrics.events_sent.inc()
-                    await self.out.put(play_pb2.PlayResponse(event=delivery))
+                    await self._deliver(meta.game_id, play_pb2.PlayResponse(event=delivery))
         except Refused as refused:
             await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal_of(refused)))
         except RedisError:

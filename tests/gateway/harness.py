@@ -186,6 +186,7 @@ class PlayStream:
         self.call = client.games.Play(metadata=client.md)
         self.answers: dict[int, play_pb2.PlayResponse] = {}
         self.events: list[play_pb2.GameEventDelivery] = []
+        self.messages: list[play_pb2.PlayResponse] = []  # as they came, batches unopened
         self._next = 0
         self._changed = asyncio.Event()
         self._reader = asyncio.get_running_loop().create_task(self._read())
@@ -195,11 +196,14 @@ class PlayStream:
 
     async def _read(self) -> None:
         try:
-            async for response in self.call:
-                if response.WhichOneof("kind") == "event":
-                    self.events.append(response.event)
-                else:
-                    self.answers[response.correlation_id] = response
+            async for message in self.call:
+                self.messages.append(message)
+                batch = message.batch.responses if message.WhichOneof("kind") == "batch" else (message,)
+                for response in batch:
+                    if response.WhichOneof("kind") == "event":
+                        self.events.append(response.event)
+                    else:
+                        self.answers[response.correlation_id] = response
                 self._changed.set()
         except grpc.aio.AioRpcError as error:
             self.error = error

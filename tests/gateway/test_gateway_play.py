@@ -292,6 +292,48 @@ async def test_refusals_on_the_play_stream(gw_system: GatewaySystem, seats: Seat
     assert code == grpc.StatusCode.UNAUTHENTICATED
 
 
+async def test_a_batching_play_stream_gets_its_own_moves_events_with_the_answer_in_one_message(
+    gw_system: GatewaySystem, seats: Seating, clients: list[Client]
+) -> None:
+    a, b, _ = clients
+    game_id = await seats.start([a.player, b.player])
+    batching, plain = PlayStream(a), PlayStream(b)
+    answer = await batching.request(set_options=play_pb2.PlayOptions(batch_responses=True))
+    assert answer.options_set.batch_responses
+    for stream in (batching, plain):
+        await stream.request(watch=play_pb2.WatchGameRequest(game_id=game_id))
+    await batching.wait_for(lambda: ids(batching.events) == ["0-1"])
+
+    def move(version: int, column: int) -> dict[str, object]:
+        submit = play_pb2.SubmitMoveRequest(
+            game_id=game_id, expected_version=version, request_id=new_id(), move=c4_move(column)
+        )
+        return {"submit_move": submit}
+
+    correlation = await batching.send(**move(0, 3))
+    await batching.wait_for(lambda: correlation in batching.answers)
+    carrying = [m for m in batching.messages if m.WhichOneof("kind") == "batch"
+                and any(r.correlation_id == correlation for r in m.batch.responses)]
+    assert len(carrying) == 1  # the answer came in a batch ...
+    kinds = [r.WhichOneof("kind") for r in carrying[0].batch.responses]
+    assert kinds[-2:] == ["event", "move_accepted"]  # ... right after its own event
+    assert carrying[0].batch.responses[-2].event.event.event_id == "1-1"
+
+    await b.move(game_id, 1, 4)  # the opponent's move arrives on its own
+    await batching.wait_for(lambda: ids(batching.events) == ["0-1", "1-1", "2-1"])
+    stale = await batching.request(**move(0, 2))  # refused: nothing parked is lost
+    assert stale.refusal.code == grpc.StatusCode.ABORTED.value[0]
+    correlation = await batching.send(**move(2, 3))
+    await batching.wait_for(lambda: correlation in batching.answers and len(batching.events) == 4)
+    assert ids(batching.events) == ["0-1", "1-1", "2-1", "3-1"]  # in order, none twice
+
+    await plain.wait_for(lambda: len(plain.events) == 4)
+    assert ids(plain.events) == ["0-1", "1-1", "2-1", "3-1"]
+    assert all(m.WhichOneof("kind") != "batch" for m in plain.messages)  # never asked for batches
+    for stream in (batching, plain):
+        await stream.close()
+
+
 async def test_accounts_and_listing(gw_system: GatewaySystem, seats: Seating, clients: list[Client]) -> None:
     a, b, spectator = clients
     user = new_id("u")[:20]

@@ -348,9 +348,11 @@ class TafelClient:
             finally:
                 call.cancel()
 
-    def play_stream(self) -> PlayStream:
-        """The bidirectional play stream (use as `async with client.play_stream() as stream`)."""
-        return PlayStream(self)
+    def play_stream(self, *, batch_responses: bool = True) -> PlayStream:
+        """The bidirectional play stream (use as `async with client.play_stream() as stream`).
+        `batch_responses`: let the gateway send responses ready together in one message (an
+        action's answer with its own events), which saves a message per move."""
+        return PlayStream(self, batch_responses=batch_responses)
 
     async def watch_with_deadlines(
         self, game_id: str, after_event_id: str = "", *, stop_at_end: bool = True, max_retries: int = 20

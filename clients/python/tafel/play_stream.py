@@ -32,8 +32,9 @@ MAX_RECONNECTS = 20
 
 
 class PlayStream:
-    def __init__(self, client: TafelClient) -> None:
+    def __init__(self, client: TafelClient, *, batch_responses: bool = True) -> None:
         self.client = client
+        self.batch_responses = batch_responses
         self._ids = itertools.count(1)
         self._pending: dict[int, tuple[play_pb2.PlayRequest, asyncio.Future[play_pb2.PlayResponse]]] = {}
         self._outbox: asyncio.Queue[play_pb2.PlayRequest] = asyncio.Queue()
@@ -127,6 +128,9 @@ class PlayStream:
             call = self.client.games.Play(metadata=self.client.metadata())
             writer = asyncio.get_running_loop().create_task(self._write(call))
             try:
+                if self.batch_responses:
+                    options = play_pb2.PlayOptions(batch_responses=True)
+                    self._outbox.put_nowait(play_pb2.PlayRequest(correlation_id=0, set_options=options))
                 # After a reconnect: watch again from the last delivered events, resend the rest.
                 for game_id, last in self._last_event.items():
                     watch = play_pb2.WatchGameRequest(game_id=game_id, after_event_id=last)
@@ -157,7 +161,12 @@ class PlayStream:
             await call.write(request)
 
     def _dispatch(self, response: play_pb2.PlayResponse) -> None:
-        if response.WhichOneof("kind") == "event":
+        kind = response.WhichOneof("kind")
+        if kind == "batch":
+            for item in response.batch.responses:
+                self._dispatch(item)
+            return
+        if kind == "event":
             delivery = response.event
             last = self._last_event.get(delivery.game_id)
             if last is not None and last and not _newer(delivery.event.event_id, last):
