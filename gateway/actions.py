@@ -19,7 +19,7 @@ from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2
 
 from gateway.clocks import Clocks, Due
-from gateway.games import GameDirectory, GameMeta
+from gateway.games import GameDirectory, GameMeta, meta_key
 from gateway.records import Records
 from gateway.rules_router import RulesRouter
 from services.kit.errors import Refused
@@ -69,6 +69,11 @@ class Actions:
         request = rules_pb2.ApplyMoveRequest(
             game_id=meta.game_id, seat=seat, expected_version=expected_version, request_id=request_id
         )
+        # The rules service arms the turn clock in the same write as the action.
+        clock = request.turn_clock
+        clock.per_move_ms = max(1, round(meta.per_move_s * 1000))
+        clock.ttl_s = self.clocks.ttl_s
+        clock.keep_alive.append(meta_key(meta.game_id))
         if move is not None:
             request.move.CopyFrom(move)
         elif resign:
@@ -85,8 +90,14 @@ class Actions:
         self, meta: GameMeta, request: rules_pb2.ApplyMoveRequest, timeout_s: float | None
     ) -> Applied:
         response = await self.router.apply(meta.game, request, timeout_s=timeout_s)
-        deadline = await self.settle(meta, response.status)
-        return Applied(response, deadline)
+        if not response.clock_armed:  # a replayed answer: arm again (idempotent)
+            return Applied(response, await self.settle(meta, response.status))
+        deadline = response.turn_deadline.ToMilliseconds() if response.HasField("turn_deadline") else 0
+        self.clocks.armed(deadline)
+        if response.status.over:
+            await self.records.write(meta, response.status.outcome)
+            await self.directory.finish(meta)
+        return Applied(response, deadline / 1000.0 if deadline > 0 else None)
 
     async def settle(self, meta: GameMeta, status: games_pb2.GameStatus) -> float | None:
         """Arm the next deadline, or record the end. Idempotent (a replayed answer settles again)."""

@@ -1,14 +1,11 @@
 """Turn clocks: deadlines in Redis that any gateway replica sweeps.
 
-- ``tafel:{g:ID}:clock`` hash: ``v`` the version the deadline belongs to, ``d`` the deadline (ms since
-  the epoch, 0 once over), ``a`` the seats to act (comma-separated), ``m`` its member in the set below.
-- ``tafel:clocks`` sorted set: member ``<game id>|<version>|<seats>``, score the deadline in ms.
-- ``tafel:clocks:claimed`` sorted set: members being handled, score the end of the claim's lease.
+The keys and the arming script are in services/kit/turn_clock.py (the rules store arms in the
+same script that commits a move when asked, which saves the gateway a round trip per move); this
+module adds ``tafel:clocks:claimed`` (members being handled, score the end of the claim's lease).
 
-After every applied action the gateway *arms* the game's clock from the new GameStatus (one Lua
-script: an older version never overwrites a newer one; the previous deadline leaves the set). A new
-turn gets ``now + per-move time``; when the seats to act are a proper subset of those before (a
-simultaneous round still being filled in) the round keeps its deadline.
+After an applied action whose answer did not arm the clock (a replayed answer, the game's
+creation), the gateway arms it from the new GameStatus with the same script.
 
 Every replica runs a sweeper. It claims due deadlines with one script (moved to the claimed set
 with a lease, so a replica that dies mid-timeout leaves the claim to be taken again when the lease
@@ -33,48 +30,20 @@ from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 
 from gateway.resp import PipeScript, RedisPipe
+from services.kit.turn_clock import ARM_FUNCTION, CLOCKS_KEY, clock_key
 
 log = logging.getLogger("tafel.gateway.clocks")
-CLOCKS_KEY = "tafel:clocks"
 CLAIMED_KEY = "tafel:clocks:claimed"
 CLAIM_BATCH = 100
 
-ARM_LUA = """
-local v = redis.call('HGET', KEYS[1], 'v')
-if v and tonumber(v) >= tonumber(ARGV[2]) then
-  if tonumber(v) == tonumber(ARGV[2]) then return {0, redis.call('HGET', KEYS[1], 'd') or '0'} end
-  return {0, '-1'}
-end
-local old = redis.call('HGET', KEYS[1], 'm')
-if old and old ~= '' then redis.call('ZREM', KEYS[2], old) end
-local ttl = tonumber(ARGV[6])
-if ARGV[3] == '' then
-  redis.call('HSET', KEYS[1], 'v', ARGV[2], 'd', 0, 'a', '', 'm', '')
-  redis.call('EXPIRE', KEYS[1], ttl)
-  return {1, '0'}
-end
-local deadline = tonumber(ARGV[5]) + tonumber(ARGV[4])
-local olda = redis.call('HGET', KEYS[1], 'a')
-local oldd = tonumber(redis.call('HGET', KEYS[1], 'd') or '0')
-if olda and olda ~= '' and oldd > 0 then
-  local before = {}
-  local nbefore = 0
-  for s in string.gmatch(olda, '[^,]+') do before[s] = true; nbefore = nbefore + 1 end
-  local subset = true
-  local nnow = 0
-  for s in string.gmatch(ARGV[3], '[^,]+') do
-    nnow = nnow + 1
-    if not before[s] then subset = false end
-  end
-  if subset and nnow < nbefore then deadline = oldd end
-end
-local member = ARGV[1] .. '|' .. ARGV[2] .. '|' .. ARGV[3]
-redis.call('ZADD', KEYS[2], deadline, member)
-redis.call('HSET', KEYS[1], 'v', ARGV[2], 'd', deadline, 'a', ARGV[3], 'm', member)
-redis.call('EXPIRE', KEYS[1], ttl)
-if KEYS[3] then redis.call('EXPIRE', KEYS[3], ttl) end
-return {1, tostring(deadline)}
+ARM_LUA = (
+    ARM_FUNCTION
+    + """
+local r = arm(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]))
+if r[1] == 1 and KEYS[3] then redis.call('EXPIRE', KEYS[3], tonumber(ARGV[6])) end
+return r
 """
+)
 
 CLAIM_LUA = """
 local now = tonumber(ARGV[1])
@@ -95,10 +64,6 @@ local nxt = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local nxt_claim = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 return {out, nxt[2] or '', nxt_claim[2] or ''}
 """
-
-
-def clock_key(game_id: str) -> str:
-    return f"tafel:{{g:{game_id}}}:clock"
 
 
 @dataclass(frozen=True)
@@ -174,9 +139,15 @@ class Clocks:
         deadline = int(reply[1])
         if deadline <= 0:
             return None
-        if int(reply[0]) == 1 and (self._next_due_ms == 0 or deadline < self._next_due_ms):
-            self._wake.set()
+        if int(reply[0]) == 1:
+            self.armed(deadline)
         return deadline / 1000.0
+
+    def armed(self, deadline_ms: int) -> None:
+        """A deadline was armed (here or by a rules service for this process's action): wake the
+        sweeper if it comes before the one it sleeps towards."""
+        if deadline_ms > 0 and (self._next_due_ms == 0 or deadline_ms < self._next_due_ms):
+            self._wake.set()
 
     async def deadline(self, game_id: str, version: int) -> float | None:
         """The deadline in force at `version`, if that is the clock's version."""

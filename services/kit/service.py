@@ -28,6 +28,7 @@ from services.kit.errors import Refused, abort, invalid
 from services.kit.game import IllegalMove, InvalidOptions, Rules
 from services.kit.metrics import RulesMetrics
 from services.kit.store import (
+    ClockArm,
     Committed,
     Conflict,
     Exists,
@@ -147,6 +148,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         if request.seat > MAX_SEAT:
             raise invalid("BAD_SEAT", f"seat {request.seat} does not exist")
         move = self.envelope.move_from_union(request.move) if action == "move" else None
+        clock = request.turn_clock if request.HasField("turn_clock") else None
+        if clock is not None:
+            _check_turn_clock(game_id, clock)
 
         expected = request.expected_version
         cached = self._cache.get(game_id)
@@ -209,9 +213,20 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             over=response.status.over,
             publish=batch.SerializeToString(),
             action=record.SerializeToString(),
+            clock=None if clock is None else ClockArm(
+                to_act="" if response.status.over else ",".join(str(seat) for seat in response.status.to_act),
+                per_move_ms=clock.per_move_ms,
+                now_ms=int(time.time() * 1000),
+                ttl_s=clock.ttl_s,
+                keep_alive=tuple(clock.keep_alive),
+            ),
         )
         if isinstance(result, Committed):
             self._remember(game_id, CachedGame(version, state, cached.game))
+            if clock is not None:
+                response.clock_armed = True
+                if result.deadline_ms:
+                    response.turn_deadline.FromMilliseconds(result.deadline_ms)
             return response
         self._forget(game_id)
         if isinstance(result, Replayed):
@@ -421,6 +436,21 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             game=loaded.game,
             seats=loaded.seats,
             options=games_pb2.GameOptions.FromString(loaded.options),
+        )
+
+
+def _check_turn_clock(game_id: str, clock: rules_pb2.TurnClock) -> None:
+    if not 1 <= clock.per_move_ms <= 86_400_000:
+        field = "turn_clock.per_move_ms"
+        raise invalid("BAD_TURN_CLOCK", f"{field} must be 1 to 86,400,000", field=field)
+    if not 60 <= clock.ttl_s <= 31_536_000:
+        raise invalid("BAD_TURN_CLOCK", "turn_clock.ttl_s must be 60 to 31,536,000", field="turn_clock.ttl_s")
+    tag = f"{{g:{game_id}}}"
+    if len(clock.keep_alive) > 4 or any(tag not in key or len(key) > 200 for key in clock.keep_alive):
+        raise invalid(
+            "BAD_TURN_CLOCK",
+            f"turn_clock.keep_alive: at most 4 keys of this game, each holding {tag}",
+            field="turn_clock.keep_alive",
         )
 
 

@@ -24,7 +24,11 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import NoScriptError, ResponseError
 
-APPLY_LUA = """
+from services.kit.turn_clock import ARM_FUNCTION, CLOCKS_KEY, clock_key
+
+APPLY_LUA = (
+    ARM_FUNCTION
+    + """
 local prior = redis.call('HGET', KEYS[3], ARGV[2])
 if prior then return {1, prior} end
 local v = redis.call('HGET', KEYS[1], 'v')
@@ -45,8 +49,16 @@ redis.call('EXPIRE', KEYS[3], ttl)
 redis.call('RPUSH', KEYS[4], ARGV[10 + 2 * n])
 redis.call('EXPIRE', KEYS[4], ttl)
 if n > 0 then redis.call('PUBLISH', ARGV[7], ARGV[9 + 2 * n]) end
+if #KEYS >= 6 then
+  local b = 10 + 2 * n
+  local armed = arm(KEYS[5], KEYS[6], ARGV[b + 1], tonumber(ARGV[1]) + 1, ARGV[b + 2], ARGV[b + 3], ARGV[b + 4],
+                    tonumber(ARGV[b + 5]))
+  for i = 7, #KEYS do redis.call('EXPIRE', KEYS[i], tonumber(ARGV[b + 5])) end
+  return {0, armed[2]}
+end
 return {0}
 """
+)
 
 CREATE_LUA = """
 local c = redis.call('HGET', KEYS[1], 'c')
@@ -109,7 +121,18 @@ class StoredGame:
 
 @dataclass(frozen=True)
 class Committed:
-    pass
+    deadline_ms: int | None = None  # the turn deadline armed with the commit (0: game over)
+
+
+@dataclass(frozen=True)
+class ClockArm:
+    """Arm the game's turn clock in the commit (see services/kit/turn_clock.py)."""
+
+    to_act: str  # comma-separated seats to act after the action; "" when over
+    per_move_ms: int
+    now_ms: int
+    ttl_s: int
+    keep_alive: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -340,6 +363,7 @@ class GameStore:
         over: bool,
         publish: bytes,
         action: bytes,
+        clock: ClockArm | None = None,
     ) -> CommitResult:
         keys = game_keys(game_id)
         args: list[Any] = [
@@ -355,10 +379,14 @@ class GameStore:
         for event in events:
             args.extend((event.event_id, event.payload))
         args.extend((publish, action))
-        reply: Any = await self._apply([keys.state, keys.events, keys.requests, keys.actions], args)
+        script_keys = [keys.state, keys.events, keys.requests, keys.actions]
+        if clock is not None:
+            script_keys.extend((clock_key(game_id), CLOCKS_KEY, *clock.keep_alive))
+            args.extend((game_id, clock.to_act, clock.per_move_ms, clock.now_ms, clock.ttl_s))
+        reply: Any = await self._apply(script_keys, args)
         code = int(reply[0])
         if code == 0:
-            return Committed()
+            return Committed(int(reply[1]) if len(reply) > 1 else None)
         if code == 1:
             return Replayed(bytes(reply[1]))
         if code == 2:

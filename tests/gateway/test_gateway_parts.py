@@ -15,7 +15,8 @@ from tafel.games.v1 import games_pb2
 from gateway import watch as watch_module
 from gateway.actions import rules_request_id, timeout_request_id
 from gateway.auth import Authenticator
-from gateway.clocks import CLOCKS_KEY, Clocks, Due, clock_key
+from gateway.clocks import Clocks, Due
+from services.kit.turn_clock import CLOCKS_KEY, clock_key
 from gateway.games import PageCursor, zpage_newest
 from gateway.settings import GatewaySettings
 from gateway.watch import LIVE, EventHub

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 
 import grpc
@@ -17,6 +18,7 @@ from tafel.rules.v1 import rules_pb2
 from services.connect4.codec import CODEC
 from services.connect4.rules import RULES
 from services.kit.store import GameStore, game_keys
+from services.kit.turn_clock import CLOCKS_KEY, clock_key
 from tests.services.rules_harness import Service, apply_request, new_id, refusal, rules_service
 from tools.redis_server import start_redis
 
@@ -295,3 +297,53 @@ async def test_stream_batches_many_actions_in_one_message_and_answers_in_batches
     call.cancel()
     assert all(answers[i].applied.version == 1 for i in range(len(games)))
     assert answers[99].refusal.reason == "VERSION_MISMATCH"
+
+
+async def test_a_turn_clock_is_armed_in_the_same_write_as_the_move(service: Service) -> None:
+    game_id = await create(service)
+    redis = service.redis
+    meta = f"tafel:{{g:{game_id}}}:meta"
+    await redis.set(meta, "x")
+    clock = rules_pb2.TurnClock(per_move_ms=30_000, ttl_s=600, keep_alive=[meta])
+    before = int(time.time() * 1000)
+    request = apply_request(game_id, 0, 0, move=c4(3), turn_clock=clock)
+    response = await service.stub.ApplyMove(request)
+    deadline = response.turn_deadline.ToMilliseconds()
+    assert response.clock_armed and before + 30_000 <= deadline <= int(time.time() * 1000) + 30_000
+    stored = await redis.hgetall(clock_key(game_id))
+    assert stored[b"v"] == b"1" and int(stored[b"d"]) == deadline and stored[b"a"] == b"1"
+    assert await redis.zscore(CLOCKS_KEY, f"{game_id}|1|1") == deadline
+    assert 0 < await redis.ttl(meta) <= 600  # kept alive with the clock
+
+    # A retry gets the first answer, marked as not armed by it (the caller arms idempotently).
+    replay = await service.stub.ApplyMove(request)
+    assert replay.version == 1 and not replay.clock_armed
+
+    # The next move replaces the deadline; the game's end clears it.
+    version = 1
+    for column in (0, 4, 0, 5, 0, 6):  # seat 0 connects four in the bottom row: 3, 4, 5, 6
+        response = await service.stub.ApplyMove(
+            apply_request(game_id, version % 2, version, move=c4(column), turn_clock=clock)
+        )
+        version += 1
+        assert await redis.zscore(CLOCKS_KEY, f"{game_id}|{version - 1}|{(version - 1) % 2}") is None
+    assert response.status.over and response.clock_armed and not response.HasField("turn_deadline")
+    assert (await redis.hgetall(clock_key(game_id)))[b"d"] == b"0"
+    assert not [m for m in await redis.zrange(CLOCKS_KEY, 0, -1) if m.startswith(game_id.encode())]
+
+
+@pytest.mark.parametrize(
+    "clock",
+    [
+        rules_pb2.TurnClock(per_move_ms=0, ttl_s=600),
+        rules_pb2.TurnClock(per_move_ms=1000, ttl_s=10),
+        rules_pb2.TurnClock(per_move_ms=1000, ttl_s=600, keep_alive=["tafel:someone-else"]),
+    ],
+)
+async def test_a_bad_turn_clock_is_refused_and_changes_nothing(service: Service, clock: rules_pb2.TurnClock) -> None:
+    game_id = await create(service)
+    code, reason, _ = await refusal(service.stub.ApplyMove(apply_request(game_id, 0, 0, move=c4(3), turn_clock=clock)))
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_TURN_CLOCK")
+    view = await service.stub.GetView(rules_pb2.GetViewRequest(game_id=game_id))
+    assert view.status.version == 0
+    assert not await service.redis.exists(clock_key(game_id))
