@@ -10,9 +10,10 @@ defaults spelled out" meet in the same matchmaking queue.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 import grpc
@@ -289,17 +290,12 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
 
     async def FindMatch(
         self, request: play_pb2.FindMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[play_pb2.FindMatchResponse]:
+    ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]:
         try:
             player = await self.auth.player(context)
-            description = await self._describe(request.game)
-            options = canonical_options(request.game, request.options, description)
-            per_move = per_move_ms(self.settings, request.time_control)
-            low, high = match_seats(description, request.min_seats, request.max_seats)
-            spec = BucketSpec(request.game, options, per_move, low, high)
-            await self.start()
-            async for message in self.matchmaker.find(spec, player):
-                yield message
+            async with contextlib.aclosing(self.match_updates(player, request)) as updates:
+                async for message in updates:
+                    yield message
         except Refused as refused:
             await abort(context, refused)
         except RedisError:
@@ -307,6 +303,23 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
         except Exception:
             log.exception("lobby call failed")
             await abort(context, _internal())
+
+    async def match_updates(
+        self, player: play_pb2.Player, request: play_pb2.FindMatchRequest
+    ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]:
+        """FindMatch for a signed-in player, on whatever carries it (its own call or the Play
+        stream): MatchQueued updates, then MatchFound. Raises Refused."""
+        description = await self._describe(request.game)
+        options = canonical_options(request.game, request.options, description)
+        per_move = per_move_ms(self.settings, request.time_control)
+        low, high = match_seats(description, request.min_seats, request.max_seats)
+        spec = BucketSpec(request.game, options, per_move, low, high)
+        await self.start()
+        # Closed explicitly: when this generator is closed, the search (and its ticket) ends now,
+        # not whenever the loop finalizes an abandoned generator.
+        async with contextlib.aclosing(self.matchmaker.find(spec, player)) as updates:
+            async for message in updates:
+                yield message
 
     # -- rooms -----------------------------------------------------------------------------------
 

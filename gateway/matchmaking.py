@@ -41,7 +41,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -738,6 +738,8 @@ class Matchmaker:
         self._buckets: dict[str, _Bucket] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._starting: set[str] = set()
+        # (bucket, player) -> the removal of a search that ended early, still in flight
+        self._withdrawing: dict[tuple[str, str], asyncio.Task[Any]] = {}
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -767,15 +769,18 @@ class Matchmaker:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
-    def _spawn(self, coro: Awaitable[Any], name: str) -> None:
+    def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
         task: asyncio.Task[Any] = asyncio.ensure_future(coro)
         task.set_name(name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     # -- a waiting stream ----------------------------------------------------------------------
 
-    async def find(self, spec: BucketSpec, player: play_pb2.Player) -> AsyncIterator[play_pb2.FindMatchResponse]:
+    async def find(
+        self, spec: BucketSpec, player: play_pb2.Player
+    ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]:
         """Queue `player` and stream MatchQueued updates, then MatchFound. Raises Refused
         (ALREADY_EXISTS if the player already waits in this bucket, DEADLINE_EXCEEDED when the
         ticket expired). Closing the generator early (a cancelled call) removes the ticket."""
@@ -783,10 +788,23 @@ class Matchmaker:
             async for message in self._solo(spec, player):
                 yield message
             return
+        withdrawing = self._withdrawing.get((spec.bucket_id, player.player_id))
+        if withdrawing is not None:  # this player's previous search here is still leaving the queue
+            with contextlib.suppress(Exception):
+                await asyncio.shield(withdrawing)
         rating = await self.ratings.rating(player.player_id, spec.game)
         ticket_id = new_ticket_id()
         now = self.now_ms()
-        prior = await self.queue.enqueue(spec.bucket_id, ticket_id, player, rating, now)
+        enqueue = asyncio.ensure_future(self.queue.enqueue(spec.bucket_id, ticket_id, player, rating, now))
+        try:
+            prior = await asyncio.shield(enqueue)
+        except asyncio.CancelledError:
+            # Withdrawn while the ticket was being written: take it out once it is in.
+            key = (spec.bucket_id, player.player_id)
+            task = self._spawn(self._withdraw_after(enqueue, spec.bucket_id, ticket_id), f"mm-cancel-{ticket_id}")
+            self._withdrawing[key] = task
+            task.add_done_callback(lambda done: self._withdrawn(key, done))
+            raise
         if prior is not None:
             raise Refused(
                 grpc.StatusCode.ALREADY_EXISTS,
@@ -842,7 +860,24 @@ class Matchmaker:
             if not done:
                 # The call ended early (cancelled, disconnected): take the ticket out of the
                 # queue, in a task of its own so the cancellation of this one cannot stop it.
-                self._spawn(self._cancel(spec.bucket_id, ticket_id), f"mm-cancel-{ticket_id}")
+                key = (spec.bucket_id, player.player_id)
+                task = self._spawn(self._cancel(spec.bucket_id, ticket_id), f"mm-cancel-{ticket_id}")
+                self._withdrawing[key] = task
+                task.add_done_callback(lambda done: self._withdrawn(key, done))
+                # The search ends once its ticket has left the queue (a caller that withdraws and
+                # searches again must not race its own old ticket); shielded, so a second
+                # cancellation cannot stop the removal.
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await asyncio.shield(task)
+
+    async def _withdraw_after(self, enqueue: asyncio.Future[str | None], bucket_id: str, ticket_id: str) -> None:
+        with contextlib.suppress(Exception):
+            if await enqueue is None:
+                await self._cancel(bucket_id, ticket_id)
+
+    def _withdrawn(self, key: tuple[str, str], task: asyncio.Task[Any]) -> None:
+        if self._withdrawing.get(key) is task:
+            del self._withdrawing[key]
 
     async def _cancel(self, bucket_id: str, ticket_id: str) -> None:
         for attempt in range(3):

@@ -17,8 +17,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any, Protocol
 
 import grpc
 from redis.exceptions import RedisError
@@ -130,6 +130,14 @@ def _encoded_or_message(message: Any) -> bytes:
     return data
 
 
+class MatchSource(Protocol):
+    """The lobby's matchmaking as the Play stream uses it (gateway/lobby.py)."""
+
+    def match_updates(
+        self, player: play_pb2.Player, request: play_pb2.FindMatchRequest
+    ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]: ...
+
+
 class _Handlers:
     """Collects the generated method handlers instead of registering them."""
 
@@ -181,6 +189,7 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         self.hub = hub
         self.records = records
         self.metrics = metrics
+        self.lobby: MatchSource | None = None  # set by the server: matchmaking on the Play stream
         self.stopping = asyncio.Event()
         self.drain_s = 5.0
         self.m_unary_applied = metrics.actions.labels("unary", "applied")
@@ -460,6 +469,7 @@ class PlaySession:
         self.slots = asyncio.Semaphore(MAX_IN_FLIGHT_PER_STREAM)
         self.actions: set[asyncio.Task[None]] = set()
         self.watches: dict[str, asyncio.Task[None]] = {}
+        self.finds: dict[int, asyncio.Task[None]] = {}  # find_match correlation id -> its search
         self.reading_done = False
         self.closed = False  # the response stream ended: answers of late actions are dropped
 
@@ -498,7 +508,7 @@ class PlaySession:
             self.closed = True
             stopping.cancel()
             reader.cancel()
-            for task in self.watches.values():
+            for task in (*self.watches.values(), *self.finds.values()):
                 task.cancel()
             while not self.out.empty():  # wakes any action waiting for room, so it can end
                 self.out.get_nowait()
@@ -508,7 +518,7 @@ class PlaySession:
         answer, then end the stream (the client resumes elsewhere from its last event id)."""
         await self.servicer.stopping.wait()
         reader.cancel()
-        for task in tuple(self.watches.values()):
+        for task in (*self.watches.values(), *self.finds.values()):
             task.cancel()
         if self.actions:
             await asyncio.wait(tuple(self.actions), timeout=self.servicer.drain_s)
@@ -541,6 +551,17 @@ class PlaySession:
                     self._start_watch(correlation, request.watch)
                 elif kind == "stop_watching":
                     await self._stop_watch(correlation, request.stop_watching.game_id)
+                elif kind == "find_match":
+                    self._start_find(correlation, request.find_match)
+                elif kind == "stop_finding":
+                    finding = self.finds.pop(request.stop_finding.find_correlation_id, None)
+                    if finding is not None:  # answered once the search has ended (its ticket is leaving)
+                        finding.cancel()
+                        await asyncio.wait((finding,))
+                    stopped = play_pb2.PlayResponse(
+                        correlation_id=correlation, match_update=play_pb2.FindMatchResponse()
+                    )
+                    await self.out.put(stopped)
                 elif kind == "set_options":
                     self.batching = request.set_options.batch_responses
                     if not self.batching:
@@ -548,14 +569,14 @@ class PlaySession:
                     answer = play_pb2.PlayResponse(correlation_id=correlation, options_set=request.set_options)
                     await self.out.put(answer)
                 else:
-                    missing = invalid(
-                        "ACTION_MISSING", "set one of submit_move, resign, watch, stop_watching, ping, set_options"
-                    )
+                    missing = invalid("ACTION_MISSING", "set one of the PlayRequest actions")
                     await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal_of(missing)))
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
         finally:
             self.reading_done = True
+            for task in self.finds.values():  # a client that stopped sending leaves the queues
+                task.cancel()
             if self.actions:
                 await asyncio.gather(*tuple(self.actions), return_exceptions=True)
             if not self.watches:
@@ -628,6 +649,36 @@ class PlaySession:
             for delivery in self.parked.pop(game_id):
                 with contextlib.suppress(asyncio.QueueFull):
                     self.out.put_nowait(delivery)
+
+    def _start_find(self, correlation: int, request: play_pb2.FindMatchRequest) -> None:
+        previous = self.finds.pop(correlation, None)
+        if previous is not None:  # the same request again (a resend): the new search replaces it
+            previous.cancel()
+        task = asyncio.get_running_loop().create_task(self._find(correlation, request, previous))
+        self.finds[correlation] = task
+
+        def done(finished: asyncio.Task[None]) -> None:
+            if self.finds.get(correlation) is finished:
+                del self.finds[correlation]
+
+        task.add_done_callback(done)
+
+    async def _find(
+        self, correlation: int, request: play_pb2.FindMatchRequest, previous: asyncio.Task[None] | None
+    ) -> None:
+        lobby = self.servicer.lobby
+        if previous is not None:
+            await asyncio.wait((previous,))  # its ticket leaves the queue first
+        try:
+            if lobby is None:
+                raise Refused(grpc.StatusCode.UNIMPLEMENTED, "NO_LOBBY", "this gateway has no matchmaking")
+            async with contextlib.aclosing(lobby.match_updates(self.identity.player(), request)) as updates:
+                async for update in updates:
+                    await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, match_update=update))
+        except Refused as refused:
+            await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal_of(refused)))
+        except RedisError:
+            await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal_of(unavailable())))
 
     def _start_watch(self, correlation: int, request: play_pb2.WatchGameRequest) -> None:
         self.parked.pop(request.game_id, None)  # the new watch replays from its own position

@@ -129,6 +129,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         lobby_settings=settings,
     )
     lobby = LobbyServicer(redis, auth, directory, router, settings, ratings=extras.book)
+    games.lobby = lobby
     bots = BotServicer(redis, auth, RoomsByCode(lobby.rooms), tuple(settings.rules))
 
     names = [service_name("AccountService"), service_name("GameService"), service_name("LobbyService")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 from tafel.autoplay import play_game
@@ -184,3 +185,29 @@ async def test_bot_requests_are_validated(platform: Platform) -> None:
         assert await host.request_bot(room.code, 1)  # a valid request gets an id
     finally:
         await close_all([host, stranger])
+
+
+async def test_play_stream_finds_matches_and_withdraws_a_search_left_early(platform: Platform) -> None:
+    players = await clients(platform, 2)
+    try:
+        async with players[0].play_stream() as first, players[1].play_stream() as second:
+            # Leaving a search early (here: after its first update) withdraws the ticket ...
+            async with contextlib.aclosing(first.find_match_updates("connect4", per_move_s=41)) as updates:
+                async for update in updates:
+                    assert update.WhichOneof("status") == "queued"
+                    break
+            await first.ping()  # answered after the withdrawal, which the stream handles in order
+            # ... so the same search can start again, and pairs with the other player's.
+            matches = await asyncio.wait_for(
+                asyncio.gather(
+                    first.find_match("connect4", per_move_s=41), second.find_match("connect4", per_move_s=41)
+                ),
+                timeout=30,
+            )
+            assert matches[0].game_id == matches[1].game_id and {m.seat for m in matches} == {0, 1}
+            watching = await first.watch(matches[0].game_id)
+            assert watching.summary.status.version == 0
+            with pytest.raises(InvalidArgument):
+                await first.find_match("connect4", connect4_pb2.Options(rows=99))
+    finally:
+        await close_all(players)

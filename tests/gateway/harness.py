@@ -187,6 +187,7 @@ class PlayStream:
         self.answers: dict[int, play_pb2.PlayResponse] = {}
         self.events: list[play_pb2.GameEventDelivery] = []
         self.messages: list[play_pb2.PlayResponse] = []  # as they came, batches unopened
+        self.responses: list[play_pb2.PlayResponse] = []  # every response, batches opened
         self._next = 0
         self._changed = asyncio.Event()
         self._reader = asyncio.get_running_loop().create_task(self._read())
@@ -200,6 +201,7 @@ class PlayStream:
                 self.messages.append(message)
                 batch = message.batch.responses if message.WhichOneof("kind") == "batch" else (message,)
                 for response in batch:
+                    self.responses.append(response)
                     if response.WhichOneof("kind") == "event":
                         self.events.append(response.event)
                     else:

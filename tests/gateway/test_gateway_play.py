@@ -334,6 +334,60 @@ async def test_a_batching_play_stream_gets_its_own_moves_events_with_the_answer_
         await stream.close()
 
 
+def find(seconds_per_move: int, game: str = "connect4") -> dict[str, object]:
+    """A find_match request in a bucket of its own (the time control makes the bucket)."""
+    request = play_pb2.FindMatchRequest(game=game)
+    request.time_control.per_move.FromSeconds(seconds_per_move)
+    return {"find_match": request}
+
+
+async def test_matchmaking_on_the_play_stream_across_gateways(
+    gw_system: GatewaySystem, seats: Seating, clients: list[Client]
+) -> None:
+    a, b, c = clients  # a on gateway 0, b and c on gateway 1
+    streams = [PlayStream(a), PlayStream(b)]
+    searches = [await stream.send(**find(77)) for stream in streams]
+
+    def found(stream: PlayStream, correlation: int) -> list[play_pb2.PlayResponse]:
+        return [r for r in stream.responses if r.correlation_id == correlation and r.HasField("match_update")]
+
+    for stream, correlation in zip(streams, searches, strict=True):
+        await stream.wait_for(lambda s=stream, k=correlation: any(  # type: ignore[misc]
+            u.match_update.HasField("matched") for u in found(s, k)
+        ))
+        updates = found(stream, correlation)
+        assert updates[0].match_update.HasField("queued") and updates[-1].match_update.HasField("matched")
+    matches = [found(s, k)[-1].match_update.matched for s, k in zip(streams, searches, strict=True)]
+    assert matches[0].game_id == matches[1].game_id and {m.seat for m in matches} == {0, 1}
+    assert {p.player.player_id for p in matches[0].players} == {a.player.player_id, b.player.player_id}
+    ack = await streams[0].request(watch=play_pb2.WatchGameRequest(game_id=matches[0].game_id))
+    assert ack.watching.summary.game_id == matches[0].game_id  # the game exists and can be played
+
+    # stop_finding withdraws the ticket: the same search is accepted again at once.
+    lone = PlayStream(c)
+    first = await lone.send(**find(78))
+    await lone.wait_for(lambda: bool(found(lone, first)))
+    stopped = await lone.request(stop_finding=play_pb2.StopFinding(find_correlation_id=first))
+    assert stopped.HasField("match_update")
+    again = await lone.send(**find(78))
+    await lone.wait_for(lambda: bool(found(lone, again)))
+    assert found(lone, again)[0].match_update.HasField("queued")
+    await lone.close()  # ... and so does the end of the stream
+    await asyncio.sleep(0.3)
+    fresh = PlayStream(c)
+    third = await fresh.send(**find(78))
+    await fresh.wait_for(lambda: any(r.correlation_id == third for r in fresh.responses))
+    assert found(fresh, third) and found(fresh, third)[0].match_update.HasField("queued")
+
+    # A second search in the same bucket while one waits is refused; an unknown game too.
+    refused = await fresh.request(**find(78))
+    assert (refused.refusal.code, refused.refusal.reason) == (grpc.StatusCode.ALREADY_EXISTS.value[0], "ALREADY_QUEUED")
+    refused = await fresh.request(**find(78, game="chess"))
+    assert refused.refusal.code in (grpc.StatusCode.INVALID_ARGUMENT.value[0], grpc.StatusCode.NOT_FOUND.value[0])
+    for stream in (*streams, fresh):
+        await stream.close()
+
+
 async def test_accounts_and_listing(gw_system: GatewaySystem, seats: Seating, clients: list[Client]) -> None:
     a, b, spectator = clients
     user = new_id("u")[:20]

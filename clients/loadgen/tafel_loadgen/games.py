@@ -133,12 +133,17 @@ async def player(
     rng = random.Random(seed)
     async with await TafelClient.connect(targets) as client, contextlib.AsyncExitStack() as stack:
         await client.sign_in_as_guest()
-        stream: PlayStream | None = None  # one play stream kept open across this player's games
+        # Connect Four players keep one play stream open across their games and find their
+        # matches on it too (a busy client's shape: no new call per game).
+        stream: PlayStream | None = None
+        if game == "connect4":
+            stream = await stack.enter_async_context(client.play_stream())
         while time.monotonic() < stop_at:
             queued = time.perf_counter()
             try:
+                finding = stream.find_match if stream is not None else client.find_match
                 match = await asyncio.wait_for(
-                    client.find_match(game, min_seats=seats, max_seats=seats),
+                    finding(game, min_seats=seats, max_seats=seats),
                     timeout=max(1.0, stop_at - time.monotonic()),
                 )
             except TimeoutError:
@@ -148,9 +153,7 @@ async def player(
                 continue
             stats.matchmaking.append(time.perf_counter() - queued)
             try:
-                if game == "connect4":
-                    if stream is None:
-                        stream = await stack.enter_async_context(client.play_stream())
+                if stream is not None:
                     await connect4_fast(
                         client, match.game_id, match.seat, stats, shared, rng, think_s, stop_at, stream=stream
                     )

@@ -35,6 +35,22 @@ def new_request_id() -> str:
     return uuid.uuid4().hex
 
 
+def find_match_request(
+    game: str,
+    options: Message | None = None,
+    *,
+    per_move_s: float | None = None,
+    min_seats: int = 0,
+    max_seats: int = 0,
+) -> play_pb2.FindMatchRequest:
+    request = play_pb2.FindMatchRequest(
+        game=game, options=game_options(options), min_seats=min_seats, max_seats=max_seats
+    )
+    if per_move_s is not None:
+        request.time_control.per_move.CopyFrom(_duration(per_move_s))
+    return request
+
+
 def _channel(targets: Sequence[str], tls: bool, root_certificates: bytes | None) -> grpc.aio.Channel:
     options: list[tuple[str, Any]] = [("grpc.keepalive_time_ms", 20_000)]
     if len(targets) == 1:
@@ -147,11 +163,7 @@ class TafelClient:
     ) -> AsyncIterator[play_pb2.FindMatchResponse]:
         """Queue for a game and yield each status until matched. Breaking out (or cancelling
         the task) leaves the queue."""
-        request = play_pb2.FindMatchRequest(
-            game=game, options=game_options(options), min_seats=min_seats, max_seats=max_seats
-        )
-        if per_move_s is not None:
-            request.time_control.per_move.CopyFrom(_duration(per_move_s))
+        request = find_match_request(game, options, per_move_s=per_move_s, min_seats=min_seats, max_seats=max_seats)
         call = self.lobby.FindMatch(request, metadata=self.metadata())
         try:
             async for update in call:

@@ -15,8 +15,9 @@ original request ids (so nothing is applied twice).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -39,6 +40,8 @@ class PlayStream:
         self._pending: dict[int, tuple[play_pb2.PlayRequest, asyncio.Future[play_pb2.PlayResponse]]] = {}
         self._outbox: asyncio.Queue[play_pb2.PlayRequest] = asyncio.Queue()
         self._events: asyncio.Queue[play_pb2.GameEventDelivery | None] = asyncio.Queue()
+        # find_match searches in progress: correlation id -> (the request, its updates).
+        self._searches: dict[int, tuple[play_pb2.PlayRequest, asyncio.Queue[play_pb2.PlayResponse | None]]] = {}
         self._last_event: dict[str, str] = {}  # game id -> last event id delivered
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -61,6 +64,8 @@ class PlayStream:
         for _, future in self._pending.values():
             if not future.done():
                 future.set_exception(Unavailable("STREAM_CLOSED", "the play stream was closed"))
+        for _, updates in self._searches.values():
+            updates.put_nowait(None)
         self._events.put_nowait(None)
 
     # -- requests -------------------------------------------------------------------------------------
@@ -107,6 +112,53 @@ class PlayStream:
         self._last_event.pop(game_id, None)
         await self._request(stop_watching=play_pb2.StopWatching(game_id=game_id))
 
+    async def find_match(self, game: str, options: Message | None = None, **kwargs: Any) -> play_pb2.MatchFound:
+        """Queue for a match on this stream (no call of its own) and wait until matched."""
+        async with contextlib.aclosing(self.find_match_updates(game, options, **kwargs)) as updates:
+            async for update in updates:
+                if update.WhichOneof("status") == "matched":
+                    return update.matched
+        raise TafelError("MATCH_ENDED", "the search ended without a match")
+
+    async def find_match_updates(
+        self,
+        game: str,
+        options: Message | None = None,
+        *,
+        per_move_s: float | None = None,
+        min_seats: int = 0,
+        max_seats: int = 0,
+    ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]:
+        """Each status of a search on this stream until matched. Closing the iterator (or
+        cancelling the task) withdraws the ticket: iterate inside `contextlib.aclosing(...)` so that
+        breaking out withdraws it at once. After a reconnect the search is sent again."""
+        from tafel.client import find_match_request
+
+        request = find_match_request(game, options, per_move_s=per_move_s, min_seats=min_seats, max_seats=max_seats)
+        correlation = next(self._ids)
+        message = play_pb2.PlayRequest(correlation_id=correlation, find_match=request)
+        updates: asyncio.Queue[play_pb2.PlayResponse | None] = asyncio.Queue()
+        self._searches[correlation] = (message, updates)
+        self._outbox.put_nowait(message)
+        matched = False
+        try:
+            while True:
+                response = await updates.get()
+                if response is None:
+                    raise Unavailable("STREAM_CLOSED", "the play stream was closed")
+                if response.WhichOneof("kind") == "refusal":
+                    refusal = response.refusal
+                    raise error_for(grpc.StatusCode(_code(refusal.code)), refusal.reason, refusal.message)
+                yield response.match_update
+                if response.match_update.WhichOneof("status") == "matched":
+                    matched = True
+                    return
+        finally:
+            searching = self._searches.pop(correlation, None) is not None
+            if searching and not matched and not self._closed:
+                stop = play_pb2.StopFinding(find_correlation_id=correlation)
+                self._outbox.put_nowait(play_pb2.PlayRequest(correlation_id=next(self._ids), stop_finding=stop))
+
     async def ping(self, nonce: int = 0) -> int:
         return int((await self._request(ping=play_pb2.Ping(nonce=nonce))).pong.nonce)
 
@@ -124,6 +176,7 @@ class PlayStream:
 
     async def _run(self) -> None:
         failures = 0
+        reconnecting = False  # the first connection sends what the outbox already holds
         while not self._closed:
             call = self.client.games.Play(metadata=self.client.metadata())
             writer = asyncio.get_running_loop().create_task(self._write(call))
@@ -131,12 +184,15 @@ class PlayStream:
                 if self.batch_responses:
                     options = play_pb2.PlayOptions(batch_responses=True)
                     self._outbox.put_nowait(play_pb2.PlayRequest(correlation_id=0, set_options=options))
-                # After a reconnect: watch again from the last delivered events, resend the rest.
-                for game_id, last in self._last_event.items():
-                    watch = play_pb2.WatchGameRequest(game_id=game_id, after_event_id=last)
-                    self._outbox.put_nowait(play_pb2.PlayRequest(correlation_id=0, watch=watch))
-                for request, _ in list(self._pending.values()):
-                    self._outbox.put_nowait(request)
+                if reconnecting:
+                    # Watch again from the last delivered events; resend what is unanswered.
+                    for game_id, last in self._last_event.items():
+                        watch = play_pb2.WatchGameRequest(game_id=game_id, after_event_id=last)
+                        self._outbox.put_nowait(play_pb2.PlayRequest(correlation_id=0, watch=watch))
+                    for request, _ in list(self._pending.values()):
+                        self._outbox.put_nowait(request)
+                    for request, _ in list(self._searches.values()):
+                        self._outbox.put_nowait(request)
                 async for response in call:
                     failures = 0
                     self._dispatch(response)
@@ -146,6 +202,7 @@ class PlayStream:
                     self._fail_all(error_for(error.code(), error.code().name, error.details() or ""))
                     return
                 failures += 1
+                reconnecting = True
                 if failures > MAX_RECONNECTS:
                     self._fail_all(Unavailable("UNAVAILABLE", "the play stream could not reconnect"))
                     return
@@ -175,6 +232,10 @@ class PlayStream:
                 self._last_event[delivery.game_id] = delivery.event.event_id
             self._events.put_nowait(delivery)
             return
+        search = self._searches.get(response.correlation_id)
+        if search is not None:
+            search[1].put_nowait(response)
+            return
         entry = self._pending.pop(response.correlation_id, None)
         if entry is not None and not entry[1].done():
             entry[1].set_result(response)
@@ -184,6 +245,8 @@ class PlayStream:
             if not future.done():
                 future.set_exception(error)
         self._pending.clear()
+        for _, updates in self._searches.values():
+            updates.put_nowait(None)
         self._events.put_nowait(None)
 
 
