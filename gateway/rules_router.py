@@ -42,6 +42,7 @@ def channel_options(max_message_bytes: int = 4 << 20) -> list[tuple[str, int]]:
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.initial_reconnect_backoff_ms", 100),
         ("grpc.max_reconnect_backoff_ms", 2_000),
+        ("grpc.http2.bdp_probe", 0),
     ]
 
 

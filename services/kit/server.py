@@ -51,6 +51,7 @@ def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
         ("grpc.keepalive_time_ms", 30_000),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ("grpc.so_reuseport", 0),
+        ("grpc.http2.bdp_probe", 0),
     ]
 
 

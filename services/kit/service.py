@@ -445,8 +445,11 @@ def _check_turn_clock(game_id: str, clock: rules_pb2.TurnClock) -> None:
         raise invalid("BAD_TURN_CLOCK", f"{field} must be 1 to 86,400,000", field=field)
     if not 60 <= clock.ttl_s <= 31_536_000:
         raise invalid("BAD_TURN_CLOCK", "turn_clock.ttl_s must be 60 to 31,536,000", field="turn_clock.ttl_s")
-    tag = f"{{g:{game_id}}}"
-    if len(clock.keep_alive) > 4 or any(tag not in key or len(key) > 200 for key in clock.keep_alive):
+    keep_alive = clock.keep_alive
+    if not keep_alive:
+        return
+    tag = "{g:" + game_id + "}"
+    if len(keep_alive) > 4 or not all(tag in key and len(key) <= 200 for key in keep_alive):
         raise invalid(
             "BAD_TURN_CLOCK",
             f"turn_clock.keep_alive: at most 4 keys of this game, each holding {tag}",

@@ -167,7 +167,7 @@ class PlayStream:
             yield delivery
 
     async def next_event(self, timeout: float | None = None) -> play_pb2.GameEventDelivery:
-        delivery = await asyncio.wait_for(self._events.get(), timeout)
+        delivery = await (self._events.get() if timeout is None else asyncio.wait_for(self._events.get(), timeout))
         if delivery is None:
             raise Unavailable("STREAM_CLOSED", "the play stream was closed")
         return delivery
