@@ -23,13 +23,13 @@ from gateway.lobby import LobbyServicer
 from gateway.metrics import GatewayMetrics
 from gateway.play import GameServicer, add_game_service
 from gateway.records import Records
-from gateway.resp import RedisPipe
 from gateway.rooms import Rooms
 from gateway.rules_router import RulesRouter
 from gateway.settings import GatewaySettings
 from gateway.tournaments.wiring import RatingsAndTournaments
 from gateway.watch import EventHub
 from services.kit.main import redis_client
+from services.kit.resp import RedisPipe
 from services.kit.server import RunningServer, start_server
 from services.kit.store import GameStore
 

@@ -31,8 +31,17 @@ from typing import Any
 import grpc
 from tafel.games.v1 import games_pb2
 
-from gateway.resp import PARSE_ERRORS, READ_SIZE, RedisPipe, RespError, command, open_redis, read_reply, reply_parser
 from services.kit.errors import Refused
+from services.kit.resp import (
+    PARSE_ERRORS,
+    READ_SIZE,
+    RedisPipe,
+    RespError,
+    command,
+    open_redis,
+    read_reply,
+    reply_parser,
+)
 from services.kit.store import GameStore, game_keys
 
 log = logging.getLogger("tafel.gateway.watch")

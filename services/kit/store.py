@@ -15,15 +15,13 @@ the new state, appends its events and publishes a wake-up carrying those events,
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import NoScriptError, ResponseError
 
+from services.kit.resp import PipeScript, RedisPipe, url_of
 from services.kit.turn_clock import ARM_FUNCTION, CLOCKS_KEY, clock_key
 
 APPLY_LUA = (
@@ -168,131 +166,21 @@ class NewEvent:
     payload: bytes  # GameEvent bytes
 
 
-def pack_command(parts: Sequence[bytes | str | int]) -> bytes:
-    """One command in RESP, built directly: redis-py's general packer was a visible share of a
-    move's CPU, and every argument here is already bytes, str or int."""
-    out = [b"*%d\r\n" % len(parts)]
-    for part in parts:
-        data = part.encode() if isinstance(part, str) else b"%d" % part if isinstance(part, int) else part
-        out.append(b"$%d\r\n%b\r\n" % (len(data), data))
-    return b"".join(out)
-
-
-class AutoPipeline:
-    """Auto-pipelining of Lua scripts over one dedicated connection.
-
-    Calls made while a batch is on the wire queue up and go out together as the next batch: one
-    write and one read for many games' moves, and no extra wait when the store is idle (the
-    first call of a quiet period leaves on the next loop turn). Each call still runs as its own
-    atomic script; replies come back in order on the one connection. Every script of the store
-    shares the connection: redis-py's pooled path (retry wrapper, pool checkout, health check)
-    was a visible share of a create or a read.
-    """
-
-    def __init__(self, redis: Redis) -> None:
-        self.redis = redis
-        self._pending: list[tuple[bytes, asyncio.Future[Any], Script]] = []
-        self._running = False
-        self._drainer: asyncio.Future[None] | None = None
-        self._connection: Any = None
-
-    def script(self, source: str) -> Script:
-        return Script(self, source)
-
-    def call(self, script: Script, keys: Sequence[str], args: Sequence[Any]) -> asyncio.Future[Any]:
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending.append((pack_command(("EVALSHA", script.sha, len(keys), *keys, *args)), future, script))
-        if not self._running:
-            self._running = True
-            self._drainer = asyncio.ensure_future(self._drain())
-        return future
-
-    async def _drain(self) -> None:
-        try:
-            while self._pending:
-                batch, self._pending = self._pending, []
-                await self._send(batch)
-        finally:
-            self._running = False
-
-    async def _connect(self) -> Any:
-        if self._connection is None:
-            pool = self.redis.connection_pool
-            connection = pool.connection_class(**pool.connection_kwargs)
-            await connection.connect()  # type: ignore[no-untyped-call]
-            self._connection = connection
-        return self._connection
-
-    async def _send(self, batch: list[tuple[bytes, asyncio.Future[Any], Script]]) -> None:
-        try:
-            results = await self._execute([packed for packed, _, _ in batch])
-            retry = [i for i, result in enumerate(results) if isinstance(result, NoScriptError)]
-            if retry:
-                # Redis restarted or flushed its scripts: load them and rerun what failed
-                # (NOSCRIPT means that call did nothing, so rerunning cannot apply twice).
-                sources = {batch[i][2].source for i in retry}
-                await self._execute([pack_command(("SCRIPT", "LOAD", source)) for source in sources])
-                for i, result in zip(retry, await self._execute([batch[i][0] for i in retry]), strict=True):
-                    results[i] = result
-        except Exception as error:  # connection lost etc.: every caller of the batch sees it
-            if self._connection is not None:
-                await self._connection.disconnect()
-                self._connection = None
-            for _, future, _ in batch:
-                if not future.done():
-                    future.set_exception(error)
-            return
-        for (_, future, _), result in zip(batch, results, strict=True):
-            if future.done():
-                continue
-            if isinstance(result, Exception):
-                future.set_exception(result)
-            else:
-                future.set_result(result)
-
-    async def _execute(self, commands: list[bytes]) -> list[Any]:
-        connection = await self._connect()
-        await connection.send_packed_command(b"".join(commands), check_health=False)
-        results: list[Any] = []
-        for _ in commands:
-            try:
-                results.append(await connection.read_response())
-            except ResponseError as error:  # an error reply: the connection stays in sync
-                results.append(error)
-        return results
-
-    async def close(self) -> None:
-        if self._connection is not None:
-            await self._connection.disconnect()
-            self._connection = None
-
-
-class Script:
-    """One Lua script run through an AutoPipeline."""
-
-    __slots__ = ("pipeline", "sha", "source")
-
-    def __init__(self, pipeline: AutoPipeline, source: str) -> None:
-        self.pipeline = pipeline
-        self.source = source
-        self.sha = hashlib.sha1(source.encode()).hexdigest()
-
-    def __call__(self, keys: Sequence[str], args: Sequence[Any]) -> asyncio.Future[Any]:
-        return self.pipeline.call(self, keys, args)
-
-
 class GameStore:
     def __init__(self, redis: Redis, *, live_ttl_s: int, finished_ttl_s: int) -> None:
         self.redis = redis
         self.live_ttl_s = live_ttl_s
         self.finished_ttl_s = finished_ttl_s
-        self._pipeline = AutoPipeline(redis)
-        self._apply = self._pipeline.script(APPLY_LUA)
-        self._create = self._pipeline.script(CREATE_LUA)
-        self._load = self._pipeline.script(LOAD_LUA)
+        # Every script runs on one lean pipelined connection: calls made while others are on the
+        # wire leave together, replies are parsed in bulk (redis-py's pooled path, with its retry
+        # wrapper, pool checkout and a timeout per reply, was a visible share of a move).
+        self._pipe = RedisPipe(url_of(redis))
+        self._apply = PipeScript(self._pipe, APPLY_LUA)
+        self._create = PipeScript(self._pipe, CREATE_LUA)
+        self._load = PipeScript(self._pipe, LOAD_LUA)
 
     async def close(self) -> None:
-        await self._pipeline.close()
+        await self._pipe.close()
 
     async def create(
         self,

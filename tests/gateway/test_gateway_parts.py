@@ -16,13 +16,13 @@ from gateway import watch as watch_module
 from gateway.actions import rules_request_id, timeout_request_id
 from gateway.auth import Authenticator
 from gateway.clocks import Clocks, Due
-from services.kit.turn_clock import CLOCKS_KEY, clock_key
 from gateway.games import PageCursor, zpage_newest
 from gateway.settings import GatewaySettings
 from gateway.watch import LIVE, EventHub
 from services.kit.errors import Refused
 from services.kit.settings import ConfigError
 from services.kit.store import GameStore, NewEvent, game_keys
+from services.kit.turn_clock import CLOCKS_KEY, clock_key
 from tests.gateway.harness import other_db
 
 
@@ -296,7 +296,7 @@ async def test_hub_slow_watcher_catches_up_from_the_stream(
 
 
 async def test_the_lean_redis_pipe(redis: Redis, redis_url: str) -> None:
-    from gateway.resp import PipeScript, RedisPipe
+    from services.kit.resp import PipeScript, RedisPipe
 
     pipe = RedisPipe(other_db(redis_url, 6), timeout_s=2.0)
     other = Redis.from_url(other_db(redis_url, 6))

@@ -7,6 +7,7 @@ import uuid
 
 from redis.asyncio import Redis
 
+from services.kit.resp import command
 from services.kit.store import (
     Committed,
     Conflict,
@@ -16,7 +17,6 @@ from services.kit.store import (
     Replayed,
     StoredGame,
     game_keys,
-    pack_command,
 )
 
 
@@ -59,8 +59,8 @@ def test_keys_share_one_cluster_slot_per_game() -> None:
     assert tags == {"{g:abc}"}
 
 
-def test_pack_command_is_resp() -> None:
-    assert pack_command(("SET", b"k", 5)) == b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\n5\r\n"
+def test_commands_are_packed_as_resp() -> None:
+    assert command("SET", b"k", 5) == b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\n5\r\n"
 
 
 async def test_commit_checks_version_and_drops_repeated_request_ids(redis: Redis) -> None:

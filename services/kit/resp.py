@@ -1,10 +1,11 @@
-"""A lean Redis connection for the gateway's hot path: one connection, commands pipelined (the
-replies come back in order and settle a queue of futures), writes coalesced once per event-loop
-turn. It runs the one script each move needs (the clock arm) for a fraction of a general client's
-cost per call; everything else uses redis-py. A broken connection fails what is in flight with
-redis.exceptions.ConnectionError (callers answer UNAVAILABLE) and the next call reconnects.
+"""A lean Redis connection for hot paths: one connection, commands pipelined (the replies come
+back in order and settle a queue of futures, parsed by hiredis in bulk), writes coalesced once per
+event-loop turn. The rules store runs its scripts on one (a move's commit, a game's creation and
+reads); the gateway runs its clock arm and history reads on one; everything else uses redis-py. A
+broken connection fails what is in flight with redis.exceptions.ConnectionError (callers answer
+UNAVAILABLE) and the next call reconnects.
 
-Also the RESP reading and writing the event hub's pub/sub connection shares.
+Also the RESP reading and writing the gateway's pub/sub connection shares.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import hashlib
 import ssl
 from collections import deque
 from typing import Any
-from urllib.parse import unquote, urlparse
+from urllib.parse import parse_qs, quote, unquote, urlparse
 
 import hiredis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -92,7 +93,10 @@ async def open_redis(url: str, *, select_db: bool) -> tuple[asyncio.StreamReader
             reply = await read_reply(reader)
             if isinstance(reply, RespError):
                 raise ConnectionError(f"redis refused AUTH: {reply}")
-        db = (parsed.path or "/").strip("/") or "0"
+        if parsed.scheme == "unix":
+            db = parse_qs(parsed.query).get("db", ["0"])[0]
+        else:
+            db = (parsed.path or "/").strip("/") or "0"
         if select_db and db != "0":
             writer.write(command("SELECT", db))
             reply = await read_reply(reader)
@@ -102,6 +106,20 @@ async def open_redis(url: str, *, select_db: bool) -> tuple[asyncio.StreamReader
         writer.close()
         raise
     return reader, writer
+
+
+def url_of(redis: Any) -> str:
+    """The URL of a redis-py client's connections (host, port, database, credentials, or a unix
+    socket), so a RedisPipe reaches the same server."""
+    kwargs = redis.connection_pool.connection_kwargs
+    db = kwargs.get("db", 0) or 0
+    user = kwargs.get("username") or ""
+    password = kwargs.get("password") or ""
+    auth = f"{quote(user)}:{quote(password)}@" if password else ""
+    if kwargs.get("path"):
+        return f"unix://{auth}{kwargs['path']}?db={db}"
+    scheme = "rediss" if kwargs.get("ssl") or "ssl_keyfile" in kwargs else "redis"
+    return f"{scheme}://{auth}{kwargs.get('host', '127.0.0.1')}:{kwargs.get('port', 6379)}/{db}"
 
 
 class RedisPipe:
