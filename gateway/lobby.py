@@ -37,6 +37,7 @@ from gateway.matchmaking import (
 )
 from gateway.rooms import Rooms, RoomSettings, RoomSnapshot, normalize_code
 from services.kit.errors import Refused, abort, invalid
+from services.kit.resp import RedisPipe
 
 log = logging.getLogger("tafel.gateway.lobby")
 MAX_GAME_NAME = 64
@@ -234,6 +235,7 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
         matchmaking: MatchmakingSettings | None = None,
         rooms: RoomSettings | None = None,
         environ: Mapping[str, str] | None = None,
+        pipe: RedisPipe | None = None,
     ) -> None:
         self.redis = redis
         self.auth = authenticator
@@ -245,8 +247,10 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
             )
         # The lobby shares the process's Redis client: at most this many of its scripts run at once.
         slots = asyncio.Semaphore(DEFAULT_REDIS_SLOTS)
-        self.matchmaker = Matchmaker(redis, directory, ratings or HashRatings(redis), matchmaking, slots=slots)
-        self.rooms = Rooms(redis, directory, rooms or RoomSettings.from_env(environ), slots=slots)
+        self.matchmaker = Matchmaker(
+            redis, directory, ratings or HashRatings(redis), matchmaking, slots=slots, pipe=pipe
+        )
+        self.rooms = Rooms(redis, directory, rooms or RoomSettings.from_env(environ), slots=slots, pipe=pipe)
         self.wakeups = Wakeups(redis)
         self.matchmaker.attach(self.wakeups)
         self.rooms.attach(self.wakeups)

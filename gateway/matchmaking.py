@@ -53,6 +53,7 @@ from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
 from services.kit.errors import Refused
+from services.kit.resp import PipeScript, RedisPipe
 from services.kit.settings import Env
 
 log = logging.getLogger("tafel.gateway.matchmaking")
@@ -442,14 +443,19 @@ return out
 
 
 class LimitedScript:
-    """A registered Lua script whose calls wait for one of a few slots: a burst of lobby calls
-    queues here instead of exhausting the process's shared Redis connection pool."""
+    """A Lua script of the lobby. On the process's lean pipelined connection when there is one
+    (many calls in one write, no pool checkout); else a registered script whose calls wait for
+    one of a few slots, so a burst of lobby calls queues here instead of exhausting the shared
+    Redis connection pool."""
 
-    def __init__(self, redis: Redis, lua: str, slots: asyncio.Semaphore) -> None:
+    def __init__(self, redis: Redis, lua: str, slots: asyncio.Semaphore, pipe: RedisPipe | None = None) -> None:
         self._script = redis.register_script(lua)
+        self._piped = PipeScript(pipe, lua) if pipe is not None else None
         self._slots = slots
 
     async def __call__(self, *, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        if self._piped is not None:
+            return await self._piped(list(keys), list(args))
         async with self._slots:
             return await self._script(keys=list(keys), args=list(args))
 
@@ -578,16 +584,22 @@ def new_ticket_id() -> str:
 class MatchQueue:
     """The Redis side of matchmaking: every method is one script call (one round trip)."""
 
-    def __init__(self, redis: Redis, settings: MatchmakingSettings, slots: asyncio.Semaphore | None = None) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        settings: MatchmakingSettings,
+        slots: asyncio.Semaphore | None = None,
+        pipe: RedisPipe | None = None,
+    ) -> None:
         self.redis = redis
         self.settings = settings
         slots = slots or asyncio.Semaphore(DEFAULT_REDIS_SLOTS)
-        self._enqueue = LimitedScript(redis, ENQUEUE_LUA, slots)
-        self._cancel = LimitedScript(redis, CANCEL_LUA, slots)
-        self._renew = LimitedScript(redis, RENEW_LUA, slots)
-        self._lookup = LimitedScript(redis, LOOKUP_LUA, slots)
-        self._started = LimitedScript(redis, STARTED_LUA, slots)
-        self._pair = LimitedScript(redis, PAIR_LUA, slots)
+        self._enqueue = LimitedScript(redis, ENQUEUE_LUA, slots, pipe)
+        self._cancel = LimitedScript(redis, CANCEL_LUA, slots, pipe)
+        self._renew = LimitedScript(redis, RENEW_LUA, slots, pipe)
+        self._lookup = LimitedScript(redis, LOOKUP_LUA, slots, pipe)
+        self._started = LimitedScript(redis, STARTED_LUA, slots, pipe)
+        self._pair = LimitedScript(redis, PAIR_LUA, slots, pipe)
 
     @property
     def _keys_ttl_ms(self) -> int:
@@ -728,9 +740,10 @@ class Matchmaker:
         *,
         clock: Callable[[], float] = time.time,
         slots: asyncio.Semaphore | None = None,
+        pipe: RedisPipe | None = None,
     ) -> None:
         self.redis = redis
-        self.queue = MatchQueue(redis, settings, slots)
+        self.queue = MatchQueue(redis, settings, slots, pipe)
         self.starter = starter
         self.ratings = ratings
         self.settings = settings

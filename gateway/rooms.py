@@ -40,6 +40,7 @@ from tafel.play.v1 import play_pb2
 
 from gateway.matchmaking import DEFAULT_REDIS_SLOTS, GameStarter, LimitedScript, Wakeups
 from services.kit.errors import Refused, invalid
+from services.kit.resp import RedisPipe
 from services.kit.settings import Env
 
 log = logging.getLogger("tafel.gateway.rooms")
@@ -300,18 +301,19 @@ class Rooms:
         *,
         clock: Callable[[], float] = time.time,
         slots: asyncio.Semaphore | None = None,
+        pipe: RedisPipe | None = None,
     ) -> None:
         self.redis = redis
         self.starter = starter
         self.settings = settings
         self.clock = clock
         slots = slots or asyncio.Semaphore(DEFAULT_REDIS_SLOTS)
-        self._create = LimitedScript(redis, CREATE_LUA, slots)
-        self._join = LimitedScript(redis, JOIN_LUA, slots)
-        self._leave = LimitedScript(redis, LEAVE_LUA, slots)
-        self._start = LimitedScript(redis, START_LUA, slots)
-        self._settle = LimitedScript(redis, SETTLE_LUA, slots)
-        self._read = LimitedScript(redis, READ_LUA, slots)
+        self._create = LimitedScript(redis, CREATE_LUA, slots, pipe)
+        self._join = LimitedScript(redis, JOIN_LUA, slots, pipe)
+        self._leave = LimitedScript(redis, LEAVE_LUA, slots, pipe)
+        self._start = LimitedScript(redis, START_LUA, slots, pipe)
+        self._settle = LimitedScript(redis, SETTLE_LUA, slots, pipe)
+        self._read = LimitedScript(redis, READ_LUA, slots, pipe)
         self._watchers: dict[str, set[asyncio.Event]] = {}
         self._starting: dict[str, asyncio.Future[RoomSnapshot]] = {}
 

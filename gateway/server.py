@@ -128,7 +128,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         router=router,
         lobby_settings=settings,
     )
-    lobby = LobbyServicer(redis, auth, directory, router, settings, ratings=extras.book)
+    lobby = LobbyServicer(redis, auth, directory, router, settings, ratings=extras.book, pipe=pipe)
     games.lobby = lobby
     bots = BotServicer(redis, auth, RoomsByCode(lobby.rooms), tuple(settings.rules))
 
