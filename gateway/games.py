@@ -37,6 +37,7 @@ from tafel.rules.v1 import rules_pb2
 from gateway.clocks import Clocks
 from gateway.rules_router import RulesRouter
 from services.kit.errors import Refused, invalid
+from services.kit.resp import RedisPipe, run_commands
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 LIVE_KEY = "tafel:games:live"
@@ -185,7 +186,10 @@ async def zpage_newest(
 class GameDirectory:
     """Starts games and knows their players. One per gateway process (others may create their own)."""
 
-    def __init__(self, redis: Redis, router: RulesRouter, clocks: Clocks, *, game_ttl_s: int) -> None:
+    def __init__(
+        self, redis: Redis, router: RulesRouter, clocks: Clocks, *, game_ttl_s: int, pipe: RedisPipe | None = None
+    ) -> None:
+        self.pipe = pipe  # the lean connection for the live lists, when there is one
         self.redis = redis
         self.router = router
         self.clocks = clocks
@@ -245,13 +249,14 @@ class GameDirectory:
         )
         self._remember(meta)
         score = int(meta.created_at * 1000)
-        pipe = self.redis.pipeline(transaction=False)
         if not created.status.over:
-            pipe.zadd(live_key(), {game_id: score})
-            pipe.zadd(live_key(game), {game_id: score})
+            commands: list[tuple[str | bytes | int | float, ...]] = [
+                ("ZADD", live_key(), score, game_id),
+                ("ZADD", live_key(game), score, game_id),
+            ]
             for player_id in {p[0] for p in meta.players}:
-                pipe.zadd(player_games_key(player_id, "live"), {game_id: score})
-        await pipe.execute()
+                commands.append(("ZADD", player_games_key(player_id, "live"), score, game_id))
+            await run_commands(self.redis, self.pipe, commands)
         await self.clocks.arm(game_id, created.status, meta.per_move_s)
         return game_id
 
@@ -280,13 +285,14 @@ class GameDirectory:
     async def finish(self, meta: GameMeta) -> None:
         """The game is over: it leaves the live lists. Idempotent."""
         score = int(meta.created_at * 1000)
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.zrem(live_key(), meta.game_id)
-        pipe.zrem(live_key(meta.game), meta.game_id)
+        commands: list[tuple[str | bytes | int | float, ...]] = [
+            ("ZREM", live_key(), meta.game_id),
+            ("ZREM", live_key(meta.game), meta.game_id),
+        ]
         for player_id in {p[0] for p in meta.players}:
-            pipe.zrem(player_games_key(player_id, "live"), meta.game_id)
-            pipe.zadd(player_games_key(player_id, "done"), {meta.game_id: score})
-        await pipe.execute()
+            commands.append(("ZREM", player_games_key(player_id, "live"), meta.game_id))
+            commands.append(("ZADD", player_games_key(player_id, "done"), score, meta.game_id))
+        await run_commands(self.redis, self.pipe, commands)
 
     async def summary(
         self, game_id: str, status: games_pb2.GameStatus | None = None, meta: GameMeta | None = None

@@ -28,7 +28,8 @@ from tafel.play.v1 import play_pb2
 
 from gateway.games import GameMeta, PageCursor, check_id, page_size_of, zpage_newest
 from services.kit.errors import Refused
-from services.kit.store import GameStore
+from services.kit.resp import RedisPipe, run_commands
+from services.kit.store import GameStore, game_keys
 
 INDEX = "tafel:records"
 log = logging.getLogger("tafel.gateway.records")
@@ -50,15 +51,20 @@ def index_key(player_id: str = "", game: str = "") -> str:
 
 
 class Records:
-    def __init__(self, redis: Redis, store: GameStore, *, ttl_s: int = 0) -> None:
+    def __init__(self, redis: Redis, store: GameStore, *, ttl_s: int = 0, pipe: RedisPipe | None = None) -> None:
         self.redis = redis
+        self.pipe = pipe  # the lean connection for a game end's writes, when there is one
         self.store = store
         self.ttl_s = ttl_s
         self.hooks: list[RecordHook] = []
 
     async def write(self, meta: GameMeta, outcome: games_pb2.Outcome) -> play_pb2.GameRecord:
         """Write the record of a game that just ended; idempotent. Returns the record that stands."""
-        actions = [games_pb2.RecordedAction.FromString(row) for row in await self.store.read_actions(meta.game_id)]
+        if self.pipe is not None:
+            rows: Any = await self.pipe.call("LRANGE", game_keys(meta.game_id).actions, 0, -1)
+        else:
+            rows = await self.store.read_actions(meta.game_id)
+        actions = [games_pb2.RecordedAction.FromString(bytes(row)) for row in rows]
         record = play_pb2.GameRecord(
             game_id=meta.game_id,
             game=meta.game,
@@ -75,17 +81,26 @@ class Records:
         else:
             record.ended_at.FromMilliseconds(int(time.time() * 1000))
         key = record_key(meta.game_id)
-        written = await self.redis.set(key, record.SerializeToString(), nx=True, ex=self.ttl_s or None)
+        data = record.SerializeToString()
+        if self.pipe is not None:
+            expiry: tuple[str | int, ...] = ("EX", self.ttl_s) if self.ttl_s else ()
+            written: Any = await self.pipe.call("SET", key, data, "NX", *expiry)
+        else:
+            written = await self.redis.set(key, data, nx=True, ex=self.ttl_s or None)
         if not written:
             stored: Any = await self.redis.get(key)
             if stored is not None:
                 record = play_pb2.GameRecord.FromString(stored)
         score = record.ended_at.ToMilliseconds()
-        pipe = self.redis.pipeline(transaction=False)
-        for player_id in {p.player.player_id for p in record.players} | {""}:
-            for game in ("", record.game):
-                pipe.zadd(index_key(player_id, game), {meta.game_id: score})
-        await pipe.execute()
+        await run_commands(
+            self.redis,
+            self.pipe,
+            [
+                ("ZADD", index_key(player_id, game), score, meta.game_id)
+                for player_id in {p.player.player_id for p in record.players} | {""}
+                for game in ("", record.game)
+            ],
+        )
         for hook in self.hooks:
             try:
                 await hook(record)

@@ -108,8 +108,8 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     clocks = Clocks(
         redis, ttl_s=settings.game_ttl_s, max_wait_s=settings.clock_max_wait_s, meta_key=meta_key, pipe=pipe
     )
-    directory = GameDirectory(redis, router, clocks, game_ttl_s=settings.game_ttl_s)
-    records = Records(redis, store, ttl_s=settings.record_ttl_s)
+    directory = GameDirectory(redis, router, clocks, game_ttl_s=settings.game_ttl_s, pipe=pipe)
+    records = Records(redis, store, ttl_s=settings.record_ttl_s, pipe=pipe)
     actions = Actions(directory, router, clocks, records)
     hub = EventHub(server.redis_url, store, pipe=pipe)
     auth = Authenticator(redis, secret=settings.token_secret, token_ttl_s=settings.token_ttl_s)

@@ -207,6 +207,10 @@ class RedisPipe:
             raise ResponseError(str(reply))
         return reply
 
+    async def many(self, commands: list[tuple[str | bytes | int | float, ...]]) -> list[Any]:
+        """Several commands in one write; their replies in order."""
+        return list(await asyncio.gather(*(self.call(*parts) for parts in commands)))
+
     def _expire(self, writer: asyncio.StreamWriter, future: asyncio.Future[Any]) -> None:
         if future.done():
             return
@@ -232,3 +236,20 @@ class PipeScript:
             if not str(error).startswith("NOSCRIPT"):
                 raise
         return await self.pipe.call("EVAL", self.source, len(keys), *keys, *args)
+
+
+Command = tuple[str | bytes | int | float, ...]
+
+
+async def run_commands(redis: Any, pipe: RedisPipe | None, commands: list[Command]) -> None:
+    """Run independent commands in one round trip: on the lean connection when there is one,
+    else as a redis-py pipeline (no transaction)."""
+    if not commands:
+        return
+    if pipe is not None:
+        await pipe.many(commands)
+        return
+    batch = redis.pipeline(transaction=False)
+    for parts in commands:
+        batch.execute_command(*parts)
+    await batch.execute()
