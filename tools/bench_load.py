@@ -53,7 +53,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--duration", type=float, default=60.0, help="seconds per games run")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[10, 50, 100, 200])
-    parser.add_argument("--processes", type=int, default=2, help="load generator processes")
+    parser.add_argument("--processes", type=int, default=1, help="load generator processes (one saturates this box)")
     parser.add_argument("--watchers", type=int, default=10_000)
     parser.add_argument("--tournament", action="store_true", help="also the 1,024-player Swiss (long)")
     parser.add_argument("--tournament-players", type=int, default=1024)
