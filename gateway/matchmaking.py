@@ -449,13 +449,14 @@ class LimitedScript:
     Redis connection pool."""
 
     def __init__(self, redis: Redis, lua: str, slots: asyncio.Semaphore, pipe: RedisPipe | None = None) -> None:
-        self._script = redis.register_script(lua)
         self._piped = PipeScript(pipe, lua) if pipe is not None else None
+        self._script = redis.register_script(lua) if pipe is None else None
         self._slots = slots
 
     async def __call__(self, *, keys: Sequence[str], args: Sequence[Any]) -> Any:
         if self._piped is not None:
             return await self._piped(list(keys), list(args))
+        assert self._script is not None
         async with self._slots:
             return await self._script(keys=list(keys), args=list(args))
 
@@ -813,10 +814,7 @@ class Matchmaker:
             prior = await asyncio.shield(enqueue)
         except asyncio.CancelledError:
             # Withdrawn while the ticket was being written: take it out once it is in.
-            key = (spec.bucket_id, player.player_id)
-            task = self._spawn(self._withdraw_after(enqueue, spec.bucket_id, ticket_id), f"mm-cancel-{ticket_id}")
-            self._withdrawing[key] = task
-            task.add_done_callback(lambda done: self._withdrawn(key, done))
+            self._withdraw(spec, player, ticket_id, self._withdraw_after(enqueue, spec.bucket_id, ticket_id))
             raise
         if prior is not None:
             raise Refused(
@@ -873,10 +871,7 @@ class Matchmaker:
             if not done:
                 # The call ended early (cancelled, disconnected): take the ticket out of the
                 # queue, in a task of its own so the cancellation of this one cannot stop it.
-                key = (spec.bucket_id, player.player_id)
-                task = self._spawn(self._cancel(spec.bucket_id, ticket_id), f"mm-cancel-{ticket_id}")
-                self._withdrawing[key] = task
-                task.add_done_callback(lambda done: self._withdrawn(key, done))
+                task = self._withdraw(spec, player, ticket_id, self._cancel(spec.bucket_id, ticket_id))
                 # The search ends once its ticket has left the queue (a caller that withdraws and
                 # searches again must not race its own old ticket); shielded, so a second
                 # cancellation cannot stop the removal.
@@ -888,9 +883,21 @@ class Matchmaker:
             if await enqueue is None:
                 await self._cancel(bucket_id, ticket_id)
 
-    def _withdrawn(self, key: tuple[str, str], task: asyncio.Task[Any]) -> None:
-        if self._withdrawing.get(key) is task:
-            del self._withdrawing[key]
+    def _withdraw(
+        self, spec: BucketSpec, player: play_pb2.Player, ticket_id: str, removal: Awaitable[Any]
+    ) -> asyncio.Task[Any]:
+        """Run a ticket's removal in a task of its own; the player's next search in this bucket
+        waits for it (see find)."""
+        key = (spec.bucket_id, player.player_id)
+        task = self._spawn(removal, f"mm-cancel-{ticket_id}")
+        self._withdrawing[key] = task
+
+        def done(finished: asyncio.Task[Any]) -> None:
+            if self._withdrawing.get(key) is finished:
+                del self._withdrawing[key]
+
+        task.add_done_callback(done)
+        return task
 
     async def _cancel(self, bucket_id: str, ticket_id: str) -> None:
         for attempt in range(3):
