@@ -1,5 +1,5 @@
 """The gRPC server every process of the platform runs: a grpc.aio server with the standard health
-service and server reflection, message-size and stream limits, bound to a port (0 in tests), and a
+service and server reflection (v1 and v1alpha), message-size and stream limits, bound to a port (0 in tests), and a
 graceful stop on SIGTERM/SIGINT that turns health to NOT_SERVING, drains in-flight calls and ends."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 from tafel.diagnostics.v1 import diagnostics_pb2_grpc
 
 from services.kit.diagnostics import SERVICE_NAME as DIAGNOSTICS
 from services.kit.diagnostics import DiagnosticsServicer
+from services.kit.reflection_v1 import enable_reflection
 from services.kit.settings import ServerSettings
 
 
@@ -69,7 +69,7 @@ async def start_server(
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = tuple(service_names)
     health_name = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
-    reflection.enable_server_reflection((*names, DIAGNOSTICS, health_name, reflection.SERVICE_NAME), server)
+    enable_reflection((*names, DIAGNOSTICS, health_name), server)
     port = server.add_insecure_port(f"{settings.host}:{settings.port}")
     if port == 0:
         raise OSError(f"could not bind {settings.host}:{settings.port}")
