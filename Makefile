@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROTOS := $(shell find protos -name '*.proto')
 
-.PHONY: all install gen lint typecheck test run bench bench-load clean
+.PHONY: all install gen lint typecheck test run bench bench-load baseline clean
 
 all: test
 
@@ -28,8 +28,13 @@ gen/.stamp: $(STAMP) $(PROTOS)
 
 gen: gen/.stamp
 
+# The last published contract: `buf breaking` compares protos/ with it in lint and test (CI), so a
+# renamed, renumbered or removed field fails the build. `make baseline` refreshes it at a release.
+BASELINE := protos/baseline.binpb
+
 lint: gen/.stamp
 	$(VENV)/bin/buf lint
+	$(VENV)/bin/buf breaking --against $(BASELINE)
 	$(VENV)/bin/ruff check services gateway tools tests clients
 
 typecheck: gen/.stamp
@@ -37,6 +42,7 @@ typecheck: gen/.stamp
 
 test: gen/.stamp
 	$(VENV)/bin/buf lint
+	$(VENV)/bin/buf breaking --against $(BASELINE)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 run: gen/.stamp
@@ -51,6 +57,9 @@ bench: gen/.stamp
 bench-load: gen/.stamp
 	$(PY) -m tools.bench_load $(BENCH_ARGS)
 	$(PY) -m tools.plot_benchmarks
+
+baseline: $(STAMP)
+	$(VENV)/bin/buf build -o $(BASELINE)
 
 clean:
 	rm -rf gen $(VENV) .pytest_cache .mypy_cache .hypothesis
