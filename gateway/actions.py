@@ -91,7 +91,12 @@ class Actions:
     ) -> Applied:
         response = await self.router.apply(meta.game, request, timeout_s=timeout_s)
         if not response.clock_armed:  # a replayed answer: arm again (idempotent)
-            return Applied(response, await self.settle(meta, response.status))
+            settled = await self.settle(meta, response.status)
+            if response.HasField("turn_deadline") and not response.status.over:
+                # The deadline kept with the first answer: the clock holds only the current
+                # version's, so a retry after the game moved on would otherwise get none.
+                return Applied(response, response.turn_deadline.ToMilliseconds() / 1000.0)
+            return Applied(response, settled)
         deadline = response.turn_deadline.ToMilliseconds() if response.HasField("turn_deadline") else 0
         self.clocks.armed(deadline)
         if response.status.over:

@@ -27,6 +27,25 @@ from services.kit.turn_clock import ARM_FUNCTION, CLOCKS_KEY, clock_key
 APPLY_LUA = (
     ARM_FUNCTION
     + """
+local function pb_varint(n)
+  local out = {}
+  repeat
+    local b = n % 128
+    n = (n - b) / 128
+    if n > 0 then b = b + 128 end
+    out[#out + 1] = string.char(b)
+  until n == 0
+  return table.concat(out)
+end
+
+-- A google.protobuf.Timestamp field (tag byte given) from milliseconds since the epoch.
+local function pb_timestamp_field(tag, ms)
+  local nanos = (ms % 1000) * 1000000
+  local inner = string.char(8) .. pb_varint((ms - ms % 1000) / 1000)
+  if nanos > 0 then inner = inner .. string.char(16) .. pb_varint(nanos) end
+  return string.char(tag) .. pb_varint(#inner) .. inner
+end
+
 local prior = redis.call('HGET', KEYS[3], ARGV[2])
 if prior then return {1, prior} end
 local v = redis.call('HGET', KEYS[1], 'v')
@@ -51,6 +70,13 @@ if #KEYS >= 6 then
   local b = 10 + 2 * n
   local armed = arm(KEYS[5], KEYS[6], ARGV[b + 1], tonumber(ARGV[1]) + 1, ARGV[b + 2], ARGV[b + 3], ARGV[b + 4],
                     tonumber(ARGV[b + 5]))
+  local deadline = tonumber(armed[2])
+  if deadline > 0 then
+    -- The kept answer gets the deadline armed with it (ApplyMoveResponse.turn_deadline, appended
+    -- as an encoded field: protobuf merges concatenated messages), so a retry that comes after
+    -- the game moved on (the clock no longer holds this version) is answered with it too.
+    redis.call('HSET', KEYS[3], ARGV[2], ARGV[4] .. pb_timestamp_field(42, deadline))
+  end
   for i = 7, #KEYS do redis.call('EXPIRE', KEYS[i], tonumber(ARGV[b + 5])) end
   return {0, armed[2]}
 end
