@@ -216,6 +216,7 @@ def game_type(description: rules_pb2.DescribeGameResponse) -> play_pb2.GameType:
         # rules.v1.OptionSpec and play.v1.OptionSpec are the same message, field for field.
         options=[play_pb2.OptionSpec.FromString(o.SerializeToString()) for o in description.options],
         default_options=description.default_options,
+        rules_url=description.rules_url,
     )
 
 

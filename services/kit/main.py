@@ -9,6 +9,7 @@ from typing import Any
 from redis.asyncio import BlockingConnectionPool, Redis
 from tafel.rules.v1 import rules_pb2_grpc
 
+from services.catalog import rules_url
 from services.kit import logs
 from services.kit.codec import GameCodec
 from services.kit.game import Rules
@@ -36,7 +37,14 @@ async def start_rules_service(
     redis = redis_client(settings.server.redis_url)
     store = GameStore(redis, live_ttl_s=settings.live_ttl_s, finished_ttl_s=settings.finished_ttl_s)
     metrics = RulesMetrics(rules.name)
-    servicer = RulesServicer(rules, codec, store, metrics, cache_games=settings.cache_games)
+    servicer = RulesServicer(
+        rules,
+        codec,
+        store,
+        metrics,
+        cache_games=settings.cache_games,
+        rules_url=rules_url(rules.name, settings.rules_base_url),
+    )
     running = await start_server(
         settings.server,
         lambda server: rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, server),

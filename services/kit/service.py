@@ -74,8 +74,10 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         metrics: RulesMetrics,
         *,
         cache_games: int = 10_000,
+        rules_url: str = "",
     ) -> None:
         self.rules = rules
+        self.rules_url = rules_url
         self.codec = codec
         self.envelope = GameEnvelope(codec)
         self.store = store
@@ -252,6 +254,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             min_seats=self.rules.min_seats,
             max_seats=self.rules.max_seats,
             default_options=self.envelope.options_to_union(self.rules.default_options()),
+            rules_url=self.rules_url,
         )
         for spec in self.rules.option_specs():
             option = response.options.add(name=spec.name, description=spec.description)

@@ -101,6 +101,7 @@ class RulesSettings:
     live_ttl_s: int  # a running game untouched this long expires
     finished_ttl_s: int  # live keys of a finished game expire after this
     cache_games: int  # decoded states kept in memory (validated by version on every write)
+    rules_base_url: str  # where docs/ is published ("" = rules_url is the source-tree path)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, default_port: int = 0) -> RulesSettings:
@@ -110,4 +111,5 @@ class RulesSettings:
             live_ttl_s=env.integer("TAFEL_LIVE_TTL_S", 7 * 24 * 3600, 60, 365 * 24 * 3600),
             finished_ttl_s=env.integer("TAFEL_FINISHED_TTL_S", 3600, 1, 30 * 24 * 3600),
             cache_games=env.integer("TAFEL_CACHE_GAMES", 10_000, 0, 10_000_000),
+            rules_base_url=env.text("TAFEL_RULES_BASE_URL", ""),
         )
