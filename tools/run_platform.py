@@ -39,8 +39,10 @@ def main() -> int:
     for address in platform.gateway_addresses:
         print(f"  gateway        {address}  (public API: tafel.play.v1)")
     if platform.bot_pool:
-        print("  bot pool       answers `tafel play GAME --vs-bot LEVEL`")
-    print("tafel is running. Ctrl-C stops everything.", flush=True)
+        print("  bot pool       answers `.venv/bin/tafel play GAME --vs-bot LEVEL`")
+    print("tafel is running. Ctrl-C stops everything.")
+    # The last line says what to do next: the client is in the venv, not on PATH.
+    print("next, in another terminal: .venv/bin/tafel play connect4 --vs-bot 1", flush=True)
     while not stop.wait(1.0):
         for child in platform.children:
             if child.process.poll() is not None:
