@@ -6,6 +6,7 @@ import asyncio
 import sys
 
 from gateway.settings import GatewaySettings
+from gateway.web.settings import WebSettings
 from services.kit import logs
 from services.kit.server import install_event_loop
 from services.kit.settings import ConfigError
@@ -14,6 +15,7 @@ from services.kit.settings import ConfigError
 def main() -> None:
     try:
         settings = GatewaySettings.from_env()
+        web = WebSettings.from_env()
     except ConfigError as error:
         print(f"gateway: configuration error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -21,7 +23,7 @@ def main() -> None:
     install_event_loop()
     from gateway.server import serve
 
-    asyncio.run(serve(settings))
+    asyncio.run(serve(settings, web))
 
 
 if __name__ == "__main__":

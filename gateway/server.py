@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import grpc
@@ -28,6 +29,8 @@ from gateway.rules_router import RulesRouter
 from gateway.settings import GatewaySettings
 from gateway.tournaments.wiring import RatingsAndTournaments
 from gateway.watch import EventHub
+from gateway.web.server import start_edge
+from gateway.web.settings import WebSettings
 from services.kit.main import redis_client
 from services.kit.resp import RedisPipe
 from services.kit.server import RunningServer, start_server
@@ -66,6 +69,8 @@ class Gateway:
     lobby: LobbyServicer
     metrics: GatewayMetrics
     extras: RatingsAndTournaments  # ratings, leaderboards, tournaments (gateway/ratings, gateway/tournaments)
+    # Adds every public servicer to a server; the web edge (gateway/web) serves the same handlers.
+    register: Callable[[grpc.aio.Server], None] | None = None
 
     @property
     def port(self) -> int:
@@ -168,14 +173,22 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         lobby=lobby,
         metrics=metrics,
         extras=extras,
+        register=register,
     )
 
 
-async def serve(settings: GatewaySettings) -> None:
-    """Run until SIGTERM/SIGINT, then stop gracefully."""
+async def serve(settings: GatewaySettings, web: WebSettings | None = None) -> None:
+    """Run until SIGTERM/SIGINT, then stop gracefully. With `web.port` set, the web edge runs in
+    this process too (gateway/web) and its URL is printed before the LISTENING line."""
     import signal
 
     gateway = await start_gateway(settings)
+    edge = None
+    if web is not None and web.port is not None:
+        assert gateway.register is not None
+        edge = await start_edge(gateway.register, web, grace_s=settings.server.grace_s)
+        log.info("web edge", extra={"url": edge.url})
+        print(f"WEB {edge.url}", flush=True)
     log.info("serving", extra={"address": gateway.address, "games": list(settings.rules)})
     print(f"LISTENING gateway {gateway.address}", flush=True)
     stop = asyncio.Event()
@@ -185,7 +198,11 @@ async def serve(settings: GatewaySettings) -> None:
     serving = asyncio.ensure_future(gateway.running.server.wait_for_termination())
     waiting = asyncio.ensure_future(stop.wait())
     await asyncio.wait((serving, waiting), return_when=asyncio.FIRST_COMPLETED)
-    await gateway.stop()
+    if edge is not None:
+        # Together: the gateway's stop ends the watch streams the edge's grace period waits on.
+        await asyncio.gather(edge.stop(), gateway.stop())
+    else:
+        await gateway.stop()
     waiting.cancel()
     serving.cancel()
     log.info("stopped")

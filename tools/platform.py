@@ -21,6 +21,7 @@ from tools.redis_server import RedisProcess, free_port, start_redis
 
 ROOT = Path(__file__).resolve().parent.parent
 GATEWAY_BASE_PORT = 50051
+WEB_BASE_PORT = 8080  # each gateway's web edge (gateway/web): Connect and gRPC-Web over HTTP
 _PR_SET_PDEATHSIG = 1
 
 
@@ -62,6 +63,7 @@ class Platform:
     redis: RedisProcess | None = None
     rules_addresses: dict[str, list[str]] = field(default_factory=dict)
     gateway_addresses: list[str] = field(default_factory=list)
+    web_urls: list[str] = field(default_factory=list)  # one web edge per gateway, in its process
 
     def _env(self, port: int, **more: str) -> dict[str, str]:
         env = dict(os.environ)
@@ -119,8 +121,11 @@ class Platform:
                 for index in range(self.gateways):
                     env = self._env(self._port(GATEWAY_BASE_PORT, index), **routes)
                     env.setdefault("TAFEL_TOKEN_SECRET", "make-run-local-secret-not-for-production")
+                    env.setdefault("TAFEL_WEB_PORT", str(self._port(WEB_BASE_PORT, index) if self.fixed_ports else 0))
                     child = self._spawn(f"gateway-{index}", "gateway", env)
                     self.gateway_addresses.append(child.address)
+                    # The gateway prints "WEB <url>" before its LISTENING line.
+                    self.web_urls.extend(line.split()[-1] for line in child.output if line.startswith("WEB "))
                 if self.bot_pool:
                     # Answers people's requests for a bot opponent, through the public API only.
                     env = self._env(0, TAFEL_SERVER=",".join(self.gateway_addresses))

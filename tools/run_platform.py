@@ -38,6 +38,8 @@ def main() -> int:
         print(f"  {game:<14} {', '.join(addresses)}  (rules service)")
     for address in platform.gateway_addresses:
         print(f"  gateway        {address}  (public API: tafel.play.v1)")
+    for url in platform.web_urls:
+        print(f"  web            {url}  (the same API over Connect and gRPC-Web, and the browser app)")
     if platform.bot_pool:
         print("  bot pool       answers `.venv/bin/tafel play GAME --vs-bot LEVEL`")
     print("tafel is running. Ctrl-C stops everything.")

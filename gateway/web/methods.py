@@ -1,0 +1,68 @@
+"""The edge's method table: the gateway's own gRPC method handlers, collected from the same
+`register` function that fills the native server, with each method's messages and stream shape
+from the proto descriptors. Nothing here knows what a method does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from google.protobuf import descriptor_pool, message_factory
+from google.protobuf.message import Message
+
+
+@dataclass(frozen=True)
+class Method:
+    service: str  # e.g. tafel.play.v1.GameService
+    name: str  # e.g. SubmitMove
+    handler: grpc.RpcMethodHandler
+    input: type[Message]
+    output: type[Message]
+
+    @property
+    def path(self) -> str:
+        return f"/{self.service}/{self.name}"
+
+    @property
+    def bidirectional(self) -> bool:
+        return bool(self.handler.request_streaming)
+
+    @property
+    def server_streaming(self) -> bool:
+        return bool(self.handler.response_streaming)
+
+
+class _Collector:
+    """Stands in for grpc.aio.Server in `register`: keeps the handlers instead of serving them."""
+
+    def __init__(self) -> None:
+        self.services: dict[str, dict[str, grpc.RpcMethodHandler]] = {}
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        """Generated code registers every service twice; the registered handlers are enough."""
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, grpc.RpcMethodHandler]) -> None:
+        self.services[service] = dict(handlers)
+
+
+def collect_methods(register: Callable[[Any], None]) -> list[Method]:
+    collector = _Collector()
+    register(collector)
+    pool = descriptor_pool.Default()
+    methods: list[Method] = []
+    for service, handlers in collector.services.items():
+        descriptor = pool.FindServiceByName(service)
+        for name, handler in handlers.items():
+            method = descriptor.methods_by_name[name]
+            methods.append(
+                Method(
+                    service=service,
+                    name=name,
+                    handler=handler,
+                    input=message_factory.GetMessageClass(method.input_type),
+                    output=message_factory.GetMessageClass(method.output_type),
+                )
+            )
+    return methods
