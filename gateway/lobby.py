@@ -25,6 +25,7 @@ from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 from tafel.rules.v1 import rules_pb2
 
+from gateway.games import check_id
 from gateway.matchmaking import (
     DEFAULT_REDIS_SLOTS,
     BucketSpec,
@@ -319,10 +320,12 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
         per_move = per_move_ms(self.settings, request.time_control)
         low, high = match_seats(description, request.min_seats, request.max_seats)
         spec = BucketSpec(request.game, options, per_move, low, high)
+        if request.request_id:
+            check_id("request_id", request.request_id)
         await self.start()
         # Closed explicitly: when this generator is closed, the search (and its ticket) ends now,
         # not whenever the loop finalizes an abandoned generator.
-        async with contextlib.aclosing(self.matchmaker.find(spec, player)) as updates:
+        async with contextlib.aclosing(self.matchmaker.find(spec, player, request.request_id)) as updates:
             async for message in updates:
                 yield message
 

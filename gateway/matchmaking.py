@@ -13,6 +13,8 @@ tag (``{mm:<bucket id>}``), so every script touches one slot and runs unchanged 
 - ``r``  hash  ticket -> ``<game id>|<seat>`` once paired
 - ``m``  hash  game id -> the match's tickets in seat order; ``<game id>|s`` -> 1 once started
 - ``gc`` zset  game id -> when its result entries are dropped
+- ``k``  hash  ``k|<player id>|<request id>`` -> the ticket of a search sent with a request id;
+  ``r|<ticket>`` -> that key; ``o|<ticket>`` -> the stream that holds the ticket now (its owner)
 
 Pairing (the PAIR script) takes the queue oldest ticket first; each ticket's rating window is
 ``base + widen * waited`` (capped), and two tickets fit when their distance is within the larger
@@ -30,6 +32,13 @@ starting the game, a waiting stream starts it itself after a grace period (same 
 
 Tickets carry a short lease renewed by their stream's gateway: a crashed gateway's tickets vanish
 within the lease, and every ticket has a hard expiry. Cancelling the call removes the ticket.
+
+A search may carry a request id (FindMatchRequest.request_id). Sent again with the same id — the
+SDK does so after a lost connection, through whichever gateway it reaches — it takes over the
+ticket still queued for it (or learns the match it was paired into) instead of being refused
+ALREADY_QUEUED while the dead stream's ticket waits out its lease and may be paired without its
+player. The take-over names a new owner, and a withdrawal by the old owner (its gateway noticing
+the lost stream late) is ignored.
 """
 
 from __future__ import annotations
@@ -215,7 +224,13 @@ class Wakeups:
 # Lua
 
 _PRELUDE = """
-local Q, T, L, P, W, R, M, GC = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local Q, T, L, P, W, R, M, GC, K = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+
+local function forget_request(t)
+  local rk = redis.call('HGET', K, 'r|' .. t)
+  if rk then redis.call('HDEL', K, 'k|' .. rk) end
+  redis.call('HDEL', K, 'r|' .. t, 'o|' .. t)
+end
 
 local function remove_ticket(t, keep_player)
   local raw = redis.call('HGET', T, t)
@@ -226,7 +241,10 @@ local function remove_ticket(t, keep_player)
   redis.call('ZREM', Q, t)
   redis.call('HDEL', T, t)
   redis.call('ZREM', L, t)
-  if not keep_player then redis.call('HDEL', P, t) end
+  if not keep_player then
+    redis.call('HDEL', P, t)
+    forget_request(t)
+  end
 end
 
 local function sweep(now)
@@ -239,6 +257,7 @@ local function sweep(now)
       for t in string.gmatch(ts, '[^,]+') do
         redis.call('HDEL', R, t)
         redis.call('HDEL', P, t)
+        forget_request(t)
       end
     end
     redis.call('HDEL', M, gid, gid .. '|s')
@@ -251,14 +270,35 @@ local function touch(ttl)
 end
 """
 
-# ARGV: ticket, player id, player bytes, rating, now ms, lease until ms, hard expiry ms, keys ttl ms
+# ARGV: ticket, player id, player bytes, rating, now ms, lease until ms, hard expiry ms, keys ttl ms,
+#       request key ("<player id>|<request id>" or ""), owner
+# -> {1} queued, {0, prior ticket} the player already waits here (another search),
+#    {2, ticket, enqueued ms} the search with this request key resumed (its ticket taken over)
 ENQUEUE_LUA = (
     _PRELUDE
     + """
 local ticket, pid, player = ARGV[1], ARGV[2], ARGV[3]
 local rating, now, lease, hard, ttl = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]),
   tonumber(ARGV[7]), tonumber(ARGV[8])
+local rkey, owner = ARGV[9], ARGV[10]
 sweep(now)
+if rkey ~= '' then
+  local known = redis.call('HGET', K, 'k|' .. rkey)
+  if known then
+    local raw = redis.call('HGET', T, known)
+    if raw or redis.call('HEXISTS', R, known) == 1 then
+      redis.call('HSET', K, 'o|' .. known, owner)
+      local enq = now
+      if raw then
+        local khard = tonumber(string.match(raw, '^%d+|(%d+)|'))
+        redis.call('ZADD', L, math.min(lease, khard), known)
+        enq = tonumber(string.match(raw, '^(%d+)|'))
+      end
+      touch(ttl)
+      return {2, known, enq}
+    end
+  end
+end
 local prior = redis.call('HGET', W, pid)
 if prior and redis.call('HEXISTS', T, prior) == 1 then return {0, prior} end
 redis.call('ZADD', Q, rating, ticket)
@@ -266,16 +306,21 @@ redis.call('HSET', T, ticket, string.format('%d|%d|%s', now, hard, pid))
 redis.call('ZADD', L, math.min(lease, hard), ticket)
 redis.call('HSET', P, ticket, player)
 redis.call('HSET', W, pid, ticket)
+if rkey ~= '' then redis.call('HSET', K, 'k|' .. rkey, ticket, 'r|' .. ticket, rkey, 'o|' .. ticket, owner) end
 touch(ttl)
 return {1}
 """
 )
 
-# ARGV: ticket.  -> {1} removed from the queue, {2, "gid|seat"} already paired, {0} unknown
+# ARGV: ticket, owner ("" = whoever holds it).
+# -> {1} removed from the queue, {2, "gid|seat"} already paired, {0} unknown,
+#    {3} held by another owner now (a resent search took it over): left alone
 CANCEL_LUA = (
     _PRELUDE
     + """
 local t = ARGV[1]
+local holder = redis.call('HGET', K, 'o|' .. t)
+if ARGV[2] and ARGV[2] ~= '' and holder and holder ~= ARGV[2] then return {3} end
 if redis.call('HEXISTS', T, t) == 1 then
   remove_ticket(t, false)
   return {1}
@@ -511,6 +556,7 @@ class BucketKeys:
     results: str
     matches: str
     gc: str
+    requests: str
 
     def all(self) -> list[str]:
         return [
@@ -522,6 +568,7 @@ class BucketKeys:
             self.results,
             self.matches,
             self.gc,
+            self.requests,
         ]
 
 
@@ -536,6 +583,7 @@ def bucket_keys(bucket_id: str) -> BucketKeys:
         results=f"{tag}:r",
         matches=f"{tag}:m",
         gc=f"{tag}:gc",
+        requests=f"{tag}:k",
     )
 
 
@@ -555,6 +603,17 @@ class TicketStatus:
     seat: int = 0
     started: bool = False
     refused: bool = False  # the rules service refused to create the game (it never will)
+
+
+@dataclass(frozen=True)
+class Taken:
+    """What queueing a search did: queued `ticket_id` (a new ticket, or with `resumed` the one an
+    earlier send of the same search queued), or not (`ticket_id` is the player's other ticket)."""
+
+    ticket_id: str
+    queued: bool
+    resumed: bool
+    enqueued_ms: int
 
 
 @dataclass(frozen=True)
@@ -611,7 +670,24 @@ class MatchQueue:
         self, bucket_id: str, ticket_id: str, player: play_pb2.Player, rating: float, now_ms: int
     ) -> str | None:
         """Queue a ticket; None when done, else the id of the player's ticket already queued."""
+        taken = await self.take(bucket_id, ticket_id, player, rating, now_ms)
+        return None if taken.queued else taken.ticket_id
+
+    async def take(
+        self,
+        bucket_id: str,
+        ticket_id: str,
+        player: play_pb2.Player,
+        rating: float,
+        now_ms: int,
+        *,
+        request_id: str = "",
+        owner: str = "",
+    ) -> Taken:
+        """Queue `ticket_id`, or, for a search sent again with the same request id, take over the
+        ticket it queued before (still queued or already paired)."""
         s = self.settings
+        request_key = f"{player.player_id}|{request_id}" if request_id else ""
         result = await self._enqueue(
             keys=bucket_keys(bucket_id).all(),
             args=[
@@ -623,15 +699,21 @@ class MatchQueue:
                 now_ms + int(s.lease_s * 1000),
                 now_ms + int(s.ticket_ttl_s * 1000),
                 self._keys_ttl_ms,
+                request_key,
+                owner,
             ],
         )
-        if int(result[0]) == 1:
-            return None
-        return _text(result[1])
+        kind = int(result[0])
+        if kind == 1:
+            return Taken(ticket_id, queued=True, resumed=False, enqueued_ms=now_ms)
+        if kind == 2:
+            return Taken(_text(result[1]), queued=True, resumed=True, enqueued_ms=int(result[2]))
+        return Taken(_text(result[1]), queued=False, resumed=False, enqueued_ms=0)
 
-    async def cancel(self, bucket_id: str, ticket_id: str) -> bool:
-        """Remove a queued ticket; False when it was already paired or gone."""
-        result = await self._cancel(keys=bucket_keys(bucket_id).all(), args=[ticket_id])
+    async def cancel(self, bucket_id: str, ticket_id: str, owner: str = "") -> bool:
+        """Remove a queued ticket; False when it was already paired or gone, or when `owner` no
+        longer holds it (a resent search took it over)."""
+        result = await self._cancel(keys=bucket_keys(bucket_id).all(), args=[ticket_id, owner])
         return int(result[0]) == 1
 
     async def renew(self, bucket_id: str, tickets: Sequence[str], now_ms: int) -> list[TicketStatus]:
@@ -793,11 +875,12 @@ class Matchmaker:
     # -- a waiting stream ----------------------------------------------------------------------
 
     async def find(
-        self, spec: BucketSpec, player: play_pb2.Player
+        self, spec: BucketSpec, player: play_pb2.Player, request_id: str = ""
     ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]:
         """Queue `player` and stream MatchQueued updates, then MatchFound. Raises Refused
-        (ALREADY_EXISTS if the player already waits in this bucket, DEADLINE_EXCEEDED when the
-        ticket expired). Closing the generator early (a cancelled call) removes the ticket."""
+        (ALREADY_EXISTS if the player already waits in this bucket for another search,
+        DEADLINE_EXCEEDED when the ticket expired). Closing the generator early (a cancelled call)
+        removes the ticket. With a `request_id`, a search sent again takes over its ticket."""
         if spec.max_seats <= 1:
             async for message in self._solo(spec, player):
                 yield message
@@ -808,24 +891,30 @@ class Matchmaker:
                 await asyncio.shield(withdrawing)
         rating = await self.ratings.rating(player.player_id, spec.game)
         ticket_id = new_ticket_id()
+        owner = new_ticket_id()  # this stream, as the holder of the ticket
         now = self.now_ms()
-        enqueue = asyncio.ensure_future(self.queue.enqueue(spec.bucket_id, ticket_id, player, rating, now))
+        enqueue = asyncio.ensure_future(
+            self.queue.take(spec.bucket_id, ticket_id, player, rating, now, request_id=request_id, owner=owner)
+        )
         try:
-            prior = await asyncio.shield(enqueue)
+            taken = await asyncio.shield(enqueue)
         except asyncio.CancelledError:
             # Withdrawn while the ticket was being written: take it out once it is in.
-            self._withdraw(spec, player, ticket_id, self._withdraw_after(enqueue, spec.bucket_id, ticket_id))
+            self._withdraw(spec, player, ticket_id, self._withdraw_after(enqueue, spec.bucket_id, owner))
             raise
-        if prior is not None:
+        if not taken.queued:
             raise Refused(
                 grpc.StatusCode.ALREADY_EXISTS,
                 "ALREADY_QUEUED",
                 "you already wait for a match with these settings; cancel that call first",
-                metadata={"ticket_id": prior},
+                metadata={"ticket_id": taken.ticket_id},
             )
-        waiter = _Waiter(ticket_id, now)
+        ticket_id = taken.ticket_id
+        waiter = _Waiter(ticket_id, taken.enqueued_ms)
         bucket = self._bucket(spec)
         bucket.waiters[ticket_id] = waiter
+        if taken.resumed:
+            bucket.renew_now = True  # it may have been paired meanwhile: learn that on this pass
         bucket.poke.set()
         done = False
         try:
@@ -867,21 +956,23 @@ class Matchmaker:
                             "a match was found but its game could not be started; ask again",
                         )
         finally:
-            bucket.waiters.pop(ticket_id, None)
+            if bucket.waiters.get(ticket_id) is waiter:  # a resent search may hold the ticket now
+                del bucket.waiters[ticket_id]
             if not done:
                 # The call ended early (cancelled, disconnected): take the ticket out of the
                 # queue, in a task of its own so the cancellation of this one cannot stop it.
-                task = self._withdraw(spec, player, ticket_id, self._cancel(spec.bucket_id, ticket_id))
+                task = self._withdraw(spec, player, ticket_id, self._cancel(spec.bucket_id, ticket_id, owner))
                 # The search ends once its ticket has left the queue (a caller that withdraws and
                 # searches again must not race its own old ticket); shielded, so a second
                 # cancellation cannot stop the removal.
                 with contextlib.suppress(Exception, asyncio.CancelledError):
                     await asyncio.shield(task)
 
-    async def _withdraw_after(self, enqueue: asyncio.Future[str | None], bucket_id: str, ticket_id: str) -> None:
+    async def _withdraw_after(self, enqueue: asyncio.Future[Taken], bucket_id: str, owner: str) -> None:
         with contextlib.suppress(Exception):
-            if await enqueue is None:
-                await self._cancel(bucket_id, ticket_id)
+            taken = await enqueue
+            if taken.queued:
+                await self._cancel(bucket_id, taken.ticket_id, owner)
 
     def _withdraw(
         self, spec: BucketSpec, player: play_pb2.Player, ticket_id: str, removal: Awaitable[Any]
@@ -899,10 +990,10 @@ class Matchmaker:
         task.add_done_callback(done)
         return task
 
-    async def _cancel(self, bucket_id: str, ticket_id: str) -> None:
+    async def _cancel(self, bucket_id: str, ticket_id: str, owner: str = "") -> None:
         for attempt in range(3):
             try:
-                await self.queue.cancel(bucket_id, ticket_id)
+                await self.queue.cancel(bucket_id, ticket_id, owner)
                 return
             except RedisError:
                 await asyncio.sleep(0.2 * (attempt + 1))

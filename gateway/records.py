@@ -50,6 +50,13 @@ def index_key(player_id: str = "", game: str = "") -> str:
     return key
 
 
+def no_show(actions: list[games_pb2.RecordedAction]) -> bool:
+    """A seat timed out without ever acting itself: its player never arrived (a matched player
+    whose connection died before the game began). Such a game is not rated, for either side."""
+    acted = {action.seat for action in actions if not action.timed_out}
+    return any(action.timed_out and action.seat not in acted for action in actions)
+
+
 class Records:
     def __init__(self, redis: Redis, store: GameStore, *, ttl_s: int = 0, pipe: RedisPipe | None = None) -> None:
         self.redis = redis
@@ -73,7 +80,7 @@ class Records:
             actions=actions,
             outcome=outcome,
             time_control=meta.time_control(),
-            rated=meta.rated,
+            rated=meta.rated and not no_show(actions),
         )
         record.started_at.FromMilliseconds(int(meta.created_at * 1000))
         if actions:
@@ -126,7 +133,7 @@ class Records:
         if game:
             check_id("game", game)
         size = page_size_of(page_size)
-        cursor = PageCursor.decode(page_token)
+        cursor = PageCursor.decode(page_token, ("records",))
         after = (cursor.score, cursor.member) if cursor else None
         rows, more = await zpage_newest(self.redis, index_key(player_id, game), size, after)
         records: list[play_pb2.GameRecord] = []

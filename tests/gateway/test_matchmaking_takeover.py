@@ -1,0 +1,122 @@
+"""A search sent again with the same request id takes over its ticket (issue 18.1): after its
+gateway was killed, through another gateway, and a late withdrawal by the dead stream's owner
+leaves the taken-over ticket alone. A matched player who never arrives does not lose a rated game."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+from redis.asyncio import Redis
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2, play_pb2_grpc
+
+from gateway.matchmaking import MatchQueue, bucket_keys, new_ticket_id
+from tests.gateway.conftest import GatewaySystem
+from tests.gateway.harness import Client, Seating, spawn_gateway
+from tests.gateway.lobby_e2e import Guest, guest_on, own_time_control
+from tests.gateway.lobby_helpers import FAST, player, spec
+
+NOW = 1_700_000_000_000
+
+
+async def test_a_resent_search_takes_over_its_ticket_and_the_old_owner_cannot_withdraw_it(redis: Redis) -> None:
+    queue = MatchQueue(redis, FAST)
+    bucket = spec()
+    who = player("takeover")
+    first = await queue.take(bucket.bucket_id, new_ticket_id(), who, 1500, NOW, request_id="rq-1", owner="o1")
+    assert first.queued and not first.resumed
+    again = await queue.take(bucket.bucket_id, new_ticket_id(), who, 1500, NOW + 50, request_id="rq-1", owner="o2")
+    assert again.queued and again.resumed and again.ticket_id == first.ticket_id and again.enqueued_ms == NOW
+    # Another search (another request id) of the same player is still refused while it waits.
+    other = await queue.take(bucket.bucket_id, new_ticket_id(), who, 1500, NOW + 60, request_id="rq-2", owner="o3")
+    assert not other.queued and other.ticket_id == first.ticket_id
+    # The dead stream's gateway withdraws late: the ticket is the new stream's now.
+    assert await queue.cancel(bucket.bucket_id, first.ticket_id, "o1") is False
+    assert [s.kind for s in await queue.renew(bucket.bucket_id, [first.ticket_id], NOW + 70)] == ["queued"]
+    assert await queue.cancel(bucket.bucket_id, first.ticket_id, "o2") is True
+    keys = bucket_keys(bucket.bucket_id)
+    assert await redis.hlen(keys.requests) == 0  # nothing left behind for the request id
+
+
+def same_player_on(guest: Guest, channel: grpc.aio.Channel) -> Guest:
+    return Guest(guest.session, play_pb2_grpc.LobbyServiceStub(channel), play_pb2_grpc.GameServiceStub(channel))
+
+
+async def matched(call: grpc.aio.UnaryStreamCall) -> play_pb2.MatchFound:  # type: ignore[type-arg]
+    while True:
+        response = await call.read()
+        assert response is not grpc.aio.EOF, "the search ended without a match"
+        if response.HasField("matched"):
+            return response.matched
+
+
+async def test_a_search_resent_through_another_gateway_after_a_kill_takes_over_its_ticket(
+    gw_system: GatewaySystem,
+) -> None:
+    doomed = spawn_gateway(gw_system.redis_url, gw_system.routes, name="gateway-doomed", TAFEL_MM_LEASE_S="20")
+    channels = [grpc.aio.insecure_channel(address) for address in (doomed.address, *(g.address for g in gw_system.gateways))]
+    try:
+        a = await guest_on(channels[0])
+        b = await guest_on(channels[2])
+        request = play_pb2.FindMatchRequest(game="connect4", time_control=own_time_control(), request_id="search-1")
+        lost = a.lobby.FindMatch(request, metadata=a.md, timeout=60)
+        ticket = (await lost.read()).queued.ticket_id
+        doomed.kill()  # kill -9: nobody withdraws the ticket, whose lease runs for 20 s more
+        # The same player sends the same search through a surviving gateway: it takes the ticket over.
+        resent = same_player_on(a, channels[1]).lobby.FindMatch(request, metadata=a.md, timeout=60)
+        first = await resent.read()
+        assert first.HasField("queued") and first.queued.ticket_id == ticket
+        other = b.lobby.FindMatch(play_pb2.FindMatchRequest(game="connect4", time_control=request.time_control),
+                                  metadata=b.md, timeout=60)
+        found_a, found_b = await asyncio.wait_for(asyncio.gather(matched(resent), matched(other)), 30)
+        assert found_a.game_id == found_b.game_id and found_a.ticket_id == ticket
+        assert {found_a.seat, found_b.seat} == {0, 1}
+    finally:
+        doomed.kill()
+        for channel in channels:
+            await channel.close()
+
+
+async def wait_for_record(client: Client, game_id: str, timeout_s: float = 20.0) -> play_pb2.GameRecord:
+    """The record is written just after the game's last event: ask until it is there."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    async for response in client.games.WatchGame(play_pb2.WatchGameRequest(game_id=game_id), metadata=client.md,
+                                                 timeout=timeout_s):
+        if response.event.HasField("ended"):
+            break
+    while True:
+        try:
+            request = play_pb2.GetGameRecordRequest(game_id=game_id)
+            return (await client.games.GetGameRecord(request, metadata=client.md, timeout=5)).record
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.NOT_FOUND or loop.time() > deadline:
+                raise
+            await asyncio.sleep(0.05)
+
+
+async def test_a_seat_that_never_arrives_does_not_lose_a_rated_game(
+    gw_system: GatewaySystem, seats: Seating, clients: list[Client]
+) -> None:
+    a, b, _ = clients
+
+    async def rated_game() -> str:
+        return await seats.directory.start_game(
+            game="connect4", options=games_pb2.GameOptions(), players=[a.player, b.player], per_move_s=0.5,
+            rated=True, origin="test",
+        )
+
+    # Seat 1 never moves: it times out on its first turn. Not a rated result.
+    no_show = await rated_game()
+    await a.move(no_show, 0, 3)
+    record = await wait_for_record(a, no_show)
+    assert record.actions[-1].timed_out and record.actions[-1].seat == 1
+    assert not record.rated
+    # Seat 1 played, then ran out of time: that counts.
+    played = await rated_game()
+    await a.move(played, 0, 3)
+    await b.move(played, 1, 4)
+    record = await wait_for_record(a, played)
+    assert record.actions[-1].timed_out and record.actions[-1].seat == 0
+    assert record.rated
