@@ -207,6 +207,18 @@ class ColourSquareRules:
             waiting=tuple(range(seats)),
         )
 
+    def opening_events(self, state: State) -> Sequence[AnyEvent]:
+        """Round 1's roll, so a client follows every round from the stream alone."""
+        assert state.roll is not None
+        return (DiceRolled(state.round, state.active, state.roll),)
+
+    def commute_window(self, state: State) -> int | None:
+        """Placements of different seats in one round commute (each seat places on its own sheet;
+        the round resolves only when the last one is in), so the service accepts a placement made
+        against an older version of the same round when it is still legal now. The window is the
+        round number while seats place; None in the final turns and at the end."""
+        return state.round if state.phase is Phase.ROUND else None
+
     def to_act(self, state: State) -> frozenset[int]:
         return frozenset() if state.phase is Phase.OVER else frozenset(state.waiting)
 
@@ -298,12 +310,19 @@ class ColourSquareRules:
         return self._after_leaving(state, seat, events), events
 
     def _after_leaving(self, state: State, seat: int, events: list[AnyEvent]) -> State:
-        """After `seat` timed out or resigned: end, resolve, pass the final turn on, or wait on."""
+        """After `seat` timed out or resigned: end, resolve, pass the final turn on, or wait on.
+        Every phase change has its event: a round ended by the last seat leaving still resolves
+        (RoundResolved), a final turn that timed out or was resigned still ends (FinalTurnResolved)."""
+        final_turn_over = state.phase is Phase.FINAL and not state.waiting
+        if final_turn_over:
+            events.append(FinalTurnResolved(seat))
         if all(p.removed for p in state.players):
+            if state.phase is Phase.ROUND:
+                events.append(RoundResolved(state.round))
             return self._end(replace(state, caller=None), ALL_REMOVED, events)
         if state.phase is Phase.ROUND:
             return self._resolve_round(state, events) if not state.waiting else state
-        if not state.waiting:  # the final turn's seat timed out or resigned
+        if final_turn_over:  # the final turn's seat timed out or resigned
             return self._next_final(state, events)
         return state
 

@@ -9,6 +9,7 @@ Redis, so any replica can serve any game.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import re
 import secrets
@@ -48,6 +49,9 @@ ViewT = TypeVar("ViewT")
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MAX_SEAT = 63
 MAX_IN_FLIGHT_PER_STREAM = 1024
+# Commuting placements that lose the commit race to another seat's are re-applied on the new state;
+# each loss means another seat's action landed, so a table of S seats needs at most S - 1 retries.
+MAX_REBASES = 16
 log = logging.getLogger("tafel.rules")
 
 
@@ -58,11 +62,20 @@ def check_id(kind: str, value: str, *, required: bool = True) -> None:
         raise invalid(f"BAD_{kind.upper()}", f"{kind} must be 1-64 characters of A-Z a-z 0-9 _ -", field=kind)
 
 
+def request_digest(request: rules_pb2.ApplyMoveRequest) -> bytes:
+    """What a request asks for: its seat and action. Not its expected version (a retry made after
+    learning a newer version is the same request) nor its turn clock (the caller's bookkeeping)."""
+    action = request.WhichOneof("action") or ""
+    body = request.move.SerializeToString(deterministic=True) if action == "move" else b""
+    return hashlib.blake2b(f"{request.seat}:{action}:".encode() + body, digest_size=12).digest()
+
+
 @dataclass
 class CachedGame(Generic[StateT]):
     version: int
     state: StateT
     game: StoredGame
+    window_from: int | None = None  # the version the state's commuting window began at
 
 
 class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, OptionsT, EventT, ViewT]):
@@ -85,6 +98,11 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         self.cache_games = cache_games
         self._cache: OrderedDict[str, CachedGame[StateT]] = OrderedDict()
         metrics.cached_games.set_function(lambda: len(self._cache))
+        # Optional game hooks: a commuting window (moves of different seats made within one window
+        # commute, e.g. Colour Square's simultaneous placements of a round) and the events the
+        # opening state has beside GameCreated (e.g. round 1's roll).
+        self._window: Any = getattr(rules, "commute_window", None)
+        self._opening: Any = getattr(rules, "opening_events", None)
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -107,6 +125,38 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
 
     def _forget(self, game_id: str) -> None:
         self._cache.pop(game_id, None)
+
+    def _window_after(self, before: CachedGame[StateT], state: StateT, version: int) -> int | None:
+        """The start of the commuting window in force after an action took `before` to `state`
+        at `version`: kept while the window goes on, `version` when a new one opens."""
+        if self._window is None:
+            return None
+        window = self._window(state)
+        if window is None:
+            return None
+        if before.window_from is not None and self._window(before.state) == window:
+            return before.window_from
+        return version
+
+    def _commutes(self, cached: CachedGame[StateT], expected: int, action: str | None) -> bool:
+        """A move made against `expected` may be applied to the newer `cached` state: it is a move
+        (not a resignation or a timeout), the game has a commuting window now, and the mover's
+        version lies inside it (it saw this round's roll). Its legality is then judged on `cached`."""
+        return (
+            action == "move"
+            and cached.window_from is not None
+            and cached.window_from <= expected < cached.version
+        )
+
+    @staticmethod
+    def _replayed(replayed: Replayed, digest: bytes) -> rules_pb2.ApplyMoveResponse:
+        if replayed.digest and replayed.digest != digest:
+            raise invalid(
+                "REQUEST_ID_REUSED",
+                "this request id was already used for a different request: use a new id for a new request",
+                field="request_id",
+            )
+        return rules_pb2.ApplyMoveResponse.FromString(replayed.response)
 
     def _decode(self, stored: StoredGame) -> StateT:
         if stored.game != self.rules.name:
@@ -154,94 +204,102 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         if clock is not None:
             _check_turn_clock(game_id, clock)
 
+        digest = request_digest(request)
         expected = request.expected_version
-        cached = self._cache.get(game_id)
-        fresh = cached is None or cached.version != expected
-        if fresh:
-            loaded = await self._load(game_id, request.request_id)
-            if isinstance(loaded, Replayed):
-                return rules_pb2.ApplyMoveResponse.FromString(loaded.response)
-            cached = CachedGame(loaded.version, self._decode(loaded), loaded)
-            self._remember(game_id, cached)
-            if loaded.version != expected:
+        base = expected  # the version the action is applied against (newer when it commutes)
+        for _ in range(MAX_REBASES):
+            cached = self._cache.get(game_id)
+            fresh = cached is None or cached.version != base
+            if fresh:
+                loaded = await self._load(game_id, request.request_id)
+                if isinstance(loaded, Replayed):
+                    return self._replayed(loaded, digest)
+                cached = CachedGame(loaded.version, self._decode(loaded), loaded, loaded.window_from)
+                self._remember(game_id, cached)
+                if loaded.version != base:
+                    if not self._commutes(cached, expected, action):
+                        raise _mismatch(loaded.version, expected)
+                    base = loaded.version
+            assert cached is not None
+            seats = cached.game.seats
+            if request.seat >= seats:
+                raise invalid("BAD_SEAT", f"seat {request.seat} does not exist in a {seats}-seat game")
+            try:
+                if move is not None:
+                    state, events = self.rules.apply_move(cached.state, request.seat, move)
+                elif action == "resignation":
+                    state, events = self.rules.resign(cached.state, request.seat)
+                else:
+                    state, events = self.rules.timeout(cached.state, request.seat)
+            except IllegalMove as illegal:
+                if not fresh:
+                    # The cached state may be stale (another replica moved the game): judge again
+                    # against Redis before refusing.
+                    self._forget(game_id)
+                    continue
+                if base != expected:
+                    # Made against an older version and not legal now: the mover is behind.
+                    raise _mismatch(base, expected) from None
                 raise Refused(
-                    grpc.StatusCode.ABORTED,
-                    "VERSION_MISMATCH",
-                    f"the game is at version {loaded.version}, the action was made against {expected}",
-                    current_version=loaded.version,
-                )
-        assert cached is not None
-        seats = cached.game.seats
-        if request.seat >= seats:
-            raise invalid("BAD_SEAT", f"seat {request.seat} does not exist in a {seats}-seat game")
-        try:
-            if move is not None:
-                state, events = self.rules.apply_move(cached.state, request.seat, move)
-            elif action == "resignation":
-                state, events = self.rules.resign(cached.state, request.seat)
-            else:
-                state, events = self.rules.timeout(cached.state, request.seat)
-        except IllegalMove as illegal:
-            if not fresh:
-                # The cached state may be stale (another replica moved the game): judge again
-                # against Redis before refusing.
-                self._forget(game_id)
-                return await self._apply(request)
-            raise Refused(
-                grpc.StatusCode.FAILED_PRECONDITION, illegal.reason, illegal.message, current_version=expected
-            ) from None
+                    grpc.StatusCode.FAILED_PRECONDITION, illegal.reason, illegal.message, current_version=expected
+                ) from None
 
-        version = expected + 1
-        event_messages = self.envelope.events_to_union(events, version)
-        response = rules_pb2.ApplyMoveResponse(
-            version=version, events=event_messages, status=self._status(state, version)
-        )
-        batch = games_pb2.GameEventBatch(game_id=game_id, events=event_messages, status=response.status)
-        record = games_pb2.RecordedAction(seat=request.seat, version=version)
-        record.at.FromNanoseconds(time.time_ns())
-        if action == "move":
-            record.move.CopyFrom(request.move)
-        elif action == "resignation":
-            record.resigned = True
-        else:
-            record.timed_out = True
-        result = await self.store.commit(
-            game_id=game_id,
-            expected_version=expected,
-            request_id=request.request_id,
-            state=self.codec.state_to_bytes(state),
-            events=[NewEvent(m.event_id, m.SerializeToString()) for m in event_messages],
-            response=response.SerializeToString(),
-            over=response.status.over,
-            publish=batch.SerializeToString(),
-            action=record.SerializeToString(),
-            clock=None if clock is None else ClockArm(
-                to_act="" if response.status.over else ",".join(str(seat) for seat in response.status.to_act),
-                per_move_ms=clock.per_move_ms,
-                now_ms=int(time.time() * 1000),
-                ttl_s=clock.ttl_s,
-                keep_alive=tuple(clock.keep_alive),
-            ),
-        )
-        if isinstance(result, Committed):
-            self._remember(game_id, CachedGame(version, state, cached.game))
-            if clock is not None:
-                response.clock_armed = True
-                if result.deadline_ms:
-                    response.turn_deadline.FromMilliseconds(result.deadline_ms)
-            return response
-        self._forget(game_id)
-        if isinstance(result, Replayed):
-            return rules_pb2.ApplyMoveResponse.FromString(result.response)
-        if isinstance(result, Conflict):
-            raise Refused(
-                grpc.StatusCode.ABORTED,
-                "VERSION_MISMATCH",
-                f"the game moved on to version {result.current_version}",
-                current_version=result.current_version,
+            version = base + 1
+            window_from = self._window_after(cached, state, version)
+            event_messages = self.envelope.events_to_union(events, version)
+            response = rules_pb2.ApplyMoveResponse(
+                version=version, events=event_messages, status=self._status(state, version)
             )
-        assert isinstance(result, Missing)
-        raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no game {game_id!r}")
+            batch = games_pb2.GameEventBatch(game_id=game_id, events=event_messages, status=response.status)
+            record = games_pb2.RecordedAction(seat=request.seat, version=version)
+            record.at.FromNanoseconds(time.time_ns())
+            if action == "move":
+                record.move.CopyFrom(request.move)
+            elif action == "resignation":
+                record.resigned = True
+            else:
+                record.timed_out = True
+            result = await self.store.commit(
+                game_id=game_id,
+                expected_version=base,
+                request_id=request.request_id,
+                state=self.codec.state_to_bytes(state),
+                events=[NewEvent(m.event_id, m.SerializeToString()) for m in event_messages],
+                response=response.SerializeToString(),
+                over=response.status.over,
+                publish=batch.SerializeToString(),
+                action=record.SerializeToString(),
+                status=response.status.SerializeToString(),
+                digest=digest,
+                window_from=window_from,
+                clock=None if clock is None else ClockArm(
+                    to_act="" if response.status.over else ",".join(str(seat) for seat in response.status.to_act),
+                    per_move_ms=clock.per_move_ms,
+                    now_ms=int(time.time() * 1000),
+                    ttl_s=clock.ttl_s,
+                    keep_alive=tuple(clock.keep_alive),
+                ),
+            )
+            if isinstance(result, Committed):
+                self._remember(game_id, CachedGame(version, state, cached.game, window_from))
+                if clock is not None:
+                    response.clock_armed = True
+                    if result.deadline_ms:
+                        response.turn_deadline.FromMilliseconds(result.deadline_ms)
+                return response
+            self._forget(game_id)
+            if isinstance(result, Replayed):
+                return self._replayed(result, digest)
+            if isinstance(result, Conflict):
+                if action == "move" and self._window is not None:
+                    continue  # another seat's action landed first: judge again on the new state
+                raise _mismatch(result.current_version, expected, moved_on=True)
+            assert isinstance(result, Missing)
+            raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no game {game_id!r}")
+        raise Refused(
+            grpc.StatusCode.ABORTED, "VERSION_MISMATCH", "the game kept moving; read it and retry",
+            current_version=base,
+        )
 
     # -- RPCs ---------------------------------------------------------------------------------------
 
@@ -294,11 +352,18 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         created.created.game = self.rules.name
         created.created.seats = request.seats
         created.created.options.CopyFrom(options_union)
+        opening = [created]
+        if self._opening is not None:
+            more = self.envelope.events_to_union(self._opening(state), 0)
+            for index, event in enumerate(more, start=2):  # (GameCreated is 0-1)
+                event.event_id = f"0-{index}"
+            opening.extend(more)
         response = rules_pb2.CreateGameResponse(
-            game_id=request.game_id, options=options_union, status=self._status(state, 0), events=[created]
+            game_id=request.game_id, options=options_union, status=self._status(state, 0), events=opening
         )
         options_bytes = options_union.SerializeToString()
         state_bytes = self.codec.state_to_bytes(state)
+        window_from = 0 if self._window is not None and self._window(state) is not None else None
         result = await self.store.create(
             game_id=request.game_id,
             request_id=request.request_id,
@@ -306,11 +371,13 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             seats=request.seats,
             options=options_bytes,
             state=state_bytes,
-            created=NewEvent(created.event_id, created.SerializeToString()),
+            created=[NewEvent(event.event_id, event.SerializeToString()) for event in opening],
             response=response.SerializeToString(),
             publish=games_pb2.GameEventBatch(
-                game_id=request.game_id, events=[created], status=response.status
+                game_id=request.game_id, events=opening, status=response.status
             ).SerializeToString(),
+            status=response.status.SerializeToString(),
+            window_from=window_from,
         )
         if isinstance(result, Replayed):
             return rules_pb2.CreateGameResponse.FromString(result.response)
@@ -325,10 +392,11 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             version=0,
             state=state_bytes,
             options=options_bytes,
-            last_event_id=created.event_id,
+            last_event_id=opening[-1].event_id,
             over=response.status.over,
+            window_from=window_from,
         )
-        self._remember(request.game_id, CachedGame(0, state, stored))
+        self._remember(request.game_id, CachedGame(0, state, stored, window_from))
         return response
 
     async def ApplyMove(
@@ -458,6 +526,15 @@ def _check_turn_clock(game_id: str, clock: rules_pb2.TurnClock) -> None:
             f"turn_clock.keep_alive: at most 4 keys of this game, each holding {tag}",
             field="turn_clock.keep_alive",
         )
+
+
+def _mismatch(current: int, expected: int, *, moved_on: bool = False) -> Refused:
+    message = (
+        f"the game moved on to version {current}"
+        if moved_on
+        else f"the game is at version {current}, the action was made against {expected}"
+    )
+    return Refused(grpc.StatusCode.ABORTED, "VERSION_MISMATCH", message, current_version=current)
 
 
 def _refusal(response: rules_pb2.ApplyMovesResponse, refused: Refused) -> None:

@@ -4,9 +4,14 @@ Keys are hash-tagged by game (``{g:<id>}``) so one game's keys share a slot and 
 unchanged on Redis Cluster:
 
 - ``tafel:{g:ID}:state``  hash: ``v`` version, ``s`` state bytes, ``g`` game, ``n`` seats,
-  ``o`` options (GameOptions bytes), ``l`` last event id, ``c`` creating request id, ``f`` 1 when over
+  ``o`` options (GameOptions bytes), ``l`` last event id, ``c`` creating request id, ``f`` 1 when over,
+  ``w`` the version the current commuting window began at ("" = none; see RulesServicer)
+- stream entries carry ``e`` (the GameEvent) and ``t`` (the GameStatus after that event's move), so
+  replayed events carry the status live ones do
 - ``tafel:{g:ID}:events`` stream: field ``e`` holds a GameEvent; ids are ``<version>-<index>``
-- ``tafel:{g:ID}:reqs``   hash: request id -> the first answer (response bytes), for retries
+- ``tafel:{g:ID}:reqs``   hash: request id -> the first answer (response bytes), for retries;
+  ``<request id>#`` -> a digest of the request it answered (a reused id with another request is
+  refused; ``#`` never occurs in an id)
 - ``tafel:{g:ID}:actions`` list: RecordedAction per applied action (the game's record)
 
 A move compares the version, drops a repeated request id (answering with the first result), writes
@@ -46,8 +51,12 @@ local function pb_timestamp_field(tag, ms)
   return string.char(tag) .. pb_varint(#inner) .. inner
 end
 
+-- The last three arguments: the GameStatus after the move (kept on each event), the request's
+-- digest, and the version the commuting window began at ('' = none).
+local status = ARGV[#ARGV - 2]
+local digest = ARGV[#ARGV - 1]
 local prior = redis.call('HGET', KEYS[3], ARGV[2])
-if prior then return {1, prior} end
+if prior then return {1, prior, redis.call('HGET', KEYS[3], ARGV[2] .. '#') or ''} end
 local v = redis.call('HGET', KEYS[1], 'v')
 if not v then return {3} end
 if tonumber(v) ~= tonumber(ARGV[1]) then return {2, v} end
@@ -55,10 +64,10 @@ local n = tonumber(ARGV[8])
 local last = redis.call('HGET', KEYS[1], 'l')
 for i = 1, n do
   last = ARGV[8 + 2 * i - 1]
-  redis.call('XADD', KEYS[2], last, 'e', ARGV[8 + 2 * i])
+  redis.call('XADD', KEYS[2], last, 'e', ARGV[8 + 2 * i], 't', status)
 end
-redis.call('HSET', KEYS[1], 'v', tonumber(ARGV[1]) + 1, 's', ARGV[3], 'l', last, 'f', ARGV[5])
-redis.call('HSET', KEYS[3], ARGV[2], ARGV[4])
+redis.call('HSET', KEYS[1], 'v', tonumber(ARGV[1]) + 1, 's', ARGV[3], 'l', last, 'f', ARGV[5], 'w', ARGV[#ARGV])
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[4], ARGV[2] .. '#', digest)
 local ttl = tonumber(ARGV[6])
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
@@ -92,9 +101,13 @@ if c then
   end
   return {2}
 end
+-- ARGV[12] the GameStatus at version 0, ARGV[13] the commuting window's start, then the creation's
+-- events as (id, GameEvent) pairs (GameCreated first; ARGV[6] is the last of their ids).
 redis.call('HSET', KEYS[1], 'v', 0, 's', ARGV[2], 'g', ARGV[3], 'n', ARGV[4], 'o', ARGV[5],
-           'l', ARGV[6], 'c', ARGV[1], 'f', 0)
-redis.call('XADD', KEYS[2], ARGV[6], 'e', ARGV[7])
+           'l', ARGV[6], 'c', ARGV[1], 'f', 0, 'w', ARGV[13])
+for i = 14, #ARGV - 1, 2 do
+  redis.call('XADD', KEYS[2], ARGV[i], 'e', ARGV[i + 1], 't', ARGV[12])
+end
 if ARGV[1] ~= '' then redis.call('HSET', KEYS[3], ARGV[1], ARGV[8]) end
 local ttl = tonumber(ARGV[9])
 redis.call('EXPIRE', KEYS[1], ttl)
@@ -107,7 +120,9 @@ return {0}
 LOAD_LUA = """
 local prior = ''
 if ARGV[1] ~= '' then prior = redis.call('HGET', KEYS[2], ARGV[1]) or '' end
-return {prior, redis.call('HMGET', KEYS[1], 'v', 's', 'g', 'n', 'o', 'l', 'f')}
+local digest = ''
+if prior ~= '' then digest = redis.call('HGET', KEYS[2], ARGV[1] .. '#') or '' end
+return {prior, redis.call('HMGET', KEYS[1], 'v', 's', 'g', 'n', 'o', 'l', 'f', 'w'), digest}
 """
 
 
@@ -141,6 +156,7 @@ class StoredGame:
     options: bytes  # GameOptions
     last_event_id: str
     over: bool
+    window_from: int | None = None  # the version the current commuting window began at
 
 
 @dataclass(frozen=True)
@@ -161,9 +177,11 @@ class ClockArm:
 
 @dataclass(frozen=True)
 class Replayed:
-    """The request id was seen before: here is the first answer."""
+    """The request id was seen before: here is the first answer, and the digest of the request it
+    answered (b"" for answers kept before digests were)."""
 
     response: bytes
+    digest: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -184,6 +202,13 @@ class Exists:
 CommitResult = Committed | Replayed | Conflict | Missing
 CreateResult = Committed | Replayed | Exists
 LoadResult = StoredGame | Replayed | Missing
+
+
+@dataclass(frozen=True)
+class StreamEntry:
+    event_id: str
+    payload: bytes  # GameEvent bytes
+    status: bytes  # GameStatus bytes after the event's move (b"" for entries older than this field)
 
 
 @dataclass(frozen=True)
@@ -217,11 +242,20 @@ class GameStore:
         seats: int,
         options: bytes,
         state: bytes,
-        created: NewEvent,
+        created: NewEvent | Sequence[NewEvent],
         response: bytes,
         publish: bytes,
+        status: bytes = b"",
+        window_from: int | None = None,
     ) -> CreateResult:
+        """Write a new game: `created` is its first events (GameCreated first), `status` the
+        GameStatus at version 0 kept with each of them."""
         keys = game_keys(game_id)
+        if isinstance(created, NewEvent):
+            created = (created,)
+        pairs: list[Any] = []
+        for event in created:
+            pairs.extend((event.event_id, event.payload))
         reply: Any = await self._create(
             [keys.state, keys.events, keys.requests],
             [
@@ -230,12 +264,15 @@ class GameStore:
                 game,
                 seats,
                 options,
-                created.event_id,
-                created.payload,
+                created[-1].event_id,
+                b"",  # (unused: the events follow the fixed arguments)
                 response,
                 self.live_ttl_s,
                 keys.channel,
                 publish,
+                status,
+                "" if window_from is None else window_from,
+                *pairs,
             ],
         )
         code = int(reply[0])
@@ -248,10 +285,10 @@ class GameStore:
     async def load(self, game_id: str, request_id: str = "") -> LoadResult:
         keys = game_keys(game_id)
         reply: Any = await self._load([keys.state, keys.requests], [request_id])
-        prior, fields = reply
+        prior, fields, digest = reply
         if prior:
-            return Replayed(bytes(prior))
-        version, state, game, seats, options, last, over = fields
+            return Replayed(bytes(prior), bytes(digest or b""))
+        version, state, game, seats, options, last, over, window = fields
         if version is None:
             return Missing()
         return StoredGame(
@@ -263,6 +300,7 @@ class GameStore:
             options=bytes(options or b""),
             last_event_id=bytes(last or b"").decode(),
             over=bytes(over or b"0") == b"1",
+            window_from=int(window) if window else None,
         )
 
     async def commit(
@@ -277,8 +315,14 @@ class GameStore:
         over: bool,
         publish: bytes,
         action: bytes,
+        status: bytes = b"",
+        digest: bytes = b"",
+        window_from: int | None = None,
         clock: ClockArm | None = None,
     ) -> CommitResult:
+        """Commit one action against `expected_version`. `status` (the GameStatus after it) is
+        kept on each event; `digest` identifies the request beside its stored answer; `window_from`
+        is the version the commuting window in force after the action began at (None: none)."""
         keys = game_keys(game_id)
         args: list[Any] = [
             expected_version,
@@ -297,12 +341,13 @@ class GameStore:
         if clock is not None:
             script_keys.extend((clock_key(game_id), CLOCKS_KEY, *clock.keep_alive))
             args.extend((game_id, clock.to_act, clock.per_move_ms, clock.now_ms, clock.ttl_s))
+        args.extend((status, digest, "" if window_from is None else window_from))
         reply: Any = await self._apply(script_keys, args)
         code = int(reply[0])
         if code == 0:
             return Committed(int(reply[1]) if len(reply) > 1 else None)
         if code == 1:
-            return Replayed(bytes(reply[1]))
+            return Replayed(bytes(reply[1]), bytes(reply[2] or b""))
         if code == 2:
             return Conflict(int(reply[1]))
         return Missing()
@@ -314,10 +359,23 @@ class GameStore:
 
     async def read_events(self, game_id: str, after: str = "-", count: int | None = None) -> list[tuple[str, bytes]]:
         """Events after the id `after` ("-" = from the start), in order."""
+        return [(row.event_id, row.payload) for row in await self.read_stream(game_id, after, count)]
+
+    async def read_stream(self, game_id: str, after: str = "-", count: int | None = None) -> list[StreamEntry]:
+        """Events after the id `after` ("-" = from the start), each with the status kept beside it."""
         keys = game_keys(game_id)
         start = "-" if after in ("", "-") else f"({after}"
         rows: Any = await self.redis.xrange(keys.events, min=start, max="+", count=count)
-        return [(_text(event_id), bytes(fields[b"e"])) for event_id, fields in rows]
+        return [
+            StreamEntry(_text(event_id), bytes(fields[b"e"]), bytes(fields.get(b"t", b""))) for event_id, fields in rows
+        ]
+
+    async def end_of_stream(self, game_id: str) -> tuple[str, bool] | None:
+        """The game's last event id and whether it is over; None when there is no such game."""
+        last, over = await self.redis.hmget(game_keys(game_id).state, ["l", "f"])
+        if last is None:
+            return None
+        return _text(last), _text(over or b"0") == "1"
 
 
 def _text(value: bytes | str) -> str:

@@ -150,21 +150,36 @@ async def test_illegal_and_malformed_placements(service: Service) -> None:
     assert view.status.version == 0
 
 
-async def test_simultaneous_placements_serialise_by_version(service: Service) -> None:
+async def test_simultaneous_placements_commute(service: Service) -> None:
+    # Issue 14, trap 4 (behaviour changed on purpose): placements of different seats in one round
+    # commute, so one made against an older version of the same round is accepted when still legal.
     game_id = await create(service, 3, 6)
     local = RULES.new_game(Options(), 3, 6)
     moves = {s: RULES.legal_moves(local, s)[0] for s in range(3)}
     await service.stub.ApplyMove(apply_request(game_id, 2, 0, move=cs(moves[2])))
-    # Seat 0 placed against the version it saw before seat 2's placement: refused, nothing lost.
-    code, reason, _ = await refusal(service.stub.ApplyMove(apply_request(game_id, 0, 0, move=cs(moves[0]))))
-    assert (code, reason) == (grpc.StatusCode.ABORTED, "VERSION_MISMATCH")
-    await service.stub.ApplyMove(apply_request(game_id, 0, 1, move=cs(moves[0])))
+    # Seat 0 placed against the version it saw before seat 2's placement: accepted at version 2.
+    response = await service.stub.ApplyMove(apply_request(game_id, 0, 0, move=cs(moves[0])))
+    assert response.version == 2
+    # Placing twice is still refused: against the current version the rules say why; against an
+    # older one the mover is behind (ABORTED with the current version, as before).
     code, reason, _ = await refusal(service.stub.ApplyMove(apply_request(game_id, 0, 2, move=cs(moves[0]))))
     assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN")
-    response = await service.stub.ApplyMove(apply_request(game_id, 1, 2, move=cs(moves[1])))
+    code, reason, _ = await refusal(service.stub.ApplyMove(apply_request(game_id, 0, 0, move=cs(moves[0]))))
+    assert (code, reason) == (grpc.StatusCode.ABORTED, "VERSION_MISMATCH")
+    # A version from the future is no round's: refused.
+    code, reason, _ = await refusal(service.stub.ApplyMove(apply_request(game_id, 1, 9, move=cs(moves[1]))))
+    assert (code, reason) == (grpc.StatusCode.ABORTED, "VERSION_MISMATCH")
+    response = await service.stub.ApplyMove(apply_request(game_id, 1, 0, move=cs(moves[1])))
     inner = [e.coloursquare.WhichOneof("kind") for e in response.events]
     assert inner[0] == "placement_submitted" and "round_resolved" in inner and inner[-1] == "dice_rolled"
     assert list(response.status.to_act) == [0, 1, 2]
+    assert response.version == 3
+    # Round 2 began at version 3: a placement against round 1's versions does not commute.
+    code, reason, _ = await refusal(service.stub.ApplyMove(apply_request(game_id, 1, 2, move=cs(moves[1]))))
+    assert (code, reason) == (grpc.StatusCode.ABORTED, "VERSION_MISMATCH")
+    # Timeouts and resignations never commute: the version check stays.
+    code, reason, _ = await refusal(service.stub.ApplyMove(apply_request(game_id, 1, 2, timeout=rules_pb2.Timeout())))
+    assert (code, reason) == (grpc.StatusCode.ABORTED, "VERSION_MISMATCH")
 
 
 async def test_timeouts_remove_a_player_and_resignation(service: Service) -> None:
