@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 import secrets
 import time
@@ -139,7 +140,10 @@ class PageCursor:
         return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
     @classmethod
-    def decode(cls, token: str) -> PageCursor | None:
+    def decode(cls, token: str, phases: tuple[str, ...]) -> PageCursor | None:
+        """The cursor a page token names, or Refused(INVALID_ARGUMENT) for anything this service
+        did not issue: a crafted token must never reach Redis (NaN is a score Redis refuses, and
+        its error would read as an outage that clients retry forever)."""
         if not token:
             return None
         try:
@@ -147,7 +151,11 @@ class PageCursor:
                 raise ValueError
             data: Any = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
             phase, score, member = data
-            return cls(str(phase), float(score), str(member))
+            if not isinstance(phase, str) or phase not in phases or not isinstance(member, str):
+                raise ValueError
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or math.isnan(score):
+                raise ValueError
+            return cls(phase, float(score), member)
         except (binascii.Error, ValueError, TypeError):
             raise invalid("BAD_PAGE_TOKEN", "page_token is not a token this service issued") from None
 
@@ -333,7 +341,7 @@ class GameDirectory:
         if game and not self.router.offers(game):
             raise invalid("UNKNOWN_GAME", f"no game type {game!r} here", field="game")
         size = page_size_of(page_size)
-        cursor = PageCursor.decode(page_token)
+        cursor = PageCursor.decode(page_token, ("live",))
         after = (cursor.score, cursor.member) if cursor else None
         rows, more = await zpage_newest(self.redis, live_key(game or None), size, after)
         summaries = await self._summaries([member for member, _ in rows])
@@ -345,11 +353,9 @@ class GameDirectory:
     ) -> tuple[list[play_pb2.GameSummary], str]:
         """The player's running games, newest first, then finished ones, newest first."""
         size = page_size_of(page_size)
-        cursor = PageCursor.decode(page_token)
         phases = ["live", "done"]
+        cursor = PageCursor.decode(page_token, tuple(phases))
         if cursor is not None:
-            if cursor.phase not in phases:
-                raise invalid("BAD_PAGE_TOKEN", "page_token is not a token this service issued")
             phases = phases[phases.index(cursor.phase):]
         rows: list[tuple[str, float, str]] = []
         next_token = ""

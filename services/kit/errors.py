@@ -25,8 +25,10 @@ class Refused(Exception):
         *,
         current_version: int | None = None,
         metadata: dict[str, str] | None = None,
+        retry_after_s: float | None = None,
     ) -> None:
         super().__init__(message)
+        self.retry_after_s = retry_after_s  # sent as google.rpc.RetryInfo (rate limits)
         self.code = code
         self.reason = reason
         self.message = message
@@ -44,8 +46,14 @@ def status_of(refused: Refused) -> grpc.Status:
     info = error_details_pb2.ErrorInfo(reason=refused.reason, domain=DOMAIN, metadata=refused.metadata)
     detail = any_pb2.Any()
     detail.Pack(info)
+    details = [detail]
+    if refused.retry_after_s is not None:
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromNanoseconds(max(1, int(refused.retry_after_s * 1e9)))
+        details.append(any_pb2.Any())
+        details[-1].Pack(retry)
     code_value: int = refused.code.value[0]
-    status = status_pb2.Status(code=code_value, message=refused.message, details=[detail])
+    status = status_pb2.Status(code=code_value, message=refused.message, details=details)
     return rpc_status.to_status(status)
 
 
@@ -53,6 +61,17 @@ async def abort(context: grpc.aio.ServicerContext[object, object], refused: Refu
     status = status_of(refused)
     await context.abort(status.code, status.details, status.trailing_metadata)
     raise AssertionError("unreachable: abort raises")
+
+
+def retry_delay_of(error: grpc.aio.AioRpcError | grpc.RpcError) -> float | None:
+    """The google.rpc.RetryInfo delay of a failed call (client side) in seconds, or None."""
+    status = rpc_status.from_call(error)
+    for detail in status.details if status is not None else ():
+        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            info = error_details_pb2.RetryInfo()
+            detail.Unpack(info)
+            return float(info.retry_delay.ToNanoseconds()) / 1e9
+    return None
 
 
 def reason_of(error: grpc.aio.AioRpcError | grpc.RpcError) -> str | None:

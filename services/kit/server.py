@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import signal
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import grpc
@@ -16,8 +16,10 @@ from tafel.diagnostics.v1 import diagnostics_pb2_grpc
 
 from services.kit.diagnostics import SERVICE_NAME as DIAGNOSTICS
 from services.kit.diagnostics import DiagnosticsServicer
+from services.kit.internal_auth import InternalAuth
 from services.kit.reflection_v1 import enable_reflection
 from services.kit.settings import ServerSettings
+from services.kit.undecodable import UndecodableGuard
 
 
 @dataclass
@@ -53,16 +55,50 @@ def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ("grpc.so_reuseport", 0),
         ("grpc.http2.bdp_probe", 0),
+        # A connection that has not finished its HTTP/2 (and TLS) handshake within 10 s is closed:
+        # gRPC's default of 120 s let idle sockets that never speak HTTP/2 pile up (issue 18.13).
+        ("grpc.server_handshake_timeout_ms", 10_000),
     ]
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def server_credentials(settings: ServerSettings) -> grpc.ServerCredentials | None:
+    """TLS from the certificate files the settings name (None = plaintext); with a client CA,
+    every caller must present a certificate it signed (mutual TLS)."""
+    if not settings.tls_cert_file:
+        return None
+    client_ca = _read(settings.tls_client_ca_file) if settings.tls_client_ca_file else None
+    return grpc.ssl_server_credentials(
+        [(_read(settings.tls_key_file), _read(settings.tls_cert_file))],
+        root_certificates=client_ca,
+        require_client_auth=client_ca is not None,
+    )
 
 
 async def start_server(
     settings: ServerSettings,
     register: Callable[[grpc.aio.Server], None],
     service_names: Iterable[str],
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+    *,
+    internal: bool = True,
 ) -> RunningServer:
-    """Build, bind and start a server; `register` adds the servicers. Returns it with its port."""
-    server = grpc.aio.server(options=server_options(settings))
+    """Build, bind and start a server; `register` adds the servicers. Returns it with its port.
+
+    Interceptors: the internal-secret check first (TAFEL_INTERNAL_SECRET: nothing else runs for
+    a stranger; `internal=False` for a public server such as the gateway's), then the caller's
+    (rate limits), then the guard that answers undecodable requests INVALID_ARGUMENT (never
+    UNKNOWN with a parser's text)."""
+    chain: list[grpc.aio.ServerInterceptor] = []
+    if internal and settings.internal_secret:
+        chain.append(InternalAuth(settings.internal_secret))
+    chain.extend(interceptors)
+    chain.append(UndecodableGuard())
+    server = grpc.aio.server(options=server_options(settings), interceptors=chain)
     register(server)
     diagnostics_pb2_grpc.add_DiagnosticsServiceServicer_to_server(DiagnosticsServicer(), server)
     health_servicer = health.aio.HealthServicer()
@@ -70,7 +106,9 @@ async def start_server(
     names = tuple(service_names)
     health_name = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
     enable_reflection((*names, DIAGNOSTICS, health_name), server)
-    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    credentials = server_credentials(settings)
+    address = f"{settings.host}:{settings.port}"
+    port = server.add_insecure_port(address) if credentials is None else server.add_secure_port(address, credentials)
     if port == 0:
         raise OSError(f"could not bind {settings.host}:{settings.port}")
     await server.start()

@@ -98,7 +98,7 @@ async def test_newest_first_paging_survives_equal_scores(redis: Redis) -> None:
         if not more:
             break
         after = (rows[-1][1], rows[-1][0])
-        assert PageCursor.decode(PageCursor("x", *after).encode()) == PageCursor("x", *after)
+        assert PageCursor.decode(PageCursor("x", *after).encode(), ("x",)) == PageCursor("x", *after)
     assert sorted(seen) == sorted(f"m{i:02d}" for i in range(12)) and len(seen) == 12
     await redis.delete(key)
 

@@ -1,0 +1,261 @@
+"""Per-peer and per-token call limits on the gateway's public port, and caps on open streams.
+
+Every call of a limited method takes one token from two buckets: the caller's network peer (its
+IP address) and, when the call carries a valid session token, the player. An empty bucket answers
+RESOURCE_EXHAUSTED (reason RATE_LIMITED) with a google.rpc.RetryInfo saying when a token is back,
+so a client waits instead of hammering. Long-lived streams (Play, WatchGame, WatchRoom, FindMatch)
+are also capped per player while open (reason TOO_MANY_STREAMS).
+
+The buckets live in this process (no Redis round trip per call): N gateway replicas allow N times
+the figures, which is the point of a per-replica guard against floods (the cost is bounded by what
+one replica will do). Bucket tables are bounded (least recently used evicted), so a flood of
+distinct peers or tokens cannot grow memory without bound.
+"""
+
+from __future__ import annotations
+
+import inspect
+import ipaddress
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from gateway.auth import Authenticator
+from services.kit.errors import Refused, abort
+from services.kit.settings import ConfigError, Env
+from services.kit.undecodable import handler_factory
+
+MAX_KEYS = 100_000  # buckets kept per table
+
+
+@dataclass(frozen=True)
+class Rate:
+    per_s: float
+    burst: float
+
+    @classmethod
+    def parse(cls, name: str, raw: str) -> Rate:
+        try:
+            per_s, _, burst = raw.partition("/")
+            rate = cls(float(per_s), float(burst or per_s))
+        except ValueError:
+            raise ConfigError(f"{name} must be RATE_PER_S/BURST, e.g. 20/100, got {raw!r}") from None
+        if rate.per_s <= 0 or rate.burst < 1:
+            raise ConfigError(f"{name} must have a positive rate and a burst of at least 1")
+        return rate
+
+
+@dataclass(frozen=True)
+class LimitSettings:
+    """``TAFEL_LIMIT_<NAME>`` = ``rate/burst`` per second; ``TAFEL_MAX_STREAMS_PER_PLAYER``."""
+
+    calls_per_peer: Rate = Rate(2000.0, 4000.0)  # every call from one IP
+    calls_per_player: Rate = Rate(500.0, 1000.0)  # every call of one signed-in player
+    sign_ins_per_peer: Rate = Rate(20.0, 500.0)  # Register, SignIn, SignInAsGuest from one IP
+    room_lookups_per_player: Rate = Rate(2.0, 20.0)  # GetRoom, JoinRoom, WatchRoom by code
+    room_lookups_per_peer: Rate = Rate(20.0, 200.0)
+    streams_per_player: int = 64
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> LimitSettings:
+        env = Env(environ)
+        defaults = cls()
+
+        def rate(name: str, default: Rate) -> Rate:
+            raw = env.environ.get(name)
+            return Rate.parse(name, raw) if raw else default
+
+        return cls(
+            calls_per_peer=rate("TAFEL_LIMIT_CALLS_PER_PEER", defaults.calls_per_peer),
+            calls_per_player=rate("TAFEL_LIMIT_CALLS_PER_PLAYER", defaults.calls_per_player),
+            sign_ins_per_peer=rate("TAFEL_LIMIT_SIGN_INS_PER_PEER", defaults.sign_ins_per_peer),
+            room_lookups_per_player=rate("TAFEL_LIMIT_ROOM_LOOKUPS_PER_PLAYER", defaults.room_lookups_per_player),
+            room_lookups_per_peer=rate("TAFEL_LIMIT_ROOM_LOOKUPS_PER_PEER", defaults.room_lookups_per_peer),
+            streams_per_player=env.integer("TAFEL_MAX_STREAMS_PER_PLAYER", defaults.streams_per_player, 1, 100_000),
+        )
+
+
+class Buckets:
+    """Token buckets by key, at most MAX_KEYS of them (least recently used dropped: a dropped
+    bucket comes back full, which only ever errs towards letting a call through)."""
+
+    def __init__(self, rate: Rate, max_keys: int = MAX_KEYS) -> None:
+        self.rate = rate
+        self.max_keys = max_keys
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def take(self, key: str, now: float) -> float:
+        """0 if a token was taken, else the seconds until one is back."""
+        level, at = self._buckets.pop(key, (self.rate.burst, now))
+        level = min(self.rate.burst, level + (now - at) * self.rate.per_s)
+        wait = 0.0
+        if level >= 1.0:
+            level -= 1.0
+        else:
+            wait = (1.0 - level) / self.rate.per_s
+        self._buckets[key] = (level, now)
+        if len(self._buckets) > self.max_keys:
+            self._buckets.popitem(last=False)
+        return wait
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+
+def peer_host(peer: str) -> str:
+    """'ipv4:1.2.3.4:5678' / 'ipv6:[::1]:5678' -> the address; an IPv6 peer counts by its /64
+    (one host owns a whole /64, so per-address buckets would be free to multiply)."""
+    kind, _, rest = peer.partition(":")
+    host = rest.rsplit(":", 1)[0].strip("[]") if kind in ("ipv4", "ipv6") else peer
+    if kind == "ipv6":
+        try:
+            return str(ipaddress.IPv6Network(f"{host}/64", strict=False).network_address)
+        except ValueError:
+            return host
+    return host
+
+
+SIGN_INS = frozenset({"Register", "SignIn", "SignInAsGuest"})
+ROOM_LOOKUPS = frozenset({"GetRoom", "JoinRoom", "WatchRoom"})
+
+
+def too_many(reason: str, message: str, wait_s: float) -> Refused:
+    return Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, reason, message, retry_after_s=wait_s)
+
+
+class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Wraps each public method once; the wrapper charges the buckets before the servicer runs."""
+
+    def __init__(
+        self, auth: Authenticator, settings: LimitSettings, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.auth = auth
+        self.settings = settings
+        self.clock = clock
+        self.per_peer = Buckets(settings.calls_per_peer)
+        self.per_player = Buckets(settings.calls_per_player)
+        self.sign_ins = Buckets(settings.sign_ins_per_peer)
+        self.rooms_player = Buckets(settings.room_lookups_per_player)
+        self.rooms_peer = Buckets(settings.room_lookups_per_peer)
+        self.open_streams: dict[str, int] = {}
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
+    def player_of(self, context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
+        try:
+            return self.auth.identity(context.invocation_metadata()).player_id
+        except Refused:
+            return None  # the servicer answers UNAUTHENTICATED itself
+
+    def charge(self, name: str, context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
+        """Take the call's tokens (Refused when a bucket is empty); returns the player id."""
+        now = self.clock()
+        peer = peer_host(context.peer() or "")
+        wait = self.per_peer.take(peer, now)
+        if wait:
+            raise too_many("RATE_LIMITED", "too many calls from your address; slow down", wait)
+        if name in SIGN_INS:
+            wait = self.sign_ins.take(peer, now)
+            if wait:
+                raise too_many("RATE_LIMITED", "too many sign-ins from your address; slow down", wait)
+            return None
+        player = self.player_of(context)
+        if player is not None:
+            wait = self.per_player.take(player, now)
+            if wait:
+                raise too_many("RATE_LIMITED", "too many calls for this session; slow down", wait)
+        if name in ROOM_LOOKUPS:
+            wait = self.rooms_peer.take(peer, now)
+            if not wait and player is not None:
+                wait = self.rooms_player.take(player, now)
+            if wait:
+                raise too_many("RATE_LIMITED", "too many room look-ups; slow down", wait)
+        return player
+
+    def open_stream(self, player: str | None) -> None:
+        if player is None:
+            return
+        count = self.open_streams.get(player, 0)
+        if count >= self.settings.streams_per_player:
+            raise too_many(
+                "TOO_MANY_STREAMS",
+                f"this session already has {count} open streams; close one first",
+                1.0,
+            )
+        self.open_streams[player] = count + 1
+
+    def close_stream(self, player: str | None) -> None:
+        if player is None:
+            return
+        left = self.open_streams.get(player, 1) - 1
+        if left > 0:
+            self.open_streams[player] = left
+        else:
+            self.open_streams.pop(player, None)
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        method: str = handler_call_details.method
+        cached = self._wrapped.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]
+        wrapped = self._wrap(handler, method)
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped
+
+    def _wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        name = method.rsplit("/", 1)[-1]
+        limiter = self
+        deserializer, serializer = handler.request_deserializer, handler.response_serializer
+        if not handler.response_streaming:
+            inner: Any = handler.stream_unary if handler.request_streaming else handler.unary_unary
+
+            async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                try:
+                    limiter.charge(name, context)
+                except Refused as refused:
+                    await abort(context, refused)
+                result = inner(request, context)
+                return await result if inspect.isawaitable(result) else result
+
+            return handler_factory(handler.request_streaming, False)(unary, deserializer, serializer)
+        inner = handler.stream_stream if handler.request_streaming else handler.unary_stream
+        make = handler_factory(handler.request_streaming, True)
+        if inspect.isasyncgenfunction(inner):
+
+            async def streaming_gen(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+                try:
+                    player = limiter.charge(name, context)
+                    limiter.open_stream(player)
+                except Refused as refused:
+                    await abort(context, refused)
+                try:
+                    async for response in inner(request, context):
+                        yield response
+                finally:
+                    limiter.close_stream(player)
+
+            return make(streaming_gen, deserializer, serializer)
+
+        async def streaming(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            try:
+                player = limiter.charge(name, context)
+                limiter.open_stream(player)
+            except Refused as refused:
+                await abort(context, refused)
+            try:
+                result = inner(request, context)
+                return await result if inspect.isawaitable(result) else result
+            finally:
+                limiter.close_stream(player)
+
+        return make(streaming, deserializer, serializer)
