@@ -21,6 +21,7 @@ import itertools
 import logging
 import zlib
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import grpc
@@ -83,9 +84,12 @@ class _Transport(Exception):
 class MoveStream:
     """One long-lived ApplyMoves stream to one replica."""
 
-    def __init__(self, stub: rules_pb2_grpc.RulesServiceStub, name: str) -> None:
+    def __init__(
+        self, stub: rules_pb2_grpc.RulesServiceStub, name: str, metadata: tuple[tuple[str, str], ...] = ()
+    ) -> None:
         self._stub = stub
         self.name = name
+        self._metadata = metadata
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[rules_pb2.ApplyMovesResponse]] = {}
         self._queue: asyncio.Queue[tuple[int, rules_pb2.ApplyMoveRequest]] = asyncio.Queue()
@@ -147,7 +151,7 @@ class MoveStream:
     async def _run(self) -> None:
         backoff = 0.05
         while not self._closed:
-            call = self._stub.ApplyMoves()
+            call = self._stub.ApplyMoves(metadata=self._metadata)
             writer = asyncio.get_running_loop().create_task(self._write(call))
             self._up.set()
             healthy = False
@@ -200,12 +204,29 @@ class MoveStream:
             call.cancel()
 
 
+@dataclass(frozen=True)
+class RulesAccess:
+    """How a gateway reaches its rules services: TLS credentials (mutual when they carry a client
+    certificate) and the shared internal secret sent on every call (services/kit/internal_auth.py)."""
+
+    credentials: grpc.ChannelCredentials | None = None
+    metadata: tuple[tuple[str, str], ...] = ()
+
+
 class Replica:
-    def __init__(self, game: str, address: str, streams: int, max_message_bytes: int) -> None:
+    def __init__(
+        self, game: str, address: str, streams: int, max_message_bytes: int, access: RulesAccess
+    ) -> None:
         self.address = address
-        self.channel = grpc.aio.insecure_channel(address, options=channel_options(max_message_bytes))
+        options = channel_options(max_message_bytes)
+        self.channel = (
+            grpc.aio.insecure_channel(address, options=options)
+            if access.credentials is None
+            else grpc.aio.secure_channel(address, access.credentials, options=options)
+        )
+        self.metadata = access.metadata
         self.stub = rules_pb2_grpc.RulesServiceStub(self.channel)
-        self.streams = [MoveStream(self.stub, f"{game}@{address}#{i}") for i in range(streams)]
+        self.streams = [MoveStream(self.stub, f"{game}@{address}#{i}", self.metadata) for i in range(streams)]
 
     async def close(self) -> None:
         for stream in self.streams:
@@ -223,10 +244,12 @@ class RulesRouter:
         streams_per_replica: int = 2,
         timeout_s: float = 5.0,
         max_message_bytes: int = 4 << 20,
+        access: RulesAccess | None = None,
     ) -> None:
         self.timeout_s = timeout_s
+        access = access or RulesAccess()
         self._replicas: dict[str, list[Replica]] = {
-            game: [Replica(game, address, streams_per_replica, max_message_bytes) for address in addrs]
+            game: [Replica(game, address, streams_per_replica, max_message_bytes, access) for address in addrs]
             for game, addrs in addresses.items()
             if addrs
         }
@@ -326,7 +349,7 @@ class RulesRouter:
         self, game: str, request: rules_pb2.CreateGameRequest, *, timeout_s: float | None = None
     ) -> rules_pb2.CreateGameResponse:
         response: rules_pb2.CreateGameResponse = await self._unary(
-            game, request.game_id, lambda r, t: r.stub.CreateGame(request, timeout=t), timeout_s
+            game, request.game_id, lambda r, t: r.stub.CreateGame(request, timeout=t, metadata=r.metadata), timeout_s
         )
         return response
 
@@ -334,7 +357,7 @@ class RulesRouter:
         self, game: str, request: rules_pb2.GetViewRequest, *, timeout_s: float | None = None
     ) -> rules_pb2.GetViewResponse:
         response: rules_pb2.GetViewResponse = await self._unary(
-            game, request.game_id, lambda r, t: r.stub.GetView(request, timeout=t), timeout_s
+            game, request.game_id, lambda r, t: r.stub.GetView(request, timeout=t, metadata=r.metadata), timeout_s
         )
         return response
 
@@ -343,7 +366,10 @@ class RulesRouter:
         if cached is not None:
             return cached
         response: rules_pb2.DescribeGameResponse = await self._unary(
-            game, game, lambda r, t: r.stub.DescribeGame(rules_pb2.DescribeGameRequest(), timeout=t), timeout_s
+            game,
+            game,
+            lambda r, t: r.stub.DescribeGame(rules_pb2.DescribeGameRequest(), timeout=t, metadata=r.metadata),
+            timeout_s,
         )
         self._descriptions[game] = response
         return response

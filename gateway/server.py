@@ -20,17 +20,19 @@ from gateway.auth import Authenticator
 from gateway.bot_requests import BotServicer
 from gateway.clocks import Clocks
 from gateway.games import GameDirectory, meta_key
+from gateway.limits import CallLimiter
 from gateway.lobby import LobbyServicer
 from gateway.metrics import GatewayMetrics
 from gateway.play import GameServicer, add_game_service
 from gateway.records import Records
 from gateway.rooms import Rooms
-from gateway.rules_router import RulesRouter
+from gateway.rules_router import RulesAccess, RulesRouter
 from gateway.settings import GatewaySettings
 from gateway.tournaments.wiring import RatingsAndTournaments
 from gateway.watch import EventHub
 from gateway.web.server import start_edge
 from gateway.web.settings import WebSettings
+from services.kit.internal_auth import internal_metadata
 from services.kit.main import redis_client
 from services.kit.resp import RedisPipe
 from services.kit.server import RunningServer, start_server
@@ -47,6 +49,23 @@ class RoomsByCode:
 
     async def room(self, code: str) -> play_pb2.Room:
         return (await self.rooms.get(code)).to_proto()
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def rules_access(settings: GatewaySettings) -> RulesAccess:
+    """TLS (mutual with a client certificate) and the internal secret for calls to rules services."""
+    credentials = None
+    if settings.rules_tls_ca_file:
+        credentials = grpc.ssl_channel_credentials(
+            root_certificates=_read(settings.rules_tls_ca_file),
+            private_key=_read(settings.rules_tls_key_file) if settings.rules_tls_key_file else None,
+            certificate_chain=_read(settings.rules_tls_cert_file) if settings.rules_tls_cert_file else None,
+        )
+    return RulesAccess(credentials=credentials, metadata=internal_metadata(settings.server.internal_secret))
 
 
 def service_name(name: str) -> str:
@@ -108,6 +127,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         streams_per_replica=settings.rules_streams,
         timeout_s=settings.rules_timeout_s,
         max_message_bytes=max(server.max_message_bytes, 4 << 20),
+        access=rules_access(settings),
     )
     pipe = RedisPipe(server.redis_url)
     clocks = Clocks(
@@ -148,7 +168,10 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         bots_pb2_grpc.add_BotServiceServicer_to_server(bots, grpc_server)
         extras.register(grpc_server)
 
-    running = await start_server(server, register, names)
+    # Per-peer and per-player limits on the public port; the internal secret guards rules services
+    # only (internal=False: this port is public).
+    limiter = CallLimiter(auth, settings.limits)
+    running = await start_server(server, register, names, [limiter], internal=False)
     router.start()
     hub.start()
     clocks.start(actions.on_due)

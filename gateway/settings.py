@@ -16,18 +16,34 @@ Variables (besides the server ones every process reads, see services/kit/setting
   ``TAFEL_CLOCK_MAX_WAIT_S`` the longest a clock sweeper sleeps between looks at Redis (1),
   ``TAFEL_RECORD_TTL_S`` how long a finished game's record is kept (0 = forever),
   ``TAFEL_GAME_TTL_S`` how long a game's gateway metadata lives after its last move (7 days).
+- Calls to the rules services: ``TAFEL_INTERNAL_SECRET`` (sent on every call; the rules services
+  set the same), ``TAFEL_RULES_TLS_CA`` (PEM: the CA that signed the rules services' certificates;
+  set = TLS to them), ``TAFEL_RULES_TLS_CERT`` / ``TAFEL_RULES_TLS_KEY`` (the gateway's client
+  certificate for mutual TLS). Limits: gateway/limits.py.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gateway.limits import LimitSettings
 from services.catalog import DEFAULT_PORTS, GAMES
 from services.kit.settings import ConfigError, Env, ServerSettings
 
 DEFAULT_GATEWAY_PORT = 50051
+# The secret older `make run`s used, published in this repository: refused on anything but loopback
+# (tools/platform.py now generates one per data folder).
+PUBLISHED_SECRET = "make-run-local-secret-not-for-production"
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"
 _ADDRESS = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
 
 
@@ -64,6 +80,10 @@ class GatewaySettings:
     clock_max_wait_s: float = 1.0
     record_ttl_s: int = 0
     game_ttl_s: int = 7 * 24 * 3600
+    rules_tls_ca_file: str = ""
+    rules_tls_cert_file: str = ""
+    rules_tls_key_file: str = ""
+    limits: LimitSettings = field(default_factory=LimitSettings)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> GatewaySettings:
@@ -72,6 +92,12 @@ class GatewaySettings:
         secret = env.text("TAFEL_TOKEN_SECRET")
         if len(secret) < 16:
             raise ConfigError("TAFEL_TOKEN_SECRET must be at least 16 characters")
+        if secret == PUBLISHED_SECRET and not is_loopback(server.host):
+            raise ConfigError("TAFEL_TOKEN_SECRET is the published make-run secret; set a secret of your own")
+        rules_ca = env.environ.get("TAFEL_RULES_TLS_CA", "")
+        rules_cert, rules_key = env.environ.get("TAFEL_RULES_TLS_CERT", ""), env.environ.get("TAFEL_RULES_TLS_KEY", "")
+        if bool(rules_cert) != bool(rules_key) or (rules_cert and not rules_ca):
+            raise ConfigError("TAFEL_RULES_TLS_CERT and TAFEL_RULES_TLS_KEY go together, with TAFEL_RULES_TLS_CA")
         rules: dict[str, tuple[str, ...]] = {}
         for game in GAMES:
             name = rules_env_name(game)
@@ -99,4 +125,8 @@ class GatewaySettings:
             clock_max_wait_s=env.number("TAFEL_CLOCK_MAX_WAIT_S", 1.0, 0.01, 60.0),
             record_ttl_s=env.integer("TAFEL_RECORD_TTL_S", 0, 0, 10 * 365 * 24 * 3600),
             game_ttl_s=env.integer("TAFEL_GAME_TTL_S", 7 * 24 * 3600, 60, 365 * 24 * 3600),
+            rules_tls_ca_file=rules_ca,
+            rules_tls_cert_file=rules_cert,
+            rules_tls_key_file=rules_key,
+            limits=LimitSettings.from_env(env.environ),
         )

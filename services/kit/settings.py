@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class ConfigError(Exception):
@@ -77,9 +77,29 @@ class ServerSettings:
     # thousand watchers that all connect at once.
     max_pending_calls: int
     grace_s: float
+    # TLS from certificate files (PEM) named in TAFEL_TLS_CERT / TAFEL_TLS_KEY; with
+    # TAFEL_TLS_CLIENT_CA set, callers must present a certificate that CA signed (mutual TLS).
+    tls_cert_file: str = ""
+    tls_key_file: str = ""
+    tls_client_ca_file: str = ""
+    # TAFEL_INTERNAL_SECRET: the shared secret internal callers (gateway -> rules) send; a rules
+    # service with it set refuses every other caller (health checks excepted).
+    internal_secret: str = field(default="", repr=False)
 
     @classmethod
     def from_env(cls, env: Env, *, default_port: int) -> ServerSettings:
+        cert, key = env.environ.get("TAFEL_TLS_CERT", ""), env.environ.get("TAFEL_TLS_KEY", "")
+        if bool(cert) != bool(key):
+            raise ConfigError("TAFEL_TLS_CERT and TAFEL_TLS_KEY are set together or not at all")
+        client_ca = env.environ.get("TAFEL_TLS_CLIENT_CA", "")
+        if client_ca and not cert:
+            raise ConfigError("TAFEL_TLS_CLIENT_CA needs TAFEL_TLS_CERT and TAFEL_TLS_KEY")
+        for name, path in (("TAFEL_TLS_CERT", cert), ("TAFEL_TLS_KEY", key), ("TAFEL_TLS_CLIENT_CA", client_ca)):
+            if path and not os.path.isfile(path):
+                raise ConfigError(f"{name} names {path!r}, which is not a readable file")
+        internal = env.environ.get("TAFEL_INTERNAL_SECRET", "")
+        if internal and len(internal) < 16:
+            raise ConfigError("TAFEL_INTERNAL_SECRET must be at least 16 characters")
         return cls(
             host=env.text("TAFEL_HOST", "127.0.0.1"),
             port=env.integer("TAFEL_PORT", default_port, 0, 65535),
@@ -90,6 +110,10 @@ class ServerSettings:
             max_concurrent_streams=env.integer("TAFEL_MAX_CONCURRENT_STREAMS", 1000, 1, 100_000),
             max_pending_calls=env.integer("TAFEL_MAX_PENDING_CALLS", 20_000, 1, 1_000_000),
             grace_s=env.number("TAFEL_GRACE_S", 5.0, 0.0, 300.0),
+            tls_cert_file=cert,
+            tls_key_file=key,
+            tls_client_ca_file=client_ca,
+            internal_secret=internal,
         )
 
 
