@@ -422,6 +422,14 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
                         _set_time(response.turn_deadline, self.deadline_of(meta, event, source, time.time()))
                     self.metrics.events_sent.inc()
                     yield response
+            if self.stopping.is_set():
+                # The gateway is stopping, not the game over: a retryable end, so clients watch
+                # again elsewhere from their last event id rather than take it for the game's end.
+                raise Refused(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "GATEWAY_STOPPING",
+                    "this gateway is stopping; watch again (elsewhere) from your last event id",
+                )
         except Refused as refused:
             await abort(context, refused)
         except RedisError:
@@ -522,6 +530,10 @@ class PlaySession:
             task.cancel()
         if self.actions:
             await asyncio.wait(tuple(self.actions), timeout=self.servicer.drain_s)
+        # Said before the end, so a client tells a graceful stop from a finished conversation and
+        # reconnects (to another gateway: this one no longer takes calls) with what is unanswered.
+        move = play_pb2.Reconnect(reason="GATEWAY_STOPPING")
+        await self.out.put(play_pb2.PlayResponse(reconnect=move))
         await self.out.put(_DONE)
 
     def _check_session(self) -> None:
@@ -715,6 +727,10 @@ class PlaySession:
             check_event_id(request.after_event_id)
             async with servicer.hub.watch(meta.game_id, request.after_event_id) as watch:
                 view = await servicer.game_view(meta, self.identity.player_id)
+                if not request.after_event_id:
+                    # One rule (play.proto, WatchGameRequest): with no id the view stands for the
+                    # history, and only events after it follow; with an id, the events after it.
+                    watch.start_after(view.last_event_id)
                 await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, watching=view))
                 async for event, source in watch.events():
                     current = watch.current

@@ -7,7 +7,10 @@ once and handed to every watcher of that game.
 
 No gap, no duplicate: a watcher subscribes first (and waits for Redis to confirm the
 subscription), then reads the game's event stream (XRANGE) after the id it was given, then takes
-live batches. Event ids ("<version>-<index>") order everything: a live event at or before the last
+live batches. A watch from the end of a finished game ends at once (nothing is left to come); an id
+past the end of the stream is OUT_OF_RANGE. Every delivered event carries the game's status after
+its move: live ones from their batch, replayed ones from the status kept beside each stream entry.
+Event ids ("<version>-<index>") order everything: a live event at or before the last
 delivered id is dropped; a batch that skips a version makes the watcher read the gap from the stream
 first. If the pub/sub connection breaks, the hub reconnects, re-subscribes, and every watcher
 re-reads the stream after its last id once its channel is confirmed again. A watcher whose consumer
@@ -22,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -42,7 +46,7 @@ from services.kit.resp import (
     read_reply,
     reply_parser,
 )
-from services.kit.store import GameStore, game_keys
+from services.kit.store import GameStore, StreamEntry, game_keys
 
 log = logging.getLogger("tafel.gateway.watch")
 QUEUE_LIMIT = 2048
@@ -59,11 +63,24 @@ def event_key(event_id: str) -> tuple[int, int]:
         return -1, -1
 
 
+EVENT_ID = re.compile(r"^[0-9]{1,20}-[0-9]{1,20}$")
+
+
 def check_event_id(value: str) -> None:
-    if value and (len(value) > 41 or event_key(value)[0] < 0 or value.count("-") != 1):
+    """A malformed after_event_id is INVALID_ARGUMENT (an id past the end is OUT_OF_RANGE, found
+    when the stream is read)."""
+    if value and not EVENT_ID.match(value):
         raise Refused(
             grpc.StatusCode.INVALID_ARGUMENT, "BAD_EVENT_ID", "after_event_id must be an event id like 12-1"
         )
+
+
+def past_the_end(event_id: str, last: str) -> Refused:
+    return Refused(
+        grpc.StatusCode.OUT_OF_RANGE,
+        "EVENT_ID_OUT_OF_RANGE",
+        f"after_event_id {event_id} is past the end of the game's events (the last is {last})",
+    )
 
 
 @dataclass
@@ -117,25 +134,49 @@ class Watch:
             self._queue.append(item)
         self._ready.set()
 
-    async def _history(self) -> list[games_pb2.GameEvent]:
+    def start_after(self, event_id: str) -> None:
+        """Start after `event_id` instead (before events() runs): e.g. after a view just read."""
+        self.after = event_id
+        self.last = event_key(event_id) if event_id else (-1, -1)
+
+    async def _history(self) -> list[tuple[games_pb2.GameEvent, games_pb2.GameStatus | None]]:
         after = "-" if self.last < (0, 0) else f"{self.last[0]}-{self.last[1]}"
-        rows = await self.hub.read_events(self.game_id, after)
+        rows = await self.hub.read_stream(self.game_id, after)
         events = []
-        for event_id, payload in rows:
-            key = event_key(event_id)
+        for row in rows:
+            key = event_key(row.event_id)
             if key > self.last:
-                events.append(games_pb2.GameEvent.FromString(payload))
+                status = games_pb2.GameStatus.FromString(row.status) if row.status else None
+                events.append((games_pb2.GameEvent.FromString(row.payload), status))
                 self.last = key
         return events
 
+    async def _at_the_end(self) -> bool:
+        """Nothing was left after the starting id: True when the game is over (the watch ends);
+        OUT_OF_RANGE when the id is past the stream's end."""
+        end = await self.hub.end_of_stream(self.game_id)
+        if end is None:
+            raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no events for game {self.game_id!r}")
+        last, over = end
+        if self.last > event_key(last):
+            raise past_the_end(self.after, last)
+        # Over with events after the XRANGE: they were published after it, so they come live.
+        return over and self.last == event_key(last)
+
     async def events(self) -> AsyncIterator[tuple[games_pb2.GameEvent, int]]:
         """Everything after the starting id, then live events, each with where it came from
-        (HISTORY, LAST_OF_HISTORY or LIVE). Ends after the game's last event, or when the hub
-        closes. NOT_FOUND when the game has no events at all (never created, or expired)."""
+        (HISTORY, LAST_OF_HISTORY or LIVE); `status` is the game's status after the event's move
+        while it is yielded. Ends after the game's last event (at once when the game is over and
+        nothing is left), or when the hub closes. NOT_FOUND when the game has no events at all
+        (never created, or expired); OUT_OF_RANGE when the starting id is past the end."""
         history = await self._history()
-        if not history and self.last < (0, 0):
-            raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no events for game {self.game_id!r}")
-        for position, event in enumerate(history):
+        if not history:
+            if self.last < (0, 0):
+                raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no events for game {self.game_id!r}")
+            if await self._at_the_end():
+                return
+        for position, (event, status) in enumerate(history):
+            self.status = status
             yield event, LAST_OF_HISTORY if position == len(history) - 1 else HISTORY
             if event.WhichOneof("kind") == "ended":
                 return
@@ -149,7 +190,6 @@ class Watch:
             self.current = None
             if item is _RESYNC:
                 batch_events = await self._history()
-                self.status = None
             else:
                 live: LiveBatch = item
                 batch = live.batch
@@ -171,7 +211,8 @@ class Watch:
                                 return
                     self.current = None
                     continue
-            for event in batch_events:
+            for event, status in batch_events:
+                self.status = status
                 yield event, LIVE
                 if event.WhichOneof("kind") == "ended":
                     return
@@ -221,19 +262,28 @@ class EventHub:
         if self._writer is not None:
             self._writer.close()
 
-    async def read_events(self, game_id: str, after: str) -> list[tuple[str, bytes]]:
-        """A game's events after the id `after` ("-" = from the start), as GameStore.read_events."""
+    async def read_stream(self, game_id: str, after: str) -> list[StreamEntry]:
+        """A game's events after the id `after` ("-" = from the start), as GameStore.read_stream."""
         if self.pipe is None:
-            return await self.store.read_events(game_id, after)
+            return await self.store.read_stream(game_id, after)
         start = "-" if after in ("", "-") else f"({after}"
         reply: Any = await self.pipe.call("XRANGE", game_keys(game_id).events, start, "+")
-        rows: list[tuple[str, bytes]] = []
+        rows: list[StreamEntry] = []
         for event_id, fields in reply:
-            for index in range(0, len(fields) - 1, 2):
-                if fields[index] == b"e":
-                    rows.append((event_id.decode(), bytes(fields[index + 1])))
-                    break
+            values = {bytes(fields[i]): bytes(fields[i + 1]) for i in range(0, len(fields) - 1, 2)}
+            if b"e" in values:
+                rows.append(StreamEntry(event_id.decode(), values[b"e"], values.get(b"t", b"")))
         return rows
+
+    async def end_of_stream(self, game_id: str) -> tuple[str, bool] | None:
+        """The game's last event id and whether it is over (None: no such game)."""
+        if self.pipe is None:
+            return await self.store.end_of_stream(game_id)
+        reply: Any = await self.pipe.call("HMGET", game_keys(game_id).state, "l", "f")
+        last, over = reply
+        if last is None:
+            return None
+        return bytes(last).decode(), bytes(over or b"0") == b"1"
 
     # -- watchers -----------------------------------------------------------------------------------
 
