@@ -797,6 +797,7 @@ class _Waiter:
     status: TicketStatus = field(default_factory=lambda: TicketStatus("queued"))
     matched_at: float | None = None  # monotonic time this process first saw it paired
     details: MatchDetails | None = None  # set when this process started the match itself
+    gone: asyncio.Event = field(default_factory=asyncio.Event)  # its search ended, ticket withdrawn
 
 
 @dataclass
@@ -836,6 +837,7 @@ class Matchmaker:
         self._starting: set[str] = set()
         # (bucket, player) -> the removal of a search that ended early, still in flight
         self._withdrawing: dict[tuple[str, str], asyncio.Task[Any]] = {}
+        self._closing = False  # the gateway is stopping: waiting searches end
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -858,6 +860,17 @@ class Matchmaker:
         bucket.poke.set()
 
     async def close(self) -> None:
+        """Stop: every waiting search ends UNAVAILABLE (GATEWAY_STOPPING: search again elsewhere,
+        with the same request id) once its ticket has left the queue, then the workers stop."""
+        self._closing = True
+        waiters = [w for b in self._buckets.values() for w in b.waiters.values()]
+        for waiter in waiters:
+            waiter.wake.set()
+        if waiters:
+            ends = [asyncio.ensure_future(w.gone.wait()) for w in waiters]
+            await asyncio.wait(ends, timeout=self.settings.update_s + 2.0)
+            for end in ends:
+                end.cancel()
         tasks = [b.task for b in self._buckets.values() if b.task is not None] + list(self._tasks)
         for task in tasks:
             task.cancel()
@@ -881,6 +894,8 @@ class Matchmaker:
         (ALREADY_EXISTS if the player already waits in this bucket for another search,
         DEADLINE_EXCEEDED when the ticket expired). Closing the generator early (a cancelled call)
         removes the ticket. With a `request_id`, a search sent again takes over its ticket."""
+        if self._closing:
+            raise Refused(grpc.StatusCode.UNAVAILABLE, "GATEWAY_STOPPING", "this gateway is stopping; search elsewhere")
         if spec.max_seats <= 1:
             async for message in self._solo(spec, player):
                 yield message
@@ -927,6 +942,12 @@ class Matchmaker:
                     continue
                 waiter.wake.clear()
                 status = waiter.status
+                if self._closing and not (status.kind == "matched" and status.started):
+                    raise Refused(
+                        grpc.StatusCode.UNAVAILABLE,
+                        "GATEWAY_STOPPING",
+                        "this gateway is stopping; search again (with the same request id) elsewhere",
+                    )
                 if status.kind == "gone":
                     done = True
                     raise Refused(
@@ -967,6 +988,7 @@ class Matchmaker:
                 # cancellation cannot stop the removal.
                 with contextlib.suppress(Exception, asyncio.CancelledError):
                     await asyncio.shield(task)
+            waiter.gone.set()
 
     async def _withdraw_after(self, enqueue: asyncio.Future[Taken], bucket_id: str, owner: str) -> None:
         with contextlib.suppress(Exception):

@@ -107,12 +107,16 @@ class Gateway:
             with contextlib.suppress(Exception):
                 await self.running.health.set(name, 2)  # NOT_SERVING
         self.games.stopping.set()
+        # Refuse new calls at once (GOAWAY: clients' new streams go to another gateway, not to
+        # this one while it winds down), while the live streams drain: Play streams answer their
+        # moves in flight, say `reconnect` and end; watches end UNAVAILABLE (retry elsewhere).
+        stopping = asyncio.ensure_future(self.running.server.stop(grace))
         await self.extras.stop()
         await self.clocks.stop()
         await self.hub.close()
         with contextlib.suppress(Exception):
             await self.lobby.close()
-        await self.running.server.stop(grace)
+        await stopping
         await self.router.close()
         await self.clocks.close()
         await self.redis.aclose()

@@ -46,6 +46,10 @@ class Child:
     process: subprocess.Popen[str]
     address: str
     output: list[str] = field(default_factory=list)
+    # How it was started, so it can be started again the same way (same port): restart().
+    module: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+    args: tuple[str, ...] = ()
 
 
 @dataclass
@@ -87,7 +91,7 @@ class Platform:
             stderr=subprocess.STDOUT if not self.quiet else subprocess.DEVNULL,
             text=True,
         )
-        child = Child(name, process, "")
+        child = Child(name, process, "", module=module, env=env, args=args)
         deadline = time.monotonic() + timeout_s
         assert process.stdout is not None
         while time.monotonic() < deadline:
@@ -157,6 +161,25 @@ class Platform:
             if child.name == name:
                 child.process.kill()
                 child.process.wait()
+
+    def terminate(self, name: str, timeout_s: float = 15.0) -> None:
+        """SIGTERM one process and wait for it to end (graceful-stop tests); SIGKILL after the wait."""
+        for child in self.children:
+            if child.name == name and child.process.poll() is None:
+                child.process.send_signal(signal.SIGTERM)
+                try:
+                    child.process.wait(timeout_s)
+                except subprocess.TimeoutExpired:
+                    child.process.kill()
+                    child.process.wait()
+
+    def restart(self, name: str) -> Child:
+        """Start a process that was stopped or killed again, as before (same port and settings)."""
+        old = next(child for child in self.children if child.name == name)
+        if old.process.poll() is None:
+            raise RuntimeError(f"{name} is still running")
+        self.children.remove(old)
+        return self._spawn(name, old.module, old.env, args=old.args)
 
 
 def _drain(child: Child) -> None:

@@ -59,8 +59,11 @@ def find_match_request(
     min_seats: int = 0,
     max_seats: int = 0,
 ) -> play_pb2.FindMatchRequest:
+    # The request id lets a resend (after a lost connection, through any gateway) take over the
+    # ticket this search queued instead of being refused ALREADY_QUEUED.
     request = play_pb2.FindMatchRequest(
-        game=game, options=game_options(options), min_seats=min_seats, max_seats=max_seats
+        game=game, options=game_options(options), min_seats=min_seats, max_seats=max_seats,
+        request_id=new_request_id(),
     )
     if per_move_s is not None:
         request.time_control.per_move.CopyFrom(_duration(per_move_s))
@@ -178,18 +181,28 @@ class TafelClient:
         max_seats: int = 0,
     ) -> AsyncIterator[play_pb2.FindMatchResponse]:
         """Queue for a game and yield each status until matched. Breaking out (or cancelling
-        the task) leaves the queue."""
+        the task) leaves the queue. A lost connection or a stopping gateway sends the search
+        again (same request id: it takes over its ticket) until it is matched."""
         request = find_match_request(game, options, per_move_s=per_move_s, min_seats=min_seats, max_seats=max_seats)
-        call = self.lobby.FindMatch(request, metadata=self.metadata())
-        try:
-            async for update in call:
-                yield update
-                if update.WhichOneof("status") == "matched":
-                    return
-        except grpc.aio.AioRpcError as error:
-            raise from_rpc_error(error) from None
-        finally:
-            call.cancel()
+        failures = 0
+        while True:
+            call = self.lobby.FindMatch(request, metadata=self.metadata())
+            try:
+                async for update in call:
+                    failures = 0
+                    yield update
+                    if update.WhichOneof("status") == "matched":
+                        return
+                # Ended without a match (a gateway stopping): search again.
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in (*RETRYABLE, grpc.StatusCode.INTERNAL) or failures >= 20:
+                    raise from_rpc_error(error) from None
+            finally:
+                call.cancel()
+            failures += 1
+            if failures > 20:
+                raise Unavailable("UNAVAILABLE", "matchmaking could not be reached")
+            await asyncio.sleep(min(0.05 * 2**failures, 2.0))
 
     async def find_match(self, game: str, options: Message | None = None, **kwargs: Any) -> play_pb2.MatchFound:
         """Queue and wait until matched; returns the game id and seat."""
@@ -402,14 +415,25 @@ class TafelClient:
                     yield response
                     if stop_at_end and response.event.WhichOneof("kind") == "ended":
                         return
-                return  # the server ended the stream
             except grpc.aio.AioRpcError as error:
                 if error.code() not in (*RETRYABLE, grpc.StatusCode.INTERNAL) or failures >= max_retries:
                     raise from_rpc_error(error) from None
-                failures += 1
-                await asyncio.sleep(min(0.05 * 2**failures, 2.0))
             finally:
                 call.cancel()
+            # The stream ended with OK. The server ends a watch after the game's last event; any
+            # other end (a gateway stopping) is not the game's: resume from the last event.
+            if await self._watched_to_the_end(game_id, last):
+                return
+            failures += 1
+            if failures > max_retries:
+                raise Unavailable("UNAVAILABLE", f"the watch of {game_id} kept ending before the game did")
+            await asyncio.sleep(min(0.05 * 2**failures, 2.0))
+
+    async def _watched_to_the_end(self, game_id: str, last: str) -> bool:
+        game = await self.get_game(game_id)
+        if not game.summary.status.over:
+            return False
+        return not game.last_event_id or (bool(last) and not _after(game.last_event_id, last))
 
     async def watch(
         self, game_id: str, after_event_id: str = "", *, stop_at_end: bool = True

@@ -7,9 +7,12 @@ refusals and the watched games' events out (the fast path for bots and busy clie
         async for delivery in stream.events():
             ...
 
-If the connection drops, the stream reopens by itself, watches every game again from the last
-event it delivered (so no event is lost or repeated) and resends unanswered requests with their
-original request ids (so nothing is applied twice).
+If the connection drops, or the gateway stops gracefully (it says `reconnect` and ends the stream
+with OK), the stream reopens by itself — on a channel over several gateways, to another one —
+watches every game again from the last event it delivered (so no event is lost or repeated) and
+resends unanswered requests and searches with their original request ids (so nothing is applied
+twice and a search takes over its own ticket). Once it gives up, every pending and later request
+fails at once with the error (nothing waits forever).
 """
 
 from __future__ import annotations
@@ -45,10 +48,20 @@ class PlayStream:
         self._last_event: dict[str, str] = {}  # game id -> last event id delivered
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self._failure: TafelError | None = None  # set once the stream gave up: requests fail at once
+        self.reconnects = 0  # streams reopened (after a drop or a gateway's `reconnect`)
 
     async def __aenter__(self) -> PlayStream:
         self._task = asyncio.get_running_loop().create_task(self._run())
+        self._task.add_done_callback(self._ran)
         return self
+
+    def _ran(self, task: asyncio.Task[None]) -> None:
+        # However the connection task ended (even by a bug), nobody may be left waiting.
+        if not self._closed and self._failure is None:
+            crashed = not task.cancelled() and task.exception() is not None
+            reason = "the play stream failed" if crashed else "the play stream ended"
+            self._fail_all(Unavailable("STREAM_CLOSED", reason))
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
@@ -71,6 +84,7 @@ class PlayStream:
     # -- requests -------------------------------------------------------------------------------------
 
     async def _request(self, **action: Any) -> play_pb2.PlayResponse:
+        self._check_open()
         correlation = next(self._ids)
         request = play_pb2.PlayRequest(correlation_id=correlation, **action)
         future: asyncio.Future[play_pb2.PlayResponse] = asyncio.get_running_loop().create_future()
@@ -134,6 +148,7 @@ class PlayStream:
         breaking out withdraws it at once. After a reconnect the search is sent again."""
         from tafel.client import find_match_request
 
+        self._check_open()
         request = find_match_request(game, options, per_move_s=per_move_s, min_seats=min_seats, max_seats=max_seats)
         correlation = next(self._ids)
         message = play_pb2.PlayRequest(correlation_id=correlation, find_match=request)
@@ -174,6 +189,12 @@ class PlayStream:
 
     # -- the connection -------------------------------------------------------------------------------
 
+    def _check_open(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+        if self._closed:
+            raise Unavailable("STREAM_CLOSED", "the play stream was closed")
+
     async def _run(self) -> None:
         failures = 0
         reconnecting = False  # the first connection sends what the outbox already holds
@@ -181,35 +202,55 @@ class PlayStream:
             call = self.client.games.Play(metadata=self.client.metadata())
             writer = asyncio.get_running_loop().create_task(self._write(call))
             try:
-                if self.batch_responses:
-                    options = play_pb2.PlayOptions(batch_responses=True)
-                    self._outbox.put_nowait(play_pb2.PlayRequest(correlation_id=0, set_options=options))
                 if reconnecting:
-                    # Watch again from the last delivered events; resend what is unanswered.
-                    for game_id, last in self._last_event.items():
-                        watch = play_pb2.WatchGameRequest(game_id=game_id, after_event_id=last)
-                        self._outbox.put_nowait(play_pb2.PlayRequest(correlation_id=0, watch=watch))
-                    for request, _ in list(self._pending.values()):
-                        self._outbox.put_nowait(request)
-                    for request, _ in list(self._searches.values()):
-                        self._outbox.put_nowait(request)
+                    self._requeue()
+                elif self.batch_responses:
+                    self._outbox.put_nowait(self._set_options())
                 async for response in call:
                     failures = 0
                     self._dispatch(response)
-                return
+                # Ended with OK while this side still talks: the gateway stopped gracefully (it
+                # said `reconnect` first). Not the end of the conversation: move and resume.
             except grpc.aio.AioRpcError as error:
                 if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL):
                     self._fail_all(error_for(error.code(), error.code().name, error.details() or ""))
                     return
-                failures += 1
-                reconnecting = True
-                if failures > MAX_RECONNECTS:
-                    self._fail_all(Unavailable("UNAVAILABLE", "the play stream could not reconnect"))
-                    return
-                await asyncio.sleep(min(0.05 * 2**failures, 2.0))
             finally:
                 writer.cancel()
                 call.cancel()
+            if self._closed:
+                return
+            failures += 1
+            reconnecting = True
+            self.reconnects += 1
+            if failures > MAX_RECONNECTS:
+                self._fail_all(Unavailable("UNAVAILABLE", "the play stream could not reconnect"))
+                return
+            await asyncio.sleep(min(0.05 * 2**failures, 2.0))
+
+    def _set_options(self) -> play_pb2.PlayRequest:
+        return play_pb2.PlayRequest(correlation_id=0, set_options=play_pb2.PlayOptions(batch_responses=True))
+
+    def _requeue(self) -> None:
+        """What a new stream sends first: its options, the watches again from the last delivered
+        events, then everything unanswered. What the old stream had not written yet is dropped
+        (it is all in there again), except withdrawals of searches, which nothing else repeats."""
+        kept: list[play_pb2.PlayRequest] = []
+        while not self._outbox.empty():
+            left = self._outbox.get_nowait()
+            if left.WhichOneof("action") == "stop_finding":
+                kept.append(left)
+        if self.batch_responses:
+            self._outbox.put_nowait(self._set_options())
+        for game_id, last in self._last_event.items():
+            watch = play_pb2.WatchGameRequest(game_id=game_id, after_event_id=last)
+            self._outbox.put_nowait(play_pb2.PlayRequest(correlation_id=0, watch=watch))
+        for request in kept:
+            self._outbox.put_nowait(request)
+        for request, _ in list(self._pending.values()):
+            self._outbox.put_nowait(request)
+        for request, _ in list(self._searches.values()):
+            self._outbox.put_nowait(request)
 
     async def _write(self, call: Any) -> None:
         # A grpc.aio stream takes one write at a time: this task is its only writer.
@@ -223,6 +264,8 @@ class PlayStream:
             for item in response.batch.responses:
                 self._dispatch(item)
             return
+        if kind == "reconnect":
+            return  # the stream ends next; _run moves to another gateway and resends
         if kind == "event":
             delivery = response.event
             last = self._last_event.get(delivery.game_id)
@@ -241,6 +284,7 @@ class PlayStream:
             entry[1].set_result(response)
 
     def _fail_all(self, error: TafelError) -> None:
+        self._failure = error
         for _, future in self._pending.values():
             if not future.done():
                 future.set_exception(error)

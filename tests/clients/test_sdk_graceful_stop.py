@@ -1,0 +1,88 @@
+"""A graceful stop (SIGTERM, as in a rolling deploy) looks to SDK clients like a kill (issue 18.2):
+their Play streams and watches move to the other gateway and resume — every move answered, a move
+in flight during the stop answered once, and a spectator's watch() sees the whole game, once each,
+through both gateways being stopped and started again."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from tafel.client import TafelClient
+from tafel.connect4.v1 import connect4_pb2
+
+from tests.clients.platform_fixture import ENV, with_db
+from tools.platform import Platform
+
+# Seat 0 and seat 1 fill the board column by column: nobody has four in a row for the first 20 moves.
+COLUMNS = [0, 1, 2, 3, 4, 5, 6] * 3
+
+
+@pytest.fixture(scope="module")
+def two_gateways(redis_url: str) -> Iterator[Platform]:
+    running = Platform(
+        redis_url=with_db(redis_url, 7), gateways=2, fixed_ports=False, bot_pool=False, extra_env=ENV
+    ).start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+async def signed_in(platform: Platform) -> TafelClient:
+    client = await TafelClient.connect(platform.gateway_addresses)
+    await client.sign_in_as_guest()
+    return client
+
+
+async def test_play_streams_and_watches_move_to_the_other_gateway_on_sigterm(two_gateways: Platform) -> None:
+    a, b, spectator = [await signed_in(two_gateways) for _ in range(3)]
+    try:
+        found = await asyncio.wait_for(asyncio.gather(a.find_match("connect4", per_move_s=60),
+                                                      b.find_match("connect4", per_move_s=60)), 30)
+        game_id = found[0].game_id
+        by_seat = {found[0].seat: a, found[1].seat: b}
+        watched = asyncio.ensure_future(collect(spectator, game_id))
+        async with by_seat[0].play_stream() as zero, by_seat[1].play_stream() as one:
+            streams = {0: zero, 1: one}
+            for stream in streams.values():
+                await asyncio.wait_for(stream.watch(game_id), 10)
+
+            async def move(version: int) -> None:
+                stream = streams[version % 2]
+                answer = await asyncio.wait_for(
+                    stream.submit_move(game_id, connect4_pb2.Move(column=COLUMNS[version]), expected_version=version),
+                    30,
+                )
+                assert answer.version == version + 1
+
+            version = 0
+            for gateway in ("gateway-0", "gateway-1"):
+                for _ in range(3):
+                    await move(version)
+                    version += 1
+                # A move sent as the gateway begins to stop: answered once, wherever it lands.
+                stopping = asyncio.ensure_future(asyncio.to_thread(two_gateways.terminate, gateway))
+                await move(version)
+                version += 1
+                await stopping
+                await asyncio.to_thread(two_gateways.restart, gateway)
+            await move(version)
+            version += 1
+            await asyncio.wait_for(streams[version % 2].resign(game_id), 30)
+            # Both gateways stopped in turn: every stream moved at least once.
+            assert zero.reconnects >= 1 and one.reconnects >= 1
+        events = await asyncio.wait_for(watched, 30)
+        replay = [e async for e in spectator.watch(game_id)]
+        assert [e.event_id for e in events] == [e.event_id for e in replay]
+        assert events[-1].WhichOneof("kind") == "ended" and events[-1].version == version + 1
+    finally:
+        for client in (a, b, spectator):
+            await client.close()
+
+
+async def collect(client: TafelClient, game_id: str) -> list:  # type: ignore[type-arg]
+    return [event async for event in client.watch(game_id)]
+
+
