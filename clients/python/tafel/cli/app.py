@@ -8,41 +8,77 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, RichLog, Static
 
-from tafel.cli.boards import DIE_ENUM, Cursor, columns_of, connect4_move, plus4_move, render
-from tafel.cli.describe import describe, outcome_text
+from tafel.cli.boards import DIE_ENUM, Cursor, Seating, columns_of, connect4_move, plus4_move, render
+from tafel.cli.describe import GAME_TITLES, describe, outcome_text, seat_names
 from tafel.client import TafelClient
 from tafel.coloursquare.v1 import coloursquare_pb2 as cs
 from tafel.errors import TafelError
 from tafel.play.v1 import play_pb2
 
+CONFIRM_S = 5.0  # a second q / x within this long confirms
+# Actions a spectator cannot take: hidden from the footer and ignored.
+PLAYER_ACTIONS = {
+    "cursor",
+    "row",
+    "colour",
+    "column",
+    "submit",
+    "bonus",
+    "die",
+    "joker",
+    "send_placements",
+    "clear",
+    "resign",
+}
+COLOURSQUARE_ONLY = {"row", "colour", "die", "joker", "send_placements", "clear"}
+
+
+class EventLog(RichLog):
+    """The event log never takes focus: the arrow keys belong to the board."""
+
+    can_focus = False
+
+
+def clock_text(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
 
 class GameApp(App[str]):
     """Plays (or watches, when `seat` is None) one game. Returns the result line on exit."""
 
+    ENABLE_COMMAND_PALETTE = False  # its key hint crowded out the footer's own keys
+
     CSS = """
-    #board { height: auto; padding: 1 2; }
-    #status { height: 3; padding: 0 2; }
-    RichLog { height: 1fr; border: round $accent; }
+    #board { height: auto; padding: 0 1; }
+    #status { height: 2; padding: 0 2; }
+    EventLog { height: 1fr; min-height: 4; border: round $accent; }
     """
+    # Priority bindings: the keys reach the board whatever widget has focus.
+    # Every binding is a priority one: the keys reach the board whatever widget has focus, and in the
+    # order typed (a priority key would otherwise overtake a plain one still bubbling up).
     BINDINGS = [
-        Binding("left", "cursor(-1)", "left"),
-        Binding("right", "cursor(1)", "right"),
-        Binding("up", "row(-1)", "up", show=False),
-        Binding("down", "row(1)", "down", show=False),
-        Binding("t", "colour", "white die: cell colour", show=False),
-        Binding("enter", "submit", "move"),
-        Binding("space", "submit", "move", show=False),
-        Binding("b", "bonus", "bonus disc", show=False),
-        Binding("r", "die(0)", show=False),
-        Binding("y", "die(1)", show=False),
-        Binding("g", "die(2)", show=False),
-        Binding("w", "die(4)", show=False),
-        Binding("j", "joker", "joker", show=False),
-        Binding("p", "send_placements", "place/pass", show=False),
-        Binding("c", "clear", "clear", show=False),
-        Binding("x", "resign", "resign"),
-        Binding("q", "quit", "quit"),
-        *(Binding(str(n), f"column({n - 1})", show=False) for n in range(1, 10)),
+        Binding(key, action, description, show=show, priority=True)
+        for key, action, description, show in (
+            ("left", "cursor(-1)", "column/square", True),
+            ("right", "cursor(1)", "column/square", False),
+            ("up", "row(-1)", "row", True),
+            ("down", "row(1)", "row", False),
+            ("t", "colour", "white's cell", False),
+            ("enter", "submit", "move/place", True),
+            ("space", "submit", "move", False),
+            ("b", "bonus", "bonus disc", False),  # (the blue die in Colour Square) the board says so
+            ("r", "die(0)", "", False),
+            ("y", "die(1)", "", False),
+            ("g", "die(2)", "", False),
+            ("w", "die(4)", "", False),
+            ("j", "joker", "joker", True),
+            ("p", "send_placements", "send/pass", True),
+            ("c", "clear", "clear", False),
+            ("x", "resign", "resign", True),
+            ("q", "quit", "quit", True),
+            *((str(n), f"column({n - 1})", "", False) for n in range(1, 10)),
+        )
     ]
 
     def __init__(self, client: TafelClient, game_id: str, seat: int | None, title: str) -> None:
@@ -52,67 +88,122 @@ class GameApp(App[str]):
         self.seat = seat
         self.title = title
         self.cursor = Cursor()
+        self.seating = Seating()
         self.state: play_pb2.GetGameResponse | None = None
         self.deadline: float | None = None
         self.result = ""
+        self.confirm: tuple[str, float] | None = None  # ("quit" | "resign", when asked)
+        self.round = -1
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="board")
         yield Static(id="status")
-        yield RichLog(id="log", markup=False, wrap=True)
+        yield EventLog(id="log", markup=False, wrap=True)
         yield Footer()
 
     async def on_mount(self) -> None:
-        self.sub_title = f"game {self.game_id}" + (f" · you are seat {self.seat}" if self.seat is not None else "")
+        self.sub_title = f"game {self.game_id}"
         await self.refresh_game()
         self.run_worker(self.follow(), exclusive=True)
         self.set_interval(0.5, self.show_status)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Spectators get no moving or resigning keys; each game shows only its own keys."""
+        if action in PLAYER_ACTIONS and self.seat is None:
+            return False
+        if action in COLOURSQUARE_ONLY and self.game != "coloursquare":
+            return False
+        if action == "bonus" and self.game == "connect4":
+            return False
+        return True
+
+    @property
+    def game(self) -> str:
+        return (self.state.view.WhichOneof("game") or "") if self.state is not None else ""
+
     async def follow(self) -> None:
-        last = ""
-        async for response in self.client.watch_with_deadlines(self.game_id, last, stop_at_end=True):
-            self.query_one(RichLog).write(describe(response.event))
-            self.deadline = _seconds(response) if response.HasField("turn_deadline") else None
-            await self.refresh_game()
+        try:
+            async for response in self.client.watch_with_deadlines(self.game_id, "", stop_at_end=True):
+                event = response.event
+                self.say(describe(event, self.seating.names))
+                if event.WhichOneof("kind") == "plus4" and event.plus4.WhichOneof("kind") == "disc_pushed":
+                    self.seating.last_column = event.plus4.disc_pushed.column
+                self.deadline = _seconds(response) if response.HasField("turn_deadline") else None
+                await self.refresh_game()
+        except TafelError as error:
+            self.say(f"Lost the game's events: {error.message or error.reason}. Press q to quit.")
 
     async def refresh_game(self) -> None:
         try:
             self.state = await self.client.get_game(self.game_id)
         except TafelError as error:
-            self.say(f"could not read the game: {error.reason}")
+            self.say(f"Could not read the game: {error.message or error.reason}")
             return
         summary = self.state.summary
+        self.seating.names = seat_names(summary.players, self.seat)
+        self.seating.to_act = set(summary.status.to_act)
+        per_move = summary.time_control.per_move.seconds
+        self.seating.per_move = f"({clock_text(per_move)} a move)" if per_move else ""
         if summary.HasField("turn_deadline"):
             self.deadline = summary.turn_deadline.seconds + summary.turn_deadline.nanos / 1e9
         if summary.status.over:
             self.deadline = None
-            self.result = outcome_text(summary.status.outcome, self.seat)
-        self.query_one("#board", Static).update(render(self.state.view, self.cursor, self.seat))
+            self.result = outcome_text(summary.status.outcome, self.seating.names)
+        self._keep_cursor_legal()
         self.show_status()
 
+    def _keep_cursor_legal(self) -> None:
+        """The cursor follows the view: no bonus disc once it is used, the right die for the role."""
+        assert self.state is not None
+        view = self.state.view
+        if view.WhichOneof("game") == "plus4" and self.seat is not None:
+            supplies = view.plus4.supplies
+            if self.seat < len(supplies) and not supplies[self.seat].bonus:
+                self.cursor.bonus = False
+        if view.WhichOneof("game") == "coloursquare" and self.seat is not None:
+            square = view.coloursquare
+            if square.round != self.round:  # a new round: pick the die the role allows
+                self.round = square.round
+                self.cursor.placements.clear()
+                active = square.active_seat == self.seat or square.phase == cs.PHASE_FINAL
+                self.cursor.die = 0 if active else 4
+
     def show_status(self) -> None:
+        """The status line, and the board again: its clocks count down."""
         if self.state is None:
             return
         status = self.state.summary.status
+        left = clock_text(self.deadline - time.time()) if self.deadline else ""
+        self.seating.clock = left
         if status.over:
             line = f"GAME OVER — {self.result}.  Press q to quit."
-        else:
-            turn = (
-                "YOUR TURN" if self.seat in status.to_act else f"waiting for seat {', '.join(map(str, status.to_act))}"
+        elif self.confirm is not None and time.monotonic() - self.confirm[1] < CONFIRM_S:
+            line = (
+                "The game goes on without you and your clock keeps running: press q again to leave."
+                if self.confirm[0] == "quit"
+                else "Resign this game? Press x again to resign."
             )
-            clock = f"   clock: {max(0.0, self.deadline - time.time()):4.0f}s" if self.deadline else ""
-            line = f"{turn}{clock}"
+        else:
+            waiting = [self.seating.name(s) for s in status.to_act if s != self.seat]
+            if self.seat in status.to_act:
+                line = "YOUR TURN"
+            elif self.seat is None:
+                line = f"watching · to move: {', '.join(waiting)}"
+            else:
+                line = f"waiting for {', '.join(waiting)}"
+            line += f"   clock: {left}" if left else ""
         self.query_one("#status", Static).update(line)
+        self._redraw()
 
     def say(self, message: str) -> None:
-        self.query_one(RichLog).write(message)
+        self.query_one(EventLog).write(message)
 
     # -- keys -----------------------------------------------------------------------------------------
 
     def _redraw(self) -> None:
         if self.state is not None:
-            self.query_one("#board", Static).update(render(self.state.view, self.cursor, self.seat))
+            self.query_one("#board", Static).update(render(self.state.view, self.cursor, self.seat, self.seating))
 
     def action_cursor(self, step: int) -> None:
         if self.state is None:
@@ -134,10 +225,11 @@ class GameApp(App[str]):
             self._redraw()
 
     def action_bonus(self) -> None:
-        if self.state is not None and self.state.view.WhichOneof("game") == "coloursquare":
+        if self.game == "coloursquare":
             self.cursor.die = 3  # "b" picks the blue die in Colour Square
         else:
             self.cursor.bonus = not self.cursor.bonus
+            self._keep_cursor_legal()
         self._redraw()
 
     def action_die(self, die: int) -> None:
@@ -149,36 +241,40 @@ class GameApp(App[str]):
         self._redraw()
 
     def action_joker(self) -> None:
-        if self.state is None or self.state.view.WhichOneof("game") != "coloursquare":
+        if self.state is None or self.game != "coloursquare":
             return
-        used = len([p for p in self.cursor.placements if p.HasField("joker")])
         sheet = next((p for p in self.state.view.coloursquare.players if p.seat == self.seat), None)
-        taken = sum(1 for value in (sheet.jokers if sheet else []) if value)
-        self.cursor.placements.append(cs.Placement(die=DIE_ENUM[self.cursor.die], joker=min(1, taken + used)))
+        used = {p.joker for p in (*self.cursor.placements, *self.state.view.coloursquare.own_pending.placements)}
+        used |= {i for i, value in enumerate(sheet.jokers if sheet else []) if value}
+        free = [i for i in range(2) if i not in used]
+        if not free:
+            self.say("Both joker fields are used.")
+            return
+        self.cursor.placements.append(cs.Placement(die=DIE_ENUM[self.cursor.die], joker=free[0]))
         self._redraw()
 
     async def action_submit(self) -> None:
         if self.state is None or self.seat is None:
             return
-        which = self.state.view.WhichOneof("game")
-        if which == "coloursquare":
+        if self.game == "coloursquare":
             # A coloured die can only go into a cell of its colour; the white die goes where `t` points.
             colour = self.cursor.die if self.cursor.die < 4 else self.cursor.colour
             cell = cs.Cell(row=self.cursor.row, column=self.cursor.column, colour=cs.Colour.ValueType(colour + 1))
             self.cursor.placements.append(cs.Placement(die=DIE_ENUM[self.cursor.die], cell=cell))
             self._redraw()
             return
-        move = connect4_move(self.cursor) if which == "connect4" else plus4_move(self.cursor)
-        await self._send(move)
+        move = connect4_move(self.cursor) if self.game == "connect4" else plus4_move(self.cursor)
+        if await self._send(move) and self.game == "plus4":
+            self.cursor.bonus = False  # the bonus disc is spent: the next push is an ordinary one
 
     async def action_send_placements(self) -> None:
-        if self.state is None or self.state.view.WhichOneof("game") != "coloursquare":
+        if self.state is None or self.game != "coloursquare":
             return
         placements = list(self.cursor.placements)
         self.cursor.placements.clear()
         await self._send(cs.Move(placements=placements))
 
-    async def _send(self, move: object) -> None:
+    async def _send(self, move: object) -> bool:
         assert self.state is not None
         try:
             await self.client.submit_move(
@@ -187,19 +283,42 @@ class GameApp(App[str]):
                 expected_version=self.state.summary.status.version,
             )
         except TafelError as error:
-            self.say(f"move refused: {error.reason} — {error.message}")
+            self.say(f"Move refused: {error.message or error.reason}")
             await self.refresh_game()
+            return False
+        return True
+
+    def _confirmed(self, what: str) -> bool:
+        """True on the second press within CONFIRM_S; the first press asks."""
+        if self.confirm is not None and self.confirm[0] == what and time.monotonic() - self.confirm[1] < CONFIRM_S:
+            self.confirm = None
+            return True
+        self.confirm = (what, time.monotonic())
+        self.show_status()
+        return False
 
     async def action_resign(self) -> None:
         if self.seat is None or self.state is None or self.state.summary.status.over:
             return
+        if not self._confirmed("resign"):
+            return
         try:
             await self.client.resign(self.game_id)
         except TafelError as error:
-            self.say(f"resign refused: {error.reason}")
+            self.say(f"Resign refused: {error.message or error.reason}")
 
     async def action_quit(self) -> None:
-        self.exit(self.result)
+        live = self.state is not None and not self.state.summary.status.over
+        if live and self.seat is not None and not self._confirmed("quit"):
+            return
+        self.exit(self.result or ("left; the game goes on" if live and self.seat is not None else ""))
+
+
+def game_title(summary: play_pb2.GameSummary, seat: int | None) -> str:
+    """ "Connect Four: alice vs bob" (the game id goes in the sub-title, once)."""
+    names = " vs ".join(p.player.username for p in summary.players)
+    title = GAME_TITLES.get(summary.game, summary.game)
+    return f"tafel · {'watching ' if seat is None else ''}{title}: {names}"
 
 
 def _seconds(response: play_pb2.WatchGameResponse) -> float:

@@ -1,19 +1,25 @@
-"""Drawing each game's view as rich Text, and turning keys into moves (no I/O here)."""
+"""Drawing each game's view as rich renderables, and turning keys into moves (no I/O here)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rich.console import Group, RenderableType
+from rich.table import Table
 from rich.text import Text
 
+from tafel.cli.describe import placement_text
 from tafel.coloursquare.v1 import coloursquare_pb2 as cs
 from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2
 from tafel.plus4.v1 import plus4_pb2
 
 SEAT_STYLES = ("bold yellow", "bold red", "bold green", "bold blue", "bold magenta", "bold cyan")
+# A symbol per seat, so the discs differ by more than colour (a monochrome terminal, colour blindness).
+CONNECT4_SYMBOLS = ("●", "○")
 PLUS4_STYLES = ("bold red", "bold blue")
-DISC = "●"
+PLUS4_SYMBOLS = ("●", "○")
+PLUS4_BONUS_SYMBOLS = ("◆", "◇")
 
 
 @dataclass
@@ -22,104 +28,272 @@ class Cursor:
 
     column: int = 0
     row: int = 0
-    colour: int = 0  # Colour Square: which of the square's four cells (R, Y, G, B)
+    colour: int = 0  # Colour Square: the colour of the cell the white die goes into (R, Y, G, B)
     bonus: bool = False  # Plus 4: push the bonus disc
     die: int = 0  # Colour Square: the die chosen for the next placement (index into DICE)
     placements: list[cs.Placement] = field(default_factory=list)
 
 
-def render(view: games_pb2.GameView, cursor: Cursor, seat: int | None) -> Text:
+@dataclass
+class Seating:
+    """Who sits where and whose clock runs: names by seat ("you" for the viewer)."""
+
+    names: list[str] = field(default_factory=list)
+    to_act: set[int] = field(default_factory=set)
+    clock: str = ""  # time left for the seats to act, e.g. "0:42"
+    per_move: str = ""  # each move's allowance, shown for the seats not on the clock
+    last_column: int | None = None  # Plus 4: the last push (the view does not carry it)
+
+    def name(self, seat: int) -> str:
+        return self.names[seat] if seat < len(self.names) else f"seat {seat + 1}"
+
+    def clock_of(self, seat: int) -> str:
+        if seat in self.to_act:
+            return f"◀ to move {self.clock}".rstrip()
+        return f"  {self.per_move}" if self.per_move else ""
+
+
+def render(view: games_pb2.GameView, cursor: Cursor, seat: int | None, table: Seating | None = None) -> RenderableType:
+    table = table or Seating()
     which = view.WhichOneof("game")
     if which == "connect4":
-        return render_connect4(view.connect4, cursor)
+        return render_connect4(view.connect4, cursor, table, seat is not None)
     if which == "plus4":
-        return render_plus4(view.plus4, cursor)
+        return render_plus4(view.plus4, cursor, seat, table)
     if which == "coloursquare":
-        return render_coloursquare(view.coloursquare, cursor, seat)
+        return render_coloursquare(view.coloursquare, cursor, seat, table)
     return Text("(no view)")
 
 
-def render_connect4(view: connect4_pb2.View, cursor: Cursor) -> Text:
+def _column_header(columns: int, cursor: Cursor, show_cursor: bool) -> str:
+    return "  " + "".join(f"[{c + 1}]" if show_cursor and c == cursor.column else f" {c + 1} " for c in range(columns))
+
+
+def render_connect4(view: connect4_pb2.View, cursor: Cursor, table: Seating, playing: bool = True) -> Text:
     text = Text()
-    text.append("  " + "".join(f" {c + 1} " if c != cursor.column else f"[{c + 1}]" for c in range(view.columns)))
-    text.append("\n")
+    text.append(_column_header(view.columns, cursor, playing) + "\n")
     winning = {(cell.row, cell.column) for cell in view.winning_cells}
+    last: tuple[int, int] | None = None
+    if view.moves:
+        column = int(view.moves[-1]) - 1
+        last = (len(view.board[column].seats) - 1, column) if column < len(view.board) else None
     for row in reversed(range(view.rows)):
         text.append("  ")
         for column in range(view.columns):
             seats = view.board[column].seats if column < len(view.board) else []
             if row < len(seats):
                 style = SEAT_STYLES[seats[row]] + (" reverse" if (row, column) in winning else "")
-                text.append(f" {DISC} ", style=style)
+                symbol = CONNECT4_SYMBOLS[seats[row] % 2]
+                cell = f"({symbol})" if (row, column) == last else f" {symbol} "
+                text.append(cell, style=style)
             else:
                 text.append(" · ", style="dim")
         text.append("\n")
+    if last is not None:
+        text.append("  " + "   " * last[1] + " ^  last move\n", style="dim")
+    for seat in range(2):
+        text.append(f"  {CONNECT4_SYMBOLS[seat]} {table.name(seat)}", style=SEAT_STYLES[seat])
+        text.append(f"  {table.clock_of(seat)}\n")
     return text
 
 
-def render_plus4(view: plus4_pb2.View, cursor: Cursor) -> Text:
+def plus4_goal(options: plus4_pb2.Options) -> str:
+    target = options.target or 11
+    if options.mode == plus4_pb2.MODE_FIRST_LINE:
+        return "the first line wins"
+    if options.mode == plus4_pb2.MODE_ROUNDS:
+        return f"first to win {target} rounds"
+    return f"first to {target} points"
+
+
+def render_plus4(view: plus4_pb2.View, cursor: Cursor, seat: int | None, table: Seating) -> Text:
     text = Text()
-    text.append("  " + "".join(f" {c + 1} " if c != cursor.column else f"[{c + 1}]" for c in range(4)) + "\n")
+    text.append(_column_header(4, cursor, seat is not None) + "\n")
     for row in view.frame:
         text.append("  ")
         for square in row.squares:
             if square.HasField("disc"):
-                symbol = "◆" if square.disc.bonus else DISC
-                text.append(f" {symbol} ", style=PLUS4_STYLES[square.disc.colour])
+                colour = square.disc.colour % 2
+                symbol = (PLUS4_BONUS_SYMBOLS if square.disc.bonus else PLUS4_SYMBOLS)[colour]
+                text.append(f" {symbol} ", style=PLUS4_STYLES[colour])
             else:
                 text.append(" · ", style="dim")
         text.append("\n")
-    for seat, supply in enumerate(view.supplies):
-        text.append(f"  seat {seat}: ", style=PLUS4_STYLES[seat])
-        text.append(f"{supply.ordinary} discs{' + bonus' if supply.bonus else ''}   ")
-    text.append("\n  scores: " + " - ".join(str(s) for s in view.scores))
-    if view.round_wins:
-        text.append("   rounds won: " + " - ".join(str(s) for s in view.round_wins))
-    text.append(f"\n  next push: {'BONUS disc' if cursor.bonus else 'ordinary disc'} (b toggles)\n")
+    if table.last_column is not None:
+        text.append("  " + "   " * table.last_column + " ^  last push\n", style="dim")
+    rounds = view.options.mode == plus4_pb2.MODE_ROUNDS
+    for s, supply in enumerate(view.supplies):
+        text.append(f"  {PLUS4_SYMBOLS[s % 2]} {table.name(s)}", style=PLUS4_STYLES[s % 2])
+        score = f"rounds won {view.round_wins[s]}" if rounds and s < len(view.round_wins) else ""
+        if not rounds and s < len(view.scores):
+            score = f"{view.scores[s]} points"
+        bonus = f" + bonus {PLUS4_BONUS_SYMBOLS[s % 2]}" if supply.bonus else " (bonus used)"
+        text.append(f": {score}, {supply.ordinary} discs{bonus}  {table.clock_of(s)}\n")
+    round_note = f", round {view.round}" if rounds else ""
+    text.append(f"  goal: {plus4_goal(view.options)}{round_note}\n")
+    if seat is not None and seat < len(view.supplies):
+        if view.supplies[seat].bonus:
+            text.append(f"  next push: {'BONUS disc' if cursor.bonus else 'ordinary disc'} (b toggles)\n")
+        else:
+            text.append("  next push: ordinary disc (your bonus disc is used)\n")
     return text
 
 
 DICE = ("R", "Y", "G", "B", "W")
 DIE_ENUM = (cs.DIE_RED, cs.DIE_YELLOW, cs.DIE_GREEN, cs.DIE_BLUE, cs.DIE_WHITE)
 COLOUR_STYLES = ("red", "yellow", "green", "blue")
+KIND_STYLES = {cs.SQUARE_KIND_PURPLE: "bold magenta", cs.SQUARE_KIND_ORANGE: "bold dark_orange"}
+KIND_MARKS = {cs.SQUARE_KIND_PURPLE: "p", cs.SQUARE_KIND_ORANGE: "o"}
+DEFAULT_CORNERS = (cs.COLOUR_RED, cs.COLOUR_YELLOW, cs.COLOUR_GREEN, cs.COLOUR_BLUE)
 
 
-def render_coloursquare(view: cs.View, cursor: Cursor, seat: int | None) -> Text:
-    text = Text()
-    roll = view.roll
-    text.append(f"  round {view.round}   active seat {view.active_seat}   roll: ")
-    for name, value, style in zip(
-        DICE, (roll.red, roll.yellow, roll.green, roll.blue, roll.white), (*COLOUR_STYLES, "white"), strict=True
-    ):
-        chosen = " reverse" if DICE[cursor.die] == name else ""
-        text.append(f" {name}{value} ", style=f"bold {style}{chosen}")
-    text.append("\n")
+def die_value(roll: cs.Roll, die: int) -> int:
+    values = (roll.red, roll.yellow, roll.green, roll.blue, roll.white)
+    return values[die - 1] if 1 <= die <= len(values) else 0
+
+
+def place_hint(view: cs.View, seat: int | None) -> str:
+    """What the viewer is asked to do now, from the view's must/may place."""
+    if seat is None:
+        return ""
+    if view.phase == cs.PHASE_OVER:
+        return "the game is over"
+    if view.max_dice == 0:
+        waiting = view.own_pending.placements or seat not in view.to_place
+        return "nothing to place now: waiting for the others" if waiting else ""
+    final = view.phase == cs.PHASE_FINAL
+    if final:
+        dice = "any of the five dice"
+    elif view.active_seat == seat or len(view.players) == 1:
+        dice = "coloured dice (R Y G B, two different)"
+    else:
+        dice = "the white die (W, into any colour's cell)"
+    if view.must_place == 0:
+        return f"you may place up to {view.max_dice} of {dice}, or pass (p)"
+    if view.must_place == view.max_dice:
+        return f"place {view.must_place} {dice}"
+    return f"place {view.must_place} to {view.max_dice} {dice}"
+
+
+def render_coloursquare(view: cs.View, cursor: Cursor, seat: int | None, table: Seating) -> RenderableType:
+    head = Text()
+    head.append(f"  {view.sheet.label or view.sheet.name}", style="bold")
+    limit = f" of at most {view.max_rounds}" if view.max_rounds else ""
+    head.append(f"   round {view.round}{limit}")
+    if view.target:
+        head.append(f"   solo target: {view.target}")
+    if view.phase == cs.PHASE_OVER or not view.HasField("roll"):
+        head.append("   the game is over" if view.phase == cs.PHASE_OVER else "")
+    else:
+        roller = view.final_turn_seat if view.HasField("final_turn_seat") else view.active_seat
+        head.append(f"   {table.name(roller)} rolled: ")
+        for name, value, style in zip(
+            DICE,
+            (view.roll.red, view.roll.yellow, view.roll.green, view.roll.blue, view.roll.white),
+            (*COLOUR_STYLES, "white"),
+            strict=True,
+        ):
+            chosen = " reverse" if seat is not None and DICE[cursor.die] == name else ""
+            head.append(f" {name}{value} ", style=f"bold {style}{chosen}")
+        if view.phase == cs.PHASE_FINAL:
+            head.append("  (final turn)")
+    if view.HasField("caller"):
+        head.append(f"\n  {table.name(view.caller)} called colour square")
+    parts: list[RenderableType] = [head]
+    hint = place_hint(view, seat)
+    if hint:
+        parts.append(Text(f"  {hint}", style="bold"))
+    grid = Table.grid(padding=(0, 2))
+    sheets = sorted(view.players, key=lambda p: (p.seat != seat, p.seat))
+    per_row = 2
+    for start in range(0, len(sheets), per_row):
+        row = sheets[start : start + per_row]
+        grid.add_row(*(_sheet(view, p, cursor if p.seat == seat else None, table) for p in row))
+    parts.append(grid)
+    parts.append(Text("  goal p: purple (+5 with a bridge)  o: orange (never bridged)  ═ ║ bridges (+5)", style="dim"))
+    if seat is not None and view.phase != cs.PHASE_OVER:
+        pending = ", ".join(placement_text(p) for p in cursor.placements)
+        sent = ", ".join(placement_text(p) for p in view.own_pending.placements)
+        if sent:
+            parts.append(Text(f"  sent (shows when the round resolves): {sent}"))
+        parts.append(Text(f"  to send: {pending or '-'}"))
+        parts.append(
+            Text(
+                "  ←↑↓→ square · r/y/g/b/w die · t white die's cell colour · enter place · j joker · p send/pass"
+                " · c clear",
+                style="dim",
+            )
+        )
+    return Group(*parts)
+
+
+def _corners(spec: cs.SquareLayout) -> list[int]:
+    order = list(spec.corner_order) or list(DEFAULT_CORNERS)
+    return [order[0], order[1], order[3], order[2]]  # clockwise TL TR BR BL, drawn as TL TR / BL BR
+
+
+def _sheet(view: cs.View, sheet: cs.PlayerSheet, cursor: Cursor | None, table: Seating) -> Text:
+    columns = view.sheet.columns or 4
     layout = {(sq.row, sq.column): sq for sq in view.sheet.squares}
-    mine = next((p for p in view.players if seat is not None and p.seat == seat), None)
-    sheet = mine or (view.players[0] if view.players else None)
-    if sheet is None:
-        return text
-    for row in range(view.sheet.rows):
+    bridges = {frozenset({(b.first.row, b.first.column), (b.second.row, b.second.column)}) for b in sheet.bridges}
+    pending: dict[tuple[int, int, int], int] = {}
+    # Only the viewer's own sheet shows where its sent and not-yet-sent placements go.
+    for p in [*view.own_pending.placements, *cursor.placements] if cursor else []:
+        if p.WhichOneof("target") == "cell":
+            pending[(p.cell.row, p.cell.column, p.cell.colour)] = die_value(view.roll, p.die)
+    text = Text()
+    state = ""
+    if sheet.removal != cs.REMOVAL_UNSPECIFIED:
+        state = " (left the table)"
+    elif sheet.seat in view.to_place:
+        state = " (to place)"
+    elif view.phase != cs.PHASE_OVER:
+        state = " (placed)"
+    text.append(f"{table.name(sheet.seat)}: {sheet.breakdown.total} points{state}\n", style=SEAT_STYLES[sheet.seat % 6])
+    target_colour = None
+    if cursor is not None:  # a coloured die goes into its own colour's cell; the white die where `t` says
+        target_colour = cursor.die + 1 if cursor.die < 4 else cursor.colour + 1
+    for row in range(view.sheet.rows or 4):
         for line in range(2):
-            text.append("  ")
-            for column in range(view.sheet.columns):
-                square = sheet.squares[row * view.sheet.columns + column]
-                spec = layout[(row, column)]
-                for k in range(2):
-                    colour = line * 2 + k
-                    value = square.cells[colour] if colour < len(square.cells) else 0
-                    target = cursor.die if cursor.die < 4 else cursor.colour
-                    here = (cursor.row, cursor.column, target) == (row, column, colour)
-                    style = COLOUR_STYLES[colour] + (" reverse" if here else "")
-                    text.append(f"{value if value else '·':>2}", style=style)
-                goal = f"{spec.goal_low}" if spec.goal_low == spec.goal_high else f"{spec.goal_low}-{spec.goal_high}"
-                text.append(f" {goal:>5} |" if line == 0 else f" {_status(square.status):>5} |")
+            for column in range(columns):
+                index = row * columns + column
+                square = sheet.squares[index] if index < len(sheet.squares) else cs.Square()
+                spec = layout.get((row, column), cs.SquareLayout())
+                printed = {int(pv.colour): pv.value for pv in spec.printed}
+                corners = _corners(spec)
+                for colour in corners[line * 2 : line * 2 + 2]:
+                    value = square.cells[colour - 1] if colour - 1 < len(square.cells) else 0
+                    style = COLOUR_STYLES[colour - 1]
+                    shown = str(value) if value else "·"
+                    if not value and colour in printed:
+                        shown, style = str(printed[colour]), f"{style} dim underline"
+                    if (row, column, colour) in pending:
+                        shown, style = str(pending[(row, column, colour)]), f"{style} bold underline"
+                    here = cursor is not None and (cursor.row, cursor.column, target_colour) == (row, column, colour)
+                    text.append(f"{shown:>2}", style=style + (" reverse" if here else ""))
+                if line == 0:
+                    goal = str(spec.goal_low)
+                    if spec.goal_low != spec.goal_high:
+                        goal = f"{spec.goal_low}-{spec.goal_high}"
+                    text.append(f" {goal:>4}{KIND_MARKS.get(spec.kind, ' ')}", style=KIND_STYLES.get(spec.kind, ""))
+                else:
+                    text.append(f" {_status(square.status):>5}")
+                if column < columns - 1:
+                    bridged = frozenset({(row, column), (row, column + 1)}) in bridges
+                    text.append("═" if bridged and line == 0 else "│", style="bold" if bridged else "dim")
             text.append("\n")
-    text.append(f"  jokers: {list(sheet.jokers)}   score: {sheet.breakdown.total}\n")
-    pending = ", ".join(f"{DICE[_die_index(p.die)]}" for p in cursor.placements)
+        if row < (view.sheet.rows or 4) - 1:
+            for column in range(columns):
+                bridged = frozenset({(row, column), (row + 1, column)}) in bridges
+                text.append(("    ║     " if bridged else "          ") + " ")
+            text.append("\n")
+    jokers = " ".join(str(j) if j else "·" for j in sheet.jokers)
+    b = sheet.breakdown
+    text.append(f"jokers: {jokers}   bridges: {len(sheet.bridges)}\n")
     text.append(
-        f"  pending placements: {pending or '-'}  (arrows: square, r/y/g/b/w: die, t: white's cell colour,"
-        " enter: place, j: joker, p: send, c: clear)\n"
+        f"{b.circled} circled + {b.bridges} bridges + {b.purple} purple - {abs(b.wrong_penalty)} wrong"
+        f" - {abs(b.open_penalty)} open - {abs(b.jokers)} jokers = {b.total}",
+        style="dim",
     )
     return text
 
@@ -128,14 +302,10 @@ def _status(status: int) -> str:
     if status == cs.SQUARE_STATUS_CORRECT:
         return "ok"
     if status == cs.SQUARE_STATUS_WRONG:
-        return "X"
+        return "wrong"
     if status == cs.SQUARE_STATUS_CROSSED:
         return "--"
     return ""
-
-
-def _die_index(die: int) -> int:
-    return DIE_ENUM.index(die) if die in DIE_ENUM else 0
 
 
 def connect4_move(cursor: Cursor) -> connect4_pb2.Move:
@@ -150,6 +320,4 @@ def columns_of(view: games_pb2.GameView) -> int:
     which = view.WhichOneof("game")
     if which == "connect4":
         return view.connect4.columns or 7
-    if which == "plus4":
-        return 4
     return 4

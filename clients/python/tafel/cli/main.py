@@ -4,20 +4,22 @@
     tafel play plus4 --vs-bot 3          # a room with a bot from the pool
     tafel play coloursquare --room ABCD  # join a friend's room (or --new-room to host one)
     tafel watch GAME_ID
-    tafel games [--live]
+    tafel games [--live]                 # your live and finished games (or everyone's live ones)
+    tafel replay GAME_ID                 # step through a finished game's record
     tafel leaderboard connect4
-    tafel tournament list | join ID | watch ID
+    tafel tournament list | create NAME | join ID | start ID | watch ID
     tafel bot connect4 --level 2 [--games N]
     tafel bot-pool                        # answer people's requests for a bot opponent
 
-Server: --server HOST:PORT[,HOST:PORT...] or TAFEL_SERVER (default 127.0.0.1:50051). Account:
---user/--password or TAFEL_USER/TAFEL_PASSWORD (registered on first use); a guest otherwise.
+The options --server, --user and --register go before or after the subcommand. The password comes
+from TAFEL_PASSWORD or a prompt (never the command line: it would show in `ps` and the history).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import os
 import sys
 from typing import Any
@@ -26,83 +28,150 @@ from rich.console import Console
 from rich.table import Table
 
 from tafel.client import TafelClient
-from tafel.errors import AlreadyExists, InvalidArgument, TafelError, Unauthenticated
+from tafel.errors import AlreadyExists, InvalidArgument, NotFound, TafelError, Unauthenticated, Unavailable
 
-console = Console()
+GAMES = ("connect4", "plus4", "coloursquare")
+DEFAULT_SERVER = "127.0.0.1:50051"
+
+
+def _common() -> argparse.ArgumentParser:
+    """The account and server options, accepted before and after the subcommand."""
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_argument_group("server and account")
+    # SUPPRESS: a subcommand's copy must not overwrite a value given before the subcommand.
+    group.add_argument(
+        "--server",
+        default=argparse.SUPPRESS,
+        metavar="HOST:PORT[,...]",
+        help=f"gateway address(es); default $TAFEL_SERVER or {DEFAULT_SERVER}",
+    )
+    group.add_argument(
+        "--user",
+        default=argparse.SUPPRESS,
+        help="your user name (default $TAFEL_USER; a guest without one); password from $TAFEL_PASSWORD or a prompt",
+    )
+    group.add_argument(
+        "--register",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="create the account --user names if it does not exist yet",
+    )
+    return common
 
 
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="tafel", description="Play tafel games from the terminal.")
-    root.add_argument("--server", default=os.environ.get("TAFEL_SERVER", "127.0.0.1:50051"))
-    root.add_argument("--user", default=os.environ.get("TAFEL_USER"))
-    root.add_argument("--password", default=os.environ.get("TAFEL_PASSWORD"))
-    commands = root.add_subparsers(dest="command", required=True)
+    common = _common()
+    root = argparse.ArgumentParser(
+        prog="tafel",
+        description="Play tafel games from the terminal.",
+        parents=[common],
+        epilog="Start a local server first with `make run`.",
+    )
+    commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    play = commands.add_parser("play", help="play a game")
-    play.add_argument("game", choices=("connect4", "plus4", "coloursquare"))
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=help_text, description=help_text, parents=[common])
+
+    play = command("play", "play a game")
+    play.add_argument("game", choices=GAMES)
     how = play.add_mutually_exclusive_group()
-    how.add_argument("--room", help="join a room by its invite code")
+    how.add_argument("--room", metavar="CODE", help="join a room by its invite code")
     how.add_argument("--new-room", action="store_true", help="host a room and show its invite code")
     how.add_argument("--vs-bot", type=int, choices=(1, 2, 3), metavar="LEVEL", help="play a bot (1-3)")
     how.add_argument("--solo", action="store_true", help="Colour Square alone")
-    play.add_argument("--seats", type=int, default=0, help="table size for --new-room")
-    play.add_argument("--per-move", type=float, default=None, help="seconds per move")
+    play.add_argument("--seats", type=int, default=0, help="table size for --new-room (default: the game's most)")
+    play.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help="seconds per move")
 
-    watch = commands.add_parser("watch", help="watch a game live")
+    watch = command("watch", "watch a game live")
     watch.add_argument("game_id")
 
-    games = commands.add_parser("games", help="list your games (or --live: everyone's running games)")
-    games.add_argument("--live", action="store_true")
+    games = command("games", "list your live and finished games (or --live: everyone's running games)")
+    games.add_argument("--live", action="store_true", help="everyone's running games, to watch")
 
-    board = commands.add_parser("leaderboard", help="ratings of a game")
-    board.add_argument("game", choices=("connect4", "plus4", "coloursquare"))
+    replay = command("replay", "step through a finished game's record")
+    replay.add_argument("game_id")
 
-    bot = commands.add_parser("bot", help="run a bot that plays through matchmaking")
-    bot.add_argument("game", choices=("connect4", "plus4", "coloursquare"))
+    board = command("leaderboard", "ratings of a game")
+    board.add_argument("game", choices=GAMES)
+
+    bot = command("bot", "run a bot that plays through matchmaking")
+    bot.add_argument("game", choices=GAMES)
     bot.add_argument("--level", type=int, choices=(1, 2, 3), default=1)
     bot.add_argument("--games", type=int, default=0, help="stop after N games (0 = forever)")
 
-    tour = commands.add_parser("tournament", help="list, join or watch tournaments")
-    tour.add_argument("action", choices=("list", "join", "watch"))
-    tour.add_argument("tournament_id", nargs="?", default="")
+    tour = command("tournament", "list, create, join, start or watch tournaments")
+    tour.add_argument("action", choices=("list", "create", "join", "start", "watch"))
+    tour.add_argument("target", nargs="?", default="", metavar="ID_OR_NAME", help="the tournament id (name for create)")
+    tour.add_argument("--game", choices=GAMES, default="connect4", help="create: the game")
+    tour.add_argument(
+        "--format", choices=("swiss", "round_robin", "knockout", "tables"), default="swiss", help="create: the format"
+    )
+    tour.add_argument("--rounds", type=int, default=0, help="create: rounds (swiss, tables)")
+    tour.add_argument("--capacity", type=int, default=0, help="create: most players (default 64)")
+    tour.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help="create: seconds per move")
 
-    pool = commands.add_parser("bot-pool", help="answer requests for bot opponents")
-    pool.add_argument("--games", nargs="+", default=["connect4", "plus4", "coloursquare"])
+    pool = command("bot-pool", "answer requests for bot opponents")
+    pool.add_argument("--games", nargs="+", default=list(GAMES))
     return root
 
 
-async def sign_in(client: TafelClient, user: str | None, password: str | None) -> None:
-    if user and password:
-        try:
-            await client.sign_in(user, password)
-        except (Unauthenticated, TafelError) as error:
-            if error.reason not in ("UNKNOWN_USER", "BAD_CREDENTIALS", "NO_SUCH_ACCOUNT"):
-                raise
-            try:
-                await client.register(user, password)
-            except AlreadyExists:
-                raise error from None
-    else:
+def settle(args: argparse.Namespace) -> argparse.Namespace:
+    """Fills the global options from the environment where the command line left them out."""
+    args.server = getattr(args, "server", None) or os.environ.get("TAFEL_SERVER") or DEFAULT_SERVER
+    args.user = getattr(args, "user", None) or os.environ.get("TAFEL_USER") or None
+    args.register = getattr(args, "register", False)
+    return args
+
+
+async def sign_in(client: TafelClient, user: str | None, register: bool, console: Console) -> None:
+    if not user:
         await client.sign_in_as_guest()
+        return
+    password = os.environ.get("TAFEL_PASSWORD") or getpass.getpass(f"password for {user}: ")
+    try:
+        await client.sign_in(user, password)
+        return
+    except Unauthenticated as error:
+        # The server does not say whether the name or the password was wrong (it would tell a
+        # stranger which names exist): a new account is made only when asked for.
+        if error.reason != "BAD_CREDENTIALS":
+            raise
+        if not register:
+            raise TafelError(
+                "BAD_CREDENTIALS",
+                f"wrong user name or password for {user!r}; to create a new account add --register",
+            ) from None
+    try:
+        await client.register(user, password)
+    except AlreadyExists:
+        raise TafelError("BAD_CREDENTIALS", f"the account {user!r} exists and the password is wrong") from None
+    console.print(f"registered the new account {user!r}")
 
 
-async def run(args: argparse.Namespace) -> int:
+async def run(args: argparse.Namespace, console: Console) -> int:
     targets = [t for t in args.server.split(",") if t]
     async with await TafelClient.connect(targets) as client:
-        await sign_in(client, args.user, args.password)
+        await sign_in(client, args.user, args.register, console)
         if args.command == "play":
-            return await play(client, args)
+            from tafel.cli.playing import play
+
+            return await play(client, args, console)
         if args.command == "watch":
-            return await watch(client, args.game_id)
+            from tafel.cli.playing import watch
+
+            return await watch(client, args.game_id, console)
         if args.command == "games":
-            return await list_games(client, args.live)
+            return await list_games(client, args.live, console)
+        if args.command == "replay":
+            from tafel.cli.replay import replay
+
+            return await replay(client, args.game_id, console)
         if args.command == "leaderboard":
-            return await leaderboard(client, args.game)
+            return await leaderboard(client, args.game, console)
         if args.command == "tournament":
-            if args.action != "list" and not args.tournament_id:
-                console.print("give the tournament id (see `tafel tournament list`)")
-                return 2
-            return await tournaments(client, args)
+            from tafel.cli.tournaments import tournaments
+
+            return await tournaments(client, args, console)
         if args.command == "bot":
             from tafel.botplay import run_bot
 
@@ -114,56 +183,46 @@ async def run(args: argparse.Namespace) -> int:
     return 2
 
 
-async def play(client: TafelClient, args: argparse.Namespace) -> int:
-    from tafel.cli.app import GameApp
+async def list_games(client: TafelClient, live: bool, console: Console) -> int:
+    from tafel.cli.describe import GAME_TITLES, outcome_text, seat_names
 
-    me = client.player
-    per_move: dict[str, Any] = {"per_move_s": args.per_move} if args.per_move else {}
-    if args.room:
-        room = await client.join_room(args.room)
-        console.print(f"joined room {room.code}; waiting for it to start ...")
-        room = await client.wait_room_started(room.code)
-        game_id = room.game_id
-    elif args.new_room or args.vs_bot or args.solo:
-        seats = 1 if args.solo else (2 if args.vs_bot else args.seats)
-        room = await client.create_room(args.game, seats=seats, **per_move)
-        if args.vs_bot:
-            await client.request_bot(room.code, args.vs_bot)
-            console.print(f"asked for a level {args.vs_bot} bot; waiting for it to join ...")
-        elif not args.solo:
-            console.print(f"room code: [bold]{room.code}[/bold] — share it; waiting for players ...")
-        game_id = room.game_id if room.game_id else (await client.wait_room_started(room.code)).game_id
-    else:
-        console.print(f"looking for a {args.game} opponent ... (Ctrl-C to stop)")
-        match = await client.find_match(args.game, **per_move)
-        game_id = match.game_id
-    state = await client.get_game(game_id)
-    seat = state.seat if state.HasField("seat") else None
-    result = await GameApp(client, game_id, seat, f"tafel · {args.game} · {me.username}").run_async()
-    console.print(f"game {game_id}: {result or 'left'}")
+    if live:
+        response = await client.list_live_games()
+        table = Table("game id", "game", "players", title="games being played now (tafel watch GAME_ID)")
+        for summary in response.games:
+            players = ", ".join(p.player.username for p in summary.players)
+            table.add_row(summary.game_id, GAME_TITLES.get(summary.game, summary.game), players)
+        console.print(table)
+        return 0
+    mine = await client.list_my_games()
+    running = [g for g in mine.games if not g.status.over]
+    if running:
+        table = Table("game id", "game", "players", "to move", title="your games in progress (tafel watch GAME_ID)")
+        for summary in running:
+            names = seat_names(summary.players, None)
+            table.add_row(
+                summary.game_id,
+                GAME_TITLES.get(summary.game, summary.game),
+                ", ".join(names),
+                ", ".join(names[s] for s in summary.status.to_act if s < len(names)),
+            )
+        console.print(table)
+    records = await client.list_records(player_id=client.player.player_id)
+    table = Table("game id", "game", "players", "result", "ended", title="your finished games (tafel replay GAME_ID)")
+    for record in records.records:
+        me = next((p.seat for p in record.players if p.player.player_id == client.player.player_id), None)
+        table.add_row(
+            record.game_id,
+            GAME_TITLES.get(record.game, record.game),
+            ", ".join(p.player.username for p in record.players),
+            outcome_text(record.outcome, seat_names(record.players, me)),
+            record.ended_at.ToDatetime().strftime("%Y-%m-%d %H:%M") if record.HasField("ended_at") else "",
+        )
+    console.print(table if records.records else "no finished games yet")
     return 0
 
 
-async def watch(client: TafelClient, game_id: str) -> int:
-    from tafel.cli.app import GameApp
-
-    result = await GameApp(client, game_id, None, f"tafel · watching {game_id}").run_async()
-    console.print(f"game {game_id}: {result or 'left'}")
-    return 0
-
-
-async def list_games(client: TafelClient, live: bool) -> int:
-    response = await (client.list_live_games() if live else client.list_my_games())
-    table = Table("game id", "game", "players", "status")
-    for summary in response.games:
-        players = ", ".join(p.player.username for p in summary.players)
-        status = "over" if summary.status.over else f"to act: {list(summary.status.to_act)}"
-        table.add_row(summary.game_id, summary.game, players, status)
-    console.print(table)
-    return 0
-
-
-async def leaderboard(client: TafelClient, game: str) -> int:
+async def leaderboard(client: TafelClient, game: str, console: Console) -> int:
     response = await client.leaderboard(game)
     table = Table("rank", "player", "rating", "±", "")
     for entry in response.entries:
@@ -181,66 +240,36 @@ async def leaderboard(client: TafelClient, game: str) -> int:
     return 0
 
 
-async def tournaments(client: TafelClient, args: argparse.Namespace) -> int:
-    from tafel.play.v1 import tournaments_pb2
-
-    if args.action == "list":
-        table = Table("id", "name", "game", "format", "players", "state")
-        for t in await client.list_tournaments():
-            table.add_row(
-                t.tournament_id,
-                t.name,
-                t.game,
-                tournaments_pb2.TournamentFormat.Name(t.format).split("_", 2)[-1],
-                str(len(t.players)),
-                tournaments_pb2.TournamentState.Name(t.state).split("_", 2)[-1],
-            )
-        console.print(table)
-        return 0
-    if args.action == "join":
-        joined = await client.join_tournament(args.tournament_id)
-        console.print(f"joined {joined.name}; your games start by themselves — watching it now")
-    async for event in client.watch_tournament(args.tournament_id):
-        kind = event.WhichOneof("kind")
-        if kind == "round_started":
-            console.print(f"[bold]round {event.round_started.round.number} started[/bold]")
-            me = client.player.player_id
-            for game in event.round_started.round.games:
-                names = " vs ".join(p.username for p in game.players)
-                mine = " ← you" if any(p.player_id == me for p in game.players) else ""
-                console.print(f"  board {game.board}: {names} {game.game_id}{mine}")
-                if mine and args.action == "join" and game.game_id:
-                    seat = next(i for i, p in enumerate(game.players) if p.player_id == me)
-                    await play_tournament_game(client, game.game_id, seat)
-        elif kind == "standings_changed":
-            rows = event.standings_changed.standings[:10]
-            console.print("  standings: " + ", ".join(f"{r.rank}. {r.player.username} {r.points:g}" for r in rows))
-        elif kind in ("finished", "cancelled"):
-            console.print(f"tournament {kind}")
-        else:
-            console.print(f"  {kind}")
-    return 0
+def error_line(error: TafelError, args: argparse.Namespace) -> tuple[str, int]:
+    """One readable line per failure (never a traceback), and the exit status."""
+    if isinstance(error, Unavailable):
+        return (
+            f"[red]cannot reach the tafel server at {args.server}[/red] — is it running? "
+            "Start one with `make run` (or pass --server HOST:PORT).",
+            1,
+        )
+    if isinstance(error, NotFound):
+        return f"[red]not found:[/red] {error.message or error.reason}", 1
+    if isinstance(error, InvalidArgument):
+        return f"[red]refused:[/red] {error.message or error.reason}", 2
+    return f"[red]error:[/red] {error.message or error.reason}", 1
 
 
-async def play_tournament_game(client: TafelClient, game_id: str, seat: int) -> None:
-    from tafel.cli.app import GameApp
-
-    await GameApp(client, game_id, seat, f"tafel · tournament game {game_id}").run_async()
-
-
-def main() -> None:
-    args = parser().parse_args()
+def main(argv: list[str] | None = None) -> None:
+    args = settle(parser().parse_args(argv))
+    console = Console()
     try:
-        code = asyncio.run(run(args))
+        code = asyncio.run(run(args, console))
     except KeyboardInterrupt:
         code = 130
-    except InvalidArgument as error:
-        console.print(f"[red]refused:[/red] {error.reason}: {error.message}")
-        code = 2
     except TafelError as error:
-        console.print(f"[red]error:[/red] {error.reason}: {error.message}")
-        code = 1
+        line, code = error_line(error, args)
+        console.print(line, highlight=False)
     sys.exit(code)
+
+
+def per_move(seconds: float | None) -> dict[str, Any]:
+    return {"per_move_s": seconds} if seconds else {}
 
 
 if __name__ == "__main__":

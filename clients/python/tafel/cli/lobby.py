@@ -1,0 +1,110 @@
+"""The room screen (Textual) before a game starts: the invite code, every seat and who sits there;
+the host may start early with the players present (StartRoom)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Header, Static
+
+from tafel.cli.describe import GAME_TITLES
+from tafel.client import TafelClient
+from tafel.errors import TafelError
+from tafel.play.v1 import play_pb2
+
+
+def seats_text(room: play_pb2.Room, me: str) -> Text:
+    text = Text()
+    title = GAME_TITLES.get(room.game, room.game)
+    text.append(f"  room {room.code} · {title} · {len(room.players)} of {room.seats} seats taken\n\n", style="bold")
+    for index in range(max(room.seats, len(room.players))):
+        if index < len(room.players):
+            player = room.players[index]
+            notes = [
+                n
+                for n, on in (("host", player.player_id == room.host.player_id), ("you", player.player_id == me))
+                if on
+            ]
+            text.append(f"  {index + 1}. {player.username}" + (f" ({', '.join(notes)})" if notes else "") + "\n")
+        else:
+            text.append(f"  {index + 1}. (free)\n", style="dim")
+    return text
+
+
+class LobbyApp(App[str]):
+    """Returns the started game's id, or "" when the player left or the room closed."""
+
+    ENABLE_COMMAND_PALETTE = False
+    CSS = "#seats { padding: 1 2; } #status { padding: 0 2; }"
+    BINDINGS = [Binding("s", "start", "start now"), Binding("q", "leave", "leave the room")]
+
+    def __init__(self, client: TafelClient, room: play_pb2.Room) -> None:
+        super().__init__()
+        self.client = client
+        self.room = room
+        self.title = f"tafel · room {room.code}"
+        self.message = ""
+
+    @property
+    def hosting(self) -> bool:
+        return self.room.host.player_id == self.client.player.player_id
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="seats")
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.show()
+        self.run_worker(self.follow(), exclusive=True)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.hosting if action == "start" else True
+
+    def show(self) -> None:
+        self.query_one("#seats", Static).update(seats_text(self.room, self.client.player.player_id))
+        free = self.room.seats - len(self.room.players)
+        if self.hosting:
+            line = (
+                f"Share the code {self.room.code}. The game starts when {free} more join,"
+                f" or press s to start now with {len(self.room.players)}."
+            )
+        else:
+            line = f"Waiting for {free} more to join, or for {self.room.host.username} to start."
+        self.query_one("#status", Static).update(line + (f"\n{self.message}" if self.message else ""))
+
+    async def follow(self) -> None:
+        try:
+            async for room in self.client.watch_room(self.room.code):
+                self.room = room
+                if room.state == play_pb2.ROOM_STATE_STARTED and room.game_id:
+                    self.exit(room.game_id)
+                    return
+                if room.state == play_pb2.ROOM_STATE_CLOSED:
+                    self.exit("")
+                    return
+                self.show()
+        except TafelError as error:
+            self.message = f"Lost the room: {error.message or error.reason}. Press q."
+            self.show()
+
+    async def action_start(self) -> None:
+        if not self.hosting:
+            return
+        try:
+            room = await self.client.start_room(self.room.code)
+        except TafelError as error:
+            self.message = f"Cannot start yet: {error.message or error.reason}"
+            self.show()
+            return
+        if room.game_id:
+            self.exit(room.game_id)
+
+    async def action_leave(self) -> None:
+        try:
+            await self.client.leave_room(self.room.code)
+        except TafelError:
+            pass  # leaving a room that already closed or started: nothing to undo
+        self.exit("")

@@ -1,0 +1,56 @@
+"""`tafel play` and `tafel watch`: find or host the table, then the live game screen."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from tafel.cli.describe import GAME_TITLES
+from tafel.client import TafelClient
+from tafel.errors import NotFound
+
+
+async def play(client: TafelClient, args: argparse.Namespace, console: Console) -> int:
+    from tafel.cli.main import per_move
+
+    timing = per_move(args.per_move)
+    title = GAME_TITLES.get(args.game, args.game)
+    if args.room or args.new_room:
+        from tafel.cli.lobby import LobbyApp
+
+        if args.room:
+            room = await client.join_room(args.room)
+        else:
+            room = await client.create_room(args.game, seats=args.seats, **timing)
+        game_id = room.game_id or await LobbyApp(client, room).run_async() or ""
+        if not game_id:
+            console.print(f"left room {room.code}")
+            return 0
+    elif args.vs_bot or args.solo:
+        room = await client.create_room(args.game, seats=1 if args.solo else 2, **timing)
+        if args.vs_bot:
+            await client.request_bot(room.code, args.vs_bot)
+            console.print(f"asked for a level {args.vs_bot} bot; waiting for it to join ...")
+        game_id = room.game_id or (await client.wait_room_started(room.code)).game_id
+    else:
+        console.print(f"looking for a {title} opponent ... (Ctrl-C to stop)")
+        game_id = (await client.find_match(args.game, **timing)).game_id
+    return await open_game(client, game_id, console, playing=True)
+
+
+async def watch(client: TafelClient, game_id: str, console: Console) -> int:
+    return await open_game(client, game_id, console, playing=False)
+
+
+async def open_game(client: TafelClient, game_id: str, console: Console, *, playing: bool) -> int:
+    from tafel.cli.app import GameApp, game_title
+
+    try:
+        state = await client.get_game(game_id)
+    except NotFound:
+        raise NotFound("NO_SUCH_GAME", f"there is no game {game_id!r} (`tafel games --live` lists them)") from None
+    seat = state.seat if playing and state.HasField("seat") else None
+    result = await GameApp(client, game_id, seat, game_title(state.summary, seat)).run_async()
+    console.print(f"game {game_id}: {result or 'left'}")
+    return 0

@@ -1,0 +1,116 @@
+"""`tafel replay GAME_ID`: step through a finished game, one action (and the events it caused) at a
+time. Connect Four's board is rebuilt at every step from the recorded drops; the other games show
+their final position beside the steps."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from rich.console import Console, Group, RenderableType
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Header, Static
+
+from tafel.cli.boards import Cursor, Seating, render, render_connect4
+from tafel.cli.describe import GAME_TITLES, describe, outcome_text, seat_names
+from tafel.client import TafelClient
+from tafel.connect4.v1 import connect4_pb2
+from tafel.errors import NotFound
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2
+
+SHOWN_STEPS = 12  # the steps listed above the current one
+
+
+def connect4_at(final: connect4_pb2.View, events: list[games_pb2.GameEvent]) -> connect4_pb2.View:
+    """The Connect Four board after `events` (its drops, in order)."""
+    view = connect4_pb2.View(rows=final.rows or 6, columns=final.columns or 7)
+    columns = [connect4_pb2.Column() for _ in range(view.columns)]
+    moves = ""
+    for event in events:
+        if event.WhichOneof("kind") == "connect4":
+            dropped = event.connect4.disc_dropped
+            columns[dropped.column].seats.append(dropped.seat)
+            moves += str(dropped.column + 1)
+            view.winning_cells[:] = list(dropped.winning_cells)
+    view.board.extend(columns)
+    view.moves = moves
+    return view
+
+
+class ReplayApp(App[None]):
+    ENABLE_COMMAND_PALETTE = False
+    CSS = "#board { padding: 0 1; height: auto; } #steps { padding: 0 2; }"
+    BINDINGS = [
+        Binding("right", "step(1)", "next", priority=True),
+        Binding("left", "step(-1)", "back", priority=True),
+        Binding("home", "jump(0)", "start"),
+        Binding("end", "jump(-1)", "end"),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(
+        self, record: play_pb2.GameRecord, state: play_pb2.GetGameResponse, events: list[games_pb2.GameEvent]
+    ) -> None:
+        super().__init__()
+        self.record = record
+        self.state = state
+        self.names = seat_names(record.players, None)
+        # One step per version: an action and everything it caused.
+        self.steps = [list(group) for _, group in groupby(events, key=lambda e: e.version)]
+        self.at = 0
+        title = GAME_TITLES.get(record.game, record.game)
+        self.title = f"tafel · replay · {title}: {' vs '.join(self.names)}"
+        self.sub_title = f"game {record.game_id}"
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="board")
+        yield Static(id="steps")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.show()
+
+    def show(self) -> None:
+        done = [e for step in self.steps[: self.at + 1] for e in step]
+        seating = Seating(names=self.names)
+        view = self.state.view
+        board: RenderableType
+        if view.WhichOneof("game") == "connect4":
+            board = render_connect4(connect4_at(view.connect4, done), Cursor(), seating, playing=False)
+        else:
+            board = Group(Text("final position:", style="dim"), render(view, Cursor(), None, seating))
+        self.query_one("#board", Static).update(board)
+        lines = Text()
+        first = max(0, self.at - SHOWN_STEPS)
+        for index in range(first, self.at + 1):
+            sentence = " ".join(describe(e, self.names) for e in self.steps[index])
+            lines.append(f"{index + 1:>4}. {sentence}\n", style="bold" if index == self.at else "dim")
+        lines.append(
+            f"\nstep {self.at + 1} of {len(self.steps)}   result: {outcome_text(self.record.outcome, self.names)}"
+        )
+        self.query_one("#steps", Static).update(lines)
+
+    def action_step(self, delta: int) -> None:
+        self.at = max(0, min(len(self.steps) - 1, self.at + delta))
+        self.show()
+
+    def action_jump(self, where: int) -> None:
+        self.at = where % len(self.steps)
+        self.show()
+
+
+async def replay(client: TafelClient, game_id: str, console: Console) -> int:
+    try:
+        record = await client.get_record(game_id)
+    except NotFound:
+        raise NotFound("NO_SUCH_RECORD", f"there is no finished game {game_id!r} (`tafel games` lists yours)") from None
+    state = await client.get_game(game_id)
+    events = [response.event async for response in client.watch_with_deadlines(game_id, "", stop_at_end=True)]
+    if not events:
+        console.print(f"game {game_id} has no recorded events")
+        return 1
+    await ReplayApp(record, state, events).run_async()
+    return 0
