@@ -731,6 +731,7 @@ class PlaySession:
                     # One rule (play.proto, WatchGameRequest): with no id the view stands for the
                     # history, and only events after it follow; with an id, the events after it.
                     watch.start_after(view.last_event_id)
+                await watch.prepare()  # a bad starting point is refused before the answer
                 await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, watching=view))
                 async for event, source in watch.events():
                     current = watch.current

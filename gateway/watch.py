@@ -125,6 +125,8 @@ class Watch:
         self.current: tuple[LiveBatch, int] | None = None
         self._queue: deque[Any] = deque()
         self._ready = asyncio.Event()
+        self._prepared: list[tuple[games_pb2.GameEvent, games_pb2.GameStatus | None]] | None = None
+        self._finished = False  # the game is over and nothing is left after the starting id
 
     def _push(self, item: Any) -> None:
         if len(self._queue) >= QUEUE_LIMIT:
@@ -151,6 +153,16 @@ class Watch:
                 self.last = key
         return events
 
+    async def prepare(self) -> None:
+        """Read the history after the starting id now (events() does it when nobody did): the
+        refusals a bad starting point gets (NOT_FOUND, OUT_OF_RANGE) come before anything else."""
+        history = await self._history()
+        if not history:
+            if self.last < (0, 0):
+                raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no events for game {self.game_id!r}")
+            self._finished = await self._at_the_end()
+        self._prepared = history
+
     async def _at_the_end(self) -> bool:
         """Nothing was left after the starting id: True when the game is over (the watch ends);
         OUT_OF_RANGE when the id is past the stream's end."""
@@ -169,12 +181,11 @@ class Watch:
         while it is yielded. Ends after the game's last event (at once when the game is over and
         nothing is left), or when the hub closes. NOT_FOUND when the game has no events at all
         (never created, or expired); OUT_OF_RANGE when the starting id is past the end."""
-        history = await self._history()
-        if not history:
-            if self.last < (0, 0):
-                raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no events for game {self.game_id!r}")
-            if await self._at_the_end():
-                return
+        if self._prepared is None:
+            await self.prepare()
+        history, self._prepared = self._prepared or [], []
+        if self._finished:
+            return
         for position, (event, status) in enumerate(history):
             self.status = status
             yield event, LAST_OF_HISTORY if position == len(history) - 1 else HISTORY

@@ -1,0 +1,274 @@
+"""Issue 14's traps, through the public API: real rules services (all three games), a real gateway
+and Redis; every client talks only gRPC to the gateway."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+
+import grpc
+import pytest
+from tafel.bots.coloursquare import ColourSquareBot
+from tafel.coloursquare.v1 import coloursquare_pb2
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2
+
+from tests.gateway.harness import (
+    Client,
+    PlayStream,
+    Proc,
+    Seating,
+    c4_move,
+    failure,
+    new_id,
+    seating,
+    spawn_gateway,
+    spawn_rules,
+)
+
+GAMES = ("connect4", "plus4", "coloursquare")
+COLUMNS = [3, 2, 3, 2, 3, 2, 3]  # seat 0 wins with four in column 3 at version 7
+
+
+@dataclass
+class System:
+    redis_url: str
+    rules: dict[str, Proc]
+    gateway: Proc
+
+    @property
+    def routes(self) -> dict[str, str]:
+        return {game: proc.address for game, proc in self.rules.items()}
+
+
+@pytest.fixture(scope="module")
+def system(redis_url: str) -> Iterator[System]:
+    rules: dict[str, Proc] = {}
+    gateway: Proc | None = None
+    try:
+        for game in GAMES:
+            rules[game] = spawn_rules(redis_url, game)
+        gateway = spawn_gateway(redis_url, {game: proc.address for game, proc in rules.items()})
+        yield System(redis_url, rules, gateway)
+    finally:
+        for proc in (*([gateway] if gateway else []), *rules.values()):
+            proc.stop()
+
+
+@pytest.fixture(scope="module")
+async def seats(system: System) -> AsyncIterator[Seating]:
+    async with seating(system.redis_url, system.routes) as value:
+        yield value
+
+
+async def guests(system: System, count: int) -> list[Client]:
+    return [await Client(system.gateway.address).guest() for _ in range(count)]
+
+
+async def watch_all(client: Client, game_id: str, after: str = "") -> list[play_pb2.WatchGameResponse]:
+    """Every response of a WatchGame call, which must end by itself (OK) within the timeout."""
+    call = client.games.WatchGame(
+        play_pb2.WatchGameRequest(game_id=game_id, after_event_id=after), metadata=client.md, timeout=10
+    )
+    return [response async for response in call]
+
+
+async def finished_connect4(seats: Seating, a: Client, b: Client) -> str:
+    game_id = await seats.start([a.player, b.player])
+    for version, column in enumerate(COLUMNS):
+        await (a if version % 2 == 0 else b).move(game_id, version, column)
+    return game_id
+
+
+# -- traps 1 and 2: a finished game's watch ends; every event carries the status ----------------------
+
+
+async def test_watching_a_finished_game_ends_and_every_event_carries_its_status(
+    system: System, seats: Seating
+) -> None:
+    a, b = await guests(system, 2)
+    game_id = await finished_connect4(seats, a, b)
+    everything = await seats.event_ids(game_id)
+    assert everything[-1] == "7-2"  # the winning disc and GameEnded
+
+    history = await watch_all(b, game_id)
+    assert [r.event.event_id for r in history] == everything
+    for response in history:  # replayed events carry the status live ones do
+        assert response.HasField("status"), response.event.event_id
+        assert response.status.version == response.event.version
+    assert history[-1].status.over and list(history[-1].status.outcome.winners) == [0]
+    assert list(history[0].status.to_act) == [0] and list(history[1].status.to_act) == [1]
+
+    # From the last id, or any id at the end: nothing left, the stream ends with OK at once.
+    assert await watch_all(b, game_id, "7-2") == []
+    rest = await watch_all(b, game_id, "6-1")
+    assert [r.event.event_id for r in rest] == ["7-1", "7-2"] and all(r.HasField("status") for r in rest)
+
+    # Past the end: OUT_OF_RANGE, never a silent skip. Malformed: INVALID_ARGUMENT.
+    for after in ("7-3", "8-1", "99999-0"):
+        code, reason = await failure(watch_all(b, game_id, after))
+        assert (code, reason) == (grpc.StatusCode.OUT_OF_RANGE, "EVENT_ID_OUT_OF_RANGE"), after
+    for after in ("abc", "1-", "-1", "+1-1", " 1-1", "1-1-1", "1.0-1"):
+        code, reason = await failure(watch_all(b, game_id, after))
+        assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_EVENT_ID"), after
+
+    # The Play stream's watch: the same rules (a refusal on the stream, the watch ends quietly).
+    stream = PlayStream(b)
+    ack = await stream.request(watch=play_pb2.WatchGameRequest(game_id=game_id, after_event_id="0-0"))
+    assert ack.watching.summary.status.over
+    await stream.wait_for(lambda: len(stream.events) == len(everything))
+    assert [e.event.event_id for e in stream.events] == everything
+    assert all(e.HasField("status") and e.status.version == e.event.version for e in stream.events)
+    refusal = (await stream.request(watch=play_pb2.WatchGameRequest(game_id=game_id, after_event_id="9-1"))).refusal
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.OUT_OF_RANGE.value[0], "EVENT_ID_OUT_OF_RANGE")
+    refusal = (await stream.request(watch=play_pb2.WatchGameRequest(game_id=game_id, after_event_id="x"))).refusal
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT.value[0], "BAD_EVENT_ID")
+    await stream.close()
+    for client in (a, b):
+        await client.close()
+
+
+async def test_a_live_watch_resumed_at_its_last_id_carries_statuses_and_ends_with_the_game(
+    system: System, seats: Seating
+) -> None:
+    a, b = await guests(system, 2)
+    game_id = await seats.start([a.player, b.player])
+    for version, column in enumerate(COLUMNS[:3]):
+        await (a if version % 2 == 0 else b).move(game_id, version, column)
+    # A watcher resumes at the live end ("3-1"): nothing yet, then the rest as it happens.
+    call = b.games.WatchGame(play_pb2.WatchGameRequest(game_id=game_id, after_event_id="3-1"), metadata=b.md, timeout=20)
+    await call.initial_metadata()  # subscribed
+    collected = asyncio.create_task(_collect(call))
+    for version in range(3, len(COLUMNS)):
+        await (a if version % 2 == 0 else b).move(game_id, version, COLUMNS[version])
+    responses = await asyncio.wait_for(collected, 10)  # ends with the game, status OK
+    assert [r.event.event_id for r in responses] == ["4-1", "5-1", "6-1", "7-1", "7-2"]
+    assert all(r.status.version == r.event.version for r in responses)
+    for client in (a, b):
+        await client.close()
+
+
+async def _collect(call: grpc.aio.UnaryStreamCall) -> list[play_pb2.WatchGameResponse]:
+    return [response async for response in call]
+
+
+# -- trap 3: the Play stream's watch never sends history twice ---------------------------------------
+
+
+async def test_a_play_stream_watch_without_an_id_sends_the_view_then_only_later_events(
+    system: System, seats: Seating
+) -> None:
+    a, b = await guests(system, 2)
+    game_id = await seats.start([a.player, b.player])
+    await a.move(game_id, 0, 3)
+    await b.move(game_id, 1, 3)
+    stream = PlayStream(a)
+    ack = await stream.request(watch=play_pb2.WatchGameRequest(game_id=game_id))
+    assert ack.watching.last_event_id == "2-1" and ack.watching.summary.status.version == 2
+    await a.move(game_id, 2, 4)
+    await stream.wait_for(lambda: len(stream.events) >= 1)
+    await asyncio.sleep(0.2)  # room for anything sent twice to arrive
+    assert [e.event.event_id for e in stream.events] == ["3-1"]
+    # With an id, the history from that id (a resume), after the same kind of answer.
+    resumed = PlayStream(b)
+    await resumed.request(watch=play_pb2.WatchGameRequest(game_id=game_id, after_event_id="1-1"))
+    await resumed.wait_for(lambda: len(resumed.events) == 2)
+    assert [e.event.event_id for e in resumed.events] == ["2-1", "3-1"]
+    for closing in (stream, resumed):
+        await closing.close()
+    for client in (a, b):
+        await client.close()
+
+
+# -- trap 4: simultaneous placements commute -----------------------------------------------------------
+
+
+async def test_six_seats_placing_at_the_same_instant_for_thirty_rounds_are_never_refused(
+    system: System, seats: Seating
+) -> None:
+    players = await guests(system, 6)
+    game_id = await seats.start([p.player for p in players], game="coloursquare")
+    bots = [ColourSquareBot(level=1, seed=seat) for seat in range(6)]
+    refused: list[str] = []
+
+    async def place(seat: int, move: coloursquare_pb2.Move, version: int, start: asyncio.Event) -> int:
+        await start.wait()  # all six leave together, each against the version it read
+        request = play_pb2.SubmitMoveRequest(
+            game_id=game_id, expected_version=version, request_id=new_id(), move=games_pb2.GameMove(coloursquare=move)
+        )
+        try:
+            response = await players[seat].games.SubmitMove(request, metadata=players[seat].md, timeout=10)
+        except grpc.aio.AioRpcError as error:
+            refused.append(f"seat {seat} at version {version}: {error.code().name} {error.details()}")
+            return -1
+        return int(response.version)
+
+    status = (await players[0].get(game_id)).summary.status
+    for played in range(30):
+        assert not status.over, f"the game ended after {played} rounds"
+        assert list(status.to_act) == list(range(6)), "every seat places in a round"
+        views = await asyncio.gather(*(p.get(game_id) for p in players))
+        assert all(v.view.coloursquare.round == played + 1 for v in views)
+        moves = [bot.choose(v.view.coloursquare) for bot, v in zip(bots, views, strict=True)]
+        start = asyncio.Event()
+        tasks = [asyncio.create_task(place(seat, move, status.version, start)) for seat, move in enumerate(moves)]
+        await asyncio.sleep(0)
+        start.set()
+        versions = await asyncio.gather(*tasks)
+        assert not refused, refused
+        assert sorted(versions) == [status.version + i for i in range(1, 7)]
+        status = (await players[0].get(game_id)).summary.status
+    assert not refused
+    for client in players:
+        await client.close()
+
+
+# -- trap 5: every phase change has its event --------------------------------------------------------
+
+
+async def test_colour_square_streams_round_one_roll_and_the_last_round_resolving(
+    system: System, seats: Seating
+) -> None:
+    a, b = await guests(system, 2)
+    game_id = await seats.start([a.player, b.player], game="coloursquare")
+    for client in (a, b):
+        await client.games.Resign(play_pb2.ResignRequest(game_id=game_id, request_id=new_id()), metadata=client.md)
+    history = await watch_all(a, game_id)
+    kinds = [
+        r.event.coloursquare.WhichOneof("kind") if r.event.WhichOneof("kind") == "coloursquare"
+        else r.event.WhichOneof("kind")
+        for r in history
+    ]
+    assert kinds[:2] == ["created", "dice_rolled"]  # round 1's roll is in the stream
+    assert history[1].event.coloursquare.dice_rolled.round == 1
+    assert kinds[-2:] == ["round_resolved", "ended"]  # the round every seat left still resolves
+    assert history[-1].event.ended.outcome.reason == "ALL_REMOVED"
+    for client in (a, b):
+        await client.close()
+
+
+# -- trap 9: a reused request id with another request ------------------------------------------------
+
+
+async def test_a_request_id_reused_for_another_move_is_refused_and_a_true_retry_gets_the_first_answer(
+    system: System, seats: Seating
+) -> None:
+    a, b = await guests(system, 2)
+    game_id = await seats.start([a.player, b.player])
+    first = await a.move(game_id, 0, 3, request_id="same-id")
+    assert first.version == 1
+    code, reason = await failure(a.move(game_id, 0, 4, request_id="same-id"))
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
+    again = await a.move(game_id, 0, 3, request_id="same-id")
+    assert again == first
+    # The same on the Play stream, and nothing was written by the refused reuse.
+    stream = PlayStream(a)
+    move = play_pb2.SubmitMoveRequest(game_id=game_id, expected_version=1, request_id="same-id", move=c4_move(5))
+    refusal = (await stream.request(submit_move=move)).refusal
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT.value[0], "REQUEST_ID_REUSED")
+    assert "request id" in refusal.message
+    assert await seats.event_ids(game_id) == ["0-1", "1-1"]
+    await stream.close()
+    for client in (a, b):
+        await client.close()
