@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from connectrpc._server_async import ConnectASGIApplication
+from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import PlainTextResponse
 from starlette.staticfiles import StaticFiles
@@ -50,7 +51,10 @@ class EdgeApplication:
         if scope["type"] == "lifespan" or scope.get("path", "").startswith(API_PREFIX):
             await self.api(scope, receive, send)
         elif scope["type"] == "http" and self.static is not None:
-            await self.static(scope, receive, send)
+            try:
+                await self.static(scope, receive, send)
+            except HTTPException as error:  # StaticFiles raises its 404/405 for a middleware to answer
+                await PlainTextResponse(error.detail, status_code=error.status_code)(scope, receive, send)
         else:
             await self.not_found(scope, receive, send)
 

@@ -25,10 +25,16 @@ ENV = {
 Connect = Callable[..., Awaitable[TafelClient]]
 
 
+INDEX_HTML = "<!doctype html><title>tafel</title><p>the browser app goes here</p>"
+
+
 @pytest.fixture(scope="module")
-def platform(redis_url: str) -> Iterator[Platform]:
+def platform(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
+    static = tmp_path_factory.mktemp("web-static")
+    (static / "index.html").write_text(INDEX_HTML)
+    env = {**ENV, "TAFEL_WEB_STATIC": str(static)}
     # No bot pool: the tests serve bot requests themselves, over the edge.
-    running = Platform(redis_url=with_db(redis_url, 9), fixed_ports=False, extra_env=ENV, bot_pool=False).start()
+    running = Platform(redis_url=with_db(redis_url, 9), fixed_ports=False, extra_env=env, bot_pool=False).start()
     try:
         assert len(running.web_urls) == 1, running.children[-1].output
         yield running
