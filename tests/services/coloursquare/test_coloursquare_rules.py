@@ -376,10 +376,37 @@ def test_final_turn_timeout_counts_towards_removal() -> None:
     state = replace(state, players=(state.players[0], replace(state.players[1], timeouts=1)))
     state, _ = play_round(state, {0: mv("R@0,0"), 1: None})
     state, events = RULES.timeout(state, 1)
-    assert events[:2] == [TimedOut(1, True), PlayerRemoved(1, Removal.TIMEOUTS)]
+    # Every phase change has its event (issue 14, trap 5): the final turn that timed out resolves.
+    assert events[:3] == [TimedOut(1, True), PlayerRemoved(1, Removal.TIMEOUTS), FinalTurnResolved(1)]
     assert state.phase is Phase.OVER
     outcome = RULES.outcome(state)
     assert outcome is not None and outcome.reason == COLOUR_SQUARE and outcome.winners == (0,)
+
+
+def test_a_final_turn_timed_out_or_resigned_still_resolves_and_the_next_follows() -> None:
+    state = table(3, {0: _about_to_finish()}, roll=(1, 2, 3, 4, 5))
+    state, _ = play_round(state, {0: mv("R@0,0"), 1: mv("W@3,3,R"), 2: mv("W@3,3,R")})
+    assert state.phase is Phase.FINAL and RULES.to_act(state) == {1}
+    state, events = RULES.timeout(state, 1)
+    assert events[:2] == [TimedOut(1, False), FinalTurnResolved(1)]
+    assert isinstance(events[2], DiceRolled) and events[2].final and events[2].seat == 2
+    state, events = RULES.resign(state, 2)
+    assert events[:3] == [Resigned(2), PlayerRemoved(2, Removal.RESIGNED), FinalTurnResolved(2)]
+    assert state.phase is Phase.OVER
+
+
+def test_a_round_every_seat_left_still_resolves_before_the_end() -> None:
+    state = RULES.new_game(Options(), 2, seed=3)
+    state, _ = RULES.resign(state, 0)
+    state, events = RULES.resign(state, 1)
+    assert events[-2] == RoundResolved(1) and isinstance(events[-1], GameEnded)
+    assert events[-1].outcome.reason == ALL_REMOVED
+
+
+def test_the_opening_roll_is_an_event() -> None:
+    state = RULES.new_game(Options(), 3, seed=4)
+    assert state.roll is not None
+    assert list(RULES.opening_events(state)) == [DiceRolled(1, 0, state.roll)]
 
 
 # -- solo -------------------------------------------------------------------------------------------
