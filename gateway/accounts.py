@@ -8,7 +8,8 @@ import grpc
 from redis.exceptions import RedisError
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 
-from gateway.auth import Authenticator
+from gateway.auth import Authenticator, Identity
+from gateway.limits import peer_host
 from services.kit.errors import Refused, abort
 
 
@@ -20,11 +21,20 @@ class AccountServicer(play_pb2_grpc.AccountServiceServicer):
     def __init__(self, auth: Authenticator) -> None:
         self.auth = auth
 
+    def _session_of(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity | None:
+        """A valid session the caller already holds (it vouches for the owner: no lock-out)."""
+        try:
+            return self.auth.identity(context.invocation_metadata())
+        except Refused:
+            return None
+
     async def Register(
         self, request: play_pb2.RegisterRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.RegisterResponse:
         try:
-            return play_pb2.RegisterResponse(session=await self.auth.register(request.username, request.password))
+            source = peer_host(context.peer() or "")
+            session = await self.auth.register(request.username, request.password, source=source)
+            return play_pb2.RegisterResponse(session=session)
         except Refused as refused:
             await abort(context, refused)
         except RedisError:
@@ -34,7 +44,13 @@ class AccountServicer(play_pb2_grpc.AccountServiceServicer):
         self, request: play_pb2.SignInRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.SignInResponse:
         try:
-            return play_pb2.SignInResponse(session=await self.auth.sign_in(request.username, request.password))
+            session = await self.auth.sign_in(
+                request.username,
+                request.password,
+                source=peer_host(context.peer() or ""),
+                session=self._session_of(context),
+            )
+            return play_pb2.SignInResponse(session=session)
         except Refused as refused:
             await abort(context, refused)
         except RedisError:

@@ -7,6 +7,14 @@
 - A session token is ``v1.<payload>.<signature>``: the payload (base64url JSON: player id, name,
   guest flag, expiry) signed with HMAC-SHA256 under TAFEL_TOKEN_SECRET, shared by every replica.
   Checking one costs no Redis round trip. A guest exists only in its token.
+- Wrong passwords are throttled without handing strangers a lock-out (issue 18.5): failures count
+  per source (the caller's address) and per account; past a few free tries each further try waits
+  twice as long as the last (up to 15 min). The account's delay does not apply to its owner signing
+  in from a source that has signed in to it before, or with a valid session of the account, so a
+  stranger guessing from elsewhere slows only themself.
+- Hashing (scrypt, ~50 ms of CPU) runs on a few threads through a queue where sign-ins go first and
+  registrations wait in a bounded line (RESOURCE_EXHAUSTED when it is full): a flood of Register
+  calls cannot starve sign-in.
 """
 
 from __future__ import annotations
@@ -17,10 +25,11 @@ import binascii
 import hashlib
 import hmac
 import json
+import math
 import re
 import secrets
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +44,12 @@ USERNAME = re.compile(r"^[A-Za-z0-9_-]{3,24}$")
 GUEST_PREFIX = "guest-"
 MIN_PASSWORD, MAX_PASSWORD = 8, 128
 SCRYPT_N, SCRYPT_R, SCRYPT_P, SCRYPT_LEN = 1 << 14, 8, 1, 32
-MAX_FAILED_SIGN_INS = 10  # per username per minute
+ACCOUNT_FREE_FAILURES = 5  # wrong passwords for one account before its delay starts (unknown sources)
+SOURCE_FREE_FAILURES = 20  # wrong passwords from one source before its delay starts
+MAX_DELAY_S = 900.0
+FAILURE_WINDOW_S = 3600  # a failure count is forgotten this long after the last failure
+KNOWN_SOURCE_TTL_S = 90 * 24 * 3600
+SIGN_IN, REGISTER = 0, 1  # hashing priorities
 TOKEN_VERSION = "v1"
 _CACHE_SIZE = 10_000
 
@@ -46,9 +60,11 @@ redis.call('HSET', KEYS[1], 'id', ARGV[1], 'name', ARGV[2], 'salt', ARGV[3], 'ha
 return 1
 """
 
+# KEYS: a failure counter hash (n: failures, t: last failure ms); ARGV: now ms, window s
 FAIL_LUA = """
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
+redis.call('HSET', KEYS[1], 't', ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
 return n
 """
 
@@ -58,7 +74,69 @@ def account_key(username: str) -> str:
 
 
 def failures_key(username: str) -> str:
-    return f"tafel:{{u:{username.lower()}}}:failures"
+    return f"tafel:{{u:{username.lower()}}}:fails"
+
+
+def known_sources_key(username: str) -> str:
+    return f"tafel:{{u:{username.lower()}}}:known"
+
+
+def source_id(source: str) -> str:
+    """A source as stored: hashed, so the store holds no addresses in clear."""
+    return hashlib.sha256(source.encode()).hexdigest()[:24]
+
+
+def source_failures_key(source: str) -> str:
+    return f"tafel:{{src:{source_id(source)}}}:fails"
+
+
+def delay_after(failures: int, free: int) -> float:
+    """How long after the last failure the next try may come: 0 for the free tries, then 1 s,
+    2 s, 4 s ... up to MAX_DELAY_S."""
+    if failures < free:
+        return 0.0
+    return float(min(MAX_DELAY_S, 2.0 ** (failures - free)))
+
+
+class HashQueue:
+    """`threads` scrypt computations at a time; waiting callers are served by priority (sign-ins
+    first), and each priority's line is bounded (RESOURCE_EXHAUSTED when full, with a retry)."""
+
+    def __init__(self, threads: int, max_waiting: tuple[int, int]) -> None:
+        self.free = threads
+        self.max_waiting = max_waiting
+        self.waiting: tuple[deque[asyncio.Future[None]], ...] = (deque(), deque())
+
+    async def run(self, priority: int, password: str, salt: bytes, n: int, r: int, p: int) -> bytes:
+        if self.free > 0:
+            self.free -= 1
+        else:
+            line = self.waiting[priority]
+            if len(line) >= self.max_waiting[priority]:
+                raise Refused(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED, "BUSY", "the service is busy; retry shortly", retry_after_s=1.0
+                )
+            turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            line.append(turn)
+            try:
+                await turn
+            except asyncio.CancelledError:
+                if turn.done() and not turn.cancelled():
+                    self._release()  # the slot was handed to us as we were cancelled: pass it on
+                raise
+        try:
+            return await asyncio.to_thread(_scrypt, password, salt, n, r, p)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        for line in self.waiting:
+            while line:
+                turn = line.popleft()
+                if not turn.done():
+                    turn.set_result(None)
+                    return
+        self.free += 1
 
 
 def new_player_id() -> str:
@@ -103,7 +181,7 @@ class Authenticator:
         self.token_ttl_s = token_ttl_s
         self._register = redis.register_script(REGISTER_LUA)
         self._count_failure = redis.register_script(FAIL_LUA)
-        self._hashing = asyncio.Semaphore(hash_threads)
+        self._hashing = HashQueue(hash_threads, max_waiting=(1024, 64))
         self._cache: OrderedDict[str, Identity] = OrderedDict()
         self._dummy_salt = secrets.token_bytes(16)
 
@@ -169,9 +247,8 @@ class Authenticator:
 
     # -- accounts ---------------------------------------------------------------------------------
 
-    async def _hash(self, password: str, salt: bytes, n: int, r: int, p: int) -> bytes:
-        async with self._hashing:
-            return await asyncio.to_thread(_scrypt, password, salt, n, r, p)
+    async def _hash(self, password: str, salt: bytes, n: int, r: int, p: int, priority: int = SIGN_IN) -> bytes:
+        return await self._hashing.run(priority, password, salt, n, r, p)
 
     @staticmethod
     def _check_credentials(username: str, password: str) -> None:
@@ -182,12 +259,12 @@ class Authenticator:
                 "BAD_PASSWORD", f"a password is {MIN_PASSWORD}-{MAX_PASSWORD} characters", field="password"
             )
 
-    async def register(self, username: str, password: str) -> play_pb2.Session:
+    async def register(self, username: str, password: str, *, source: str = "") -> play_pb2.Session:
         self._check_credentials(username, password)
         if username.lower().startswith(GUEST_PREFIX):
             raise invalid("BAD_USERNAME", f"usernames starting with {GUEST_PREFIX!r} are reserved", field="username")
         salt = secrets.token_bytes(16)
-        digest = await self._hash(password, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P)
+        digest = await self._hash(password, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P, priority=REGISTER)
         player = play_pb2.Player(player_id=new_player_id(), username=username, guest=False)
         created = await self._register(
             keys=[account_key(username)],
@@ -196,33 +273,68 @@ class Authenticator:
         )
         if not int(created):
             raise Refused(grpc.StatusCode.ALREADY_EXISTS, "USERNAME_TAKEN", f"the username {username!r} is taken")
+        if source:
+            await self._remember(username, source)
         return self.issue(player)
 
-    async def sign_in(self, username: str, password: str) -> play_pb2.Session:
+    async def _wait_s(self, key: str, free: int, now: float) -> float:
+        row: Any = await self.redis.hmget(key, "n", "t")
+        if row[0] is None:
+            return 0.0
+        return max(0.0, int(row[1] or 0) / 1000.0 + delay_after(int(row[0]), free) - now)
+
+    async def _owner_vouched(self, username: str, source: str, session: Identity | None) -> bool:
+        """The caller is the account's owner as far as throttling goes: a valid session of this
+        account, or a source that has signed in to it before."""
+        if session is not None and not session.guest and session.username.lower() == username.lower():
+            return True
+        return bool(source) and bool(await self.redis.hexists(known_sources_key(username), source_id(source)))
+
+    async def _remember(self, username: str, source: str) -> None:
+        key = known_sources_key(username)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset(key, source_id(source), int(time.time() * 1000))
+        pipe.expire(key, KNOWN_SOURCE_TTL_S)
+        await pipe.execute()
+
+    async def sign_in(
+        self, username: str, password: str, *, source: str = "", session: Identity | None = None
+    ) -> play_pb2.Session:
         if not USERNAME.match(username) or not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
             raise unauthenticated("BAD_CREDENTIALS", "wrong username or password")
-        failures = await self.redis.get(failures_key(username))
-        if failures is not None and int(failures) >= MAX_FAILED_SIGN_INS:
+        now = time.time()
+        wait = await self._wait_s(source_failures_key(source), SOURCE_FREE_FAILURES, now) if source else 0.0
+        if not wait and not await self._owner_vouched(username, source, session):
+            wait = await self._wait_s(failures_key(username), ACCOUNT_FREE_FAILURES, now)
+        if wait:
             raise Refused(
-                grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_ATTEMPTS", "too many failed sign-ins; wait a minute"
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "TOO_MANY_ATTEMPTS",
+                f"too many failed sign-ins; wait {math.ceil(wait)} s",
+                retry_after_s=wait,
             )
         row: Any = await self.redis.hgetall(account_key(username))
         if not row:
             # Spend the same time as a real check so response times do not reveal usernames.
             await self._hash(password, self._dummy_salt, SCRYPT_N, SCRYPT_R, SCRYPT_P)
-            await self._fail(username)
+            await self._fail(username, source)
             raise unauthenticated("BAD_CREDENTIALS", "wrong username or password")
         digest = await self._hash(
             password, bytes.fromhex(row[b"salt"].decode()), int(row[b"n"]), int(row[b"r"]), int(row[b"p"])
         )
         if not hmac.compare_digest(digest, bytes.fromhex(row[b"hash"].decode())):
-            await self._fail(username)
+            await self._fail(username, source)
             raise unauthenticated("BAD_CREDENTIALS", "wrong username or password")
+        if source:
+            await self._remember(username, source)
         player = play_pb2.Player(player_id=row[b"id"].decode(), username=row[b"name"].decode(), guest=False)
         return self.issue(player)
 
-    async def _fail(self, username: str) -> None:
-        await self._count_failure(keys=[failures_key(username)], args=[60])
+    async def _fail(self, username: str, source: str) -> None:
+        now_ms = int(time.time() * 1000)
+        await self._count_failure(keys=[failures_key(username)], args=[now_ms, FAILURE_WINDOW_S])
+        if source:
+            await self._count_failure(keys=[source_failures_key(source)], args=[now_ms, FAILURE_WINDOW_S])
 
     async def guest(self) -> play_pb2.Session:
         player = play_pb2.Player(
