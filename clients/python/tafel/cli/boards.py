@@ -161,18 +161,16 @@ def place_hint(view: cs.View, seat: int | None) -> str:
     if view.max_dice == 0:
         waiting = view.own_pending.placements or seat not in view.to_place
         return "nothing to place now: waiting for the others" if waiting else ""
-    final = view.phase == cs.PHASE_FINAL
-    if final:
-        dice = "any of the five dice"
-    elif view.active_seat == seat or len(view.players) == 1:
-        dice = "coloured dice (R Y G B, two different)"
-    else:
-        dice = "the white die (W, into any colour's cell)"
-    if view.must_place == 0:
-        return f"you may place up to {view.max_dice} of {dice}, or pass (p)"
-    if view.must_place == view.max_dice:
-        return f"place {view.must_place} {dice}"
-    return f"place {view.must_place} to {view.max_dice} {dice}"
+    if view.phase == cs.PHASE_FINAL:
+        return f"final turn: you may place up to {view.max_dice} of the five dice (optional), then p"
+    passive = view.active_seat != seat and len(view.players) > 1
+    count = view.must_place
+    if count == 0:
+        return f"no {'white die' if passive else 'coloured die'} fits anywhere: pass with p"
+    if passive:
+        return "place the white die (W) in an empty cell of any colour, then p"
+    dice = "coloured die" if count == 1 else "coloured dice (R Y G B, different colours)"
+    return f"place {count} {dice}, then p"
 
 
 def render_coloursquare(view: cs.View, cursor: Cursor, seat: int | None, table: Seating) -> RenderableType:
@@ -290,10 +288,9 @@ def _sheet(view: cs.View, sheet: cs.PlayerSheet, cursor: Cursor | None, table: S
     jokers = " ".join(str(j) if j else "·" for j in sheet.jokers)
     b = sheet.breakdown
     text.append(f"jokers: {jokers}   bridges: {len(sheet.bridges)}\n")
+    text.append(f"+{b.circled} circled +{b.bridges} bridges +{b.purple} purple\n", style="dim")
     text.append(
-        f"{b.circled} circled + {b.bridges} bridges + {b.purple} purple - {abs(b.wrong_penalty)} wrong"
-        f" - {abs(b.open_penalty)} open - {abs(b.jokers)} jokers = {b.total}",
-        style="dim",
+        f"-{abs(b.wrong_penalty)} wrong -{abs(b.open_penalty)} open -{abs(b.jokers)} jokers = {b.total}", style="dim"
     )
     return text
 

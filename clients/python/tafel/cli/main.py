@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> None:
         code = 130
     except TafelError as error:
         line, code = error_line(error, args)
-        console.print(line, highlight=False)
+        console.print(line, highlight=False, soft_wrap=True)
     sys.exit(code)
 
 

@@ -33,7 +33,8 @@ def connect4_at(final: connect4_pb2.View, events: list[games_pb2.GameEvent]) -> 
             dropped = event.connect4.disc_dropped
             columns[dropped.column].seats.append(dropped.seat)
             moves += str(dropped.column + 1)
-            view.winning_cells[:] = list(dropped.winning_cells)
+            del view.winning_cells[:]
+            view.winning_cells.extend(dropped.winning_cells)
     view.board.extend(columns)
     view.moves = moves
     return view
