@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -38,6 +39,21 @@ _LAUNCH = (
     "sys.argv = [module, *sys.argv[3:]]\n"
     "runpy.run_module(module, run_name='__main__', alter_sys=True)\n"
 )
+
+
+def local_secret(name: str, folder: Path = ROOT / ".run") -> str:
+    """A secret for this checkout's `make run`, generated once into its data folder (git-ignored,
+    readable by the owner only): no two checkouts share a token key, and none is published."""
+    path = folder / name
+    if not path.exists():
+        folder.mkdir(mode=0o700, exist_ok=True)
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another `make run` of this checkout made it first
+            return path.read_text().strip()
+        with os.fdopen(descriptor, "w") as file:
+            file.write(secrets.token_urlsafe(32))
+    return path.read_text().strip()
 
 
 @dataclass
@@ -124,7 +140,7 @@ class Platform:
                 routes = {f"TAFEL_RULES_{g.upper()}": ",".join(a) for g, a in self.rules_addresses.items()}
                 for index in range(self.gateways):
                     env = self._env(self._port(GATEWAY_BASE_PORT, index), **routes)
-                    env.setdefault("TAFEL_TOKEN_SECRET", "make-run-local-secret-not-for-production")
+                    env.setdefault("TAFEL_TOKEN_SECRET", local_secret("token-secret"))
                     env.setdefault("TAFEL_WEB_PORT", str(self._port(WEB_BASE_PORT, index) if self.fixed_ports else 0))
                     child = self._spawn(f"gateway-{index}", "gateway", env)
                     self.gateway_addresses.append(child.address)
