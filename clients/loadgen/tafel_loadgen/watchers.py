@@ -23,6 +23,7 @@ from tafel.play.v1 import play_pb2, play_pb2_grpc
 from tafel_loadgen.stats import Stats
 
 WATCHERS_PER_CHANNEL = 500  # HTTP/2 streams per client connection
+WATCHERS_PER_SESSION = 50  # below the gateway's per-session stream cap
 
 
 async def run_watchers(targets: list[str], watchers: int, live_games: int, hold_s: float) -> Stats:
@@ -38,8 +39,12 @@ async def run_watchers(targets: list[str], watchers: int, live_games: int, hold_
         players.extend(pair)
 
     viewer = await TafelClient.connect(targets)
-    await viewer.sign_in_as_guest()
-    token = viewer.metadata()
+    # A gateway caps the streams one session holds open (TAFEL_MAX_STREAMS_PER_PLAYER, 64): the
+    # spectators are people, a few sessions' worth of tabs each, not one token with 10,000 streams.
+    tokens = []
+    for _ in range((watchers + WATCHERS_PER_SESSION - 1) // WATCHERS_PER_SESSION):
+        await viewer.sign_in_as_guest()
+        tokens.append(viewer.metadata())
     channels = [
         # Each channel its own connection: grpc shares one connection between channels to one
         # address unless told not to, and a connection carries a bounded number of streams.
@@ -54,6 +59,7 @@ async def run_watchers(targets: list[str], watchers: int, live_games: int, hold_
     async def watch(index: int, game_id: str) -> None:
         nonlocal connected, failed
         stub = play_pb2_grpc.GameServiceStub(channels[index // WATCHERS_PER_CHANNEL])
+        token = tokens[index // WATCHERS_PER_SESSION]
         call = stub.WatchGame(play_pb2.WatchGameRequest(game_id=game_id), metadata=token)
         try:
             await call.read()  # the game's first event: this watcher is connected
