@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-runtime
 DEV    := $(VENV)/.installed-dev
 PROTOS := $(shell find protos -name '*.proto')
 
-.PHONY: all install gen lint typecheck test run bench bench-load baseline clean
+.PHONY: all install gen native lint typecheck test run bench bench-load fuzz baseline clean
 
 all: test
 
@@ -70,3 +70,8 @@ baseline: $(DEV)
 
 clean:
 	rm -rf gen $(VENV) .pytest_cache .mypy_cache .hypothesis
+# Hostile requests at every RPC of every server; fails on UNKNOWN/INTERNAL, a hang, a dead server or
+# leaked exception text (a short run is in make test: tests/test_fuzz_short.py).
+fuzz: gen/.stamp
+	$(PY) -m tools.fuzz $(FUZZ_ARGS)
+

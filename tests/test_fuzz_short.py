@@ -1,0 +1,10 @@
+"""The short `make fuzz`: a few hostile requests at every RPC of every server of a real platform;
+no UNKNOWN, INTERNAL, hang, dead process or leaked exception text (issue 18)."""
+
+from __future__ import annotations
+
+from tools.fuzz import main
+
+
+def test_every_rpc_answers_hostile_requests_with_a_proper_status(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["--rounds", "4", "--seed", "7"]) == 0, capsys.readouterr().out
