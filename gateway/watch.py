@@ -153,13 +153,17 @@ class Watch:
                 self.last = key
         return events
 
+    def _missing(self) -> Refused:
+        message = f"there is no game {self.game_id} (or it has expired)"
+        return Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", message)
+
     async def prepare(self) -> None:
         """Read the history after the starting id now (events() does it when nobody did): the
         refusals a bad starting point gets (NOT_FOUND, OUT_OF_RANGE) come before anything else."""
         history = await self._history()
         if not history:
             if self.last < (0, 0):
-                raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no events for game {self.game_id!r}")
+                raise self._missing()
             self._finished = await self._at_the_end()
         self._prepared = history
 
@@ -168,7 +172,7 @@ class Watch:
         OUT_OF_RANGE when the id is past the stream's end."""
         end = await self.hub.end_of_stream(self.game_id)
         if end is None:
-            raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no events for game {self.game_id!r}")
+            raise self._missing()
         last, over = end
         if self.last > event_key(last):
             raise past_the_end(self.after, last)

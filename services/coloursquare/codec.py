@@ -1,6 +1,6 @@
 """Colour Square values <-> `tafel.coloursquare.v1` messages.
 
-Malformed moves (a die or colour left unspecified, a placement without a target, absurd numbers)
+Malformed moves (a die or colour left unspecified, a placement without a target, too many placements)
 are refused here as INVALID_ARGUMENT with the rules' reason names (BAD_DIE, BAD_TARGET,
 BAD_PLACEMENT); anything that could be a placement goes on to the rules, which judge it.
 """
@@ -66,8 +66,7 @@ _REMOVAL_TO_PB = {Removal.TIMEOUTS: pb.REMOVAL_TIMEOUTS, Removal.RESIGNED: pb.RE
 _PB_TO_REMOVAL: dict[int, Removal] = {v: k for k, v in _REMOVAL_TO_PB.items()}
 _KIND_TO_PB = {Kind.PLAIN: pb.SQUARE_KIND_PLAIN, Kind.PURPLE: pb.SQUARE_KIND_PURPLE, Kind.ORANGE: pb.SQUARE_KIND_ORANGE}
 
-# Numbers beyond any sheet are malformed input; smaller ones go to the rules (BAD_TARGET there).
-_MAX_INDEX_INPUT = 1_000
+# Cell and joker numbers all go to the rules (BAD_TARGET there when the sheet lacks them).
 _MAX_PLACEMENTS_INPUT = 16
 
 
@@ -123,16 +122,13 @@ def placement_from_proto(message: pb.Placement, n: int = 0) -> Placement:
         raise MalformedMessage("BAD_DIE", f"placement {n}: set the die (red, yellow, green, blue or white)")
     which = message.WhichOneof("target")
     if which == "joker":
-        if message.joker > _MAX_INDEX_INPUT:
-            raise MalformedMessage("BAD_TARGET", f"placement {n}: joker fields are 0 and 1")
+        # Any index is well formed: one the sheet lacks is the rules' BAD_TARGET (FAILED_PRECONDITION).
         return Placement(die, Joker(message.joker))
     if which == "cell":
         cell = message.cell
         colour = _PB_TO_COLOUR.get(cell.colour)
         if colour is None:
             raise MalformedMessage("BAD_TARGET", f"placement {n}: set the cell's colour")
-        if cell.row > _MAX_INDEX_INPUT or cell.column > _MAX_INDEX_INPUT:
-            raise MalformedMessage("BAD_TARGET", f"placement {n}: no such cell")
         return Placement(die, Cell(cell.row, cell.column, colour))
     raise MalformedMessage("BAD_TARGET", f"placement {n}: set a cell or a joker field")
 

@@ -122,6 +122,11 @@ def _any_white_cell(sheet: Sheet, player: Player) -> bool:
 # -- checking ---------------------------------------------------------------------------------------
 
 
+# Dice and cell colours as people read them (refusal messages never show Python values).
+DIE_NAMES = {Die.R: "red", Die.Y: "yellow", Die.G: "green", Die.B: "blue", Die.W: "white"}
+_ALL_DICE = "red, yellow, green, blue and white"
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -135,7 +140,7 @@ def check_shape(sheet: Sheet, move: object) -> tuple[Placement, ...]:
         if not isinstance(p, Placement):
             raise IllegalMove(BAD_PLACEMENT, f"placement {n} is not a (die, target) pair")
         if not isinstance(p.die, str) or p.die not in DIE_INDEX:
-            raise IllegalMove(BAD_DIE, f"placement {n}: no die {p.die!r}; dice are R Y G B W")
+            raise IllegalMove(BAD_DIE, f"placement {n}: there is no such die; the dice are {_ALL_DICE}")
         target = p.target
         if isinstance(target, Cell):
             if not (
@@ -147,7 +152,11 @@ def check_shape(sheet: Sheet, move: object) -> tuple[Placement, ...]:
                 and target.colour in DIE_INDEX
                 and target.colour != Die.W
             ):
-                raise IllegalMove(BAD_TARGET, f"placement {n}: no such cell {target!r}")
+                raise IllegalMove(
+                    BAD_TARGET,
+                    f"placement {n}: this sheet has no such cell (rows 0 to {sheet.rows - 1}, columns 0 to "
+                    f"{sheet.cols - 1}, colours red, yellow, green and blue)",
+                )
         elif isinstance(target, Joker):
             if not (_is_int(target.index) and target.index in (0, 1)):
                 raise IllegalMove(BAD_TARGET, f"placement {n}: joker fields are 0 and 1")
@@ -164,7 +173,7 @@ def check_placements(sheet: Sheet, player: Player, roll: Roll, role: Role, place
     for n, p in enumerate(placements):
         die = Die(p.die)
         if die in used:
-            raise IllegalMove(SAME_DIE_TWICE, f"placement {n}: die {die} is already placed")
+            raise IllegalMove(SAME_DIE_TWICE, f"placement {n}: the {DIE_NAMES[die]} die is already placed")
         used.add(die)
         if role is Role.ACTIVE and die is Die.W:
             raise IllegalMove(WRONG_DIE_FOR_ROLE, "the active player places coloured dice, not the white die")
@@ -179,12 +188,23 @@ def check_placements(sheet: Sheet, player: Player, roll: Roll, role: Role, place
             continue
         colour = DIE_INDEX[target.colour]
         if die is not Die.W and colour != DIE_INDEX[die]:
-            raise IllegalMove(WRONG_COLOUR, f"the {die} die goes into a {die} cell, not {target.colour}")
+            raise IllegalMove(
+                WRONG_COLOUR,
+                f"the {DIE_NAMES[die]} die goes into a {DIE_NAMES[die]} cell, "
+                f"not a {DIE_NAMES[Die(target.colour)]} one",
+            )
         square = sheet.index(target.row, target.col)
         if player.status[square] is not Status.OPEN:
-            raise IllegalMove(SQUARE_NOT_OPEN, f"square ({target.row},{target.col}) is {player.status[square].value}")
+            raise IllegalMove(
+                SQUARE_NOT_OPEN,
+                f"the square at row {target.row}, column {target.col} is {player.status[square].value}, not open",
+            )
         if cells[square * 4 + colour] is not None:
-            raise IllegalMove(CELL_FILLED, f"cell ({target.row},{target.col},{target.colour}) is filled")
+            raise IllegalMove(
+                CELL_FILLED,
+                f"the {DIE_NAMES[Die(target.colour)]} cell of the square at row {target.row}, column {target.col} "
+                "is already filled",
+            )
         fixed = sheet.squares[square].fixed[colour]
         if fixed is not None:
             if die is Die.W:

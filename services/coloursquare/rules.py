@@ -178,7 +178,8 @@ class ColourSquareRules:
         if not isinstance(seats, int) or not self.min_seats <= seats <= self.max_seats:
             raise InvalidOptions("seats", f"Colour Square seats {self.min_seats} to {self.max_seats}")
         if options.side not in SHEETS:
-            raise InvalidOptions("side", f"no sheet {options.side!r}; sheets: {', '.join(sorted(SHEETS))}")
+            sheets = ", ".join(sorted(SHEETS))
+            raise InvalidOptions("side", f"there is no sheet {options.side}; the sheets are {sheets}")
         if not 0 <= options.target <= MAX_TARGET:
             raise InvalidOptions("target", f"target must be 0..{MAX_TARGET}")
         if options.target and seats != 1:
@@ -242,7 +243,7 @@ class ColourSquareRules:
         if state.phase is Phase.OVER:
             raise IllegalMove(GAME_OVER, "the game is over")
         if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < state.seats:
-            raise IllegalMove(BAD_SEAT, f"no seat {seat!r} at this table")
+            raise IllegalMove(BAD_SEAT, f"there is no seat {seat} at this table")
         if seat not in state.waiting:
             raise IllegalMove(NOT_YOUR_TURN, f"seat {seat} is not asked to place now")
 
@@ -296,7 +297,7 @@ class ColourSquareRules:
         if state.phase is Phase.OVER:
             raise IllegalMove(GAME_OVER, "the game is over")
         if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < state.seats:
-            raise IllegalMove(BAD_SEAT, f"no seat {seat!r} at this table")
+            raise IllegalMove(BAD_SEAT, f"there is no seat {seat} at this table")
         player = state.players[seat]
         if player.removed:
             raise IllegalMove(NOT_YOUR_TURN, f"seat {seat} is already out of the game")

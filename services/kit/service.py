@@ -160,13 +160,14 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
 
     def _decode(self, stored: StoredGame) -> StateT:
         if stored.game != self.rules.name:
-            raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no {self.rules.name} game {stored.game_id!r}")
+            message = f"there is no {self.rules.title} game {stored.game_id}"
+            raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", message)
         return self.codec.state_from_bytes(stored.state)
 
     async def _load(self, game_id: str, request_id: str = "") -> StoredGame | Replayed:
         loaded = await self.store.load(game_id, request_id)
         if isinstance(loaded, Missing):
-            raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no game {game_id!r}")
+            raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"there is no game {game_id}")
         return loaded
 
     # -- the action path ----------------------------------------------------------------------------
@@ -295,7 +296,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
                     continue  # another seat's action landed first: judge again on the new state
                 raise _mismatch(result.current_version, expected, moved_on=True)
             assert isinstance(result, Missing)
-            raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no game {game_id!r}")
+            raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"there is no game {game_id}")
         raise Refused(
             grpc.StatusCode.ABORTED, "VERSION_MISMATCH", "the game kept moving; read it and retry",
             current_version=base,
@@ -382,7 +383,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         if isinstance(result, Replayed):
             return rules_pb2.CreateGameResponse.FromString(result.response)
         if isinstance(result, Exists):
-            raise Refused(grpc.StatusCode.ALREADY_EXISTS, "GAME_EXISTS", f"game {request.game_id!r} exists")
+            raise Refused(grpc.StatusCode.ALREADY_EXISTS, "GAME_EXISTS", f"a game {request.game_id} exists already")
         self.metrics.games_created.inc()
         # The first move usually comes here next (routing is by game): start it from memory.
         stored = StoredGame(

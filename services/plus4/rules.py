@@ -446,14 +446,14 @@ class Plus4Rules:
     def apply_move(self, state: Plus4State, seat: int, move: Move) -> tuple[Plus4State, Sequence[Plus4Event]]:
         # -- checks (in this order; a refused move changes nothing) --
         if seat != 0 and seat != 1:
-            raise IllegalMove(BAD_SEAT, f"there is no seat {seat!r} in a two-player game")
+            raise IllegalMove(BAD_SEAT, f"there is no seat {seat} in a two-player game")
         if state.result is not None:
             raise IllegalMove(GAME_OVER, "the game is over")
         if seat != state.to_move:
             raise IllegalMove(NOT_YOUR_TURN, f"it is seat {state.to_move}'s turn")
         column = move.column
         if type(column) is not int or not 0 <= column < COLUMNS:
-            raise IllegalMove(COLUMN_OUT_OF_RANGE, f"column must be 0..3, not {column!r}")
+            raise IllegalMove(COLUMN_OUT_OF_RANGE, f"there is no column {column}: the columns are 0 to 3")
         bonus = move.bonus
         ordinary = state.ordinary
         bonus_in_hand = state.bonus_in_hand
@@ -628,7 +628,7 @@ class Plus4Rules:
         self, state: Plus4State, seat: int, reason: str, event: Resigned | TimedOut
     ) -> tuple[Plus4State, Sequence[Plus4Event]]:
         if seat != 0 and seat != 1:
-            raise IllegalMove(BAD_SEAT, f"there is no seat {seat!r} in a two-player game")
+            raise IllegalMove(BAD_SEAT, f"there is no seat {seat} in a two-player game")
         if state.result is not None:
             raise IllegalMove(GAME_OVER, "the game is over")
         result = Outcome(_winner_ranks(1 - seat), reason, _outcome_scores(state))

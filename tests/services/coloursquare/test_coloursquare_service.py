@@ -133,6 +133,24 @@ async def test_illegal_and_malformed_placements(service: Service) -> None:
             grpc.StatusCode.FAILED_PRECONDITION,
             "BAD_TARGET",
         ),
+        # Out of range by any amount: the same rule as every game's (issue 14 trap 6; was
+        # INVALID_ARGUMENT past 1000).
+        (
+            1,
+            games_pb2.GameMove(
+                coloursquare=pb.Move(
+                    placements=[pb.Placement(die=pb.DIE_WHITE, cell=pb.Cell(row=9999, column=0, colour=pb.COLOUR_RED))]
+                )
+            ),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "BAD_TARGET",
+        ),
+        (
+            1,
+            games_pb2.GameMove(coloursquare=pb.Move(placements=[pb.Placement(die=pb.DIE_WHITE, joker=5000)])),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "BAD_TARGET",
+        ),
     ]
     for seat, move, code, reason in cases:
         got = await refusal(service.stub.ApplyMove(apply_request(game_id, seat, 0, move=move)))
