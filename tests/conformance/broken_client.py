@@ -1,0 +1,64 @@
+"""Deliberately broken clients: the reference client with one fault each, to show that the kit's
+matching scenario fails them.
+
+    python -m tests.conformance.broken_client new-request-id  <the kit's arguments>
+    python -m tests.conformance.broken_client skip-on-resume  <the kit's arguments>"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncGenerator
+
+import grpc
+from google.protobuf.message import Message
+from tafel.client import new_request_id
+from tafel.conformance.reference_client import ReferenceClient, main
+from tafel.errors import from_rpc_error
+from tafel.messages import game_move
+from tafel.play.v1 import play_pb2
+
+
+class NewRequestIdOnRetry(ReferenceClient):
+    """Resends a move whose answer was lost as a new request (a fresh request id)."""
+
+    async def submit(self, game_id: str, move: Message, version: int) -> None:
+        for _ in range(5):
+            request = play_pb2.SubmitMoveRequest(
+                game_id=game_id, expected_version=version, request_id=new_request_id(), move=game_move(move)
+            )
+            try:
+                await self.client.games.SubmitMove(request, metadata=self.client.metadata(), timeout=10)
+                return
+            except grpc.aio.AioRpcError as error:
+                if error.code() is not grpc.StatusCode.UNAVAILABLE:
+                    raise from_rpc_error(error) from None
+
+
+class SkipOnResume(ReferenceClient):
+    """Resumes a cut watch one event too far (from the event after the last one it saw)."""
+
+    async def events_after(self, game_id: str, after: str) -> AsyncGenerator[play_pb2.WatchGameResponse, None]:
+        last, resumed = after, False
+        while True:
+            call = self.client.games.WatchGame(
+                play_pb2.WatchGameRequest(game_id=game_id, after_event_id=last), metadata=self.client.metadata()
+            )
+            try:
+                skip = resumed
+                async for response in call:
+                    if skip:
+                        skip = False
+                        continue
+                    last = response.event.event_id
+                    yield response
+                return
+            except grpc.aio.AioRpcError as error:
+                if error.code() is not grpc.StatusCode.UNAVAILABLE:
+                    raise
+                resumed = True
+
+
+FAULTS: dict[str, type[ReferenceClient]] = {"new-request-id": NewRequestIdOnRetry, "skip-on-resume": SkipOnResume}
+
+if __name__ == "__main__":
+    main(sys.argv[2:], FAULTS[sys.argv[1]])

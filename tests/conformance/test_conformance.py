@@ -1,0 +1,62 @@
+"""The conformance kit end to end: the reference client (Python SDK) passes every scenario, and
+each deliberately broken client fails the scenario that checks its fault - with a reason that
+names it. One platform for the module; the kit runs as the console script a client author uses.
+
+The TypeScript SDK's client joins CLIENTS when clients/typescript ships its conformance client
+(its command line, as the kit documents in docs/clients.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tafel.conformance.scenarios import SCENARIOS
+
+from tools.platform import Platform
+
+ROOT = Path(__file__).resolve().parents[2]
+KIT = ROOT / ".venv" / "bin" / "tafel-conformance"
+CLIENTS = {
+    "python-sdk": f"{sys.executable} -m tafel.conformance.reference_client",
+}
+BROKEN = f"{sys.executable} -m tests.conformance.broken_client"
+
+
+def conformance(platform: Platform, client: str, *scenarios: str) -> tuple[int, dict[str, dict[str, object]], str]:
+    # The fixture allows clocks down to 0.5 s (ENV), so act-before-clock can use a short one.
+    args = [str(KIT), "--client", client, "--server", platform.gateway_addresses[0], "--clock-s", "1.5", "--json", "-"]
+    args += [arg for name in scenarios for arg in ("--scenario", name)]
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=240)
+    text = done.stdout
+    report = json.loads(text[text.index("\n{") + 1 :])
+    return done.returncode, {s["name"]: s for s in report["scenarios"]}, text
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_the_reference_client_passes_every_scenario(client_platform: Platform, client: str) -> None:
+    code, results, text = conformance(client_platform, CLIENTS[client])
+    assert set(results) == set(SCENARIOS)
+    assert all(r["passed"] for r in results.values()), text
+    assert code == 0
+    assert results["retry-same-request-id"]["details"]["retried_request_id"]  # type: ignore[index]
+    assert "9/9 scenarios passed" in text
+
+
+def test_a_client_that_retries_with_a_new_request_id_fails_that_scenario(client_platform: Platform) -> None:
+    code, results, text = conformance(
+        client_platform, f"{BROKEN} new-request-id", "retry-same-request-id", "play-connect4"
+    )
+    assert code == 1
+    assert results["play-connect4"]["passed"], text  # it plays; only the retry is wrong
+    failed = results["retry-same-request-id"]
+    assert not failed["passed"] and "new request id" in str(failed["reason"]), text
+
+
+def test_a_client_that_skips_an_event_on_resume_fails_the_watch_scenario(client_platform: Platform) -> None:
+    code, results, text = conformance(client_platform, f"{BROKEN} skip-on-resume", "resume-watch")
+    assert code == 1
+    failed = results["resume-watch"]
+    assert not failed["passed"] and "lost events" in str(failed["reason"]), text
