@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-runtime
 DEV    := $(VENV)/.installed-dev
 PROTOS := $(shell find protos -name '*.proto')
 
-.PHONY: all install gen native lint typecheck test run bench bench-load fuzz baseline clean
+.PHONY: all install gen native lint typecheck test run bench bench-load fuzz chaos baseline clean
 
 all: test
 
@@ -35,6 +35,14 @@ gen/.stamp: $(STAMP) $(PROTOS)
 
 gen: gen/.stamp
 
+# The Connect Four level-3 bot's compiled solver (loaded with ctypes). Best effort: without a C
+# compiler the bot falls back to its pure-Python engine, so a failed build only warns.
+C4_SO := clients/python/tafel/bots/_connect4_solver.so
+$(C4_SO): clients/python/tafel/bots/connect4_solver.c
+	$(CC) -O2 -shared -fPIC -o $@ $< || echo "warning: $@ not built; the Connect Four bot uses the Python engine"
+
+native: $(C4_SO)
+
 # The last published contract: `buf breaking` compares protos/ with it in lint and test (CI), so a
 # renamed, renumbered or removed field fails the build. `make baseline` refreshes it at a release.
 BASELINE := protos/baseline.binpb
@@ -47,15 +55,15 @@ lint: gen/.stamp $(DEV)
 typecheck: gen/.stamp $(DEV)
 	$(VENV)/bin/mypy services gateway tools clients/python/tafel clients/loadgen/tafel_loadgen
 
-test: gen/.stamp $(DEV)
+test: gen/.stamp $(DEV) native
 	$(VENV)/bin/buf lint
 	$(VENV)/bin/buf breaking --against $(BASELINE)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
-run: gen/.stamp
+run: gen/.stamp native
 	$(PY) -m tools.run_platform
 
-bench: gen/.stamp $(DEV)
+bench: gen/.stamp $(DEV) native
 	$(PY) -m tools.bench_rules_service
 	$(PY) -m tools.bench_connect4_solver
 
@@ -65,13 +73,19 @@ bench-load: gen/.stamp $(DEV)
 	$(PY) -m tools.bench_load $(BENCH_ARGS)
 	$(PY) -m tools.plot_benchmarks
 
-baseline: $(DEV)
-	$(VENV)/bin/buf build -o $(BASELINE)
-
-clean:
-	rm -rf gen $(VENV) .pytest_cache .mypy_cache .hypothesis
 # Hostile requests at every RPC of every server; fails on UNKNOWN/INTERNAL, a hang, a dead server or
 # leaked exception text (a short run is in make test: tests/test_fuzz_short.py).
 fuzz: gen/.stamp
 	$(PY) -m tools.fuzz $(FUZZ_ARGS)
 
+# Process failures under load, then an audit of every record (tools/chaos.py; figures in
+# docs/benchmarks.md; a short run is in make test: tests/test_chaos_short.py). CHAOS_ARGS e.g.
+# "--signal term --duration 120 --games 50".
+chaos: gen/.stamp
+	$(PY) -m tools.chaos $(CHAOS_ARGS)
+
+baseline: $(DEV)
+	$(VENV)/bin/buf build -o $(BASELINE)
+
+clean:
+	rm -rf gen $(VENV) .pytest_cache .mypy_cache .hypothesis

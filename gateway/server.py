@@ -144,7 +144,9 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     auth = Authenticator(redis, secret=settings.token_secret, token_ttl_s=settings.token_ttl_s)
     metrics = GatewayMetrics()
     games = GameServicer(auth, directory, actions, hub, records, metrics)
-    games.drain_s = server.grace_s
+    # Moves in flight get most of the stop's grace: the streams must say `reconnect` and end
+    # before the server cancels what is left at the end of it.
+    games.drain_s = server.grace_s * 0.75
     accounts = AccountServicer(auth)
     # -- ratings and tournaments: hooked into records (game ends); the lobby's matchmaking reads the ratings.
     extras = RatingsAndTournaments(

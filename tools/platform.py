@@ -79,6 +79,7 @@ class Platform:
     extra_env: Mapping[str, str] = field(default_factory=dict)
     quiet: bool = True
     bot_pool: bool = True
+    games: tuple[str, ...] = ()  # only these games' rules services (the others "off"); () = all
     children: list[Child] = field(default_factory=list)
     redis: RedisProcess | None = None
     rules_addresses: dict[str, list[str]] = field(default_factory=dict)
@@ -132,12 +133,15 @@ class Platform:
                 self.redis = start_redis(None if not self.fixed_ports else _free_or(6390))
                 self.redis_url = self.redis.url
             for game, module in GAMES.items():
+                if self.games and game not in self.games:
+                    continue
                 for replica in range(self.rules_replicas):
                     port = self._port(DEFAULT_PORTS[game], replica)
                     child = self._spawn(f"{game}-{replica}", module, self._env(port))
                     self.rules_addresses.setdefault(game, []).append(child.address)
             if importlib.util.find_spec("gateway.__main__") is not None:
                 routes = {f"TAFEL_RULES_{g.upper()}": ",".join(a) for g, a in self.rules_addresses.items()}
+                routes.update({f"TAFEL_RULES_{g.upper()}": "off" for g in GAMES if g not in self.rules_addresses})
                 for index in range(self.gateways):
                     env = self._env(self._port(GATEWAY_BASE_PORT, index), **routes)
                     env.setdefault("TAFEL_TOKEN_SECRET", local_secret("token-secret"))

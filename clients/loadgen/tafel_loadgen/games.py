@@ -154,6 +154,9 @@ async def player(
                 return
             except TafelError as error:
                 stats.errors[error.code.name] += 1
+                # Back off: a play stream that gave up (every gateway down too long) refuses each
+                # search at once, and this loop must not spin on it.
+                await asyncio.sleep(0.2)
                 continue
             stats.matchmaking.append(time.perf_counter() - queued)
             try:

@@ -31,6 +31,8 @@ from tafel.play_stream import PlayStream
 
 T = TypeVar("T")
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+# A long-lived stream also resumes after INTERNAL and a server-side CANCELLED (a stopping gateway).
+STREAM_RETRYABLE = (*RETRYABLE, grpc.StatusCode.INTERNAL, grpc.StatusCode.CANCELLED)
 
 
 # Request ids: a random prefix per process and a counter. Unique without a system call per id
@@ -195,7 +197,7 @@ class TafelClient:
                         return
                 # Ended without a match (a gateway stopping): search again.
             except grpc.aio.AioRpcError as error:
-                if error.code() not in (*RETRYABLE, grpc.StatusCode.INTERNAL) or failures >= 20:
+                if error.code() not in STREAM_RETRYABLE or failures >= 20:
                     raise from_rpc_error(error) from None
             finally:
                 call.cancel()
@@ -416,7 +418,9 @@ class TafelClient:
                     if stop_at_end and response.event.WhichOneof("kind") == "ended":
                         return
             except grpc.aio.AioRpcError as error:
-                if error.code() not in (*RETRYABLE, grpc.StatusCode.INTERNAL) or failures >= max_retries:
+                # CANCELLED: the server's (a gateway whose stop grace ran out), as this side
+                # cancels the call only once the caller is gone.
+                if error.code() not in STREAM_RETRYABLE or failures >= max_retries:
                     raise from_rpc_error(error) from None
             finally:
                 call.cancel()

@@ -212,7 +212,10 @@ class PlayStream:
                 # Ended with OK while this side still talks: the gateway stopped gracefully (it
                 # said `reconnect` first). Not the end of the conversation: move and resume.
             except grpc.aio.AioRpcError as error:
-                if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL):
+                # CANCELLED here is the server's doing (this side cancels only in close()): a
+                # gateway whose stop grace ran out. Like UNAVAILABLE, a reason to move.
+                if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL,
+                                        grpc.StatusCode.CANCELLED):
                     self._fail_all(error_for(error.code(), error.code().name, error.details() or ""))
                     return
             finally:
@@ -281,6 +284,13 @@ class PlayStream:
             return
         entry = self._pending.pop(response.correlation_id, None)
         if entry is not None and not entry[1].done():
+            request = entry[0]
+            if request.WhichOneof("action") == "watch" and response.WhichOneof("kind") == "watching":
+                # A watch from "now": resume after the view it was answered with, not from "now"
+                # again (the events in between would be lost on a reconnect).
+                game_id = request.watch.game_id
+                if game_id in self._last_event and not self._last_event[game_id]:
+                    self._last_event[game_id] = response.watching.last_event_id
             entry[1].set_result(response)
 
     def _fail_all(self, error: TafelError) -> None:
