@@ -10,6 +10,14 @@ score, then the check of the chosen move), on every such reference position and 
 positions with exactly 14 moves to go, reached from the middle-game set by perfect play and by
 random play. One process,
 one thread: the figures are per core. Exit status 1 if any score differs.
+
+With `--level3` it instead checks the level-3 bot (opening book, compiled solver, fallbacks as it
+plays) against exact scores from the compiled solver: every reference position, and
+`--per-count` random positions for each disc count in `--discs` (random legal moves that do not end
+the game). Each move is timed from a cold transposition table (`--warm` keeps the table between
+positions, as in a game). A move is optimal when it keeps the game's result (win, draw or loss);
+"exact" counts the moves that also keep the exact score. Positions whose checking solve runs past
+`--check-seconds` are counted as unchecked, not as optimal.
 """
 
 from __future__ import annotations
@@ -26,13 +34,14 @@ DATA = ROOT / "tests" / "data" / "connect4"
 if str(ROOT / "clients" / "python") not in sys.path:
     sys.path.insert(0, str(ROOT / "clients" / "python"))
 
-from tafel.bots.connect4 import EXACT_REMAINING, Engine, position_from_moves  # noqa: E402
+from tafel.bots.connect4 import EXACT_REMAINING, Connect4Bot, Engine, board_at, position_from_moves  # noqa: E402
+from tafel.bots.connect4_native import NativeSolver, load  # noqa: E402
 
 SETS = ("Test_L3_R1", "Test_L2_R1")
 LINE = 46
 
 
-def load(name: str) -> list[tuple[str, int]]:
+def load_set(name: str) -> list[tuple[str, int]]:
     rows = []
     for line in (DATA / name).read_text().splitlines():
         if line.strip():
@@ -78,19 +87,135 @@ def endgames(engine: Engine, starts: list[str], count: int, seed: int, perfect: 
     return out
 
 
+def random_position(engine: Engine, rng: random.Random, discs: int) -> tuple[int, int] | None:
+    """A position after `discs` random moves that do not end the game (None if play got stuck)."""
+    current = mask = 0
+    for _ in range(discs):
+        options = [c for c in range(engine.width) if engine.can_play(mask, c) and not engine.is_win(current, mask, c)]
+        if not options:
+            return None
+        current, mask = engine.play(current, mask, rng.choice(options))
+    return current, mask
+
+
+class Level3Check:
+    """Times the level-3 bot's move and checks it against the compiled solver's exact scores."""
+
+    def __init__(self, solver: NativeSolver, check_seconds: float, warm: bool) -> None:
+        self.engine = Engine()
+        self.solver = solver
+        self.check_seconds = check_seconds
+        self.warm = warm
+        self.bot = Connect4Bot(3)
+
+    def value(self, current: int, mask: int, nb: int) -> tuple[int | None, int | None]:
+        """(exact score, result sign) of a position that is not over; None where it ran too long."""
+        exact = self.solver.solve(current, mask, nb, max_seconds=self.check_seconds)
+        if exact is not None:
+            return exact, (exact > 0) - (exact < 0)
+        return None, self.solver.solve(current, mask, nb, weak=True, max_seconds=self.check_seconds)
+
+    def check(self, current: int, mask: int, nb: int) -> tuple[float, str]:
+        """The move's time and its verdict: "exact", "result" (keeps the result only), "wrong" or
+        "unchecked"."""
+        e = self.engine
+        if not self.warm:
+            self.solver.clear()
+        started = time.perf_counter()
+        column = self.bot.move_for(board_at(e, current, mask, nb))
+        elapsed = time.perf_counter() - started
+        if e.is_win(current, mask, column):
+            # a win now is the best score there is (22 minus the disc count)
+            return elapsed, "exact"
+        score, sign = self.value(current, mask, nb)
+        child_current, child_mask = e.play(current, mask, column)
+        if nb + 1 == e.size:
+            child_score: int | None = 0
+            child_sign: int | None = 0
+        elif e.winning_cells(child_current, child_mask) & (child_mask + e.bottom) & e.board:
+            child_score, child_sign = (e.size + 1 - nb - 1) >> 1, 1
+        else:
+            child_score, child_sign = self.value(child_current, child_mask, nb + 1)
+        if score is not None and child_score is not None:
+            if -child_score == score:
+                return elapsed, "exact"
+        if sign is None or child_sign is None:
+            return elapsed, "unchecked"
+        return elapsed, "result" if -child_sign == sign else "wrong"
+
+
+def level3_row(label: str, times: list[float], verdicts: list[str]) -> None:
+    if not times:
+        return
+    ordered = sorted(times)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    n = len(verdicts)
+    exact, result, wrong, unchecked = (verdicts.count(v) for v in ("exact", "result", "wrong", "unchecked"))
+    print(
+        f"{label:<14} n={n:5d}  optimal {exact + result:5d} ({(exact + result) / n:6.1%}, exact score {exact:5d})"
+        f"  wrong {wrong:3d}  unchecked {unchecked:3d}  mean {statistics.mean(times) * 1e3:6.2f} ms"
+        f"  p99 {p99 * 1e3:6.1f} ms  max {ordered[-1] * 1e3:6.1f} ms",
+        flush=True,
+    )
+
+
+def level3(args: argparse.Namespace) -> int:
+    solver = load()
+    if solver is None:
+        print("the compiled solver is not built: run `make native`", file=sys.stderr)
+        return 2
+    checker = Level3Check(solver, args.check_seconds, args.warm)
+    engine = checker.engine
+    print(
+        f"Connect Four level 3, {'warm' if args.warm else 'cold'} table, checks up to {args.check_seconds:g} s"
+        f" a solve, book of {len(checker.bot.book or ())} positions"
+    )
+    wrong = 0
+    for name in SETS:
+        times: list[float] = []
+        verdicts: list[str] = []
+        for moves, _ in load_set(name)[: args.limit]:
+            elapsed, verdict = checker.check(*position_from_moves(engine, moves))
+            times.append(elapsed)
+            verdicts.append(verdict)
+        level3_row(name, times, verdicts)
+        wrong += verdicts.count("wrong")
+    low, _, high = args.discs.partition("-")
+    rng = random.Random(args.seed)
+    for discs in range(int(low), int(high or low) + 1):
+        times, verdicts = [], []
+        while len(times) < args.per_count:
+            found = random_position(engine, rng, discs)
+            if found is None:
+                continue
+            elapsed, verdict = checker.check(found[0], found[1], discs)
+            times.append(elapsed)
+            verdicts.append(verdict)
+        level3_row(f"{discs} discs", times, verdicts)
+        wrong += verdicts.count("wrong")
+    return 1 if wrong else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=int, default=None, help="positions per set (default: all)")
     parser.add_argument("--positions", type=int, default=300, help="generated positions 14 moves from the end")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--level3", action="store_true", help="check the level-3 bot's moves instead")
+    parser.add_argument("--discs", default="0-30", help="disc counts for --level3, e.g. 0-30 or 12")
+    parser.add_argument("--per-count", type=int, default=100, help="random positions per disc count")
+    parser.add_argument("--check-seconds", type=float, default=20.0, help="limit of one checking solve")
+    parser.add_argument("--warm", action="store_true", help="keep the table between positions")
     args = parser.parse_args(argv)
+    if args.level3:
+        return level3(args)
 
     engine = Engine()
     failures = 0
     near_end: list[str] = []
     print(f"Connect Four solver, Python {sys.version.split()[0]}, one core, cold table per position")
     for name in SETS:
-        rows = load(name)[: args.limit]
+        rows = load_set(name)[: args.limit]
         times: list[float] = []
         nodes: list[int] = []
         for moves, expected in rows:
@@ -107,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
                 near_end.append(moves)
         summary(f"solve {name}", times, nodes)
 
-    starts = [m for m, _ in load("Test_L2_R1") if len(m) < engine.size - EXACT_REMAINING]
+    starts = [m for m, _ in load_set("Test_L2_R1") if len(m) < engine.size - EXACT_REMAINING]
     played = endgames(engine, starts, args.positions, args.seed, perfect=True)
     randoms = endgames(engine, starts, args.positions, args.seed, perfect=False)
     for label, positions in (

@@ -22,7 +22,9 @@ def view_after(moves: str, rows: int = 6, columns: int = 7) -> pb.View:
 
 def fast_level3(seed: int = 0) -> Connect4Bot:
     # node budgets rather than a clock: the games are the same on any machine
-    return Connect4Bot(3, seed=seed, move_seconds=None, move_nodes=1_500, exact_nodes=1_500)
+    return Connect4Bot(
+        3, seed=seed, move_seconds=None, move_nodes=1_500, exact_nodes=1_500, perfect_seconds=None, perfect_nodes=20_000
+    )
 
 
 def test_level1_plays_only_legal_columns() -> None:

@@ -28,15 +28,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tafel.bots.connect4_book import load_book
+from tafel.bots.connect4_native import load as load_native
 from tafel.connect4.v1 import connect4_pb2 as pb
 
 __all__ = [
     "EXACT_REMAINING",
+    "PERFECT_SECONDS",
     "Analysis",
+    "Board",
     "Connect4Bot",
     "Engine",
     "SearchAborted",
     "best_move",
+    "board_at",
     "position_from_moves",
     "solve",
 ]
@@ -45,6 +50,12 @@ STANDARD_WIDTH = 7
 STANDARD_HEIGHT = 6
 # Level 3 solves exactly whenever at most this many moves remain (standard board).
 EXACT_REMAINING = 14
+# Level 3's time for a move with the compiled solver (the target is 100 ms at the 99th percentile):
+# a move that keeps the result (win/draw/loss) may use `_WEAK_SHARE` of it, the exact score then
+# the time up to `_SOLVER_SHARE`; if the first runs out, the heuristic search gets what is left.
+PERFECT_SECONDS = 0.09
+_WEAK_SHARE = 0.85
+_SOLVER_SHARE = 0.9
 # Heuristic values are kept below WIN; a proven result r (in moves-to-go units) is r * WIN.
 WIN = 1000
 _LOWER = 1 << 10  # transposition-table code: value + _LOWER marks a lower bound, else an upper bound
@@ -59,14 +70,17 @@ class SearchAborted(Exception):
 class Analysis:
     """The engine's choice for the side to move.
 
-    `score` is exact when `exact` is set (Pons' convention); otherwise it is a heuristic value, with
-    proven results as `score // WIN` moves-to-go scores (|score| >= WIN)."""
+    `score` is in Pons' scale exactly when `exact` is set; otherwise it is a heuristic value, with
+    proven results as `score // WIN` moves-to-go scores (|score| >= WIN). `outcome` is the game's
+    result under perfect play from the side to move (1 win, 0 draw, -1 loss) when known, with or
+    without an exact score."""
 
     column: int
     score: int
     exact: bool
     depth: int  # the deepest completed depth (the remaining moves when exact)
     nodes: int
+    outcome: int | None = None
 
 
 def _centre_order(width: int) -> tuple[int, ...]:
@@ -431,19 +445,19 @@ class Engine:
         wins = self._winning(current, mask)
         for c in legal:
             if wins & self._move_bit(mask, c):
-                return Analysis(c, (self.size + 1 - nb) >> 1, True, remaining, self._used())
+                return Analysis(c, (self.size + 1 - nb) >> 1, True, remaining, self._used(), 1)
         score = self._solve(current, mask, nb)
         opp = current ^ mask
         threats = self._winning(opp, mask)
         possible = (mask + self.bottom) & self.board
         forced = possible & threats
         if forced and forced & (forced - 1):
-            return Analysis(self.column_of(forced & -forced), score, True, remaining, self._used())
+            return Analysis(self.column_of(forced & -forced), score, True, remaining, self._used(), _sign(score))
         if forced:
-            return Analysis(self.column_of(forced), score, True, remaining, self._used())
+            return Analysis(self.column_of(forced), score, True, remaining, self._used(), _sign(score))
         safe = possible & ~(threats >> 1)
         if not safe:  # every move lets the opponent win at once
-            return Analysis(legal[0], score, True, remaining, self._used())
+            return Analysis(legal[0], score, True, remaining, self._used(), _sign(score))
         candidates = []
         for c in legal:
             mv = safe & self.column_masks[c]
@@ -454,7 +468,7 @@ class Engine:
         for _, c, mv in candidates:
             # the child is worth at least `target`; it is a best move when it is worth at most that
             if self._negamax(opp, mask | mv, nb + 1, target, target + 1) <= target:
-                return Analysis(c, score, True, remaining, self._used())
+                return Analysis(c, score, True, remaining, self._used(), _sign(score))
         raise AssertionError("no move reaches the solved score")  # pragma: no cover
 
     def analyse_heuristic(
@@ -478,7 +492,7 @@ class Engine:
         wins = self._winning(current, mask)
         for c in legal:
             if wins & self._move_bit(mask, c):
-                return Analysis(c, WIN * ((self.size + 1 - nb) >> 1), True, 1, 0)
+                return Analysis(c, (self.size + 1 - nb) >> 1, True, 1, 0, 1)
         opp = current ^ mask
         threats = self._winning(opp, mask)
         possible = (mask + self.bottom) & self.board
@@ -487,12 +501,12 @@ class Engine:
             column = self.column_of(forced & -forced)
             lost = bool(forced & (forced - 1))
             if lost or not forced & ~(threats >> 1):
-                return Analysis(column, -WIN * ((self.size - nb) >> 1), True, 1, 0)
+                return Analysis(column, -((self.size - nb) >> 1), True, 1, 0, -1)
         safe = possible & ~(threats >> 1)
         if forced:
             safe = forced
         if not safe:
-            return Analysis(legal[0], -WIN * ((self.size - nb) >> 1), True, 1, 0)
+            return Analysis(legal[0], -((self.size - nb) >> 1), True, 1, 0, -1)
         moves = [c for c in legal if safe & self.column_masks[c]]
         if len(moves) == 1:
             return Analysis(moves[0], 0, False, 0, 0)
@@ -523,7 +537,10 @@ class Engine:
                 if max_seconds <= 0:
                     break
         self.nodes = total_nodes
-        return Analysis(best_col, best_score, abs(best_score) >= WIN, completed, total_nodes)
+        # a proven result inside the horizon gives the outcome, not the exact score (a longer line may
+        # do better): never `exact` here
+        proven = _sign(best_score) if abs(best_score) >= WIN else None
+        return Analysis(best_col, best_score, False, completed, total_nodes, proven)
 
     def _heuristic_root(
         self, current: int, mask: int, nb: int, moves: list[int], first: int, depth: int
@@ -542,6 +559,10 @@ class Engine:
 
     def _move_bit(self, mask: int, column: int) -> int:
         return (mask + self.bottom_bits[column]) & self.column_masks[column]
+
+
+def _sign(score: int) -> int:
+    return (score > 0) - (score < 0)
 
 
 def _lines_through(width: int, height: int, column: int, row: int) -> int:
@@ -626,6 +647,14 @@ class Board:
     legal: tuple[int, ...]
 
 
+def board_at(engine: Engine, current: int, mask: int, nb: int) -> Board:
+    """A Board for a position given as bitboards (the side to move's discs, all discs, their count)."""
+    legal = tuple(c for c in range(engine.width) if engine.can_play(mask, c))
+    if not legal:
+        raise ValueError("no legal column")
+    return Board(engine, current, mask, nb, legal)
+
+
 def board_from_view(view: pb.View, engine: Engine | None = None) -> Board:
     """The position of a view, for the side to move. Raises ValueError when the game is over or the
     view is inconsistent."""
@@ -662,9 +691,13 @@ class Connect4Bot:
     level 1: a random legal column.
     level 2: one-move look-ahead: win now, else block the opponent's immediate win, else avoid a
       column that lets the opponent win on top of it, else prefer the centre.
-    level 3: the engine: exact on 7 x 6 within `EXACT_REMAINING` moves of the end (and earlier when
-      an exact solve fits in `exact_nodes`), otherwise depth-limited search for `move_seconds`
-      (or `move_nodes`).
+    level 3 on 7 x 6: a perfect move. The opening book (connect4_book) where it has the position,
+      else the compiled solver (connect4_native) within `perfect_seconds` (or `perfect_nodes`): the
+      exact best score first, then, if that does not finish in its share, a move that keeps the
+      game's result (win, draw or loss). Only when both run out, or the library is not built, the
+      pure-Python engine: exact within `EXACT_REMAINING` moves of the end (and earlier when an
+      exact solve fits in `exact_nodes`), otherwise depth-limited search for `move_seconds` (or
+      `move_nodes`). Other board sizes: the depth-limited search.
     """
 
     def __init__(
@@ -675,6 +708,10 @@ class Connect4Bot:
         move_seconds: float | None = 0.5,
         move_nodes: int | None = None,
         exact_nodes: int | None = 20_000,
+        perfect_seconds: float | None = PERFECT_SECONDS,
+        perfect_nodes: int | None = None,
+        book: bool = True,
+        native: bool = True,
     ) -> None:
         if level not in (1, 2, 3):
             raise ValueError(f"level must be 1, 2 or 3, not {level}")
@@ -683,6 +720,10 @@ class Connect4Bot:
         self.move_seconds = move_seconds
         self.move_nodes = move_nodes
         self.exact_nodes = exact_nodes
+        self.perfect_seconds = perfect_seconds
+        self.perfect_nodes = perfect_nodes
+        self.book = load_book() if book else None
+        self.native = load_native() if native else None
         self._engine: Engine | None = None
         self.last: Analysis | None = None
 
@@ -693,6 +734,10 @@ class Connect4Bot:
     def column(self, view: pb.View) -> int:
         board = board_from_view(view, self._engine)
         self._engine = board.engine
+        return self.move_for(board)
+
+    def move_for(self, board: Board) -> int:
+        """The column to play in `board` (a position from `board_from_view` or `board_at`)."""
         if self.level == 1:
             return self.rng.choice(board.legal)
         if self.level == 2:
@@ -721,7 +766,10 @@ class Connect4Bot:
         standard = (e.width, e.height) == (STANDARD_WIDTH, STANDARD_HEIGHT)
         remaining = e.size - board.nb
         analysis: Analysis | None = None
+        started = time.perf_counter()
         if standard:
+            analysis = self._perfect(board)
+        if analysis is None and standard and self.native is None:
             if remaining <= EXACT_REMAINING:
                 analysis = e.analyse_exact(board.current, board.mask, board.nb)
             elif self.exact_nodes:
@@ -730,10 +778,56 @@ class Connect4Bot:
                 except SearchAborted:
                     analysis = None
         if analysis is None:
+            seconds = self.move_seconds
+            if standard and self.native is not None and self.perfect_seconds is not None:
+                # the compiled search used most of the move's time: the rest goes to the heuristic
+                left = self.perfect_seconds - (time.perf_counter() - started)
+                seconds = max(left, 0.001) if seconds is None else min(seconds, max(left, 0.001))
             analysis = e.analyse_heuristic(
-                board.current, board.mask, board.nb, max_nodes=self.move_nodes, max_seconds=self.move_seconds
+                board.current, board.mask, board.nb, max_nodes=self.move_nodes, max_seconds=seconds
             )
         self.last = analysis
         if analysis.column not in board.legal:  # cannot happen with a consistent view
             return board.legal[0]
         return analysis.column
+
+    def _perfect(self, board: Board) -> Analysis | None:
+        """A perfect move on 7 x 6 from the book or the compiled solver, or None when neither has
+        one in time."""
+        e = board.engine
+        remaining = e.size - board.nb
+        wins = e.winning_cells(board.current, board.mask) & (board.mask + e.bottom) & e.board
+        if wins:
+            column = next(c for c in e.order if wins & e.column_masks[c])
+            return Analysis(column, (e.size + 1 - board.nb) >> 1, True, remaining, 0, 1)
+        if self.book is not None:
+            entry = self.book.lookup(board.current, board.mask)
+            if entry is not None:
+                outcome = _sign(entry.score)
+                score = entry.score if entry.exact else WIN * outcome
+                return Analysis(entry.column, score, entry.exact, remaining if entry.exact else 0, 0, outcome)
+        native = self.native
+        if native is None:
+            return None
+        seconds, nodes = self.perfect_seconds, self.perfect_nodes
+        started = time.perf_counter()
+        # the result-keeping move first (the cheaper proof, and what must not be missed), then the
+        # exact score in what is left, on the table the first search warmed
+        weak = native.best(
+            board.current,
+            board.mask,
+            board.nb,
+            weak=True,
+            max_seconds=None if seconds is None else seconds * _WEAK_SHARE,
+            max_nodes=None if nodes is None else int(nodes * _WEAK_SHARE),
+        )
+        if weak is None:
+            return None
+        spent = native.nodes
+        left_seconds = None if seconds is None else seconds * _SOLVER_SHARE - (time.perf_counter() - started)
+        left_nodes = None if nodes is None else int(nodes * _SOLVER_SHARE) - spent
+        if (left_seconds is None or left_seconds > 0.001) and (left_nodes is None or left_nodes > 0):
+            found = native.best(board.current, board.mask, board.nb, max_seconds=left_seconds, max_nodes=left_nodes)
+            if found is not None:
+                return Analysis(found.column, found.score, True, remaining, spent + found.nodes, _sign(found.score))
+        return Analysis(weak.column, WIN * weak.score, False, 0, spent, weak.score)
