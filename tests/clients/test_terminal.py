@@ -1,96 +1,127 @@
 """The terminal client driven as a person would: a real pseudo-terminal (tmux), keys sent, the
-screen read. It plays Connect Four against a level-1 bot from the bot pool to the end."""
+screen read. Connect Four against a bot to the end with a spectator watching, the replay of that
+game, and the one-line answers to a wrong game id, a down server and a mistyped user name."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-import time
+import re
 import uuid
 
-import pytest
+from tests.clients.tmux import TAFEL, Terminal, client_env, game_id_on, needs_tmux
+from tools.platform import Platform
 
-from tools.platform import ROOT, Platform
-
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux for a real terminal")
+pytestmark = needs_tmux
 COLUMNS_TO_TRY = "4352617"
+BOARD_ROW = re.compile(r"^\s{2,}((?:[ ·●○()]{3})+)\s*$")
 
 
-class Terminal:
-    def __init__(self, command: str, env: dict[str, str]) -> None:
-        self.socket = f"tafel-test-{uuid.uuid4().hex[:8]}"
-        exports = " ".join(f"{k}={v}" for k, v in env.items())
-        subprocess.run(
-            [
-                "tmux",
-                "-L",
-                self.socket,
-                "new-session",
-                "-d",
-                "-s",
-                "play",
-                "-x",
-                "100",
-                "-y",
-                "40",
-                f"cd {ROOT} && env {exports} {command}; echo EXITED; sleep 60",
-            ],
-            check=True,
-        )
-
-    def screen(self) -> str:
-        return subprocess.run(
-            ["tmux", "-L", self.socket, "capture-pane", "-p", "-t", "play"], capture_output=True, text=True, check=True
-        ).stdout
-
-    def keys(self, *keys: str) -> None:
-        for key in keys:
-            subprocess.run(["tmux", "-L", self.socket, "send-keys", "-t", "play", key], check=True)
-            time.sleep(0.15)
-
-    def wait_for(self, predicate, timeout_s: float = 30.0) -> str:  # type: ignore[no-untyped-def]
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            text = self.screen()
-            if predicate(text):
-                return text
-            time.sleep(0.2)
-        raise AssertionError(f"screen never matched; last screen:\n{self.screen()}")
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], check=False)
+def board_discs(screen: str) -> int:
+    """Discs on the drawn board (its rows only: the legend has symbols too)."""
+    rows = [m.group(1) for line in screen.splitlines() if (m := BOARD_ROW.match(line))]
+    return sum(row.count("●") + row.count("○") for row in rows)
 
 
-def discs(screen: str) -> int:
-    board = screen.split("YOUR TURN")[0].split("waiting for")[0].split("GAME OVER")[0]
-    return board.count("●")
-
-
-def test_play_connect4_against_a_level_1_bot_to_the_end(platform: Platform) -> None:
-    env = {"TAFEL_SERVER": platform.gateway_addresses[0], "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    terminal = Terminal(f"{sys.executable} -m tafel.cli.main play connect4 --vs-bot 1", env)
-    try:
-        screen = terminal.wait_for(lambda s: "YOUR TURN" in s or "waiting for seat" in s, 60)
-        assert "1  2  3" in screen.replace("[", " ").replace("]", " ")  # the board is drawn
-        for _ in range(60):
-            screen = terminal.wait_for(lambda s: "YOUR TURN" in s or "GAME OVER" in s, 60)
-            if "GAME OVER" in screen:
+def play_connect4_to_the_end(terminal: Terminal) -> str:
+    for _ in range(60):
+        screen = terminal.wait_text("YOUR TURN", "GAME OVER", timeout_s=60)
+        if "GAME OVER" in screen:
+            return screen
+        before = board_discs(screen)
+        for column in COLUMNS_TO_TRY:
+            terminal.keys(column, "Enter")
+            try:
+                terminal.wait_for(lambda s, b=before: board_discs(s) > b or "GAME OVER" in s, 5, "my disc")
                 break
-            before = discs(screen)
-            for column in COLUMNS_TO_TRY:
-                terminal.keys(column, "Enter")
-                try:
-                    terminal.wait_for(lambda s, b=before: discs(s) > b or "GAME OVER" in s, 5)
-                    break
-                except AssertionError:
-                    continue  # that column was full ("move refused" in the log): try the next
-        screen = terminal.wait_for(lambda s: "GAME OVER" in s, 60)
-        assert any(verdict in screen for verdict in ("you won", "you lost", "draw"))
+            except AssertionError:
+                continue  # that column was full ("Move refused" in the log): try the next
+    return terminal.wait_text("GAME OVER", timeout_s=60)
+
+
+def test_connect4_against_a_bot_with_a_spectator_then_the_replay(platform: Platform) -> None:
+    env = client_env(platform.gateway_addresses[0])
+    player = Terminal(f"{TAFEL} play connect4 --vs-bot 1", env)
+    spectator: Terminal | None = None
+    try:
+        player.wait_text("to watch it", timeout_s=60)
+        screen = player.wait_text("YOUR TURN", timeout_s=60)  # seat 1 (a room's host) moves first
+        game_id = game_id_on(screen)
+        # The legend names both players with their symbols, and shows both clocks.
+        assert "● you" in screen and "○ " in screen, screen
+        assert "to move" in screen and "a move)" in screen, screen
+        assert screen.splitlines()[0].count(game_id) == 1, screen  # the header names the game once
+        spectator = Terminal(f"{TAFEL} watch {game_id}", env)
+        watched = spectator.wait_text("watching", timeout_s=30)
+        footer = watched.strip().splitlines()[-1]
+        assert "quit" in footer and "resign" not in footer and "move" not in footer, footer
+        assert "you" not in watched.split("╭")[0].replace("your", ""), watched  # a spectator is nobody's "you"
+
+        player.keys("4", "Enter")
+        player.wait_text("You dropped a disc in column 4.", timeout_s=20)
+        screen = player.wait_text("last move", timeout_s=20)
+        assert "(●)" in screen or "(○)" in screen, screen  # the last disc is marked
+        spectator.wait_for(lambda s: re.search(r"\S+ dropped a disc in column 4\.", s) is not None, 20, "the drop")
+
+        # q asks first: the game goes on without the player.
+        player.keys("q")
+        player.wait_text("press q again to leave", timeout_s=10)
+        player.keys("Escape")
+
+        screen = play_connect4_to_the_end(player)
+        assert any(verdict in screen for verdict in ("you won", "you lost", "draw")), screen
         assert "Press q to quit" in screen
-        terminal.keys("q")
-        final = terminal.wait_for(lambda s: "EXITED" in s, 20)
-        assert any(verdict in final for verdict in ("you won", "you lost", "draw"))
+        assert "Game over:" in screen  # the log says so as a sentence
+        spectator.wait_text("GAME OVER", timeout_s=30)
+        player.keys("q")
+        final = player.exited()
+        assert any(verdict in final for verdict in ("you won", "you lost", "draw")), final
+    finally:
+        player.close()
+        if spectator is not None:
+            spectator.close()
+
+    replay = Terminal(f"{TAFEL} replay {game_id}", env)
+    try:
+        screen = replay.wait_text("step 1 of", timeout_s=30)
+        total = int(re.search(r"step 1 of (\d+)", screen).group(1))  # type: ignore[union-attr]
+        assert board_discs(screen) == 0 and total >= 8
+        replay.keys("Right", "Right", "Right")
+        screen = replay.wait_text("step 4 of", timeout_s=10)
+        assert board_discs(screen) == 3, screen  # created, then three drops
+        replay.keys("End")
+        screen = replay.wait_text(f"step {total} of {total}", timeout_s=10)
+        assert "result:" in screen and ("won" in screen or "draw" in screen), screen
+        replay.keys("q")
+        replay.exited()
+    finally:
+        replay.close()
+
+
+def test_error_lines_and_accounts(platform: Platform) -> None:
+    env = client_env(platform.gateway_addresses[0])
+    name = f"t{uuid.uuid4().hex[:10]}"
+    commands = [
+        f"{TAFEL} watch no-such-game",
+        f"{TAFEL} games --server 127.0.0.1:9",  # a global option after the subcommand; nothing listens
+        f"env TAFEL_PASSWORD=pw-{name} {TAFEL} games --user {name}",  # mistyped (unknown) name: no account made
+        f"env TAFEL_PASSWORD=pw-{name} {TAFEL} --user {name} games",  # still none
+        f"env TAFEL_PASSWORD=pw-{name} {TAFEL} games --user {name} --register",
+        f"env TAFEL_PASSWORD=pw-{name} {TAFEL} games --user {name}",  # now it signs in
+        f"env TAFEL_PASSWORD=wrong-password {TAFEL} games --user {name} --register",
+    ]
+    terminal = Terminal(" ; ".join(f"echo '>>' ; {c}" for c in commands), env, width=160)
+    try:
+        screen = terminal.exited(60)
+        outputs = [part.strip() for part in screen.split(">>")[1:]]
+        assert len(outputs) == len(commands), screen
+        watch, down, unknown, unknown_again, registered, signed_in, wrong = outputs
+        assert watch.splitlines()[0] == "not found: there is no game 'no-such-game' (`tafel games --live` lists them)"
+        assert down.splitlines()[0].startswith("cannot reach the tafel server at 127.0.0.1:9")
+        assert "make run" in down.splitlines()[0]
+        for answer in (unknown, unknown_again):
+            assert "wrong user name or password" in answer and "--register" in answer.splitlines()[0], answer
+        assert f"registered the new account '{name}'" in registered
+        assert "registered" not in signed_in and "finished games" in signed_in, signed_in
+        assert "exists and the password is wrong" in wrong
+        assert "Traceback" not in screen
     finally:
         terminal.close()

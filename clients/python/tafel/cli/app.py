@@ -77,6 +77,7 @@ class GameApp(App[str]):
             ("c", "clear", "clear", False),
             ("x", "resign", "resign", True),
             ("q", "quit", "quit", True),
+            ("escape", "cancel", "", False),
             *((str(n), f"column({n - 1})", "", False) for n in range(1, 10)),
         )
     ]
@@ -104,6 +105,7 @@ class GameApp(App[str]):
 
     async def on_mount(self) -> None:
         self.sub_title = f"game {self.game_id}"
+        self.say(f"Game {self.game_id} (to watch it: `tafel watch {self.game_id}`).")
         await self.refresh_game()
         self.run_worker(self.follow(), exclusive=True)
         self.set_interval(0.5, self.show_status)
@@ -306,6 +308,11 @@ class GameApp(App[str]):
             await self.client.resign(self.game_id)
         except TafelError as error:
             self.say(f"Resign refused: {error.message or error.reason}")
+
+    def action_cancel(self) -> None:
+        """Escape: no, do not leave or resign."""
+        self.confirm = None
+        self.show_status()
 
     async def action_quit(self) -> None:
         live = self.state is not None and not self.state.summary.status.over

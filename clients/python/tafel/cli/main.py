@@ -24,6 +24,7 @@ import os
 import sys
 from typing import Any
 
+from google.protobuf.message import Message
 from rich.console import Console
 from rich.table import Table
 
@@ -81,6 +82,14 @@ def parser() -> argparse.ArgumentParser:
     how.add_argument("--solo", action="store_true", help="Colour Square alone")
     play.add_argument("--seats", type=int, default=0, help="table size for --new-room (default: the game's most)")
     play.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help="seconds per move")
+    play.add_argument(
+        "--target",
+        type=int,
+        default=0,
+        help="Plus 4: points (or rounds) to win, default 11; Colour Square: solo target",
+    )
+    play.add_argument("--mode", choices=("points", "first_line", "rounds"), help="Plus 4: how a game is won")
+    play.add_argument("--side", choices=("A", "B"), help="Colour Square: the sheet's side")
 
     watch = command("watch", "watch a game live")
     watch.add_argument("game_id")
@@ -270,6 +279,23 @@ def main(argv: list[str] | None = None) -> None:
 
 def per_move(seconds: float | None) -> dict[str, Any]:
     return {"per_move_s": seconds} if seconds else {}
+
+
+def table_options(args: argparse.Namespace) -> Message | None:
+    """The game's own options from --target/--mode/--side (None: the game's defaults)."""
+    from tafel.coloursquare.v1 import coloursquare_pb2
+    from tafel.plus4.v1 import plus4_pb2
+
+    if args.game == "plus4" and (args.target or args.mode):
+        mode = {
+            "points": plus4_pb2.MODE_POINTS,
+            "first_line": plus4_pb2.MODE_FIRST_LINE,
+            "rounds": plus4_pb2.MODE_ROUNDS,
+        }
+        return plus4_pb2.Options(target=args.target, mode=mode[args.mode or "points"])
+    if args.game == "coloursquare" and (args.target or args.side):
+        return coloursquare_pb2.Options(target=args.target, side=args.side or "")
+    return None
 
 
 if __name__ == "__main__":

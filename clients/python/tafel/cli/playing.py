@@ -12,9 +12,10 @@ from tafel.errors import NotFound
 
 
 async def play(client: TafelClient, args: argparse.Namespace, console: Console) -> int:
-    from tafel.cli.main import per_move
+    from tafel.cli.main import per_move, table_options
 
     timing = per_move(args.per_move)
+    options = table_options(args)
     title = GAME_TITLES.get(args.game, args.game)
     if args.room or args.new_room:
         from tafel.cli.lobby import LobbyApp
@@ -22,20 +23,20 @@ async def play(client: TafelClient, args: argparse.Namespace, console: Console) 
         if args.room:
             room = await client.join_room(args.room)
         else:
-            room = await client.create_room(args.game, seats=args.seats, **timing)
+            room = await client.create_room(args.game, options, seats=args.seats, **timing)
         game_id = room.game_id or await LobbyApp(client, room).run_async() or ""
         if not game_id:
             console.print(f"left room {room.code}")
             return 0
     elif args.vs_bot or args.solo:
-        room = await client.create_room(args.game, seats=1 if args.solo else 2, **timing)
+        room = await client.create_room(args.game, options, seats=1 if args.solo else 2, **timing)
         if args.vs_bot:
             await client.request_bot(room.code, args.vs_bot)
             console.print(f"asked for a level {args.vs_bot} bot; waiting for it to join ...")
         game_id = room.game_id or (await client.wait_room_started(room.code)).game_id
     else:
         console.print(f"looking for a {title} opponent ... (Ctrl-C to stop)")
-        game_id = (await client.find_match(args.game, **timing)).game_id
+        game_id = (await client.find_match(args.game, options, **timing)).game_id
     return await open_game(client, game_id, console, playing=True)
 
 
