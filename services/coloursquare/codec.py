@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from tafel.coloursquare.v1 import coloursquare_pb2 as pb
 
+from services.coloursquare.legal import legal_placements
 from services.coloursquare.model import (
     COLOURS,
     Cell,
@@ -230,6 +231,7 @@ class ColourSquareCodec:
             message.caller = view.caller
         if view.own_pending is not None:
             message.own_pending.CopyFrom(pb.Placements(placements=_placements(view.own_pending)))
+        message.legal_placements.extend(_placements(legal_placements(view)))
         cols = sheet.cols
         for p in view.players:
             b = p.breakdown
