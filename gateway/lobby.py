@@ -100,13 +100,19 @@ def _choice_of(field: Any, number: int) -> str | None:
 
 
 def canonical_options(
-    game: str, options: games_pb2.GameOptions, description: rules_pb2.DescribeGameResponse
+    game: str,
+    options: games_pb2.GameOptions,
+    description: rules_pb2.DescribeGameResponse,
+    most_seats: int | None = None,
 ) -> games_pb2.GameOptions:
     """The options with every default filled in, or INVALID_ARGUMENT naming the bad option.
 
     Integer options: 0 (unset) = the default, else within the described range. Choice options are
-    enum fields whose value names end in the choice (``MODE_FIRST_LINE`` for ``first_line``), or
-    string fields holding the choice; 0 / empty = the default."""
+    enum fields whose value names are the choices (``MODE_FIRST_LINE``; a bare suffix such as
+    ``first_line`` is matched too), or string fields holding the choice; 0 / empty = the default.
+    `most_seats`: the largest table the options may be played at; an option described with a
+    smaller `max_seats` must then stay at its default (OPTION_NOT_FOR_SEATS). Everything comes
+    from the game's description, so the lobby holds no game's rules."""
     chosen = options.WhichOneof("game")
     if chosen is not None and chosen != game:
         raise invalid("OPTIONS_MISMATCH", f"options are for {chosen}, not {game}", field="options")
@@ -146,6 +152,7 @@ def canonical_options(
                     f"{spec.name} must be {bounds.minimum}..{bounds.maximum} (0 = {bounds.default_value})",
                     field=spec.name,
                 )
+            _check_seats(spec, number != int(bounds.default_value), most_seats)
             setattr(out, spec.name, number)
         elif kind == "choice":
             choices = list(spec.choice.choices)
@@ -156,6 +163,7 @@ def canonical_options(
                     raise invalid(
                         "OPTION_OUT_OF_RANGE", f"{spec.name} must be one of {', '.join(choices)}", field=spec.name
                     )
+                _check_seats(spec, number != _enum_value_for(field, spec.choice.default_value), most_seats)
                 setattr(out, spec.name, number)
             elif field.cpp_type == descriptor.FieldDescriptor.CPPTYPE_STRING:
                 text = str(value) or spec.choice.default_value
@@ -163,8 +171,20 @@ def canonical_options(
                     raise invalid(
                         "OPTION_OUT_OF_RANGE", f"{spec.name} must be one of {', '.join(choices)}", field=spec.name
                     )
+                _check_seats(spec, text != spec.choice.default_value, most_seats)
                 setattr(out, spec.name, text)
     return result
+
+
+def _check_seats(spec: rules_pb2.OptionSpec, changed: bool, most_seats: int | None) -> None:
+    if changed and spec.max_seats and most_seats is not None and most_seats > spec.max_seats:
+        tables = "solo games" if spec.max_seats == 1 else f"tables of at most {spec.max_seats} seats"
+        raise invalid(
+            "OPTION_NOT_FOR_SEATS",
+            f"{spec.name} is for {tables} only; this table could seat {most_seats}: "
+            f"leave {spec.name} at its default or ask for fewer seats",
+            field=spec.name,
+        )
 
 
 def per_move_ms(settings: LobbySettings, control: play_pb2.TimeControl) -> int:
@@ -316,9 +336,11 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
         """FindMatch for a signed-in player, on whatever carries it (its own call or the Play
         stream): MatchQueued updates, then MatchFound. Raises Refused."""
         description = await self._describe(request.game)
-        options = canonical_options(request.game, request.options, description)
-        per_move = per_move_ms(self.settings, request.time_control)
         low, high = match_seats(description, request.min_seats, request.max_seats)
+        # Every option is checked now against the largest table the search may form (a solo-only
+        # option is refused here, not when a match would form).
+        options = canonical_options(request.game, request.options, description, most_seats=high)
+        per_move = per_move_ms(self.settings, request.time_control)
         spec = BucketSpec(request.game, options, per_move, low, high)
         if request.request_id:
             check_id("request_id", request.request_id)
@@ -337,9 +359,10 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
         async def run() -> RoomSnapshot:
             player = await self.auth.player(context)
             description = await self._describe(request.game)
-            options = canonical_options(request.game, request.options, description)
-            per_move = per_move_ms(self.settings, request.time_control)
             seats = room_seats(description, request.seats)
+            # Checked against the room's size now, not when it fills.
+            options = canonical_options(request.game, request.options, description, most_seats=seats)
+            per_move = per_move_ms(self.settings, request.time_control)
             return await self.rooms.create(
                 game=request.game,
                 options=options,

@@ -166,7 +166,7 @@ class ColourSquareRules:
                 "A",
                 choices=tuple(sorted(SHEETS)),
             ),
-            OptionSpec("target", "Solo only: a target score to reach (0 = none)", 0, 0, MAX_TARGET),
+            OptionSpec("target", "Solo only: a target score to reach (0 = none)", 0, 0, MAX_TARGET, max_seats=1),
             OptionSpec("timeouts_to_remove", "Timeouts in a row that remove a player", 3, 1, MAX_TIMEOUTS),
             OptionSpec("max_rounds", "Safety limit on the number of rounds", 200, 1, MAX_ROUNDS),
         )

@@ -46,7 +46,10 @@ class OptionSpec:
     default: int | str
     minimum: int | None = None  # integer options
     maximum: int | None = None
-    choices: tuple[str, ...] = ()  # enumerated (string) options
+    choices: tuple[str, ...] = ()  # enumerated options: exactly the values the field takes
+    # Non-zero: the option may leave its default only at tables of at most this many seats (the
+    # gateway checks it when a room or a match is asked for, from DescribeGame).
+    max_seats: int = 0
 
 
 @dataclass(frozen=True)

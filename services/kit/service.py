@@ -316,7 +316,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             rules_url=self.rules_url,
         )
         for spec in self.rules.option_specs():
-            option = response.options.add(name=spec.name, description=spec.description)
+            option = response.options.add(name=spec.name, description=spec.description, max_seats=spec.max_seats)
             if spec.choices:
                 option.choice.choices.extend(spec.choices)
                 option.choice.default_value = str(spec.default)

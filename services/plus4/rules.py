@@ -78,6 +78,12 @@ class Mode(StrEnum):
     ROUNDS = "rounds"
 
 
+def mode_choice(mode: Mode) -> str:
+    """The mode as DescribeGame lists it: the name of the `tafel.plus4.v1.Mode` value the options
+    field takes (MODE_POINTS, ...), so a client can send what it reads."""
+    return f"MODE_{mode.name}"
+
+
 @dataclass(frozen=True, slots=True)
 class Plus4Options:
     mode: Mode = Mode.POINTS
@@ -374,11 +380,11 @@ class Plus4Rules:
         return (
             OptionSpec(
                 "mode",
-                "points: first to the target in points; first_line: the first completed line "
-                "ends the game; rounds: each completed line wins a round, first to the target "
-                "in rounds",
-                Mode.POINTS.value,
-                choices=tuple(m.value for m in Mode),
+                "MODE_POINTS: first to the target in points; MODE_FIRST_LINE: the first completed "
+                "line ends the game; MODE_ROUNDS: each completed line wins a round, first to the "
+                "target in rounds",
+                mode_choice(Mode.POINTS),
+                choices=tuple(mode_choice(m) for m in Mode),
             ),
             OptionSpec(
                 "target",

@@ -4,6 +4,7 @@ and Redis; every client talks only gRPC to the gateway."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
@@ -11,8 +12,10 @@ import grpc
 import pytest
 from tafel.bots.coloursquare import ColourSquareBot
 from tafel.coloursquare.v1 import coloursquare_pb2
+from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2
-from tafel.play.v1 import play_pb2
+from tafel.play.v1 import play_pb2, play_pb2_grpc
+from tafel.plus4.v1 import plus4_pb2
 
 from tests.gateway.harness import (
     Client,
@@ -272,3 +275,130 @@ async def test_a_request_id_reused_for_another_move_is_refused_and_a_true_retry_
     await stream.close()
     for client in (a, b):
         await client.close()
+
+
+# -- trap 6: option values are listed as the values their fields take ---------------------------------
+
+
+async def test_every_listed_choice_is_a_value_its_field_takes_and_plus4_modes_are_enum_names(
+    system: System,
+) -> None:
+    (client,) = await guests(system, 1)
+    lobby = play_pb2_grpc.LobbyServiceStub(client.channel)
+    listed = await lobby.ListGameTypes(play_pb2.ListGameTypesRequest(), metadata=client.md, timeout=10)
+    assert {t.game for t in listed.game_types} >= set(GAMES)
+    for game_type in listed.game_types:
+        fields = getattr(games_pb2.GameOptions(), game_type.game).DESCRIPTOR.fields_by_name
+        for spec in game_type.options:
+            if spec.WhichOneof("values") != "choice":
+                continue
+            field = fields[spec.name]
+            if field.enum_type is not None:
+                names = [v.name for v in field.enum_type.values if v.number != 0]
+                assert list(spec.choice.choices) == names, (game_type.game, spec.name)
+                assert spec.choice.default_value in names
+    plus4 = next(t for t in listed.game_types if t.game == "plus4")
+    mode = next(s for s in plus4.options if s.name == "mode")
+    assert list(mode.choice.choices) == ["MODE_POINTS", "MODE_FIRST_LINE", "MODE_ROUNDS"]
+    coloursquare = next(t for t in listed.game_types if t.game == "coloursquare")
+    assert next(s for s in coloursquare.options if s.name == "target").max_seats == 1
+    # A listed name works as sent: a room in rounds mode, named as listed.
+    options = games_pb2.GameOptions()
+    options.plus4.mode = plus4_pb2.Mode.Value("MODE_ROUNDS")
+    room = await lobby.CreateRoom(
+        play_pb2.CreateRoomRequest(game="plus4", options=options), metadata=client.md, timeout=10
+    )
+    assert room.room.options.plus4.mode == plus4_pb2.MODE_ROUNDS
+    await client.close()
+
+
+async def test_a_column_the_board_lacks_is_failed_precondition_in_every_game(
+    system: System, seats: Seating
+) -> None:
+    a, b = await guests(system, 2)
+    for game, move in (
+        ("connect4", games_pb2.GameMove(connect4=connect4_pb2.Move(column=7))),
+        ("connect4", games_pb2.GameMove(connect4=connect4_pb2.Move(column=99999))),
+        ("plus4", games_pb2.GameMove(plus4=plus4_pb2.Move(column=4))),
+        ("plus4", games_pb2.GameMove(plus4=plus4_pb2.Move(column=99999))),
+    ):
+        game_id = await seats.start([a.player, b.player], game=game)
+        request = play_pb2.SubmitMoveRequest(game_id=game_id, expected_version=0, request_id=new_id(), move=move)
+        code, reason = await failure(a.games.SubmitMove(request, metadata=a.md, timeout=10))
+        assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "COLUMN_OUT_OF_RANGE"), (game, move)
+    for client in (a, b):
+        await client.close()
+
+
+# -- trap 8: messages for people -----------------------------------------------------------------
+
+
+REPR = re.compile(r"[A-Z][A-Za-z]*\([a-z_]+=|<[A-Za-z_.]+: |\b(?:None|True|False)\b|\\x[0-9a-f]{2}")
+
+
+async def test_colour_square_refusals_read_as_sentences_without_python_values(
+    system: System, seats: Seating
+) -> None:
+    a, b = await guests(system, 2)
+    game_id = await seats.start([a.player, b.player], game="coloursquare")
+    cell = coloursquare_pb2.Cell(row=9, column=0, colour=coloursquare_pb2.COLOUR_RED)
+    bad = [
+        coloursquare_pb2.Move(placements=[coloursquare_pb2.Placement(die=coloursquare_pb2.DIE_RED, cell=cell)]),
+        coloursquare_pb2.Move(placements=[coloursquare_pb2.Placement(die=coloursquare_pb2.DIE_RED, joker=7)]),
+        coloursquare_pb2.Move(placements=[coloursquare_pb2.Placement(die=coloursquare_pb2.DIE_WHITE, joker=0)]),
+        coloursquare_pb2.Move(placements=[
+            coloursquare_pb2.Placement(die=coloursquare_pb2.DIE_RED, joker=0),
+            coloursquare_pb2.Placement(die=coloursquare_pb2.DIE_RED, joker=1),
+        ]),
+    ]
+    for move in bad:
+        request = play_pb2.SubmitMoveRequest(
+            game_id=game_id, expected_version=0, request_id=new_id(), move=games_pb2.GameMove(coloursquare=move)
+        )
+        try:
+            await a.games.SubmitMove(request, metadata=a.md, timeout=10)
+        except grpc.aio.AioRpcError as error:
+            message = error.details() or ""
+            assert message and not REPR.search(message), message
+            assert "Cell" not in message and "Die." not in message, message
+        else:
+            raise AssertionError(f"{move} was accepted")
+    for client in (a, b):
+        await client.close()
+
+
+# -- trap 10: options are checked when the request arrives ------------------------------------------
+
+
+async def test_a_solo_only_option_is_refused_when_a_room_or_a_match_is_asked_for(system: System) -> None:
+    (client,) = await guests(system, 1)
+    lobby = play_pb2_grpc.LobbyServiceStub(client.channel)
+    target = games_pb2.GameOptions(coloursquare=coloursquare_pb2.Options(target=50))
+    for seats in (2, 6, 0):
+        code, reason = await failure(
+            lobby.CreateRoom(
+                play_pb2.CreateRoomRequest(game="coloursquare", seats=seats, options=target),
+                metadata=client.md, timeout=10,
+            )
+        )
+        assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "OPTION_NOT_FOR_SEATS"), seats
+    for low, high in ((2, 2), (0, 0), (1, 6)):
+        call = lobby.FindMatch(
+            play_pb2.FindMatchRequest(game="coloursquare", options=target, min_seats=low, max_seats=high),
+            metadata=client.md, timeout=10,
+        )
+        code, reason = await failure(call.read())
+        assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "OPTION_NOT_FOR_SEATS"), (low, high)
+    # The same on the Play stream's find_match, answered at once.
+    stream = PlayStream(client)
+    refusal = (await stream.request(
+        find_match=play_pb2.FindMatchRequest(game="coloursquare", options=target, min_seats=2, max_seats=3)
+    )).refusal
+    assert refusal.reason == "OPTION_NOT_FOR_SEATS" and "solo" in refusal.message
+    await stream.close()
+    # Solo: accepted (the room starts at once).
+    room = await lobby.CreateRoom(
+        play_pb2.CreateRoomRequest(game="coloursquare", seats=1, options=target), metadata=client.md, timeout=10
+    )
+    assert room.room.game_id and room.room.options.coloursquare.target == 50
+    await client.close()

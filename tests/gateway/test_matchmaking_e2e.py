@@ -237,7 +237,8 @@ async def test_colour_square_tables_fill_through_the_gateway(gw_system: GatewayS
             _, found = await find(solo, play_pb2.FindMatchRequest(game="coloursquare", min_seats=1, max_seats=1))
             assert found.seat == 0 and [p.player.player_id for p in found.players] == [solo.player.player_id]
 
-            # Options the game cannot have at this table size end the match promptly.
+            # Options the game cannot have at this table size are refused when the search is asked
+            # for (issue 14 trap 10: they used to end the match as MATCH_REFUSED once it formed).
             guests = [await guest_on(channel) for _ in range(2)]
             request = play_pb2.FindMatchRequest(
                 game="coloursquare",
@@ -249,6 +250,7 @@ async def test_colour_square_tables_fill_through_the_gateway(gw_system: GatewayS
             outcomes = await asyncio.gather(*(find(g, request) for g in guests), return_exceptions=True)
             for outcome in outcomes:
                 assert isinstance(outcome, grpc.aio.AioRpcError), outcome
-                assert reason_of(outcome) == "MATCH_REFUSED"
+                assert outcome.code() == grpc.StatusCode.INVALID_ARGUMENT
+                assert reason_of(outcome) == "OPTION_NOT_FOR_SEATS"
         finally:
             await channel.close()
