@@ -286,9 +286,9 @@ async def audit_all(redis: Redis, audit: Audit, report: Report) -> None:
     report.started = len(game_ids)
     records: dict[str, play_pb2.GameRecord] = {}
     for game_id in game_ids:
-        raw = await redis.get(record_key(game_id))
+        raw: Any = await redis.get(record_key(game_id))
         if raw is not None:
-            records[game_id] = play_pb2.GameRecord.FromString(raw)
+            records[game_id] = play_pb2.GameRecord.FromString(bytes(raw))
         elif await redis.exists(game_keys(game_id).state):
             report.stuck.append(game_id)
         else:
@@ -303,19 +303,19 @@ async def audit_all(redis: Redis, audit: Audit, report: Report) -> None:
             report.illegal.append(f"{game_id}: {problem}")
     report.acked = len(audit.acks)
     for ack in audit.acks:
-        record = records.get(ack.game_id)
-        if record is None:
+        found = records.get(ack.game_id)
+        if found is None:
             if ack.game_id not in report.stuck:
                 report.acked_missing.append(f"{ack.game_id} v{ack.version}: no record")
             continue
-        actions = [a for a in record.actions if a.version == ack.version]
+        actions = [a for a in found.actions if a.version == ack.version]
         if not actions or actions[0].seat != ack.seat or actions[0].move.connect4.column != ack.column:
             report.acked_missing.append(f"{ack.game_id} v{ack.version} seat {ack.seat} column {ack.column}")
     for (game_id, seat), sent in audit.sent.items():
-        record = records.get(game_id)
-        if record is None:
+        kept = records.get(game_id)
+        if kept is None:
             continue
-        applied = sum(1 for a in record.actions if a.seat == seat and a.WhichOneof("action") == "move")
+        applied = sum(1 for a in kept.actions if a.seat == seat and a.WhichOneof("action") == "move")
         if applied > sent:
             report.applied_twice.append(f"{game_id} seat {seat}: {applied} moves applied, {sent} requests sent")
 

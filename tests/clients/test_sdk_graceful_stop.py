@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
+from tafel.errors import Unauthenticated
 
 from tests.clients.platform_fixture import ENV, with_db
 from tools.platform import Platform
@@ -86,3 +87,42 @@ async def collect(client: TafelClient, game_id: str) -> list:  # type: ignore[ty
     return [event async for event in client.watch(game_id)]
 
 
+
+
+async def test_a_play_stream_that_gave_up_fails_pending_and_later_requests_at_once(two_gateways: Platform) -> None:
+    client = await signed_in(two_gateways)
+    try:
+        assert client.session is not None
+        client.session.token = "not-a-token"  # the stream is refused for good: UNAUTHENTICATED
+        async with client.play_stream() as stream:
+            with pytest.raises(Unauthenticated):
+                await asyncio.wait_for(stream.ping(1), 10)
+            # Before, a request after the stream had ended waited forever.
+            with pytest.raises(Unauthenticated):
+                await asyncio.wait_for(stream.ping(2), 5)
+            with pytest.raises(Unauthenticated):
+                await asyncio.wait_for(stream.find_match("connect4"), 5)
+    finally:
+        await client.close()
+
+
+async def test_a_watch_from_now_resumes_after_its_view_when_the_gateway_stops(two_gateways: Platform) -> None:
+    a, b = [await signed_in(two_gateways) for _ in range(2)]
+    only_first = await TafelClient.connect(two_gateways.gateway_addresses[0])  # b, on gateway-0 alone
+    only_first.session = b.session
+    try:
+        found = await asyncio.wait_for(asyncio.gather(a.find_match("connect4", per_move_s=60),
+                                                      b.find_match("connect4", per_move_s=60)), 30)
+        game_id = found[0].game_id
+        mover = {found[0].seat: a, found[1].seat: b}[0]
+        async with only_first.play_stream() as watcher:
+            await asyncio.wait_for(watcher.watch(game_id), 10)  # from now: no event delivered yet
+            await asyncio.to_thread(two_gateways.terminate, "gateway-0")
+            # A move while the watcher has no gateway: after the restart it must still see it, once.
+            await asyncio.wait_for(mover.submit_move(game_id, connect4_pb2.Move(column=3), expected_version=0), 30)
+            await asyncio.to_thread(two_gateways.restart, "gateway-0")
+            delivery = await watcher.next_event(timeout=30)
+            assert delivery.event.version == 1 and delivery.event.WhichOneof("kind") == "connect4"
+    finally:
+        for client in (a, b, only_first):
+            await client.close()
