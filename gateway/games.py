@@ -59,6 +59,11 @@ def meta_key(game_id: str) -> str:
     return f"tafel:{{g:{game_id}}}:meta"
 
 
+# The origin of a game from a room whose owner did not make it watchable: it is never listed in the
+# live lists and only its seated players may see or watch it (issue 18.7).
+PRIVATE_ORIGIN = "private-room"
+
+
 def live_key(game: str | None = None) -> str:
     return f"{LIVE_KEY}:{game}" if game else LIVE_KEY
 
@@ -90,6 +95,14 @@ class GameMeta:
     rated: bool
     origin: str
     created_at: float  # seconds since the epoch
+
+    @property
+    def private(self) -> bool:
+        return self.origin == PRIVATE_ORIGIN
+
+    def visible_to(self, player_id: str) -> bool:
+        """Whether the player may see and watch the game: anyone, unless it is private."""
+        return not self.private or bool(self.seats_of(player_id))
 
     @property
     def seats(self) -> int:
@@ -258,10 +271,9 @@ class GameDirectory:
         self._remember(meta)
         score = int(meta.created_at * 1000)
         if not created.status.over:
-            commands: list[tuple[str | bytes | int | float, ...]] = [
-                ("ZADD", live_key(), score, game_id),
-                ("ZADD", live_key(game), score, game_id),
-            ]
+            commands: list[tuple[str | bytes | int | float, ...]] = []
+            if not meta.private:
+                commands += [("ZADD", live_key(), score, game_id), ("ZADD", live_key(game), score, game_id)]
             for player_id in {p[0] for p in meta.players}:
                 commands.append(("ZADD", player_games_key(player_id, "live"), score, game_id))
             await run_commands(self.redis, self.pipe, commands)

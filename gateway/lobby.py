@@ -370,6 +370,7 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
                 seats=seats,
                 min_seats=max(1, int(description.min_seats)),
                 host=player,
+                watchable=request.watchable,
             )
 
         return play_pb2.CreateRoomResponse(room=(await self._room_call(context, run)).to_proto())

@@ -28,7 +28,7 @@ from tafel.rules.v1 import rules_pb2
 
 from gateway.actions import Actions, Applied, rules_request_id
 from gateway.auth import Authenticator, Identity
-from gateway.games import GameDirectory, GameMeta, check_id
+from gateway.games import GameDirectory, GameMeta, check_id, not_found
 from gateway.metrics import GatewayMetrics
 from gateway.records import Records
 from gateway.watch import LAST_OF_HISTORY, LIVE, EventHub, LiveBatch, check_event_id
@@ -201,9 +201,14 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
 
     # -- shared steps -------------------------------------------------------------------------------
 
-    async def _meta(self, game_id: str) -> GameMeta:
+    async def _meta(self, game_id: str, viewer: str) -> GameMeta:
+        """The game's metadata for a viewer; a private room's game is NOT_FOUND to strangers
+        (the same answer as for no game, so its existence is not confirmed either)."""
         check_id("game_id", game_id)
-        return await self.directory.meta(game_id)
+        meta = await self.directory.meta(game_id)
+        if not meta.visible_to(viewer):
+            raise not_found(game_id)
+        return meta
 
     async def game_view(self, meta: GameMeta, player_id: str) -> play_pb2.GetGameResponse:
         seats = meta.seats_of(player_id)
@@ -307,7 +312,7 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
     ) -> play_pb2.GetGameResponse:
         async def work() -> play_pb2.GetGameResponse:
             identity = self.auth.identity(context.invocation_metadata())
-            return await self.game_view(await self._meta(request.game_id), identity.player_id)
+            return await self.game_view(await self._meta(request.game_id, identity.player_id), identity.player_id)
 
         result: play_pb2.GetGameResponse = await self._guard(context, work())
         return result
@@ -395,8 +400,8 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         self, request: play_pb2.WatchGameRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[play_pb2.WatchGameResponse | bytes]:
         try:
-            self.auth.identity(context.invocation_metadata())
-            meta = await self._meta(request.game_id)
+            viewer = self.auth.identity(context.invocation_metadata())
+            meta = await self._meta(request.game_id, viewer.player_id)
             check_event_id(request.after_event_id)
         except Refused as refused:
             await abort(context, refused)
@@ -723,7 +728,7 @@ class PlaySession:
     async def _pump(self, correlation: int, request: play_pb2.WatchGameRequest) -> None:
         servicer = self.servicer
         try:
-            meta = await servicer._meta(request.game_id)
+            meta = await servicer._meta(request.game_id, self.identity.player_id)
             check_event_id(request.after_event_id)
             async with servicer.hub.watch(meta.game_id, request.after_event_id) as watch:
                 view = await servicer.game_view(meta, self.identity.player_id)

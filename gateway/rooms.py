@@ -38,6 +38,7 @@ from redis.asyncio import Redis
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
+from gateway.games import PRIVATE_ORIGIN
 from gateway.matchmaking import DEFAULT_REDIS_SLOTS, GameStarter, LimitedScript, Wakeups
 from services.kit.errors import Refused, invalid
 from services.kit.resp import RedisPipe
@@ -48,7 +49,7 @@ log = logging.getLogger("tafel.gateway.rooms")
 ROOM_CHANNEL = "tafel:lobby:rooms"
 # No 0/O, 1/I/L: a code read aloud or off a screen cannot be mistyped into another.
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
-CODE_LENGTH = 6
+CODE_LENGTH = 10  # 31^10 ~ 8e14 codes: guessing one of 1,000 open rooms at 1,000 tries/s takes ~25 years
 _CODE_PATTERN = re.compile(f"^[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$")
 _STATES = {
     "open": play_pb2.ROOM_STATE_OPEN,
@@ -115,13 +116,14 @@ local function changed(channel, code)
 end
 """
 
-# ARGV: game, options, per-move ms, host id, host bytes, seats, min seats, now ms, expires ms, game id
+# ARGV: game, options, per-move ms, host id, host bytes, seats, min seats, now ms, expires ms, game id,
+# watchable (1/0)
 CREATE_LUA = (
     _PRELUDE
     + """
 if redis.call('EXISTS', META) == 1 then return {'TAKEN'} end
 redis.call('HSET', META, 'g', ARGV[1], 'o', ARGV[2], 'pm', ARGV[3], 'h', ARGV[4], 'hb', ARGV[5],
-           'n', ARGV[6], 'mn', ARGV[7], 's', 'open', 'x', ARGV[9], 'v', 1, 'c', ARGV[8])
+           'n', ARGV[6], 'mn', ARGV[7], 's', 'open', 'x', ARGV[9], 'v', 1, 'c', ARGV[8], 'w', ARGV[11])
 redis.call('RPUSH', SEATS, ARGV[4])
 redis.call('HSET', WHO, ARGV[4], ARGV[5])
 if tonumber(ARGV[6]) <= 1 then redis.call('HSET', META, 's', 'starting', 'gid', ARGV[10]) end
@@ -228,6 +230,7 @@ class RoomSnapshot:
     game_id: str
     expires_ms: int
     version: int
+    watchable: bool = False
 
     def to_proto(self) -> play_pb2.Room:
         room = play_pb2.Room(
@@ -239,6 +242,7 @@ class RoomSnapshot:
             seats=self.seats,
             state=_STATES.get(self.state, play_pb2.ROOM_STATE_UNSPECIFIED),
             game_id=self.game_id if self.state == "started" else "",
+            watchable=self.watchable,
         )
         room.time_control.per_move.FromMilliseconds(self.per_move_ms)
         room.expires_at.FromMilliseconds(self.expires_ms)
@@ -273,6 +277,7 @@ def _snapshot(code: str, raw: Any) -> RoomSnapshot:
         game_id=_text(meta.get("gid", b"")),
         expires_ms=int(meta.get("x", 0)),
         version=int(meta.get("v", 0)),
+        watchable=_text(meta.get("w", b"0")) == "1",
     )
 
 
@@ -338,6 +343,7 @@ class Rooms:
         seats: int,
         min_seats: int,
         host: play_pb2.Player,
+        watchable: bool = False,
     ) -> RoomSnapshot:
         now = self.now_ms()
         expires = now + int(self.settings.room_ttl_s * 1000)
@@ -356,6 +362,7 @@ class Rooms:
                     now,
                     expires,
                     new_room_game_id(),
+                    1 if watchable else 0,
                 ],
             )
             if _text(raw[0]) == "OK":
@@ -484,7 +491,7 @@ class Rooms:
                 players=room.players,
                 per_move_s=room.per_move_ms / 1000.0,
                 rated=False,
-                origin="room",
+                origin="room" if room.watchable else PRIVATE_ORIGIN,
                 game_id=room.game_id,
             )
         except Refused as refused:

@@ -58,7 +58,7 @@ async def test_a_connect_four_room_across_two_gateways(channels: list[grpc.aio.C
             timeout=10,
         )
     ).room
-    assert created.state == play_pb2.ROOM_STATE_OPEN and created.seats == 2 and len(created.code) == 6
+    assert created.state == play_pb2.ROOM_STATE_OPEN and created.seats == 2 and len(created.code) == 10
     assert created.options.connect4.rows == 6 and created.options.connect4.columns == 8  # defaults filled
 
     watcher = asyncio.create_task(watch(stranger, created.code))
@@ -138,10 +138,10 @@ async def test_bad_room_requests_are_refused_and_write_nothing(channels: list[gr
     for call, reason in cases:
         assert await failure(call) == (grpc.StatusCode.INVALID_ARGUMENT, reason)
     for call in (
-        lobby.JoinRoom(play_pb2.JoinRoomRequest(code="ZZZZZZ"), metadata=md),
-        lobby.GetRoom(play_pb2.GetRoomRequest(code="ZZZZZZ"), metadata=md),
-        lobby.StartRoom(play_pb2.StartRoomRequest(code="ZZZZZZ"), metadata=md),
-        lobby.LeaveRoom(play_pb2.LeaveRoomRequest(code="ZZZZZZ"), metadata=md),
+        lobby.JoinRoom(play_pb2.JoinRoomRequest(code="ZZZZZZZZZZ"), metadata=md),
+        lobby.GetRoom(play_pb2.GetRoomRequest(code="ZZZZZZZZZZ"), metadata=md),
+        lobby.StartRoom(play_pb2.StartRoomRequest(code="ZZZZZZZZZZ"), metadata=md),
+        lobby.LeaveRoom(play_pb2.LeaveRoomRequest(code="ZZZZZZZZZZ"), metadata=md),
     ):
         assert await failure(call) == (grpc.StatusCode.NOT_FOUND, "ROOM_NOT_FOUND")
     code, reason = await failure(lobby.CreateRoom(play_pb2.CreateRoomRequest(game="connect4")))
