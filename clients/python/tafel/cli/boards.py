@@ -130,7 +130,8 @@ def render_plus4(view: plus4_pb2.View, cursor: Cursor, seat: int | None, table: 
         bonus = f" + bonus {PLUS4_BONUS_SYMBOLS[s % 2]}" if supply.bonus else " (bonus used)"
         text.append(f": {score}, {supply.ordinary} discs{bonus}  {table.clock_of(s)}\n")
     round_note = f", round {view.round}" if rounds else ""
-    text.append(f"  goal: {plus4_goal(view.options)}{round_note}\n")
+    limit = view.options.move_limit or 400
+    text.append(f"  goal: {plus4_goal(view.options)}{round_note}   move {view.moves_made} of at most {limit}\n")
     if seat is not None and seat < len(view.supplies):
         if view.supplies[seat].bonus:
             text.append(f"  next push: {'BONUS disc' if cursor.bonus else 'ordinary disc'} (b toggles)\n")
