@@ -68,3 +68,24 @@ class AccountServicer(play_pb2_grpc.AccountServiceServicer):
             return play_pb2.GetMeResponse(player=await self.auth.player(context))
         except Refused as refused:
             await abort(context, refused)
+
+    async def RefreshSession(
+        self, request: play_pb2.RefreshSessionRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.RefreshSessionResponse:
+        try:
+            identity = self.auth.identity(context.invocation_metadata())
+            return play_pb2.RefreshSessionResponse(session=self.auth.refresh(identity))
+        except Refused as refused:
+            await abort(context, refused)
+
+    async def SignOut(
+        self, request: play_pb2.SignOutRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.SignOutResponse:
+        try:
+            identity = self.auth.identity(context.invocation_metadata())
+            await self.auth.sign_out(identity, everywhere=request.all_sessions)
+            return play_pb2.SignOutResponse()
+        except Refused as refused:
+            await abort(context, refused)
+        except RedisError:
+            await abort(context, _unavailable())

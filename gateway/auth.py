@@ -38,6 +38,7 @@ import grpc
 from redis.asyncio import Redis
 from tafel.play.v1 import play_pb2
 
+from gateway.sessions import Revocations
 from services.kit.errors import Refused, invalid
 
 USERNAME = re.compile(r"^[A-Za-z0-9_-]{3,24}$")
@@ -165,6 +166,8 @@ class Identity:
     username: str
     guest: bool
     expires_at: float
+    session_id: str = ""  # tokens issued before sessions could be revoked have none
+    issued_ms: int = 0
 
     def player(self) -> play_pb2.Player:
         return play_pb2.Player(player_id=self.player_id, username=self.username, guest=self.guest)
@@ -184,15 +187,16 @@ class Authenticator:
         self._hashing = HashQueue(hash_threads, max_waiting=(1024, 64))
         self._cache: OrderedDict[str, Identity] = OrderedDict()
         self._dummy_salt = secrets.token_bytes(16)
+        self.revocations = Revocations(redis, token_ttl_s)
 
     # -- tokens -----------------------------------------------------------------------------------
 
     def issue(self, player: play_pb2.Player, now: float | None = None) -> play_pb2.Session:
-        expires = int((time.time() if now is None else now) + self.token_ttl_s)
-        payload = json.dumps(
-            {"p": player.player_id, "u": player.username, "g": int(player.guest), "e": expires},
-            separators=(",", ":"),
-        ).encode()
+        now = time.time() if now is None else now
+        expires = int(now + self.token_ttl_s)
+        claims = {"p": player.player_id, "u": player.username, "g": int(player.guest), "e": expires}
+        claims.update(s=secrets.token_hex(8), i=int(now * 1000))  # session id, issued (ms): revocation
+        payload = json.dumps(claims, separators=(",", ":")).encode()
         head = f"{TOKEN_VERSION}.{_b64(payload)}"
         signature = hmac.new(self._secret, head.encode(), hashlib.sha256).digest()
         session = play_pb2.Session(token=f"{head}.{_b64(signature)}")
@@ -207,6 +211,7 @@ class Authenticator:
         if cached is not None:
             if cached.expires_at <= now:
                 raise unauthenticated("TOKEN_EXPIRED", "the session has expired; sign in again")
+            self.check_not_revoked(cached)
             return cached
         parts = token.split(".")
         if len(parts) != 3 or parts[0] != TOKEN_VERSION or len(token) > 2048:
@@ -220,15 +225,41 @@ class Authenticator:
         if not hmac.compare_digest(signature, expected):
             raise unauthenticated("TOKEN_INVALID", "the token's signature does not match")
         try:
-            identity = Identity(str(payload["p"]), str(payload["u"]), bool(payload["g"]), float(payload["e"]))
-        except (KeyError, TypeError, ValueError):
+            identity = Identity(
+                str(payload["p"]),
+                str(payload["u"]),
+                bool(payload["g"]),
+                float(payload["e"]),
+                str(payload.get("s", "")),
+                int(payload.get("i", 0)),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError):
             raise unauthenticated("TOKEN_INVALID", "the token is not a tafel session token") from None
         if identity.expires_at <= now:
             raise unauthenticated("TOKEN_EXPIRED", "the session has expired; sign in again")
+        self.check_not_revoked(identity)
         self._cache[token] = identity
         if len(self._cache) > _CACHE_SIZE:
             self._cache.popitem(last=False)
         return identity
+
+    def check_not_revoked(self, identity: Identity) -> None:
+        if self.revocations.revoked(identity.player_id, identity.session_id, identity.issued_ms):
+            raise unauthenticated("SESSION_REVOKED", "this session was signed out; sign in again")
+
+    # -- sessions ---------------------------------------------------------------------------------
+
+    def refresh(self, identity: Identity) -> play_pb2.Session:
+        """A new token for a valid session, with a fresh expiry (guests too)."""
+        return self.issue(identity.player())
+
+    async def sign_out(self, identity: Identity, everywhere: bool) -> None:
+        if everywhere:
+            await self.revocations.revoke_player(identity.player_id, int(time.time() * 1000) + 1)
+        elif identity.session_id:
+            await self.revocations.revoke_session(identity.session_id, identity.expires_at)
+        else:  # a token from before session ids: only "everywhere" can reach it
+            await self.revocations.revoke_player(identity.player_id, identity.issued_ms + 1)
 
     def identity(self, metadata: Sequence[tuple[str, str | bytes]] | None) -> Identity:
         """The identity of `authorization: Bearer <token>` in call metadata."""

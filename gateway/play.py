@@ -544,6 +544,7 @@ class PlaySession:
     def _check_session(self) -> None:
         if self.identity.expires_at <= time.time():
             raise Refused(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_EXPIRED", "the session has expired; sign in again")
+        self.servicer.auth.check_not_revoked(self.identity)  # signed out while the stream is open
 
     async def _read(self, requests: AsyncIterator[play_pb2.PlayRequest]) -> None:
         try:

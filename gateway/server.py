@@ -118,6 +118,7 @@ class Gateway:
             await self.lobby.close()
         await stopping
         await self.router.close()
+        await self.auth.revocations.stop()
         await self.clocks.close()
         await self.redis.aclose()
 
@@ -179,6 +180,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     limiter = CallLimiter(auth, settings.limits)
     running = await start_server(server, register, names, [limiter], internal=False)
     router.start()
+    auth.revocations.start()  # signed-out sessions, shared by every gateway
     hub.start()
     clocks.start(actions.on_due)
     extras.start()
