@@ -6,26 +6,43 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import queue
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
+from tafel_loadgen.progress import run_progress
 from tafel_loadgen.runner import child as _child
-from tafel_loadgen.stats import Stats, percentile, server_processes
+from tafel_loadgen.stats import ServerProcess, Stats, percentile, server_processes
 
 
-def run_split(args: argparse.Namespace, total: int) -> Stats:
-    """Run `total` units (games or ping streams) over `--processes` client processes."""
+def run_split(args: argparse.Namespace, total: int, servers: Sequence[ServerProcess] = ()) -> Stats:
+    """Run `total` units (games or ping streams) over `--processes` client processes, showing the
+    time played and sampling the servers meanwhile (a server that exits keeps its last figures)."""
     processes = max(1, min(args.processes, total))
     shares = [total // processes + (1 if i < total % processes else 0) for i in range(processes)]
     context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    children = [context.Process(target=_child, args=(args, i, n, queue)) for i, n in enumerate(shares)]
+    results = context.Queue()
+    children = [context.Process(target=_child, args=(args, i, n, results)) for i, n in enumerate(shares)]
     for child in children:
         child.start()
     stats = Stats()
-    for _ in children:
-        stats.merge(queue.get())
+    reported = 0
+    with run_progress() as progress:
+        task = progress.add_task(f"{args.scenario}: {total} over {processes} process(es)", total=args.duration)
+        started = time.monotonic()
+        while reported < len(children):
+            try:
+                stats.merge(results.get(timeout=0.5))
+                reported += 1
+            except queue.Empty:
+                if not any(child.is_alive() for child in children) and results.empty():
+                    stats.errors["CLIENT_PROCESS_DIED"] += len(children) - reported
+                    break
+            progress.update(task, completed=min(args.duration, time.monotonic() - started))
+            for server in servers:
+                server.sample()
     for child in children:
         child.join()
     return stats
@@ -55,7 +72,13 @@ def summarize(args: argparse.Namespace, stats: Stats, elapsed: float, servers: l
         },
         "errors": dict(stats.errors),
         "servers": [
-            {"pid": s.pid, "process": s.name, "cpu_s": round(s.cpu(), 2), "peak_rss_mib": round(s.peak_rss_mib(), 1)}
+            {
+                "pid": s.pid,
+                "process": s.name,
+                "cpu_s": round(s.cpu(), 2),
+                "peak_rss_mib": round(s.peak_rss_mib(), 1),
+                "exited": s.exited,  # during the run: its figures are from its last sample
+            }
             for s in servers
         ],
     }
@@ -91,7 +114,7 @@ def print_summary(summary: dict[str, Any]) -> None:
     for server in summary["servers"]:
         print(
             f"  {server['process']:<14} pid {server['pid']:<7} cpu {server['cpu_s']:>7.2f} s  "
-            f"peak RSS {server['peak_rss_mib']:>7.1f} MiB"
+            f"peak RSS {server['peak_rss_mib']:>7.1f} MiB" + ("  (exited during the run)" if server["exited"] else "")
         )
     print(json.dumps({k: v for k, v in summary.items()}))
 
@@ -130,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             servers = server_processes(args.gateways.split(","))
             started = time.perf_counter()
-        stats = run_split(args, args.games)
+        stats = run_split(args, args.games, servers)
     elif args.scenario == "watchers":
         from tafel_loadgen.watchers import run_watchers
 

@@ -53,19 +53,42 @@ def percentile(samples: list[float], q: float) -> float:
 
 @dataclass
 class ServerProcess:
+    """A server process measured from /proc. One that exits during a run (a chaos kill, a crash)
+    keeps the figures of its last sample instead of failing the whole run's summary."""
+
     pid: int
     kind: str
     name: str
     cpu_start: float
+    last_cpu: float = -1.0
+    last_rss_mib: float = 0.0
+    exited: bool = False
+
+    def sample(self) -> None:
+        """Reads the process's CPU time and peak RSS now; call it during a run to keep them fresh."""
+        if self.exited:
+            return
+        try:
+            cpu = cpu_seconds(self.pid)
+            status = Path(f"/proc/{self.pid}/status").read_text().splitlines()
+        except (OSError, IndexError, ValueError):  # gone (FileNotFoundError, ProcessLookupError) or half-written
+            self.exited = True
+            return
+        self.last_cpu = cpu
+        if any(line.startswith("State:") and line.split()[1] in ("Z", "X") for line in status):
+            self.exited = True  # dead, not yet reaped: its memory lines are gone
+            return
+        for line in status:
+            if line.startswith("VmHWM:"):
+                self.last_rss_mib = int(line.split()[1]) / 1024
 
     def cpu(self) -> float:
-        return cpu_seconds(self.pid) - self.cpu_start
+        self.sample()
+        return max(0.0, self.last_cpu - self.cpu_start) if self.last_cpu >= 0 else 0.0
 
     def peak_rss_mib(self) -> float:
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-        return 0.0
+        self.sample()
+        return self.last_rss_mib
 
 
 def cpu_seconds(pid: int) -> float:

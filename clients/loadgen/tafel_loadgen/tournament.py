@@ -20,6 +20,7 @@ from tafel.errors import TafelError
 from tafel.play.v1 import tournaments_pb2
 
 from tafel_loadgen.games import Shared, connect4_fast
+from tafel_loadgen.progress import run_progress
 from tafel_loadgen.stats import Stats
 
 PLAYERS_PER_CHANNEL = 64
@@ -89,18 +90,26 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
             stats.errors[error.code.name] += 1
 
     rounds = 0
-    async for event in organiser.watch_tournament(tid):
-        kind = event.WhichOneof("kind")
-        if kind == "round_started":
-            rounds += 1
-            for game in event.round_started.round.games:
-                if game.game_id:
-                    task = asyncio.ensure_future(play(game))
-                    games.add(task)
-                    task.add_done_callback(games.discard)
-        elif kind == "cancelled":
-            stats.errors["TOURNAMENT_CANCELLED"] += 1
-    await asyncio.gather(*games)
+    with run_progress() as progress:
+        # Swiss plays a known number of rounds; the others' count follows from the field.
+        bar = progress.add_task(f"tournament {tid}: starting", total=args.rounds if args.format == "swiss" else None)
+        async for event in organiser.watch_tournament(tid):
+            kind = event.WhichOneof("kind")
+            if kind == "round_started":
+                rounds += 1
+                for game in event.round_started.round.games:
+                    if game.game_id:
+                        task = asyncio.ensure_future(play(game))
+                        games.add(task)
+                        task.add_done_callback(games.discard)
+            elif kind == "cancelled":
+                stats.errors["TOURNAMENT_CANCELLED"] += 1
+            elif kind == "game_finished":
+                progress.update(bar, description=f"tournament {tid}: round {rounds}, {stats.games_finished} games done")
+            if kind == "round_started":
+                progress.update(bar, completed=rounds - 1, description=f"tournament {tid}: round {rounds} playing")
+        progress.update(bar, completed=rounds)
+        await asyncio.gather(*games)
     wall = time.perf_counter() - started
     # Moves come from the finished games' records (every applied action).
     standings = await organiser.standings(tid)
