@@ -101,6 +101,8 @@ class Report:
     loadgen_moves: int = 0
     loadgen_games: int = 0
     client_errors: Counter[str] = field(default_factory=Counter)
+    restart_retries: int = 0  # restarts that had to wait for their port
+    restart_errors: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -123,6 +125,7 @@ class Report:
             "loadgen_moves": self.loadgen_moves,
             "loadgen_games_finished": self.loadgen_games,
             "client_errors": dict(self.client_errors),
+            "restart_retries": self.restart_retries,
             "ok": self.ok,
         }
 
@@ -137,6 +140,7 @@ class Report:
             f"load generator: {self.loadgen_moves} moves, {self.loadgen_games} games finished",
             f"client errors by code: {dict(self.client_errors) or 'none'}",
         ]
+        out.extend(f"  restart failed first: {error}" for error in self.restart_errors[:5])
         for label, items in (("stuck", self.stuck), ("lost", self.lost), ("illegal", self.illegal),
                              ("missing", self.acked_missing), ("twice", self.applied_twice)):
             out.extend(f"  {label}: {item}" for item in items[:10])
@@ -232,7 +236,23 @@ async def inflict(platform: Platform, settings: ChaosSettings, stop_at: float, r
         else:
             await asyncio.to_thread(platform.terminate, victim, settings.grace_s + 10)
         await asyncio.sleep(settings.down_s)
-        await asyncio.to_thread(platform.restart, victim)
+        await restart(platform, victim, report)
+
+
+async def restart(platform: Platform, victim: str, report: Report) -> None:
+    """Start it again on its port. The port may be taken for a moment: a client's new connection
+    can get it as its own (ephemeral) port once the process is gone; then try again."""
+    for attempt in range(10):
+        try:
+            await asyncio.to_thread(platform.restart, victim)
+            return
+        except RuntimeError as error:
+            report.restart_retries += 1
+            if attempt == 9:
+                raise
+            if "Address already in use" not in str(error) and "could not bind" not in str(error):
+                report.restart_errors.append(str(error)[-300:])
+            await asyncio.sleep(1.0)
 
 
 # -- the audit -----------------------------------------------------------------------------------
@@ -346,7 +366,7 @@ async def run_chaos(settings: ChaosSettings, *, log: Any = print) -> Report:
         "TAFEL_CLOCK_MAX_WAIT_S": "0.25",
     }
     platform = Platform(redis_url=redis_process.url, gateways=2, rules_replicas=2, fixed_ports=False,
-                        bot_pool=False, games=(GAME,), extra_env=env)
+                        bot_pool=False, games=(GAME,), extra_env=env, quiet=False)
     redis = Redis.from_url(redis_process.url)
     try:
         await asyncio.to_thread(platform.start)

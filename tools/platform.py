@@ -91,6 +91,8 @@ class Platform:
         env.update(self.extra_env)
         assert self.redis_url is not None
         env.update(REDIS_URL=self.redis_url, TAFEL_PORT=str(port), TAFEL_HOST="127.0.0.1", PYTHONUNBUFFERED="1")
+        # Rules services answer only callers with this checkout's internal secret (the gateways).
+        env.setdefault("TAFEL_INTERNAL_SECRET", local_secret("internal-secret"))
         env.update(more)
         return env
 
@@ -114,7 +116,7 @@ class Platform:
         while time.monotonic() < deadline:
             line = process.stdout.readline()
             if not line:
-                raise RuntimeError(f"{name} exited with {process.wait()} before listening")
+                raise RuntimeError(f"{name} exited with {process.wait()} before listening: {child.output[-5:]}")
             child.output.append(line.rstrip())
             if line.startswith(("LISTENING ", "READY ")):
                 child.address = line.split()[-1]

@@ -30,9 +30,12 @@ from tafel.play.v1 import play_pb2, play_pb2_grpc, tournaments_pb2, tournaments_
 from tafel.play_stream import PlayStream
 
 T = TypeVar("T")
-RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
-# A long-lived stream also resumes after INTERNAL and a server-side CANCELLED (a stopping gateway).
-STREAM_RETRYABLE = (*RETRYABLE, grpc.StatusCode.INTERNAL, grpc.StatusCode.CANCELLED)
+# CANCELLED as an RPC error is the server's doing (a gateway whose stop grace ran out): this side's
+# own cancellations surface as asyncio's, never as a status. Every call the SDK retries is safe to
+# repeat (state-changing ones carry request ids).
+RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED)
+# A long-lived stream also resumes after INTERNAL.
+STREAM_RETRYABLE = (*RETRYABLE, grpc.StatusCode.INTERNAL)
 
 
 # Request ids: a random prefix per process and a counter. Unique without a system call per id
