@@ -125,3 +125,40 @@ def test_error_lines_and_accounts(platform: Platform) -> None:
         assert "Traceback" not in screen
     finally:
         terminal.close()
+
+
+def test_a_tournament_created_joined_started_and_followed_from_the_client(platform: Platform) -> None:
+    env = client_env(platform.gateway_addresses[0])
+    organiser = f"o{uuid.uuid4().hex[:10]}"
+    secret = {"TAFEL_PASSWORD": f"pw-{organiser}"}
+    create = Terminal(
+        f"{TAFEL} tournament create 'Friday cup' --rounds 1 --user {organiser} --register", {**env, **secret}
+    )
+    players: list[Terminal] = []
+    try:
+        screen = create.exited(30)
+        tournament_id = re.search(r"id (t[0-9a-f]+)\.", screen).group(1)  # type: ignore[union-attr]
+        players = [Terminal(f"{TAFEL} tournament join {tournament_id}", env) for _ in range(2)]
+        first = players[0].wait_text("you joined", timeout_s=30)
+        assert "joined Friday cup" in first
+        players[0].wait_for(lambda s: re.search(r"guest-\S+ joined", s) is not None, 30, "the other player joining")
+        start = Terminal(f"{TAFEL} tournament start {tournament_id} --user {organiser}", {**env, **secret})
+        try:
+            assert "started Friday cup with 2 players" in start.exited(30)
+        finally:
+            start.close()
+        for player in players:
+            player.wait_text("YOUR TURN", "waiting for", timeout_s=30)  # each one's game opened by itself
+        players[0].keys("x", "x")  # resign, confirmed
+        for player in players:
+            player.wait_text("GAME OVER", timeout_s=30)
+            player.keys("q")  # back to the feed
+        for player in players:
+            feed = player.wait_text("the tournament is over", timeout_s=60)
+            assert "round 1 started" in feed and "board 1:" in feed, feed
+            assert re.search(r"round 1, board 1: (you|guest-\S+) ahead of (you|guest-\S+)", feed), feed
+            assert "player_joined" not in feed and "standings:" in feed
+    finally:
+        create.close()
+        for player in players:
+            player.close()

@@ -132,11 +132,22 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
     return args
 
 
-async def sign_in(client: TafelClient, user: str | None, register: bool, console: Console) -> None:
+def ask_password(user: str | None) -> str:
+    """$TAFEL_PASSWORD, else a prompt that does not echo (never an argument: `ps` shows those)."""
+    if not user:
+        return ""
+    if os.environ.get("TAFEL_PASSWORD"):
+        return os.environ["TAFEL_PASSWORD"]
+    try:
+        return getpass.getpass(f"password for {user}: ")
+    except EOFError:
+        raise TafelError("NO_PASSWORD", f"no password for {user!r}: set TAFEL_PASSWORD or run in a terminal") from None
+
+
+async def sign_in(client: TafelClient, user: str | None, password: str, register: bool, console: Console) -> None:
     if not user:
         await client.sign_in_as_guest()
         return
-    password = os.environ.get("TAFEL_PASSWORD") or getpass.getpass(f"password for {user}: ")
     try:
         await client.sign_in(user, password)
         return
@@ -160,7 +171,7 @@ async def sign_in(client: TafelClient, user: str | None, register: bool, console
 async def run(args: argparse.Namespace, console: Console) -> int:
     targets = [t for t in args.server.split(",") if t]
     async with await TafelClient.connect(targets) as client:
-        await sign_in(client, args.user, args.register, console)
+        await sign_in(client, args.user, args.password, args.register, console)
         if args.command == "play":
             from tafel.cli.playing import play
 
@@ -197,7 +208,10 @@ async def list_games(client: TafelClient, live: bool, console: Console) -> int:
 
     if live:
         response = await client.list_live_games()
-        table = Table("game id", "game", "players", title="games being played now (tafel watch GAME_ID)")
+        table = Table(title="games being played now (tafel watch GAME_ID)")
+        id_column(table, "game id", [g.game_id for g in response.games])
+        for header in ("game", "players"):
+            table.add_column(header)
         for summary in response.games:
             players = ", ".join(p.player.username for p in summary.players)
             table.add_row(summary.game_id, GAME_TITLES.get(summary.game, summary.game), players)
@@ -206,7 +220,10 @@ async def list_games(client: TafelClient, live: bool, console: Console) -> int:
     mine = await client.list_my_games()
     running = [g for g in mine.games if not g.status.over]
     if running:
-        table = Table("game id", "game", "players", "to move", title="your games in progress (tafel watch GAME_ID)")
+        table = Table(title="your games in progress (tafel watch GAME_ID)")
+        id_column(table, "game id", [g.game_id for g in running])
+        for header in ("game", "players", "to move"):
+            table.add_column(header)
         for summary in running:
             names = seat_names(summary.players, None)
             table.add_row(
@@ -217,7 +234,10 @@ async def list_games(client: TafelClient, live: bool, console: Console) -> int:
             )
         console.print(table)
     records = await client.list_records(player_id=client.player.player_id)
-    table = Table("game id", "game", "players", "result", "ended", title="your finished games (tafel replay GAME_ID)")
+    table = Table(title="your finished games (tafel replay GAME_ID)")
+    id_column(table, "game id", [r.game_id for r in records.records])
+    for header in ("game", "players", "result", "ended"):
+        table.add_column(header)
     for record in records.records:
         me = next((p.seat for p in record.players if p.player.player_id == client.player.player_id), None)
         table.add_row(
@@ -249,6 +269,11 @@ async def leaderboard(client: TafelClient, game: str, console: Console) -> int:
     return 0
 
 
+def id_column(table: Table, header: str, ids: list[str]) -> None:
+    """An id column that never shortens an id (it is there to be copied)."""
+    table.add_column(header, no_wrap=True, min_width=max((len(i) for i in ids), default=len(header)))
+
+
 def error_line(error: TafelError, args: argparse.Namespace) -> tuple[str, int]:
     """One readable line per failure (never a traceback), and the exit status."""
     if isinstance(error, Unavailable):
@@ -268,6 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     args = settle(parser().parse_args(argv))
     console = Console()
     try:
+        args.password = ask_password(args.user)
         code = asyncio.run(run(args, console))
     except KeyboardInterrupt:
         code = 130

@@ -71,8 +71,14 @@ def event_line(event: tp.TournamentEvent, me: str) -> str:
 
 async def tournaments(client: TafelClient, args: argparse.Namespace, console: Console) -> int:
     if args.action == "list":
-        table = Table("id", "name", "game", "format", "players", "state")
-        for t in await client.list_tournaments():
+        from tafel.cli.main import id_column
+
+        listed = await client.list_tournaments()
+        table = Table()
+        id_column(table, "id", [t.tournament_id for t in listed])
+        for header in ("name", "game", "format", "players", "state"):
+            table.add_column(header)
+        for t in listed:
             table.add_row(
                 t.tournament_id,
                 t.name,
