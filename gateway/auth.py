@@ -293,7 +293,7 @@ class Authenticator:
     async def register(self, username: str, password: str, *, source: str = "") -> play_pb2.Session:
         self._check_credentials(username, password)
         if username.lower().startswith(GUEST_PREFIX):
-            raise invalid("BAD_USERNAME", f"usernames starting with {GUEST_PREFIX!r} are reserved", field="username")
+            raise invalid("BAD_USERNAME", f"usernames starting with \"{GUEST_PREFIX}\" are reserved", field="username")
         salt = secrets.token_bytes(16)
         digest = await self._hash(password, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P, priority=REGISTER)
         player = play_pb2.Player(player_id=new_player_id(), username=username, guest=False)
@@ -303,7 +303,7 @@ class Authenticator:
                   int(time.time() * 1000)],
         )
         if not int(created):
-            raise Refused(grpc.StatusCode.ALREADY_EXISTS, "USERNAME_TAKEN", f"the username {username!r} is taken")
+            raise Refused(grpc.StatusCode.ALREADY_EXISTS, "USERNAME_TAKEN", f"the username {username} is taken")
         if source:
             await self._remember(username, source)
         return self.issue(player)

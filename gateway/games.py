@@ -82,7 +82,7 @@ def check_id(field: str, value: str) -> None:
 
 
 def not_found(game_id: str) -> Refused:
-    return Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"no game {game_id!r}")
+    return Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"there is no game {game_id}")
 
 
 @dataclass(frozen=True)
@@ -232,7 +232,7 @@ class GameDirectory:
         """Create a game on its rules service, record who sits where, index it and start its clock.
         Retrying with the same game_id is safe. Raises Refused (e.g. INVALID_ARGUMENT bad options)."""
         if not self.router.offers(game):
-            raise invalid("UNKNOWN_GAME", f"no game type {game!r} here", field="game")
+            raise invalid("UNKNOWN_GAME", f"there is no game type {game} here", field="game")
         if not players:
             raise invalid("NO_PLAYERS", "a game needs at least one player")
         if not per_move_s > 0:
@@ -351,7 +351,7 @@ class GameDirectory:
         self, game: str, page_size: int, page_token: str
     ) -> tuple[list[play_pb2.GameSummary], str]:
         if game and not self.router.offers(game):
-            raise invalid("UNKNOWN_GAME", f"no game type {game!r} here", field="game")
+            raise invalid("UNKNOWN_GAME", f"there is no game type {game} here", field="game")
         size = page_size_of(page_size)
         cursor = PageCursor.decode(page_token, ("live",))
         after = (cursor.score, cursor.member) if cursor else None

@@ -82,7 +82,8 @@ def check_game(catalog: GameCatalog, game: str) -> None:
     if not game:
         raise invalid("GAME_MISSING", "name the game to play (see ListGameTypes)", field="game")
     if len(game) > MAX_GAME_NAME or not catalog.offers(game):
-        raise invalid("UNKNOWN_GAME", f"no game type {game[:MAX_GAME_NAME]!r} here (see ListGameTypes)", field="game")
+        shown = game[:MAX_GAME_NAME]
+        raise invalid("UNKNOWN_GAME", f"there is no game type {shown} here (see ListGameTypes)", field="game")
 
 
 def _enum_value_for(field: Any, choice: str) -> int | None:
@@ -128,7 +129,7 @@ def canonical_options(
     described = {spec.name for spec in description.options}
     for present, _ in given.ListFields():
         if present.name not in described:
-            raise invalid("UNKNOWN_OPTION", f"{game} has no option {present.name!r}", field=present.name)
+            raise invalid("UNKNOWN_OPTION", f"{game} has no option {present.name}", field=present.name)
     for spec in description.options:
         field = fields.get(spec.name)
         if field is None:

@@ -119,7 +119,7 @@ class Records:
         check_id("game_id", game_id)
         stored: Any = await self.redis.get(record_key(game_id))
         if stored is None:
-            raise Refused(grpc.StatusCode.NOT_FOUND, "RECORD_NOT_FOUND", f"no record of a finished game {game_id!r}")
+            raise Refused(grpc.StatusCode.NOT_FOUND, "RECORD_NOT_FOUND", f"no record of a finished game {game_id}")
         return play_pb2.GameRecord.FromString(stored)
 
     async def exists(self, game_id: str) -> bool:

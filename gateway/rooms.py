@@ -282,7 +282,7 @@ def _snapshot(code: str, raw: Any) -> RoomSnapshot:
 
 
 def _not_found(code: str) -> Refused:
-    return Refused(grpc.StatusCode.NOT_FOUND, "ROOM_NOT_FOUND", f"no open room {code!r} (rooms expire)")
+    return Refused(grpc.StatusCode.NOT_FOUND, "ROOM_NOT_FOUND", f"no open room {code} (rooms expire)")
 
 
 def _state_refusal(room: RoomSnapshot) -> Refused:

@@ -276,7 +276,7 @@ class RulesRouter:
     def _order(self, game: str, game_id: str) -> list[Replica]:
         replicas = self._replicas.get(game)
         if not replicas:
-            raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME", f"no game type {game!r} here")
+            raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME", f"there is no game type {game} here")
         first = zlib.crc32(game_id.encode()) % len(replicas)
         return replicas[first:] + replicas[:first]
 

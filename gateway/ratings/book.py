@@ -358,7 +358,7 @@ class RatingBook:
 
     def _listing(self, pool: str, include_provisional: bool) -> str:
         if pool not in POOLS_BY_NAME:
-            raise invalid("UNKNOWN_LEADERBOARD", f"no leaderboard {pool!r}", field="leaderboard")
+            raise invalid("UNKNOWN_LEADERBOARD", f"there is no leaderboard {pool}", field="leaderboard")
         return key(pool, "all" if include_provisional else "board")
 
     async def leaderboard(

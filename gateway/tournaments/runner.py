@@ -182,7 +182,7 @@ class TournamentRunner:
         for _ in range(ATTEMPTS):
             loaded = await self.store.load(tid)
             if loaded is None:
-                raise _refused(grpc.StatusCode.NOT_FOUND, "TOURNAMENT_NOT_FOUND", f"no tournament {tid!r}")
+                raise _refused(grpc.StatusCode.NOT_FOUND, "TOURNAMENT_NOT_FOUND", f"there is no tournament {tid}")
             spec = loaded.spec
             if by is not None and by != spec.organiser[0]:
                 raise _refused(

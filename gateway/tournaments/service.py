@@ -39,7 +39,7 @@ MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE = 100, 20
 
 
 def not_found(tid: str) -> Refused:
-    return Refused(grpc.StatusCode.NOT_FOUND, "TOURNAMENT_NOT_FOUND", f"no tournament {tid!r}")
+    return Refused(grpc.StatusCode.NOT_FOUND, "TOURNAMENT_NOT_FOUND", f"there is no tournament {tid}")
 
 
 def precondition(reason: str, message: str) -> Refused:
@@ -113,7 +113,7 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
         if not 1 <= len(name) <= MAX_NAME:
             raise invalid("BAD_NAME", f"a tournament name is 1-{MAX_NAME} characters", field="name")
         if not request.game or not self.router.offers(request.game):
-            raise invalid("UNKNOWN_GAME", f"no game type {request.game!r} here", field="game")
+            raise invalid("UNKNOWN_GAME", f"there is no game type {request.game} here", field="game")
         fmt = messages.FORMAT_OF.get(request.format)
         if fmt is None:
             raise invalid("BAD_FORMAT", "choose a tournament format", field="format")

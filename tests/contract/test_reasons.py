@@ -122,3 +122,19 @@ def test_the_scan_sees_every_kind_of_reason() -> None:
     for reason in ("REQUEST_ID_REUSED", "COLUMN_FULL", "BAD_DIE", "ALL_REMOVED", "BAD_GAME_ID", "TOKEN_MISSING",
                    "EVENT_ID_OUT_OF_RANGE", "NO_BONUS_DISC", "OPTION_NOT_FOR_SEATS", "TARGET_REACHED"):
         assert reason in found, reason
+
+
+def test_refusal_messages_never_format_python_reprs() -> None:
+    """Messages are for people (issue 14, trap 8): no refusal message is built with `!r`
+    (quoted Python values, escapes, dataclass and enum reprs)."""
+    offenders = []
+    for top in ("services", "gateway"):
+        for path in (ROOT / top).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(node, ast.Call) or _callee(node) not in REASON_ARG:
+                    continue
+                for arg in (*node.args, *(k.value for k in node.keywords)):
+                    for part in ast.walk(arg):
+                        if isinstance(part, ast.FormattedValue) and part.conversion == ord("r"):
+                            offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not offenders, offenders
