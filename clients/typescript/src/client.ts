@@ -1,0 +1,431 @@
+// The tafel client: every call of the public API (tafel.play.v1), typed, with clear errors.
+//
+//   const client = new TafelClient(createWebTransport("http://127.0.0.1:8080"));
+//   await client.signInAsGuest();
+//   const match = await client.findMatch("connect4");
+//   for await (const event of client.watch(match.gameId)) { ... }
+//
+// The core runs in browsers and Node alike: it takes any Connect transport (Connect or gRPC-Web
+// over fetch from ./transports.js; native gRPC from ./node.js in Node). State-changing calls carry
+// a request id the SDK chooses, and a retry reuses it, so retrying is always safe.
+
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient, type CallOptions, type Client, type Transport } from "@connectrpc/connect";
+import { fromCallError, NotFound, TafelError } from "./errors.js";
+import { isAfter } from "./events.js";
+import type { GameEvent, GameMove, GameOptions } from "./gen/tafel/games/v1/games_pb.js";
+import {
+  AccountService,
+  FindMatchRequestSchema,
+  GameService,
+  LobbyService,
+  RoomState,
+  type FindMatchResponse,
+  type GameRecord,
+  type GameType,
+  type GetGameResponse,
+  type ListGameRecordsResponse,
+  type ListLiveGamesResponse,
+  type ListMyGamesResponse,
+  type MatchFound,
+  type Player,
+  type ResignResponse,
+  type Room,
+  type Session,
+  type SubmitMoveResponse,
+  type WatchGameResponse,
+} from "./gen/tafel/play/v1/play_pb.js";
+import { BotService } from "./gen/tafel/play/v1/bots_pb.js";
+import {
+  RatingService,
+  TournamentService,
+  CreateTournamentRequestSchema,
+  type GetLeaderboardResponse,
+  type GetStandingsResponse,
+  type Tournament,
+  type TournamentEvent,
+} from "./gen/tafel/play/v1/tournaments_pb.js";
+import { RequestIds } from "./request-ids.js";
+import { linkedAbort, resuming, sleep } from "./resume.js";
+
+/** Unary calls retried by themselves (each state-changing one reuses its request id). */
+const RETRYABLE: ReadonlySet<Code> = new Set([Code.Unavailable, Code.DeadlineExceeded]);
+export interface ClientOptions {
+  /** Deadline of each unary call (ms); default 30 s. */
+  timeoutMs?: number;
+  /** Retries of a unary call refused with UNAVAILABLE / DEADLINE_EXCEEDED; default 3. */
+  retries?: number;
+}
+
+export interface MatchOptions {
+  options?: GameOptions;
+  /** Time per move in seconds (default: the server's, 60 s). */
+  perMoveS?: number;
+  minSeats?: number;
+  maxSeats?: number;
+  signal?: AbortSignal;
+}
+
+export interface RoomOptions {
+  options?: GameOptions;
+  /** Table size; 0 = the game's maximum. The room starts by itself when full. */
+  seats?: number;
+  perMoveS?: number;
+}
+
+export interface WatchOptions {
+  /** Resume after this event id (empty = from the start). */
+  afterEventId?: string;
+  /** End after the game's `ended` event (default true). */
+  stopAtEnd?: boolean;
+  /** Reconnections in a row before giving up (default 20). */
+  maxRetries?: number;
+  signal?: AbortSignal;
+}
+
+export interface MoveOptions {
+  /** The version the move was made against; read from the server when unset. */
+  expectedVersion?: bigint;
+  /** Reuse to retry a move by hand; chosen by the SDK when unset. */
+  requestId?: string;
+  /** Only when one player holds several seats of a game. */
+  seat?: number;
+}
+
+function timeControl(perMoveS: number | undefined): { perMove: ReturnType<typeof durationFromMs> } | undefined {
+  return perMoveS === undefined ? undefined : { perMove: durationFromMs(Math.round(perMoveS * 1000)) };
+}
+
+/** A connection to tafel's gateway (or its web edge) over the given transport. */
+export class TafelClient {
+  readonly accounts: Client<typeof AccountService>;
+  readonly lobby: Client<typeof LobbyService>;
+  readonly games: Client<typeof GameService>;
+  readonly bots: Client<typeof BotService>;
+  readonly ratings: Client<typeof RatingService>;
+  readonly tournaments: Client<typeof TournamentService>;
+  session: Session | undefined;
+  readonly requestIds = new RequestIds();
+  private readonly timeoutMs: number;
+  private readonly retries: number;
+
+  constructor(readonly transport: Transport, { timeoutMs = 30_000, retries = 3 }: ClientOptions = {}) {
+    this.accounts = createClient(AccountService, transport);
+    this.lobby = createClient(LobbyService, transport);
+    this.games = createClient(GameService, transport);
+    this.bots = createClient(BotService, transport);
+    this.ratings = createClient(RatingService, transport);
+    this.tournaments = createClient(TournamentService, transport);
+    this.timeoutMs = timeoutMs;
+    this.retries = retries;
+  }
+
+  /** Ends the transport's connection when it has one to end (a native gRPC transport's HTTP/2
+   * connection); fetch-based transports need nothing. */
+  close(): void {
+    const closable = this.transport as Partial<{ close: () => void }>;
+    closable.close?.();
+  }
+
+  // -- plumbing ------------------------------------------------------------------------------
+
+  get player(): Player {
+    const player = this.session?.player;
+    if (player === undefined) {
+      throw new TafelError("NOT_SIGNED_IN", "sign in first (register, signIn or signInAsGuest)");
+    }
+    return player;
+  }
+
+  /** The token header, sent the same way on every transport. */
+  headers(): Record<string, string> {
+    return this.session ? { authorization: `Bearer ${this.session.token}` } : {};
+  }
+
+  private options(signal?: AbortSignal, timeoutMs = this.timeoutMs): CallOptions {
+    return { headers: this.headers(), timeoutMs, signal };
+  }
+
+  /** A unary call with the token, typed errors and safe retries of UNAVAILABLE. `send` builds the
+   * call from options so each attempt sends the very same request (and request id). */
+  async call<T>(send: (options: CallOptions) => Promise<T>, retries = this.retries): Promise<T> {
+    let delay = 100;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await send(this.options());
+      } catch (error) {
+        const code = ConnectError.from(error).code;
+        if (RETRYABLE.has(code) && attempt < retries) {
+          await sleep(delay);
+          delay = Math.min(delay * 2, 2000);
+          continue;
+        }
+        throw fromCallError(error);
+      }
+    }
+  }
+
+  // -- accounts ------------------------------------------------------------------------------
+
+  async register(username: string, password: string): Promise<Player> {
+    // Not retried: a lost answer to a Register that succeeded would come back ALREADY_EXISTS.
+    const response = await this.call((o) => this.accounts.register({ username, password }, o), 0);
+    this.session = response.session;
+    return this.player;
+  }
+
+  async signIn(username: string, password: string): Promise<Player> {
+    const response = await this.call((o) => this.accounts.signIn({ username, password }, o));
+    this.session = response.session;
+    return this.player;
+  }
+
+  async signInAsGuest(): Promise<Player> {
+    const response = await this.call((o) => this.accounts.signInAsGuest({}, o));
+    this.session = response.session;
+    return this.player;
+  }
+
+  async me(): Promise<Player> {
+    const response = await this.call((o) => this.accounts.getMe({}, o));
+    if (response.player === undefined) {
+      throw new TafelError("NO_PLAYER", "the server answered without a player");
+    }
+    return response.player;
+  }
+
+  // -- lobby ---------------------------------------------------------------------------------
+
+  async gameTypes(): Promise<GameType[]> {
+    return (await this.call((o) => this.lobby.listGameTypes({}, o))).gameTypes;
+  }
+
+  /** Queue for a game and yield each status until matched. Breaking out of the loop (or aborting
+   * `signal`) leaves the queue. */
+  async *findMatchUpdates(game: string, opts: MatchOptions = {}): AsyncGenerator<FindMatchResponse> {
+    const request = create(FindMatchRequestSchema, {
+      game,
+      options: opts.options,
+      timeControl: timeControl(opts.perMoveS),
+      minSeats: opts.minSeats ?? 0,
+      maxSeats: opts.maxSeats ?? 0,
+    });
+    const call = linkedAbort(opts.signal);
+    try {
+      for await (const update of this.lobby.findMatch(request, { headers: this.headers(), signal: call.signal })) {
+        yield update;
+        if (update.status.case === "matched") {
+          return;
+        }
+      }
+    } catch (error) {
+      throw fromCallError(error);
+    } finally {
+      call.release(); // the server sees the call cancelled: the ticket leaves the queue
+    }
+  }
+
+  /** Queue and wait until matched; returns the game id and seat. */
+  async findMatch(game: string, opts: MatchOptions = {}): Promise<MatchFound> {
+    for await (const update of this.findMatchUpdates(game, opts)) {
+      if (update.status.case === "matched") {
+        return update.status.value;
+      }
+    }
+    throw new TafelError("MATCH_ENDED", "the matchmaking stream ended without a match");
+  }
+
+  async createRoom(game: string, opts: RoomOptions = {}): Promise<Room> {
+    const request = { game, options: opts.options, seats: opts.seats ?? 0, timeControl: timeControl(opts.perMoveS) };
+    // Not retried: a lost answer would leave a second, empty room behind.
+    return required((await this.call((o) => this.lobby.createRoom(request, o), 0)).room, "room");
+  }
+
+  async joinRoom(code: string): Promise<Room> {
+    return required((await this.call((o) => this.lobby.joinRoom({ code }, o))).room, "room");
+  }
+
+  async leaveRoom(code: string): Promise<Room> {
+    return required((await this.call((o) => this.lobby.leaveRoom({ code }, o))).room, "room");
+  }
+
+  async startRoom(code: string): Promise<Room> {
+    return required((await this.call((o) => this.lobby.startRoom({ code }, o))).room, "room");
+  }
+
+  async getRoom(code: string): Promise<Room> {
+    return required((await this.call((o) => this.lobby.getRoom({ code }, o))).room, "room");
+  }
+
+  /** The room now and on every change, until it starts or closes. */
+  async *watchRoom(code: string, signal?: AbortSignal): AsyncGenerator<Room> {
+    try {
+      for await (const update of this.lobby.watchRoom({ code }, { headers: this.headers(), signal })) {
+        if (update.room !== undefined) {
+          yield update.room;
+        }
+      }
+    } catch (error) {
+      throw fromCallError(error);
+    }
+  }
+
+  /** Wait until the room starts; returns it with its game id. */
+  async waitRoomStarted(code: string, signal?: AbortSignal): Promise<Room> {
+    for await (const room of this.watchRoom(code, signal)) {
+      if (room.state === RoomState.STARTED) {
+        return room;
+      }
+      if (room.state === RoomState.CLOSED) {
+        throw new TafelError("ROOM_CLOSED", `room ${code} closed before it started`);
+      }
+    }
+    throw new TafelError("ROOM_ENDED", `watching room ${code} ended before it started`);
+  }
+
+  /** Ask the bot pool for a bot of `level` (1-3) to join your room; returns the request's id. */
+  async requestBot(roomCode: string, level: number): Promise<string> {
+    return (await this.call((o) => this.bots.requestBot({ roomCode, level }, o))).requestId;
+  }
+
+  // -- play ----------------------------------------------------------------------------------
+
+  async getGame(gameId: string): Promise<GetGameResponse> {
+    return this.call((o) => this.games.getGame({ gameId }, o));
+  }
+
+  /** GetGame, waiting while the game is still being created (a room or a tournament round
+   * announces its game id a moment before the game exists). */
+  async waitForGame(gameId: string, timeoutMs = 15_000): Promise<GetGameResponse> {
+    const deadline = Date.now() + timeoutMs;
+    let delay = 50;
+    for (;;) {
+      try {
+        return await this.getGame(gameId);
+      } catch (error) {
+        if (!(error instanceof NotFound) || Date.now() + delay > deadline) {
+          throw error;
+        }
+        await sleep(delay);
+        delay = Math.min(delay * 2, 1000);
+      }
+    }
+  }
+
+  /** Submit a typed move (e.g. `moves.connect4(3)`) for the caller's seat. */
+  async submitMove(gameId: string, move: GameMove, opts: MoveOptions = {}): Promise<SubmitMoveResponse> {
+    const expectedVersion = opts.expectedVersion ?? (await this.getGame(gameId)).summary?.status?.version ?? 0n;
+    const request = { gameId, expectedVersion, move, requestId: opts.requestId ?? this.requestIds.next(), seat: opts.seat };
+    return this.call((o) => this.games.submitMove(request, o));
+  }
+
+  async resign(gameId: string, opts: Pick<MoveOptions, "requestId" | "seat"> = {}): Promise<ResignResponse> {
+    const request = { gameId, requestId: opts.requestId ?? this.requestIds.next(), seat: opts.seat };
+    return this.call((o) => this.games.resign(request, o));
+  }
+
+  async listMyGames(pageSize = 50, pageToken = ""): Promise<ListMyGamesResponse> {
+    return this.call((o) => this.games.listMyGames({ pageSize, pageToken }, o));
+  }
+
+  async listLiveGames(game = "", pageSize = 50, pageToken = ""): Promise<ListLiveGamesResponse> {
+    return this.call((o) => this.games.listLiveGames({ game, pageSize, pageToken }, o));
+  }
+
+  async getRecord(gameId: string): Promise<GameRecord> {
+    return required((await this.call((o) => this.games.getGameRecord({ gameId }, o))).record, "record");
+  }
+
+  async listRecords(filter: { playerId?: string; game?: string; pageSize?: number; pageToken?: string } = {}): Promise<ListGameRecordsResponse> {
+    return this.call((o) => this.games.listGameRecords({ pageSize: 50, ...filter }, o));
+  }
+
+  /** A game's events after `afterEventId`, with the status after each, resuming by itself after a
+   * dropped connection from the last event seen: nothing lost, nothing repeated. */
+  async *watchGame(gameId: string, opts: WatchOptions = {}): AsyncGenerator<WatchGameResponse> {
+    const stopAtEnd = opts.stopAtEnd ?? true;
+    yield* resuming({
+      open: (afterEventId, signal) => this.games.watchGame({ gameId, afterEventId }, { headers: this.headers(), signal }),
+      idOf: (response) => response.event?.eventId,
+      isAfter,
+      isLast: (response) => stopAtEnd && response.event?.kind.case === "ended",
+      afterId: opts.afterEventId ?? "",
+      maxRetries: opts.maxRetries ?? 20,
+      signal: opts.signal,
+    });
+  }
+
+  /** A game's events (see watchGame). */
+  async *watch(gameId: string, opts: WatchOptions = {}): AsyncGenerator<GameEvent> {
+    for await (const response of this.watchGame(gameId, opts)) {
+      if (response.event !== undefined) {
+        yield response.event;
+      }
+    }
+  }
+
+  // -- ratings and tournaments ---------------------------------------------------------------
+
+  async leaderboard(game: string, pageSize = 20, pageToken = ""): Promise<GetLeaderboardResponse> {
+    return this.call((o) => this.ratings.getLeaderboard({ leaderboard: game, includeProvisional: true, pageSize, pageToken }, o));
+  }
+
+  /** Fields of CreateTournamentRequest (name, game, format, rounds, capacity, ...). */
+  async createTournament(fields: Omit<MessageInitShape<typeof CreateTournamentRequestSchema>, "requestId" | "$typeName">): Promise<Tournament> {
+    const request = create(CreateTournamentRequestSchema, { ...fields, requestId: this.requestIds.next() });
+    return required((await this.call((o) => this.tournaments.createTournament(request, o))).tournament, "tournament");
+  }
+
+  async listTournaments(pageSize = 50, pageToken = ""): Promise<Tournament[]> {
+    return (await this.call((o) => this.tournaments.listTournaments({ pageSize, pageToken }, o))).tournaments;
+  }
+
+  async getTournament(tournamentId: string): Promise<Tournament> {
+    return required((await this.call((o) => this.tournaments.getTournament({ tournamentId }, o))).tournament, "tournament");
+  }
+
+  async joinTournament(tournamentId: string): Promise<Tournament> {
+    return required((await this.call((o) => this.tournaments.joinTournament({ tournamentId }, o))).tournament, "tournament");
+  }
+
+  async leaveTournament(tournamentId: string): Promise<void> {
+    await this.call((o) => this.tournaments.leaveTournament({ tournamentId }, o));
+  }
+
+  async startTournament(tournamentId: string): Promise<Tournament> {
+    return required((await this.call((o) => this.tournaments.startTournament({ tournamentId }, o))).tournament, "tournament");
+  }
+
+  async standings(tournamentId: string): Promise<GetStandingsResponse> {
+    return this.call((o) => this.tournaments.getStandings({ tournamentId }, o));
+  }
+
+  /** A tournament's events, resuming by itself after a dropped connection; ends after it finishes. */
+  async *watchTournament(tournamentId: string, opts: Omit<WatchOptions, "stopAtEnd"> = {}): AsyncGenerator<TournamentEvent> {
+    const responses = resuming({
+      open: (afterEventId, signal) =>
+        this.tournaments.watchTournament({ tournamentId, afterEventId }, { headers: this.headers(), signal }),
+      idOf: (response) => response.event?.eventId,
+      // Tournament event ids are opaque and strictly increasing per tournament: a resumed stream
+      // starts after the id it was given, so anything it sends is new.
+      isAfter: () => true,
+      isLast: (response) => response.event?.kind.case === "finished" || response.event?.kind.case === "cancelled",
+      afterId: opts.afterEventId ?? "",
+      maxRetries: opts.maxRetries ?? 20,
+      signal: opts.signal,
+    });
+    for await (const response of responses) {
+      if (response.event !== undefined) {
+        yield response.event;
+      }
+    }
+  }
+}
+
+function required<T>(value: T | undefined, what: string): T {
+  if (value === undefined) {
+    throw new TafelError("INCOMPLETE_ANSWER", `the server answered without a ${what}`);
+  }
+  return value;
+}

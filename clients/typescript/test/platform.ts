@@ -1,0 +1,132 @@
+// What the tests run against: a real platform on loopback, started by the pytest wrapper
+// (tests/clients/test_typescript_sdk.py), which passes its addresses in the environment:
+//   TAFEL_TEST_GATEWAY  the gateway's native gRPC address, "127.0.0.1:PORT"
+//   TAFEL_TEST_WEB_URL  the web edge, "http://127.0.0.1:PORT" (Connect and gRPC-Web tests)
+
+import * as net from "node:net";
+import type { TestContext } from "node:test";
+import type { Transport } from "@connectrpc/connect";
+import { createWebTransport, TafelClient, VersionConflict, type games } from "../src/index.js";
+import { createNativeTransport } from "../src/node.js";
+import type { Strategy } from "./strategies.js";
+
+export interface TransportKind {
+  name: string;
+  /** The server this transport talks to, "host:port" (for a proxy in front of it). */
+  address: string;
+  /** A transport to `address` (or to a stand-in at `via`, "host:port"). */
+  make: (via?: string) => Transport;
+}
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) {
+    throw new Error(`${name} is not set: run these tests through tests/clients/test_typescript_sdk.py (or set it)`);
+  }
+  return value;
+}
+
+/** Every transport the platform offers: native gRPC always, Connect and gRPC-Web with a web edge. */
+export function transportKinds(): TransportKind[] {
+  const gateway = required("TAFEL_TEST_GATEWAY");
+  const kinds: TransportKind[] = [
+    { name: "native gRPC", address: gateway, make: (via) => createNativeTransport(via ?? gateway) },
+  ];
+  const web = process.env.TAFEL_TEST_WEB_URL;
+  if (web) {
+    const url = new URL(web);
+    for (const protocol of ["connect", "grpc-web"] as const) {
+      kinds.push({
+        name: protocol === "connect" ? "Connect" : "gRPC-Web",
+        address: url.host,
+        make: (via) => createWebTransport(via ? `${url.protocol}//${via}` : web, { protocol }),
+      });
+    }
+  }
+  return kinds;
+}
+
+/** `count` clients signed in as guests, closed when the test `t` ends. */
+export async function guests(t: TestContext, kind: TransportKind, count: number): Promise<TafelClient[]> {
+  const clients = Array.from({ length: count }, () => new TafelClient(kind.make()));
+  t.after(() => clients.forEach((c) => c.close()));
+  await Promise.all(clients.map((c) => c.signInAsGuest()));
+  return clients;
+}
+
+/** Play `seat` of `gameId` to the end with `strategy`, driven by the game's watch stream (whose
+ * events carry the status after each move: whom the game waits for). Returns the final status. */
+export async function playGame(client: TafelClient, gameId: string, seat: number, strategy: Strategy): Promise<games.GameStatus> {
+  const first = await client.waitForGame(gameId);
+  let status = first.summary?.status;
+  if (status === undefined) throw new Error("GetGame answered without a status");
+  let tried = -1n; // the version this seat last moved at: a move's several events ask once
+  const maybeMove = async (): Promise<void> => {
+    if (status === undefined || status.over || !status.toAct.includes(seat) || status.version === tried) return;
+    tried = status.version;
+    const fresh = await client.getGame(gameId);
+    const now = fresh.summary?.status;
+    if (fresh.view === undefined || now === undefined || now.over || !now.toAct.includes(seat)) return;
+    try {
+      const answer = await client.submitMove(gameId, strategy(fresh.view, now.version), { expectedVersion: now.version });
+      if (answer.status !== undefined && answer.status.version >= status.version) status = answer.status;
+    } catch (error) {
+      if (!(error instanceof VersionConflict)) throw error; // the game moved on: the watch tells us
+    }
+  };
+  await maybeMove();
+  for await (const response of client.watchGame(gameId, { afterEventId: first.lastEventId })) {
+    if (response.status !== undefined && response.status.version >= status.version) status = response.status;
+    if (status.over) break;
+    await maybeMove();
+  }
+  return status;
+}
+
+/** A TCP relay on loopback in front of a server, whose connections the test can cut: a real
+ * dropped connection, whatever the transport speaks over it. */
+export class Relay {
+  private readonly sockets = new Set<net.Socket>();
+  private readonly server: net.Server;
+  cuts = 0;
+
+  private constructor(server: net.Server) {
+    this.server = server;
+  }
+
+  static async start(target: string): Promise<Relay> {
+    const [host = "127.0.0.1", port = "0"] = target.split(":");
+    const server = net.createServer();
+    const relay = new Relay(server);
+    server.on("connection", (client) => {
+      const upstream = net.connect(Number(port), host);
+      for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
+        relay.sockets.add(a);
+        a.on("error", () => b.destroy());
+        a.on("close", () => {
+          relay.sockets.delete(a);
+          b.destroy();
+        });
+        a.pipe(b);
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return relay;
+  }
+
+  get address(): string {
+    const address = this.server.address() as net.AddressInfo;
+    return `127.0.0.1:${address.port}`;
+  }
+
+  /** Cut every connection through the relay (new ones still get through). */
+  cut(): void {
+    this.cuts += 1;
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  async close(): Promise<void> {
+    this.cut();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
