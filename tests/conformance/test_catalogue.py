@@ -16,7 +16,9 @@ TITLES = {"connect4": "Connect Four", "plus4": "Plus 4", "coloursquare": "Colour
 
 async def test_the_catalogue_answers_without_a_token_and_links_each_rules_page(client_platform: Platform) -> None:
     async with grpc.aio.insecure_channel(client_platform.gateway_addresses[0]) as channel:
-        listed = await play_pb2_grpc.LobbyServiceStub(channel).ListGameTypes(play_pb2.ListGameTypesRequest(), timeout=10)
+        listed = await play_pb2_grpc.LobbyServiceStub(channel).ListGameTypes(
+            play_pb2.ListGameTypesRequest(), timeout=10
+        )
     urls = {t.game: t.rules_url for t in listed.game_types}
     assert set(urls) == set(TITLES)
     for game, url in urls.items():

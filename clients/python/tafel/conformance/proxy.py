@@ -60,10 +60,14 @@ def cut_status(code: grpc.StatusCode, message: str) -> status_pb2.Status:
 
 
 class Proxy:
-    def __init__(self, upstream: str, policy: Policy | None = None) -> None:
-        self.upstream = upstream
+    """Relays to one of `upstreams` (gateways of one platform): `current` names it, so a
+    scenario can move the client's traffic to another gateway while one restarts."""
+
+    def __init__(self, upstreams: str | Sequence[str], policy: Policy | None = None) -> None:
+        self.upstreams = [upstreams] if isinstance(upstreams, str) else list(upstreams)
         self.policy = policy or Policy()
-        self._channel = grpc.aio.insecure_channel(upstream)
+        self._channels = [grpc.aio.insecure_channel(address) for address in self.upstreams]
+        self.current = 0
         self._server = grpc.aio.server()
         self._server.add_generic_rpc_handlers((_Handler(self),))
         self.port = 0
@@ -79,14 +83,15 @@ class Proxy:
 
     async def stop(self) -> None:
         await self._server.stop(0)
-        await self._channel.close()
+        for channel in self._channels:
+            await channel.close()
 
     async def relay(
         self, method: str, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[bytes, bytes]
     ) -> AsyncIterator[bytes]:
         metadata = tuple((k, v) for k, v in context.invocation_metadata() or () if not k.startswith(_RESERVED))
         remaining = context.time_remaining()
-        call = self._channel.stream_stream(method)(metadata=metadata, timeout=remaining)
+        call = self._channels[self.current].stream_stream(method)(metadata=metadata, timeout=remaining)
         out: asyncio.Queue[bytes | Cut | _End] = asyncio.Queue()
 
         async def up() -> None:

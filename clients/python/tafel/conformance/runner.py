@@ -3,8 +3,9 @@
     tafel-conformance --client "python -m tafel.conformance.reference_client"
     tafel-conformance --client ./my-client --server 127.0.0.1:50051 --scenario resign --json report.json
 
-Without --server it starts a platform of its own on loopback (Redis, the rules services, a
-gateway; as `make run` does) and stops it at the end. Exit status 0 when every scenario passed."""
+Without --server it starts a platform of its own on loopback (Redis, the rules services, two
+gateways; as `make run` does) and stops it at the end; gateway-restart needs that platform (it
+kills a gateway mid-game), so against --server it runs only when asked for. Exit status 0 when every scenario passed."""
 
 from __future__ import annotations
 
@@ -16,8 +17,12 @@ import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
-from tafel.conformance.scenarios import SCENARIOS, Result, Settings, run_scenario
+from tafel.conformance.scenarios import OWN_PLATFORM, SCENARIOS, Result, Settings, run_scenario
+
+if TYPE_CHECKING:
+    from tools.platform import Platform
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -50,9 +55,23 @@ async def run_all(settings: Settings, names: Sequence[str]) -> list[Result]:
     return [await run_scenario(name, settings) for name in names]
 
 
+class PlatformGateways:
+    """The kit's own platform's gateways, killed and restarted by name (tools/platform.py)."""
+
+    def __init__(self, platform: Platform) -> None:
+        self.platform = platform
+        self.addresses = list(platform.gateway_addresses)
+
+    def kill(self, index: int) -> None:
+        self.platform.kill(f"gateway-{index}")
+
+    def restart(self, index: int) -> None:
+        self.platform.restart(f"gateway-{index}")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse(argv)
-    names = args.scenario or list(SCENARIOS)
+    names = args.scenario or [n for n in SCENARIOS if args.server is None or n not in OWN_PLATFORM]
     platform = None
     server = args.server
     if server is None:
@@ -64,10 +83,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             "TAFEL_GRACE_S": "1",
             "TAFEL_MIN_PER_MOVE_S": "0.5",  # lets act-before-clock use a short clock
         }
-        platform = Platform(fixed_ports=False, extra_env=env, bot_pool=False).start()
+        # Two gateways: gateway-restart kills one mid-game while the other carries on.
+        platform = Platform(gateways=2, fixed_ports=False, extra_env=env, bot_pool=False).start()
         server = platform.gateway_addresses[0]
     clock_s = args.clock_s if args.clock_s is not None else (1.5 if platform is not None else 5.0)
-    settings = Settings(gateway=server, client=shlex.split(args.client), clock_s=clock_s, timeout_s=args.timeout_s)
+    settings = Settings(
+        gateway=server,
+        client=shlex.split(args.client),
+        clock_s=clock_s,
+        timeout_s=args.timeout_s,
+        gateways=PlatformGateways(platform) if platform is not None else None,
+    )
     try:
         results = asyncio.run(run_all(settings, names))
     finally:

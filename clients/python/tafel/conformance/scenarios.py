@@ -9,7 +9,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from google.protobuf.message import Message
@@ -24,12 +24,24 @@ from tafel.play.v1 import play_pb2
 from tafel.plus4.v1 import plus4_pb2
 
 
+class Gateways(Protocol):
+    """Control over the platform's gateway processes (when the kit started the platform)."""
+
+    @property
+    def addresses(self) -> Sequence[str]: ...
+
+    def kill(self, index: int) -> None: ...
+
+    def restart(self, index: int) -> None: ...
+
+
 @dataclass
 class Settings:
     gateway: str  # the platform's gateway, HOST:PORT (the runner talks to it directly)
     client: Sequence[str]  # the command of the client under test, before the kit's arguments
     clock_s: float = 1.5  # the per-move time of the clock scenario
     timeout_s: float = 60.0  # per scenario
+    gateways: Gateways | None = None  # two or more, when the kit runs the platform itself
 
 
 @dataclass
@@ -61,8 +73,8 @@ class Failed(Exception):
     """The scenario failed for the reason given."""
 
 
-async def guest(settings: Settings) -> TafelClient:
-    client = await TafelClient.connect(settings.gateway)
+async def guest(settings: Settings, address: str = "") -> TafelClient:
+    client = await TafelClient.connect(address or settings.gateway)
     await client.sign_in_as_guest()
     return client
 
@@ -117,19 +129,24 @@ async def table(
     clients: int = 1,
     per_move_s: float = 30.0,
     client_args: Sequence[str] = (),
+    upstreams: Sequence[str] = (),
 ) -> TableRun:
     """A room of `seats`: the runner's players take seats - clients, the client under test
-    (`clients` copies, own accounts) the rest; every seat is played to the end."""
-    host = await guest(settings)
-    runners = [host] + [await guest(settings) for _ in range(seats - clients - 1)]
-    proxy = await Proxy(settings.gateway, traffic).start()
+    (`clients` copies, own accounts) the rest; every seat is played to the end. The client's
+    traffic goes to `upstreams` (default: the gateway), the runner's to the last of them."""
+    own = upstreams[-1] if upstreams else ""
+    host = await guest(settings, own)
+    runners = [host] + [await guest(settings, own) for _ in range(seats - clients - 1)]
+    proxy = await Proxy(upstreams or settings.gateway, traffic).start()
+    traffic.proxy = proxy
     launched: list[Launched] = []
+    bot_games: list[asyncio.Future[Any]] = []
     try:
         room = await host.create_room(game, options, seats=seats, per_move_s=per_move_s)
         for runner in runners[1:]:
             await runner.join_room(room.code)
         for _ in range(clients):
-            account = await guest(settings)
+            account = await guest(settings, own)
             assert account.session is not None
             launched.append(
                 await launch(settings, proxy, account.session.token, account.player.player_id, game,
@@ -138,7 +155,7 @@ async def table(
             await account.close()
         started = await room_started(host, room.code, launched, settings.timeout_s)
         seats_of = [(await r.wait_for_game(started.game_id)).seat for r in runners]
-        bot_games = [
+        bot_games += [
             asyncio.ensure_future(
                 play_game(r, started.game_id, seat, strategy_for(game, 1), timeout_s=settings.timeout_s)
             )
@@ -158,6 +175,9 @@ async def table(
             if client.process.returncode is None:
                 client.process.kill()
                 await client.process.wait()
+        for task in bot_games:
+            task.cancel()
+        await asyncio.gather(*bot_games, return_exceptions=True)
         await proxy.stop()
         for runner in runners:
             await runner.close()
@@ -246,6 +266,12 @@ class DroppingAnAnswer(Traffic):
 async def retry_with_the_same_request_id(settings: Settings) -> dict[str, Any]:
     traffic = DroppingAnAnswer()
     run = await table(settings, "connect4", traffic)
+    details = same_request_id_after_the_cut(traffic)
+    details.update(played_legally(run, traffic))
+    return details
+
+
+def same_request_id_after_the_cut(traffic: DroppingAnAnswer) -> dict[str, Any]:
     if traffic.dropped is None:
         raise Failed("the client made fewer than two moves: nothing to drop")
     dropped = traffic.dropped
@@ -258,9 +284,7 @@ async def retry_with_the_same_request_id(settings: Settings) -> dict[str, Any]:
             f"after the cut the client sent the move again with a new request id ({retry.request_id!r}, first "
             f"{dropped.request_id!r}): a retry must reuse the id so that the platform answers it, not refuses it"
         )
-    details = played_legally(run, traffic)
-    details["retried_request_id"] = retry.request_id
-    return details
+    return {"retried_request_id": retry.request_id}
 
 
 class CuttingAWatch(Traffic):
@@ -292,7 +316,9 @@ async def resume_a_watch(settings: Settings) -> dict[str, Any]:
     proxy = await Proxy(settings.gateway, traffic).start()
     launched: Launched | None = None
     try:
-        room = await players[0].create_room("connect4", seats=2)
+        # A room's game is open to spectators only when its host says so.
+        request = play_pb2.CreateRoomRequest(game="connect4", seats=2, watchable=True)
+        room = (await players[0].lobby.CreateRoom(request, metadata=players[0].metadata(), timeout=10)).room
         await players[1].join_room(room.code)
         started = await players[0].wait_room_started(room.code)
         game_id = started.game_id
@@ -359,6 +385,38 @@ async def resign_cleanly(settings: Settings) -> dict[str, Any]:
     return {"game_id": run.game_id, "resignations_sent": traffic.resignations}
 
 
+class KillingTheGateway(DroppingAnAnswer):
+    """As DroppingAnAnswer, but the answer is lost because the client's gateway dies (SIGKILL)
+    right after applying the move: every call the client has open on it breaks, and the proxy
+    sends what follows to the platform's other gateway, as a load balancer would."""
+
+    def __init__(self, gateways: Gateways) -> None:
+        super().__init__()
+        self.gateways = gateways
+
+    def on_accepted(self, move: play_pb2.SubmitMoveRequest) -> Cut | None:
+        cut = super().on_accepted(move)
+        if cut is not None and self.proxy is not None:
+            self.gateways.kill(0)
+            self.proxy.current = 1
+        return cut
+
+
+async def restart_a_gateway(settings: Settings) -> dict[str, Any]:
+    gateways = settings.gateways
+    if gateways is None or len(gateways.addresses) < 2:
+        raise Failed("needs the kit's own platform (run without --server): it kills and restarts a gateway")
+    traffic = KillingTheGateway(gateways)
+    try:
+        run = await table(settings, "connect4", traffic, upstreams=gateways.addresses)
+    finally:
+        if traffic.dropped is not None:
+            await asyncio.to_thread(gateways.restart, 0)
+    details = same_request_id_after_the_cut(traffic)
+    details.update(played_legally(run, traffic))
+    return details
+
+
 SCENARIOS: dict[str, Callable[[Settings], Awaitable[dict[str, Any]]]] = {
     "play-connect4": play_to_the_end("connect4"),
     "play-plus4": play_to_the_end("plus4"),
@@ -369,7 +427,10 @@ SCENARIOS: dict[str, Callable[[Settings], Awaitable[dict[str, Any]]]] = {
     "six-seat-round": six_seat_round,
     "act-before-clock": act_before_the_clock,
     "resign": resign_cleanly,
+    "gateway-restart": restart_a_gateway,
 }
+# Scenarios that need the kit to run the platform itself.
+OWN_PLATFORM = frozenset({"gateway-restart"})
 
 
 async def run_scenario(name: str, settings: Settings) -> Result:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import grpc
 from google.rpc import error_details_pb2, status_pb2
 
-from tafel.conformance.proxy import Cut, Policy, Reply
+from tafel.conformance.proxy import Cut, Policy, Proxy, Reply
 from tafel.play.v1 import play_pb2
 
 SUBMIT = "/tafel.play.v1.GameService/SubmitMove"
@@ -50,6 +50,7 @@ class Traffic(Policy):
     events_delivered: int = 0
     watch_requests: list[str] = field(default_factory=list)  # after_event_id of each watch
     _play_moves: dict[int, play_pb2.SubmitMoveRequest] = field(default_factory=dict)
+    proxy: Proxy | None = None  # the proxy this traffic goes through (set by the scenario)
 
     def request(self, method: str, raw: bytes) -> Cut | Reply | None:
         if method == SUBMIT:
