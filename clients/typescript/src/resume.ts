@@ -5,8 +5,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { fromCallError } from "./errors.js";
 
 /** A watch resumes from its last event after these: it is a read, so resuming is always safe. A
- * dropped connection surfaces as Unavailable, Internal or (fetch's "terminated") Unknown,
- * depending on the transport. */
+ * dropped connection surfaces as Unavailable, Internal, (fetch's "terminated") Unknown or, over
+ * HTTP/2, Canceled while nobody cancelled the call, depending on the transport. */
 const RESUMABLE: ReadonlySet<Code> = new Set([Code.Unavailable, Code.DeadlineExceeded, Code.Internal, Code.Unknown]);
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -81,7 +81,8 @@ export async function* resuming<R>(stream: Resumable<R>): AsyncGenerator<R> {
       return; // the server ended the stream
     } catch (error) {
       const code = ConnectError.from(error).code;
-      if (stream.signal?.aborted || !RESUMABLE.has(code) || failures >= stream.maxRetries) {
+      const dropped = RESUMABLE.has(code) || (code === Code.Canceled && !call.signal.aborted);
+      if (stream.signal?.aborted || !dropped || failures >= stream.maxRetries) {
         throw fromCallError(error);
       }
       failures += 1;

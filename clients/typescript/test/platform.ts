@@ -89,6 +89,7 @@ export class Relay {
   private readonly sockets = new Set<net.Socket>();
   private readonly server: net.Server;
   cuts = 0;
+  connections = 0;
 
   private constructor(server: net.Server) {
     this.server = server;
@@ -99,6 +100,7 @@ export class Relay {
     const server = net.createServer();
     const relay = new Relay(server);
     server.on("connection", (client) => {
+      relay.connections += 1;
       const upstream = net.connect(Number(port), host);
       for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
         relay.sockets.add(a);

@@ -1,0 +1,52 @@
+// Refusals surface as typed errors carrying the server's ErrorInfo reason, on every transport;
+// a retried move with the same request id gets the first answer again.
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import {
+  Code,
+  IllegalMove,
+  InvalidArgument,
+  moves,
+  PermissionDenied,
+  TafelClient,
+  Unauthenticated,
+  VersionConflict,
+} from "../src/index.js";
+import { guests, transportKinds } from "./platform.js";
+
+for (const kind of transportKinds()) {
+  describe(`refusals over ${kind.name}`, () => {
+    test("an illegal move, a stranger's seat, a stale version and no token each say why", async (t) => {
+      const [a, b] = (await guests(t, kind, 2)) as [TafelClient, TafelClient];
+      const matches = await Promise.all([a.findMatch("connect4"), b.findMatch("connect4")]);
+      const gameId = matches[0]!.gameId;
+      const [mover, other] = matches[0]!.seat === 0 ? [a, b] : [b, a];
+
+      await assert.rejects(mover.submitMove(gameId, moves.connect4(9), { expectedVersion: 0n }), (error) => {
+        assert.ok(error instanceof IllegalMove, `${error}`);
+        assert.equal(error.reason, "COLUMN_OUT_OF_RANGE");
+        assert.equal(error.code, Code.FailedPrecondition);
+        assert.ok(error.detail.length > 0);
+        return true;
+      });
+      await assert.rejects(other.submitMove(gameId, moves.connect4(3), { expectedVersion: 0n, seat: 0 }), PermissionDenied);
+
+      // The same request id twice: applied once, the same answer both times.
+      const requestId = `ts-retry-${kind.name.replace(/\W/g, "")}`;
+      const first = await mover.submitMove(gameId, moves.connect4(3), { expectedVersion: 0n, requestId });
+      const again = await mover.submitMove(gameId, moves.connect4(3), { expectedVersion: 0n, requestId });
+      assert.equal(first.version, 1n);
+      assert.deepEqual(again, first);
+      assert.equal((await other.getGame(gameId)).summary?.status?.version, 1n);
+
+      await assert.rejects(other.submitMove(gameId, moves.connect4(3), { expectedVersion: 0n }), VersionConflict);
+      await assert.rejects(a.findMatch("chess"), (error) => error instanceof InvalidArgument && error.reason !== "");
+      const stranger = new TafelClient(kind.make());
+      t.after(() => stranger.close());
+      await assert.rejects(stranger.listMyGames(), (error) => error instanceof Unauthenticated && error.reason !== "");
+      const resigned = await mover.resign(gameId);
+      assert.equal(resigned.status?.over, true);
+    });
+  });
+}
