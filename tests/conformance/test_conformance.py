@@ -32,7 +32,7 @@ def conformance(
     args = [str(KIT), "--client", client, "--json", "-"]
     if platform is not None:
         # The fixture allows clocks down to 0.5 s (ENV), so act-before-clock can use a short one.
-        args += ["--server", platform.gateway_addresses[0], "--clock-s", "1.5"]
+        args += ["--server", platform.gateway_addresses[0], "--clock-s", "2"]
     args += [arg for name in scenarios for arg in ("--scenario", name)]
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=240)
     text = done.stdout

@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         # Two gateways: gateway-restart kills one mid-game while the other carries on.
         platform = Platform(gateways=2, fixed_ports=False, extra_env=env, bot_pool=False).start()
         server = platform.gateway_addresses[0]
-    clock_s = args.clock_s if args.clock_s is not None else (1.5 if platform is not None else 5.0)
+    clock_s = args.clock_s if args.clock_s is not None else (2.0 if platform is not None else 5.0)
     settings = Settings(
         gateway=server,
         client=shlex.split(args.client),

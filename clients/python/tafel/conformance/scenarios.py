@@ -39,7 +39,7 @@ class Gateways(Protocol):
 class Settings:
     gateway: str  # the platform's gateway, HOST:PORT (the runner talks to it directly)
     client: Sequence[str]  # the command of the client under test, before the kit's arguments
-    clock_s: float = 1.5  # the per-move time of the clock scenario
+    clock_s: float = 2.0  # the per-move time of the clock scenario
     timeout_s: float = 60.0  # per scenario
     gateways: Gateways | None = None  # two or more, when the kit runs the platform itself
 
