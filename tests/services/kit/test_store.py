@@ -53,6 +53,39 @@ async def commit(store: GameStore, game_id: str, version: int, request_id: str, 
     )
 
 
+async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_window(redis: Redis) -> None:
+    store = GameStore(redis, live_ttl_s=600, finished_ttl_s=60)
+    game_id = new_game_id()
+    created = [NewEvent("0-1", b"created"), NewEvent("0-2", b"opening")]
+    result = await store.create(
+        game_id=game_id, request_id="", game="test", seats=2, options=b"", state=b"s0", created=created,
+        response=b"r0", publish=b"b0", status=b"status0", window_from=0,
+    )
+    assert isinstance(result, Committed)
+    loaded = await store.load(game_id)
+    assert isinstance(loaded, StoredGame) and loaded.window_from == 0 and loaded.last_event_id == "0-2"
+    committed = await store.commit(
+        game_id=game_id, expected_version=0, request_id="a", state=b"s1", events=[NewEvent("1-1", b"e")],
+        response=b"answer", over=False, publish=b"b", action=b"act", status=b"status1", digest=b"d-a",
+        window_from=None,
+    )
+    assert isinstance(committed, Committed)
+    # A retry sees the digest of the request the answer is for (the service compares it).
+    assert await store.load(game_id, "a") == Replayed(b"answer", b"d-a")
+    again = await store.commit(
+        game_id=game_id, expected_version=0, request_id="a", state=b"x", events=[], response=b"other",
+        over=False, publish=b"b", action=b"act", status=b"s", digest=b"d-other",
+    )
+    assert again == Replayed(b"answer", b"d-a")
+    loaded = await store.load(game_id)
+    assert isinstance(loaded, StoredGame) and loaded.window_from is None and loaded.version == 1
+    rows = await store.read_stream(game_id)
+    assert [(r.event_id, r.status) for r in rows] == [("0-1", b"status0"), ("0-2", b"status0"), ("1-1", b"status1")]
+    assert await store.end_of_stream(game_id) == ("1-1", False)
+    assert await store.end_of_stream(new_game_id()) is None
+    await store.close()
+
+
 def test_keys_share_one_cluster_slot_per_game() -> None:
     keys = game_keys("abc")
     tags = {key[key.index("{") : key.index("}") + 1] for key in (keys.state, keys.events, keys.requests, keys.actions)}
@@ -90,16 +123,28 @@ async def test_finished_games_get_the_short_ttl(redis: Redis) -> None:
     await store.close()
 
 
+async def next_message(pubsub: Any, timeout_s: float = 10.0) -> dict[str, Any]:
+    """The next pub/sub message, whatever its kind, within a generous deadline (a busy machine
+    can take well over a second to deliver the subscription's confirmation)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while loop.time() < deadline:
+        message = await pubsub.get_message(timeout=max(0.01, deadline - loop.time()))
+        if message is not None:
+            return dict(message)
+    raise AssertionError("no pub/sub message in time")
+
+
 async def test_publish_carries_the_batch(redis: Redis) -> None:
     store = GameStore(redis, live_ttl_s=600, finished_ttl_s=60)
     game_id = new_game_id()
     await create(store, game_id)
     pubsub = redis.pubsub()
     await pubsub.subscribe(game_keys(game_id).channel)
-    await pubsub.get_message(timeout=1)  # subscribe confirmation
+    assert (await next_message(pubsub))["type"] == "subscribe"  # subscribed before the commit
     await commit(store, game_id, 0, "a")
-    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=2)
-    assert message is not None and message["data"] == b"batch"
+    message = await next_message(pubsub)
+    assert message["type"] == "message" and message["data"] == b"batch"
     await pubsub.aclose()
     await store.close()
 
