@@ -39,18 +39,21 @@ def play_connect4_to_the_end(terminal: Terminal) -> str:
 
 def test_connect4_against_a_bot_with_a_spectator_then_the_replay(platform: Platform) -> None:
     env = client_env(platform.gateway_addresses[0])
-    player = Terminal(f"{TAFEL} play connect4 --vs-bot 1", env)
+    player = Terminal(f"{TAFEL} play connect4 --vs-bot 1 --watchable", env)
     spectator: Terminal | None = None
     try:
-        player.wait_text("to watch it", timeout_s=60)
+        player.wait_text("to watch it: `tafel watch", timeout_s=60)
         screen = player.wait_text("YOUR TURN", timeout_s=60)  # seat 1 (a room's host) moves first
         game_id = game_id_on(screen)
         # The legend names both players with their symbols, and shows both clocks.
         assert "● you" in screen and "○ " in screen, screen
         assert "to move" in screen and "a move)" in screen, screen
-        assert screen.splitlines()[0].count(game_id) == 1, screen  # the header names the game once
+        # The header names the game once (it is drawn a moment after the board, hence the wait).
+        screen = player.wait_for(lambda s: game_id in s.splitlines()[0], 10, "the header")
+        assert screen.splitlines()[0].count(game_id) == 1, screen
         spectator = Terminal(f"{TAFEL} watch {game_id}", env)
-        watched = spectator.wait_text("watching", timeout_s=30)
+        spectator.wait_text("watching", timeout_s=30)
+        watched = spectator.wait_for(lambda s: "quit" in s.strip().splitlines()[-1], 10, "the footer")
         footer = watched.strip().splitlines()[-1]
         assert "quit" in footer and "resign" not in footer and "move" not in footer, footer
         assert "you" not in watched.split("╭")[0].replace("your", ""), watched  # a spectator is nobody's "you"

@@ -25,7 +25,7 @@ def moves_made(screen: str) -> int:
 def test_plus4_against_a_bot_to_the_end_with_the_bonus_disc(platform: Platform) -> None:
     terminal = Terminal(f"{TAFEL} play plus4 --vs-bot 1 --target 2", client_env(platform.gateway_addresses[0]))
     try:
-        terminal.wait_text("to watch it", timeout_s=60)
+        terminal.wait_text("Game r-", timeout_s=60)
         screen = terminal.wait_text("YOUR TURN", timeout_s=60)
         assert "goal: first to 2 points" in screen, screen  # the target is shown
         assert "rounds won" not in screen  # a points game has no rounds
@@ -84,7 +84,7 @@ def test_coloursquare_solo_to_the_end_in_every_row_and_a_joker(platform: Platfor
     sheet = Sheet()
     rows_placed: set[int] = set()
     try:
-        terminal.wait_text("to watch it", timeout_s=60)
+        terminal.wait_text("Game r-", timeout_s=60)
         screen = terminal.wait_text("place 2 coloured dice", timeout_s=60)
         assert "tafel sheet A" in screen and "jokers: · ·" in screen and "= 0" in screen, screen
         # Round 1: the red die onto a joker field, the yellow one into the first square.

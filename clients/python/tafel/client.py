@@ -217,9 +217,16 @@ class TafelClient:
         raise TafelError("MATCH_ENDED", "the matchmaking stream ended without a match")
 
     async def create_room(
-        self, game: str, options: Message | None = None, *, seats: int = 0, per_move_s: float | None = None
+        self,
+        game: str,
+        options: Message | None = None,
+        *,
+        seats: int = 0,
+        per_move_s: float | None = None,
+        watchable: bool = False,
     ) -> play_pb2.Room:
-        request = play_pb2.CreateRoomRequest(game=game, options=game_options(options), seats=seats)
+        """`watchable`: strangers may find and watch the room's game (private by default)."""
+        request = play_pb2.CreateRoomRequest(game=game, options=game_options(options), seats=seats, watchable=watchable)
         if per_move_s is not None:
             request.time_control.per_move.CopyFrom(_duration(per_move_s))
         return (await self._call(self.lobby.CreateRoom, request, retries=0)).room  # type: ignore[no-any-return]

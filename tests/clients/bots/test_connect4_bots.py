@@ -7,6 +7,7 @@ import time
 import pytest
 from tafel.bots import make_bot
 from tafel.bots.connect4 import EXACT_REMAINING, Connect4Bot, board_from_view
+from tafel.bots.connect4_native import load as load_native
 from tafel.connect4.v1 import connect4_pb2 as pb
 
 from services.connect4 import rules as c4
@@ -59,12 +60,31 @@ def test_level2_does_not_play_under_a_threat() -> None:
         assert Connect4Bot(2, seed=seed).column(view) == 3  # safe, and the most central
 
 
-def test_level3_is_exact_near_the_end() -> None:
+@pytest.mark.parametrize("native", [True, False])
+def test_level3_is_exact_near_the_end(native: bool) -> None:
+    """With the compiled solver and with the pure-Python fallback (the library not built)."""
     moves = "2252576253462244111563365343671351441"  # Test_L3_R1 line 1, score -1
-    bot = Connect4Bot(3)
+    bot = Connect4Bot(3, native=native)
+    assert (bot.native is not None) == (native and load_native() is not None)
     bot.column(view_after(moves))
-    assert bot.last is not None and bot.last.exact and bot.last.score == -1
+    assert bot.last is not None and bot.last.exact and bot.last.score == -1 and bot.last.outcome == -1
     assert 42 - len(moves) <= EXACT_REMAINING
+
+
+def test_level3_exact_scores_are_in_pons_scale() -> None:
+    """exact=True means the published scale (22 minus the winner's discs), in every path: the
+    compiled solver, the Python solver, and the depth-limited search's immediate results."""
+    # the side to move wins at once with its 4th disc: 22 - 4
+    for bot in (Connect4Bot(3), Connect4Bot(3, native=False, book=False)):
+        bot.column(view_after("414141"))
+        assert bot.last is not None and bot.last.exact and bot.last.score == 18
+    # 8 x 5 (depth-limited search only; 40 cells: a win with the 4th disc scores 21 - 4): a win
+    # now, and a loss to two open threats on the bottom row
+    bot = Connect4Bot(3, move_seconds=None, move_nodes=2_000)
+    bot.column(view_after("121212", rows=5, columns=8))
+    assert bot.last is not None and bot.last.exact and bot.last.score == 17
+    bot.column(view_after("33445", rows=5, columns=8))
+    assert bot.last is not None and bot.last.exact and bot.last.score == -17
 
 
 def test_level3_opens_in_the_centre() -> None:

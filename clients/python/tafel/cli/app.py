@@ -82,8 +82,9 @@ class GameApp(App[str]):
         )
     ]
 
-    def __init__(self, client: TafelClient, game_id: str, seat: int | None, title: str) -> None:
+    def __init__(self, client: TafelClient, game_id: str, seat: int | None, title: str, *, public: bool = True) -> None:
         super().__init__()
+        self.public = public
         self.client = client
         self.game_id = game_id
         self.seat = seat
@@ -105,7 +106,10 @@ class GameApp(App[str]):
 
     async def on_mount(self) -> None:
         self.sub_title = f"game {self.game_id}"
-        self.say(f"Game {self.game_id} (to watch it: `tafel watch {self.game_id}`).")
+        if self.seat is None or self.public:
+            self.say(f"Game {self.game_id} (to watch it: `tafel watch {self.game_id}`).")
+        else:
+            self.say(f"Game {self.game_id}: a private room's game, only its players see it (--watchable opens it).")
         await self.refresh_game()
         self.run_worker(self.follow(), exclusive=True)
         self.set_interval(0.5, self.show_status)

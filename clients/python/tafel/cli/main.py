@@ -83,6 +83,9 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--seats", type=int, default=0, help="table size for --new-room (default: the game's most)")
     play.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help="seconds per move")
     play.add_argument(
+        "--watchable", action="store_true", help="a room's game may be watched by anyone (rooms are private otherwise)"
+    )
+    play.add_argument(
         "--target",
         type=int,
         default=0,

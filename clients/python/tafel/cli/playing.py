@@ -17,34 +17,39 @@ async def play(client: TafelClient, args: argparse.Namespace, console: Console) 
     timing = per_move(args.per_move)
     options = table_options(args)
     title = GAME_TITLES.get(args.game, args.game)
+    public = True  # matchmaking games are listed and open to spectators; a room's only if it says so
     if args.room or args.new_room:
         from tafel.cli.lobby import LobbyApp
 
         if args.room:
             room = await client.join_room(args.room)
         else:
-            room = await client.create_room(args.game, options, seats=args.seats, **timing)
+            room = await client.create_room(args.game, options, seats=args.seats, watchable=args.watchable, **timing)
         game_id = room.game_id or await LobbyApp(client, room).run_async() or ""
+        public = room.watchable
         if not game_id:
             console.print(f"left room {room.code}")
             return 0
     elif args.vs_bot or args.solo:
-        room = await client.create_room(args.game, options, seats=1 if args.solo else 2, **timing)
+        room = await client.create_room(
+            args.game, options, seats=1 if args.solo else 2, watchable=args.watchable, **timing
+        )
         if args.vs_bot:
             await client.request_bot(room.code, args.vs_bot)
             console.print(f"asked for a level {args.vs_bot} bot; waiting for it to join ...")
         game_id = room.game_id or (await client.wait_room_started(room.code)).game_id
+        public = room.watchable
     else:
         console.print(f"looking for a {title} opponent ... (Ctrl-C to stop)")
         game_id = (await client.find_match(args.game, options, **timing)).game_id
-    return await open_game(client, game_id, console, playing=True)
+    return await open_game(client, game_id, console, playing=True, public=public)
 
 
 async def watch(client: TafelClient, game_id: str, console: Console) -> int:
     return await open_game(client, game_id, console, playing=False)
 
 
-async def open_game(client: TafelClient, game_id: str, console: Console, *, playing: bool) -> int:
+async def open_game(client: TafelClient, game_id: str, console: Console, *, playing: bool, public: bool = True) -> int:
     from tafel.cli.app import GameApp, game_title
 
     try:
@@ -52,6 +57,6 @@ async def open_game(client: TafelClient, game_id: str, console: Console, *, play
     except NotFound:
         raise NotFound("NO_SUCH_GAME", f"there is no game {game_id!r} (`tafel games --live` lists them)") from None
     seat = state.seat if playing and state.HasField("seat") else None
-    result = await GameApp(client, game_id, seat, game_title(state.summary, seat)).run_async()
+    result = await GameApp(client, game_id, seat, game_title(state.summary, seat), public=public).run_async()
     console.print(f"game {game_id}: {result or 'left'}")
     return 0
