@@ -25,7 +25,7 @@ from typing import Any
 import grpc
 
 from gateway.auth import Authenticator
-from services.kit.errors import Refused, abort
+from services.kit.errors import Refused, abort, abort_stream
 from services.kit.settings import ConfigError, Env
 from services.kit.undecodable import handler_factory
 
@@ -223,6 +223,8 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 try:
                     limiter.charge(name, context)
                 except Refused as refused:
+                    if handler.request_streaming:
+                        await abort_stream(request, context, refused)
                     await abort(context, refused)
                 result = inner(request, context)
                 return await result if inspect.isawaitable(result) else result
@@ -237,6 +239,8 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                     player = limiter.charge(name, context)
                     limiter.open_stream(player)
                 except Refused as refused:
+                    if handler.request_streaming:
+                        await abort_stream(request, context, refused)
                     await abort(context, refused)
                 try:
                     async for response in inner(request, context):
@@ -251,6 +255,8 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 player = limiter.charge(name, context)
                 limiter.open_stream(player)
             except Refused as refused:
+                if handler.request_streaming:
+                    await abort_stream(request, context, refused)
                 await abort(context, refused)
             try:
                 result = inner(request, context)

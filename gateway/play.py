@@ -32,7 +32,7 @@ from gateway.games import GameDirectory, GameMeta, check_id, not_found
 from gateway.metrics import GatewayMetrics
 from gateway.records import Records
 from gateway.watch import LAST_OF_HISTORY, LIVE, EventHub, LiveBatch, check_event_id
-from services.kit.errors import Refused, abort, invalid
+from services.kit.errors import Refused, abort, abort_stream, invalid
 
 log = logging.getLogger("tafel.gateway.play")
 MAX_IN_FLIGHT_PER_STREAM = 256
@@ -448,7 +448,7 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         try:
             identity = self.auth.identity(context.invocation_metadata())
         except Refused as refused:
-            await abort(context, refused)
+            await abort_stream(request_iterator, context, refused)
         session = PlaySession(self, identity)
         self.metrics.play_streams.inc()
         try:

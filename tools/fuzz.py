@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import sys
 from collections import Counter
@@ -26,7 +27,8 @@ from tafel.diagnostics.v1 import diagnostics_pb2
 from tafel.play.v1 import bots_pb2, play_pb2, play_pb2_grpc, tournaments_pb2
 from tafel.rules.v1 import rules_pb2
 
-from tools.platform import Platform
+from services.kit.internal_auth import internal_metadata
+from tools.platform import Platform, local_secret
 
 LEAKS = ("Traceback", "Exception", "Error parsing", "<class", "DecodeError", 'File "')
 BAD_CODES = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
@@ -150,7 +152,9 @@ async def fuzz(platform: Platform, rounds: int, seed: int) -> Fuzzer:
     targets += [(addresses[0], False) for addresses in platform.rules_addresses.values()]
     for address, is_gateway in targets:
         async with grpc.aio.insecure_channel(address) as channel:
-            token: Any = ()
+            # Rules services: with the internal secret, so the fuzz reaches their handlers (without it
+            # every call is refused before any handler runs: tests/gateway/test_security_e2e.py).
+            token: Any = internal_metadata(os.environ.get("TAFEL_INTERNAL_SECRET") or local_secret("internal-secret"))
             if is_gateway:
                 accounts = play_pb2_grpc.AccountServiceStub(channel)
                 session = (await accounts.SignInAsGuest(play_pb2.SignInAsGuestRequest())).session

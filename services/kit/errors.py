@@ -6,6 +6,7 @@ as a `Refusal` message. Never a stack trace, never `str(exc)` of an unexpected e
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import NoReturn
 
 import grpc
@@ -61,6 +62,18 @@ async def abort(context: grpc.aio.ServicerContext[object, object], refused: Refu
     status = status_of(refused)
     await context.abort(status.code, status.details, status.trailing_metadata)
     raise AssertionError("unreachable: abort raises")
+
+
+async def abort_stream(
+    requests: AsyncIterator[object], context: grpc.aio.ServicerContext[object, object], refused: Refused
+) -> NoReturn:
+    """Refuse a client-streaming call: take the caller's first message, then abort. Ending the
+    stream while that message is still on its way makes the caller's gRPC report INTERNAL
+    ("Internal error from Core") instead of the refusal. A caller that sends nothing is bounded by
+    its deadline and the server's keepalive."""
+    async for _ in requests:
+        break
+    await abort(context, refused)
 
 
 def retry_delay_of(error: grpc.aio.AioRpcError | grpc.RpcError) -> float | None:

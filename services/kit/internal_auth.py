@@ -9,12 +9,12 @@ two together are defence in depth."""
 from __future__ import annotations
 
 import hmac
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
 
-from services.kit.errors import Refused, status_of
+from services.kit.errors import Refused, abort_stream, status_of
 
 HEADER = "x-tafel-internal"
 _OPEN = ("/grpc.health.v1.Health/",)
@@ -26,16 +26,21 @@ def internal_metadata(secret: str) -> tuple[tuple[str, str], ...]:
 
 
 def _refusal_handler(method_is_streaming: bool) -> grpc.RpcMethodHandler:
-    status = status_of(
-        Refused(grpc.StatusCode.UNAUTHENTICATED, "INTERNAL_ONLY", "this service answers only the platform's gateways")
+    refused = Refused(
+        grpc.StatusCode.UNAUTHENTICATED, "INTERNAL_ONLY", "this service answers only the platform's gateways"
     )
+    status = status_of(refused)
 
     async def refuse(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         await context.abort(status.code, status.details, status.trailing_metadata)
 
+    async def refuse_stream(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+        await abort_stream(requests, context, refused)
+        yield None  # pragma: no cover - abort raises
+
     # The request is never read, so an undecodable one is refused the same way.
     if method_is_streaming:
-        return grpc.stream_stream_rpc_method_handler(refuse)
+        return grpc.stream_stream_rpc_method_handler(refuse_stream)
     return grpc.unary_unary_rpc_method_handler(refuse)
 
 

@@ -120,6 +120,12 @@ async def test_rules_service_refuses_callers_without_the_internal_secret(locked_
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await stub.DescribeGame(rules_pb2.DescribeGameRequest(), metadata=(("x-tafel-internal", "x" * 31),), timeout=10)
         assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        for _ in range(20):  # streams too, every time (a refusal racing the caller's first message)
+            moves = stub.ApplyMoves(timeout=10)
+            await moves.write(rules_pb2.ApplyMovesRequest(correlation_id=1))
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await moves.read()
+            assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED, caught.value.details()
         described = await stub.DescribeGame(
             rules_pb2.DescribeGameRequest(), metadata=(("x-tafel-internal", INTERNAL),), timeout=10
         )
