@@ -55,9 +55,9 @@ def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ("grpc.so_reuseport", 0),
         ("grpc.http2.bdp_probe", 0),
-        # A connection that has not finished its HTTP/2 (and TLS) handshake within 10 s is closed:
+        # A connection that has not finished its HTTP/2 (and TLS) handshake in time (10 s) is closed:
         # gRPC's default of 120 s let idle sockets that never speak HTTP/2 pile up (issue 18.13).
-        ("grpc.server_handshake_timeout_ms", 10_000),
+        ("grpc.server_handshake_timeout_ms", int(settings.handshake_timeout_s * 1000)),
     ]
 
 

@@ -85,6 +85,8 @@ class ServerSettings:
     # TAFEL_INTERNAL_SECRET: the shared secret internal callers (gateway -> rules) send; a rules
     # service with it set refuses every other caller (health checks excepted).
     internal_secret: str = field(default="", repr=False)
+    # A connection that has not completed its HTTP/2 (and TLS) handshake by then is closed.
+    handshake_timeout_s: float = 10.0
 
     @classmethod
     def from_env(cls, env: Env, *, default_port: int) -> ServerSettings:
@@ -114,6 +116,7 @@ class ServerSettings:
             tls_key_file=key,
             tls_client_ca_file=client_ca,
             internal_secret=internal,
+            handshake_timeout_s=env.number("TAFEL_HANDSHAKE_TIMEOUT_S", 10.0, 0.1, 300.0),
         )
 
 
