@@ -5,7 +5,7 @@
 //   import { createNativeTransport } from "@tafel/sdk/node";
 //   const client = new TafelClient(createNativeTransport("127.0.0.1:50051"));
 
-import type { Transport } from "@connectrpc/connect";
+import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 
 export { Http2SessionManager };
@@ -15,6 +15,8 @@ export interface NativeTransportOptions {
   scheme?: "http" | "https";
   /** The HTTP/2 connection to use (lets a caller share it, or close it with abort()). */
   sessionManager?: Http2SessionManager;
+  /** Run around every call (logging, metrics, extra headers). */
+  interceptors?: Interceptor[];
 }
 
 /** A transport over one HTTP/2 connection; `close()` (or TafelClient.close()) ends it, which
@@ -25,6 +27,6 @@ export type NativeTransport = Transport & { close(): void };
 export function createNativeTransport(address: string, options: NativeTransportOptions = {}): NativeTransport {
   const baseUrl = /^https?:\/\//.test(address) ? address : `${options.scheme ?? "http"}://${address}`;
   const sessionManager = options.sessionManager ?? new Http2SessionManager(baseUrl);
-  const transport = createGrpcTransport({ baseUrl, sessionManager });
+  const transport = createGrpcTransport({ baseUrl, sessionManager, interceptors: options.interceptors ?? [] });
   return Object.assign(transport, { close: () => sessionManager.abort() });
 }

@@ -3,11 +3,14 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import type { Interceptor } from "@connectrpc/connect";
 import {
   Code,
+  ConnectError,
   IllegalMove,
   InvalidArgument,
   moves,
+  type play,
   PermissionDenied,
   TafelClient,
   Unauthenticated,
@@ -47,6 +50,36 @@ for (const kind of transportKinds()) {
       await assert.rejects(stranger.listMyGames(), (error) => error instanceof Unauthenticated && error.reason !== "");
       const resigned = await mover.resign(gameId);
       assert.equal(resigned.status?.over, true);
+    });
+
+    test("a move whose answer is lost is retried with the same request id and applied once", async (t) => {
+      // The first SubmitMove reaches the server and is applied, then its answer is "lost" (the
+      // interceptor throws UNAVAILABLE instead): the SDK retries by itself, and only the same
+      // request id gets the first answer back; a new id would be ABORTED (the version moved on).
+      const sent: string[] = [];
+      const loseFirstAnswer: Interceptor = (next) => async (request) => {
+        const response = await next(request);
+        if (request.method.name === "SubmitMove" && !request.stream) {
+          sent.push((request.message as play.SubmitMoveRequest).requestId);
+          if (sent.length === 1) throw new ConnectError("answer lost on the way", Code.Unavailable);
+        }
+        return response;
+      };
+      const flaky = new TafelClient(kind.make(undefined, [loseFirstAnswer]));
+      t.after(() => flaky.close());
+      const [other] = (await guests(t, kind, 1)) as [TafelClient];
+      await flaky.signInAsGuest();
+      const matches = await Promise.all([flaky.findMatch("connect4"), other.findMatch("connect4")]);
+      const gameId = matches[0]!.gameId;
+      if (matches[0]!.seat !== 0) {
+        await other.submitMove(gameId, moves.connect4(0), { expectedVersion: 0n });
+      }
+      const before = (await flaky.getGame(gameId)).summary!.status!.version;
+      const answer = await flaky.submitMove(gameId, moves.connect4(3), { expectedVersion: before });
+      assert.equal(sent.length, 2);
+      assert.equal(sent[0], sent[1]);
+      assert.equal(answer.version, before + 1n);
+      assert.equal((await other.getGame(gameId)).summary?.status?.version, before + 1n);
     });
   });
 }

@@ -5,7 +5,7 @@
 
 import * as net from "node:net";
 import type { TestContext } from "node:test";
-import type { Transport } from "@connectrpc/connect";
+import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createWebTransport, TafelClient, VersionConflict, type games } from "../src/index.js";
 import { createNativeTransport } from "../src/node.js";
 import type { Strategy } from "./strategies.js";
@@ -15,7 +15,7 @@ export interface TransportKind {
   /** The server this transport talks to, "host:port" (for a proxy in front of it). */
   address: string;
   /** A transport to `address` (or to a stand-in at `via`, "host:port"). */
-  make: (via?: string) => Transport;
+  make: (via?: string, interceptors?: Interceptor[]) => Transport;
 }
 
 function required(name: string): string {
@@ -30,7 +30,7 @@ function required(name: string): string {
 export function transportKinds(): TransportKind[] {
   const gateway = required("TAFEL_TEST_GATEWAY");
   const kinds: TransportKind[] = [
-    { name: "native gRPC", address: gateway, make: (via) => createNativeTransport(via ?? gateway) },
+    { name: "native gRPC", address: gateway, make: (via, interceptors) => createNativeTransport(via ?? gateway, { interceptors }) },
   ];
   const web = process.env.TAFEL_TEST_WEB_URL;
   if (web) {
@@ -39,7 +39,7 @@ export function transportKinds(): TransportKind[] {
       kinds.push({
         name: protocol === "connect" ? "Connect" : "gRPC-Web",
         address: url.host,
-        make: (via) => createWebTransport(via ? `${url.protocol}//${via}` : web, { protocol }),
+        make: (via, interceptors) => createWebTransport(via ? `${url.protocol}//${via}` : web, { protocol, interceptors }),
       });
     }
   }
