@@ -165,3 +165,23 @@ def test_a_tournament_created_joined_started_and_followed_from_the_client(platfo
         create.close()
         for player in players:
             player.close()
+
+
+def test_finished_games_are_listed_with_their_result(platform: Platform) -> None:
+    name = f"g{uuid.uuid4().hex[:10]}"
+    env = client_env(platform.gateway_addresses[0], TAFEL_PASSWORD=f"pw-{name}", TAFEL_USER=name)
+    terminal = Terminal(f"{TAFEL} play connect4 --vs-bot 1 --register; {TAFEL} games", env)
+    try:
+        screen = terminal.wait_text("YOUR TURN", timeout_s=60)
+        game_id = game_id_on(screen)
+        terminal.keys("x")
+        terminal.wait_text("Press x again to resign", timeout_s=10)
+        terminal.keys("x")
+        terminal.wait_text("GAME OVER", timeout_s=20)
+        terminal.keys("q")
+        screen = terminal.exited(30)
+        table = screen.split("your finished games")[1]
+        row = next(line for line in table.splitlines() if game_id in line)
+        assert "Connect Four" in row and "you lost" in row and name in row, screen
+    finally:
+        terminal.close()
