@@ -47,7 +47,7 @@ import {
   type TournamentEvent,
 } from "./gen/tafel/play/v1/tournaments_pb.js";
 import { RequestIds } from "./request-ids.js";
-import { linkedAbort, resuming, sleep } from "./resume.js";
+import { resuming, sleep } from "./resume.js";
 
 /** Unary calls retried by themselves (each state-changing one reuses its request id). */
 const RETRYABLE: ReadonlySet<Code> = new Set([Code.Unavailable, Code.DeadlineExceeded]);
@@ -72,6 +72,8 @@ export interface RoomOptions {
   /** Table size; 0 = the game's maximum. The room starts by itself when full. */
   seats?: number;
   perMoveS?: number;
+  /** List the room's game among live games, open to spectators (default: private). */
+  watchable?: boolean;
 }
 
 export interface WatchOptions {
@@ -187,6 +189,19 @@ export class TafelClient {
     return this.player;
   }
 
+  /** A new token with a fresh expiry for this session (before the old one expires). */
+  async refreshSession(): Promise<Session> {
+    const session = required((await this.call((o) => this.accounts.refreshSession({}, o))).session, "session");
+    this.session = session;
+    return session;
+  }
+
+  /** Revoke this session's token (or, with `allSessions`, every token of the player so far). */
+  async signOut({ allSessions = false }: { allSessions?: boolean } = {}): Promise<void> {
+    await this.call((o) => this.accounts.signOut({ allSessions }, o));
+    this.session = undefined;
+  }
+
   async me(): Promise<Player> {
     const response = await this.call((o) => this.accounts.getMe({}, o));
     if (response.player === undefined) {
@@ -202,7 +217,8 @@ export class TafelClient {
   }
 
   /** Queue for a game and yield each status until matched. Breaking out of the loop (or aborting
-   * `signal`) leaves the queue. */
+   * `signal`) leaves the queue. A lost connection or a stopping gateway sends the search again
+   * with the same request id (it takes over its ticket, or gets the match it was paired into). */
   async *findMatchUpdates(game: string, opts: MatchOptions = {}): AsyncGenerator<FindMatchResponse> {
     const request = create(FindMatchRequestSchema, {
       game,
@@ -210,20 +226,20 @@ export class TafelClient {
       timeControl: timeControl(opts.perMoveS),
       minSeats: opts.minSeats ?? 0,
       maxSeats: opts.maxSeats ?? 0,
+      requestId: this.requestIds.next(),
     });
-    const call = linkedAbort(opts.signal);
-    try {
-      for await (const update of this.lobby.findMatch(request, { headers: this.headers(), signal: call.signal })) {
-        yield update;
-        if (update.status.case === "matched") {
-          return;
-        }
-      }
-    } catch (error) {
-      throw fromCallError(error);
-    } finally {
-      call.release(); // the server sees the call cancelled: the ticket leaves the queue
-    }
+    let updates = 0;
+    yield* resuming({
+      // Cancelling the call (leaving the loop) is what takes the ticket out of the queue.
+      open: (_after, signal) => this.lobby.findMatch(request, { headers: this.headers(), signal }),
+      idOf: () => String(++updates),
+      isAfter: () => true, // a search sent again reports from now on: nothing to drop
+      isLast: (update) => update.status.case === "matched",
+      afterId: "",
+      maxRetries: 20,
+      signal: opts.signal,
+      reopenOnEnd: true,
+    });
   }
 
   /** Queue and wait until matched; returns the game id and seat. */
@@ -237,7 +253,13 @@ export class TafelClient {
   }
 
   async createRoom(game: string, opts: RoomOptions = {}): Promise<Room> {
-    const request = { game, options: opts.options, seats: opts.seats ?? 0, timeControl: timeControl(opts.perMoveS) };
+    const request = {
+      game,
+      options: opts.options,
+      seats: opts.seats ?? 0,
+      timeControl: timeControl(opts.perMoveS),
+      watchable: opts.watchable ?? false,
+    };
     // Not retried: a lost answer would leave a second, empty room behind.
     return required((await this.call((o) => this.lobby.createRoom(request, o), 0)).room, "room");
   }

@@ -1,8 +1,9 @@
 // A server stream that resumes by itself after a dropped connection, from the last item seen.
-// Game and tournament watches share it: both take "after this event id" and replay from there.
+// Game and tournament watches share it (both take "after this event id" and replay from there),
+// and so does matchmaking (a search sent again with its request id takes over its ticket).
 
 import { Code, ConnectError } from "@connectrpc/connect";
-import { fromCallError } from "./errors.js";
+import { fromCallError, Unavailable } from "./errors.js";
 
 /** A watch resumes from its last event after these: it is a read, so resuming is always safe. A
  * dropped connection surfaces as Unavailable, Internal, (fetch's "terminated") Unknown or, over
@@ -58,6 +59,9 @@ export interface Resumable<R> {
   afterId: string;
   maxRetries: number;
   signal: AbortSignal | undefined;
+  /** Open the stream again when the server ends it before the last item (a stopping gateway
+   * ends searches that way); otherwise an ended stream ends the iteration. */
+  reopenOnEnd?: boolean;
 }
 
 export async function* resuming<R>(stream: Resumable<R>): AsyncGenerator<R> {
@@ -78,7 +82,13 @@ export async function* resuming<R>(stream: Resumable<R>): AsyncGenerator<R> {
           return;
         }
       }
-      return; // the server ended the stream
+      if (!stream.reopenOnEnd) {
+        return; // the server ended the stream
+      }
+      if (failures >= stream.maxRetries) {
+        throw new Unavailable("UNAVAILABLE", "the stream kept ending before it was done", Code.Unavailable);
+      }
+      failures += 1;
     } catch (error) {
       const code = ConnectError.from(error).code;
       const dropped = RESUMABLE.has(code) || (code === Code.Canceled && !call.signal.aborted);

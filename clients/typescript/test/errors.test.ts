@@ -81,5 +81,19 @@ for (const kind of transportKinds()) {
       assert.equal(answer.version, before + 1n);
       assert.equal((await other.getGame(gameId)).summary?.status?.version, before + 1n);
     });
+
+    test("a refreshed token works; a signed-out one is refused SESSION_REVOKED", async (t) => {
+      const [client] = (await guests(t, kind, 1)) as [TafelClient];
+      const me = await client.me();
+      const first = client.session;
+      const refreshed = await client.refreshSession();
+      assert.notEqual(refreshed.token, first?.token);
+      assert.equal((await client.me()).playerId, me.playerId);
+      const current = client.session;
+      await client.signOut();
+      assert.equal(client.session, undefined);
+      client.session = current; // a client that kept the revoked token
+      await assert.rejects(client.me(), (error) => error instanceof Unauthenticated && error.reason === "SESSION_REVOKED");
+    });
   });
 }

@@ -38,5 +38,31 @@ for (const kind of transportKinds()) {
       assert.ok(relay.connections >= 2, `the watch reconnected (${relay.connections} connections)`);
       assert.deepEqual(seen, ["0-1", "1-1", "2-1", "3-1", "4-1", "5-1", "6-1", "7-1", "7-2"]);
     });
+
+    test("a search resent after a dropped connection gets its match", async (t) => {
+      const relay = await Relay.start(kind.address);
+      t.after(() => relay.close());
+      const seeker = new TafelClient(kind.make(relay.address));
+      t.after(() => seeker.close());
+      await seeker.signInAsGuest();
+      const [rival] = (await guests(t, kind, 1)) as [TafelClient];
+      const tickets: string[] = [];
+      let matched: { gameId: string; ticketId: string } | undefined;
+      let rivalMatch: Promise<{ gameId: string }> | undefined;
+      for await (const update of seeker.findMatchUpdates("plus4")) {
+        if (update.status.case === "queued") {
+          tickets.push(update.status.value.ticketId);
+          if (tickets.length === 1) {
+            relay.cut(); // the search's connection drops while it waits in the queue ...
+            rivalMatch = rival.findMatch("plus4"); // ... and an opponent turns up meanwhile
+          }
+        } else if (update.status.case === "matched") {
+          matched = update.status.value;
+        }
+      }
+      assert.ok(matched && rivalMatch);
+      assert.equal((await rivalMatch).gameId, matched.gameId);
+      assert.ok(relay.connections >= 2, `the search reconnected (${relay.connections} connections)`);
+    });
   });
 }
