@@ -208,6 +208,7 @@ class GameApp(App[str]):
     # -- keys -----------------------------------------------------------------------------------------
 
     def _redraw(self) -> None:
+        self.seating.width = self.size.width
         if self.state is not None:
             self.query_one("#board", Static).update(render(self.state.view, self.cursor, self.seat, self.seating))
 

@@ -43,6 +43,7 @@ class Seating:
     clock: str = ""  # time left for the seats to act, e.g. "0:42"
     per_move: str = ""  # each move's allowance, shown for the seats not on the clock
     last_column: int | None = None  # Plus 4: the last push (the view does not carry it)
+    width: int = 100  # the screen's columns: how many Colour Square sheets fit side by side
 
     def name(self, seat: int) -> str:
         return self.names[seat] if seat < len(self.names) else f"seat {seat + 1}"
@@ -145,6 +146,7 @@ DIE_ENUM = (cs.DIE_RED, cs.DIE_YELLOW, cs.DIE_GREEN, cs.DIE_BLUE, cs.DIE_WHITE)
 COLOUR_STYLES = ("red", "yellow", "green", "blue")
 KIND_STYLES = {cs.SQUARE_KIND_PURPLE: "bold magenta", cs.SQUARE_KIND_ORANGE: "bold dark_orange"}
 KIND_MARKS = {cs.SQUARE_KIND_PURPLE: "p", cs.SQUARE_KIND_ORANGE: "o"}
+SHEET_WIDTH = 48  # one drawn sheet and the gap after it
 DEFAULT_CORNERS = (cs.COLOUR_RED, cs.COLOUR_YELLOW, cs.COLOUR_GREEN, cs.COLOUR_BLUE)
 
 
@@ -204,7 +206,7 @@ def render_coloursquare(view: cs.View, cursor: Cursor, seat: int | None, table: 
         parts.append(Text(f"  {hint}", style="bold"))
     grid = Table.grid(padding=(0, 2))
     sheets = sorted(view.players, key=lambda p: (p.seat != seat, p.seat))
-    per_row = 2
+    per_row = max(1, (table.width - 2) // SHEET_WIDTH)
     for start in range(0, len(sheets), per_row):
         row = sheets[start : start + per_row]
         grid.add_row(*(_sheet(view, p, cursor if p.seat == seat else None, table) for p in row))

@@ -90,7 +90,8 @@ def _plus4(event: plus4_pb2.Event, name: Namer) -> str:
         points = f"{line.points} point{'s' if line.points != 1 else ''}"
         return f"{name(line.colour)} completed a line: {points}."
     if which == "turn_skipped":
-        return f"{name(event.turn_skipped.seat)} had no disc to push and was skipped."
+        seat = event.turn_skipped.seat
+        return f"{name(seat)} had no disc to push: {name.possessive(seat)} turn was skipped."
     if which == "round_won":
         won = event.round_won
         winners = " and ".join(name(s) for s in won.winners) or "nobody"
