@@ -115,9 +115,9 @@ class Level3Check:
             return exact, (exact > 0) - (exact < 0)
         return None, self.solver.solve(current, mask, nb, weak=True, max_seconds=self.check_seconds)
 
-    def check(self, current: int, mask: int, nb: int) -> tuple[float, str]:
-        """The move's time and its verdict: "exact", "result" (keeps the result only), "wrong" or
-        "unchecked"."""
+    def check(self, current: int, mask: int, nb: int) -> tuple[float, str, int]:
+        """The move's time, its verdict ("exact", "result" (keeps the result only), "wrong" or
+        "unchecked") and the column."""
         e = self.engine
         if not self.warm:
             self.solver.clear()
@@ -126,7 +126,7 @@ class Level3Check:
         elapsed = time.perf_counter() - started
         if e.is_win(current, mask, column):
             # a win now is the best score there is (22 minus the disc count)
-            return elapsed, "exact"
+            return elapsed, "exact", column
         score, sign = self.value(current, mask, nb)
         child_current, child_mask = e.play(current, mask, column)
         if nb + 1 == e.size:
@@ -138,10 +138,10 @@ class Level3Check:
             child_score, child_sign = self.value(child_current, child_mask, nb + 1)
         if score is not None and child_score is not None:
             if -child_score == score:
-                return elapsed, "exact"
+                return elapsed, "exact", column
         if sign is None or child_sign is None:
-            return elapsed, "unchecked"
-        return elapsed, "result" if -child_sign == sign else "wrong"
+            return elapsed, "unchecked", column
+        return elapsed, "result" if -child_sign == sign else "wrong", column
 
 
 def level3_row(label: str, times: list[float], verdicts: list[str]) -> None:
@@ -157,6 +157,40 @@ def level3_row(label: str, times: list[float], verdicts: list[str]) -> None:
         f"  p99 {p99 * 1e3:6.1f} ms  max {ordered[-1] * 1e3:6.1f} ms",
         flush=True,
     )
+
+
+def games(checker: Level3Check, count: int, rng: random.Random) -> int:
+    """Level 3 against random legal moves, first and second in turn: every move of the bot that
+    is not from the book is checked (book moves are the solver's own, verified when the book was
+    built, and listed apart), each from a cold table as with the random positions (in a game the
+    bot's table is warm from its earlier moves: the figures are pessimistic)."""
+    e = checker.engine
+    book = checker.bot.book
+    times: list[float] = []
+    verdicts: list[str] = []
+    book_moves = 0
+    for game in range(count):
+        current = mask = nb = 0
+        bot_turn = game % 2 == 0
+        while nb < e.size:
+            if bot_turn:
+                if book is not None and book.lookup(current, mask) is not None:
+                    book_moves += 1
+                    column = checker.bot.move_for(board_at(e, current, mask, nb))
+                else:
+                    elapsed, verdict, column = checker.check(current, mask, nb)
+                    times.append(elapsed)
+                    verdicts.append(verdict)
+            else:
+                column = rng.choice([c for c in range(e.width) if e.can_play(mask, c)])
+            if e.is_win(current, mask, column):
+                break
+            current, mask = e.play(current, mask, column)
+            nb += 1
+            bot_turn = not bot_turn
+    level3_row(f"{count} games", times, verdicts)
+    print(f"{'':14} and {book_moves} moves from the book")
+    return verdicts.count("wrong")
 
 
 def level3(args: argparse.Namespace) -> int:
@@ -175,11 +209,13 @@ def level3(args: argparse.Namespace) -> int:
         times: list[float] = []
         verdicts: list[str] = []
         for moves, _ in load_set(name)[: args.limit]:
-            elapsed, verdict = checker.check(*position_from_moves(engine, moves))
+            elapsed, verdict, _ = checker.check(*position_from_moves(engine, moves))
             times.append(elapsed)
             verdicts.append(verdict)
         level3_row(name, times, verdicts)
         wrong += verdicts.count("wrong")
+    if args.games:
+        wrong += games(checker, args.games, random.Random(args.seed))
     low, _, high = args.discs.partition("-")
     rng = random.Random(args.seed)
     for discs in range(int(low), int(high or low) + 1):
@@ -188,7 +224,7 @@ def level3(args: argparse.Namespace) -> int:
             found = random_position(engine, rng, discs)
             if found is None:
                 continue
-            elapsed, verdict = checker.check(found[0], found[1], discs)
+            elapsed, verdict, _ = checker.check(found[0], found[1], discs)
             times.append(elapsed)
             verdicts.append(verdict)
         level3_row(f"{discs} discs", times, verdicts)
@@ -206,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-count", type=int, default=100, help="random positions per disc count")
     parser.add_argument("--check-seconds", type=float, default=20.0, help="limit of one checking solve")
     parser.add_argument("--warm", action="store_true", help="keep the table between positions")
+    parser.add_argument("--games", type=int, default=0, help="also play this many games against random moves")
     args = parser.parse_args(argv)
     if args.level3:
         return level3(args)

@@ -49,7 +49,6 @@ class Builder:
         self.entries = entries
         self.new = 0
         self.weak = 0
-        self.done = False
         self.on_new: Callable[[], None] = lambda: None
 
     def choose(self, current: int, mask: int, nb: int, line: str) -> int:
@@ -100,12 +99,20 @@ class Builder:
             after_current, after_mask = e.play(current, mask, reply)
             self.walk(after_current, after_mask, nb + 2, line + str(reply + 1))
 
-    def run(self) -> None:
+    def run(self, sides: str = "both", after_pass: Callable[[int], None] = lambda plies: None) -> None:
+        """One pass per disc count, shallowest first (each pass finds the positions of the last one
+        in the book and adds one ply), so an interrupted run leaves whole plies covered."""
         e = self.engine
-        self.walk(0, 0, 0, "")  # the bot moves first
-        for first in e.order:  # the bot moves second (mirror images share their entries)
-            current, mask = e.play(0, 0, first)
-            self.walk(current, mask, 1, str(first + 1))
+        target = self.plies
+        for plies in range(1, target + 1):
+            self.plies = plies
+            if sides in ("both", "first"):
+                self.walk(0, 0, 0, "")  # the bot moves first
+            if sides in ("both", "second"):
+                for first in e.order:  # the bot moves second (mirror images share their entries)
+                    current, mask = e.play(0, 0, first)
+                    self.walk(current, mask, 1, str(first + 1))
+            after_pass(plies)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,8 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plies", type=int, default=8, help="book positions have fewer discs than this")
     parser.add_argument("--strong-seconds", type=float, default=5.0, help="time for the exact score")
     parser.add_argument("--out", type=Path, default=BOOK_FILE)
-    parser.add_argument("--save-every", type=int, default=20)
+    parser.add_argument("--save-every", type=int, default=1)
     parser.add_argument("--fresh", action="store_true", help="ignore the entries already in --out")
+    parser.add_argument(
+        "--sides",
+        choices=("both", "first", "second"),
+        default="both",
+        help="the bot's seat(s): two runs on two cores, then one `both` run merges with --merge",
+    )
+    parser.add_argument("--merge", type=Path, action="append", default=[], help="also take the entries of this book")
     args = parser.parse_args(argv)
     solver = load()
     if solver is None:
@@ -125,13 +139,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.out.exists() and not args.fresh:
         earlier = Book.parse(args.out.read_text())
         entries, covered = earlier.entries(), earlier.plies
+    for other in args.merge:
+        entries.update(Book.parse(other.read_text()).entries())
     builder = Builder(solver, args.plies, args.strong_seconds, entries)
     header = HEADER.format(args=f"--plies {args.plies} --strong-seconds {args.strong_seconds:g}")
 
     def save() -> None:
-        args.out.write_text(
-            header + Book(builder.entries, args.plies if builder.done else min(covered, args.plies)).format()
-        )
+        args.out.write_text(header + Book(builder.entries, covered).format())
+
+    def after_pass(plies: int) -> None:
+        nonlocal covered
+        if args.sides == "both":  # only a walk of both seats vouches for every position below plies
+            covered = max(covered, plies)
+        save()
 
     def every() -> None:
         if builder.new % args.save_every == 0:
@@ -139,9 +159,7 @@ def main(argv: list[str] | None = None) -> int:
 
     builder.on_new = every
     started = time.perf_counter()
-    builder.run()
-    builder.done = True  # only a finished walk vouches for every position below --plies
-    save()
+    builder.run(args.sides, after_pass)
     print(
         f"{len(builder.entries)} positions ({builder.new} new, {builder.weak} of them result only)"
         f" in {time.perf_counter() - started:.0f} s -> {args.out}"

@@ -13,9 +13,12 @@ Bitboards: column c owns bits c*(h+1) .. c*(h+1)+h-1, bottom first, plus one emp
 so lines never wrap between columns. A position is `current` (the discs of the side to move) and
 `mask` (all discs); after a move the opponent becomes `current`.
 
-Level 3 (`Connect4Bot(3)`): on the standard 7 x 6 board it solves exactly when at most
-`EXACT_REMAINING` (14) moves remain, and before that first tries an exact solve within a small node
-budget, then falls back to an iterative-deepening depth-limited search with a threat/parity
+Level 3 (`Connect4Bot(3)`) on the standard 7 x 6 board: the opening book (connect4_book: its own
+move in every position it can reach in the first plies), else the compiled solver
+(connect4_native, the same search in C) within `PERFECT_SECONDS`: a move keeping the game's result,
+then the exact best score if that fits. Only if those run out, or the library is not built, the
+engine here: exact when at most `EXACT_REMAINING` (14) moves remain, an exact try within a small
+node budget before that, else an iterative-deepening depth-limited search with a threat/parity
 evaluation. Other board sizes use the depth-limited search only.
 
 Pure decision code: no I/O, no network. The SDK feeds a `tafel.connect4.v1.View` and sends the move.
