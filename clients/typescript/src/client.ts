@@ -46,6 +46,7 @@ import {
   type Tournament,
   type TournamentEvent,
 } from "./gen/tafel/play/v1/tournaments_pb.js";
+import { PlayStream } from "./play-stream.js";
 import { RequestIds } from "./request-ids.js";
 import { resuming, sleep } from "./resume.js";
 
@@ -385,6 +386,12 @@ export class TafelClient {
         yield response.event;
       }
     }
+  }
+
+  /** The bidirectional Play stream (native gRPC in Node; see play-stream.ts). `batchResponses`
+   * lets the gateway send an action's answer and its own events in one message. */
+  playStream(options: { batchResponses?: boolean } = {}): PlayStream {
+    return new PlayStream(this, options);
   }
 
   // -- ratings and tournaments ---------------------------------------------------------------
