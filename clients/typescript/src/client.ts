@@ -52,6 +52,7 @@ import { resuming, sleep } from "./resume.js";
 
 /** Unary calls retried by themselves (each state-changing one reuses its request id). */
 const RETRYABLE: ReadonlySet<Code> = new Set([Code.Unavailable, Code.DeadlineExceeded]);
+
 export interface ClientOptions {
   /** Deadline of each unary call (ms); default 30 s. */
   timeoutMs?: number;
@@ -146,8 +147,8 @@ export class TafelClient {
     return this.session ? { authorization: `Bearer ${this.session.token}` } : {};
   }
 
-  private options(signal?: AbortSignal, timeoutMs = this.timeoutMs): CallOptions {
-    return { headers: this.headers(), timeoutMs, signal };
+  private options(): CallOptions {
+    return { headers: this.headers(), timeoutMs: this.timeoutMs };
   }
 
   /** A unary call with the token, typed errors and safe retries of UNAVAILABLE. `send` builds the
