@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-runtime
 DEV    := $(VENV)/.installed-dev
 PROTOS := $(shell find protos -name '*.proto')
 
-.PHONY: all install gen native ts lint typecheck test run bench bench-load fuzz chaos baseline clean
+.PHONY: all install gen native ts web lint typecheck test run bench bench-load fuzz chaos baseline clean
 
 all: test
 
@@ -63,6 +63,21 @@ $(TS)/dist/.stamp: $(TS)/src/gen/.stamp $(TS_SRC) $(TS)/tsconfig.json
 
 ts: $(TS)/dist/.stamp
 
+# The browser app (clients/web): esbuild bundles it with the TypeScript SDK into clients/web/dist,
+# which every gateway's web edge serves at /. Typechecked with the SDK's own tsc.
+WEB     := clients/web
+WEB_SRC := $(shell find $(WEB)/src -type f 2>/dev/null) $(WEB)/index.html $(WEB)/build.mjs $(WEB)/tsconfig.json
+
+$(WEB)/node_modules/.installed: $(WEB)/package.json $(WEB)/package-lock.json
+	cd $(WEB) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(WEB)/dist/.stamp: $(WEB)/node_modules/.installed $(TS)/dist/.stamp $(WEB_SRC)
+	cd $(WEB) && ../typescript/node_modules/.bin/tsc -p tsconfig.json && npm run -s build
+	touch $@
+
+web: $(WEB)/dist/.stamp
+
 # The last published contract: `buf breaking` compares protos/ with it in lint and test (CI), so a
 # renamed, renumbered or removed field fails the build. `make baseline` refreshes it at a release.
 BASELINE := protos/baseline.binpb
@@ -75,12 +90,12 @@ lint: gen/.stamp $(DEV)
 typecheck: gen/.stamp $(DEV)
 	$(VENV)/bin/mypy services gateway tools clients/python/tafel clients/loadgen/tafel_loadgen
 
-test: gen/.stamp $(DEV) native ts
+test: gen/.stamp $(DEV) native ts web
 	$(VENV)/bin/buf lint
 	$(VENV)/bin/buf breaking --against $(BASELINE)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
-run: gen/.stamp native
+run: gen/.stamp native web
 	$(PY) -m tools.run_platform
 
 bench: gen/.stamp $(DEV) native
@@ -108,4 +123,4 @@ baseline: $(DEV)
 	$(VENV)/bin/buf build -o $(BASELINE)
 
 clean:
-	rm -rf gen $(VENV) .pytest_cache .mypy_cache .hypothesis $(TS)/node_modules $(TS)/src/gen $(TS)/dist
+	rm -rf gen $(VENV) .pytest_cache .mypy_cache .hypothesis $(TS)/node_modules $(TS)/src/gen $(TS)/dist $(WEB)/node_modules $(WEB)/dist

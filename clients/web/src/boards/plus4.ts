@@ -1,0 +1,104 @@
+// Plus 4: the 4×4 frame (top row first), both supplies, the bonus disc, scored lines, points,
+// the target and rounds won, all from the view. Push with the arrow buttons above the columns
+// (or ←/→, B for the bonus disc, Enter); the legal moves are view.legal_moves.
+import { h, s } from "../dom.js";
+import { moves, plus4 } from "../sdk.js";
+import type { Board, BoardContext } from "./board.js";
+
+const CELL = 70;
+const TOP = 50;
+
+export function drawPlus4(view: plus4.View, ctx: BoardContext, selected: { column: number; bonus: boolean }): Board {
+  const legal = view.legalMoves;
+  const canPush = (column: number, bonus: boolean): boolean => legal.some((m) => m.column === column && m.bonus === bonus);
+  const bonusPossible = legal.some((m) => m.bonus);
+  if (!bonusPossible) selected.bonus = false;
+  const push = (column: number): void => ctx.submit(moves.plus4(column, { bonus: selected.bonus }));
+  const svg = s("svg", {
+    viewBox: `0 0 ${4 * CELL} ${TOP + 4 * CELL}`,
+    class: "board plus4",
+    role: "grid",
+    tabindex: 0,
+    "aria-label": "Plus 4 frame. Use the arrow keys and Enter to push a disc, B for the bonus disc.",
+  });
+  for (let c = 0; c < 4; c++) {
+    const ok = ctx.myTurn && canPush(c, selected.bonus);
+    const arrow = s(
+      "g",
+      { class: `push${ok ? " legal" : ""}${ctx.myTurn && c === selected.column ? " selected" : ""}`, "data-column": c, role: "button", "aria-label": `Push into column ${c + 1}`, onclick: () => push(c) },
+      s("rect", { x: c * CELL, y: 0, width: CELL, height: TOP, class: "hit" }),
+      s("path", { d: `M${c * CELL + CELL / 2 - 14} 12 h28 l-14 26 z`, fill: ok ? (ctx.colours[ctx.seat ?? 0] ?? "#888") : "#ccc" }),
+    );
+    svg.append(arrow);
+  }
+  view.frame.forEach((row, r) => {
+    row.squares.forEach((square, c) => {
+      const x = c * CELL;
+      const y = TOP + r * CELL;
+      svg.append(s("rect", { x, y, width: CELL, height: CELL, class: "frame" }));
+      const disc = square.disc;
+      svg.append(
+        s("circle", { cx: x + CELL / 2, cy: y + CELL / 2, r: CELL * 0.38, class: `disc${disc ? "" : " empty"}`, fill: disc ? (ctx.colours[disc.colour] ?? "#888") : "#fff", "data-row": r, "data-column": c }),
+      );
+      if (disc?.bonus) svg.append(s("text", { x: x + CELL / 2, y: y + CELL / 2 + 8, class: "bonus-mark", "text-anchor": "middle" }, "★"));
+    });
+  });
+  // Scored lines of the current round: a stroke through their four cells.
+  for (const line of view.scoredLines.filter((l) => l.round === view.round)) {
+    const first = line.cells[0];
+    const last = line.cells[line.cells.length - 1];
+    if (first === undefined || last === undefined) continue;
+    const at = (cell: plus4.Cell): [number, number] => [cell.column * CELL + CELL / 2, TOP + cell.row * CELL + CELL / 2];
+    const [x1, y1] = at(first);
+    const [x2, y2] = at(last);
+    svg.append(s("line", { x1, y1, x2, y2, class: "scored-line", stroke: ctx.colours[line.colour] ?? "#333" }));
+  }
+  // The last push: its column's arrow is marked.
+  svg.addEventListener("keydown", (event) => {
+    const key = (event as KeyboardEvent).key;
+    if (key === "ArrowLeft" || key === "ArrowRight") {
+      selected.column = (selected.column + (key === "ArrowLeft" ? 3 : 1)) % 4;
+      svg.querySelectorAll(".push").forEach((g, i) => g.classList.toggle("selected", i === selected.column));
+      event.preventDefault();
+    } else if (key === "Enter" || key === " ") {
+      push(selected.column);
+      event.preventDefault();
+    } else if (key === "b" || key === "B") {
+      bonus.click();
+    }
+  });
+  const options = view.options;
+  const mode = options?.mode ?? plus4.Mode.POINTS;
+  const target = options?.target ?? 0;
+  const supplies = h(
+    "ul",
+    { class: "supplies" },
+    ...view.supplies.map((supply, seat) =>
+      h(
+        "li",
+        { "data-seat": seat },
+        h("span", { class: "swatch", style: `background:${ctx.colours[seat] ?? "#888"}` }),
+        `${ctx.names[seat] ?? `Seat ${seat + 1}`}: ${supply.ordinary} disc${supply.ordinary === 1 ? "" : "s"}${supply.bonus ? " + bonus disc ★" : " (bonus disc played)"}`,
+        mode === plus4.Mode.ROUNDS
+          ? ` · rounds won ${view.roundWins[seat] ?? 0} of ${target}`
+          : mode === plus4.Mode.POINTS
+            ? ` · ${view.scores[seat] ?? 0} of ${target} points`
+            : "",
+      ),
+    ),
+  );
+  const bonus = h("input", { type: "checkbox", class: "bonus", disabled: !(ctx.myTurn && bonusPossible), checked: selected.bonus }) as HTMLInputElement;
+  bonus.addEventListener("change", () => {
+    selected.bonus = bonus.checked;
+    svg.querySelectorAll(".push").forEach((g, i) => g.classList.toggle("legal", ctx.myTurn && canPush(i, selected.bonus)));
+  });
+  const modeText = mode === plus4.Mode.FIRST_LINE ? "first line wins" : mode === plus4.Mode.ROUNDS ? `first to ${target} rounds` : `first to ${target} points`;
+  const info = h(
+    "div",
+    { class: "plus4-info" },
+    h("p", {}, `Mode: ${modeText} · push ${view.movesMade} of ${options?.moveLimit ?? 0}${mode === plus4.Mode.ROUNDS ? ` · round ${view.round}` : ""}`),
+    supplies,
+    h("label", {}, bonus, " push my bonus disc"),
+  );
+  return { element: h("div", { class: "plus4-board" }, svg, info), focus: () => (svg as SVGElement & HTMLOrSVGElement).focus() };
+}

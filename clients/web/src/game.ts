@@ -1,0 +1,218 @@
+// The game page: play (the viewer holds a seat) or watch (a spectator). It draws GetGame's view,
+// follows WatchGame from the first event (the move list) and fetches the view again after every
+// move; a reload resumes the same way. Moves go through SubmitMove; a refusal shows the server's
+// reason in words.
+import { drawColourSquare } from "./boards/coloursquare.js";
+import { drawConnect4 } from "./boards/connect4.js";
+import { drawPlus4 } from "./boards/plus4.js";
+import type { Board, BoardContext } from "./boards/board.js";
+import { h, mount } from "./dom.js";
+import { metrics } from "./metrics.js";
+import { TafelError, type TafelClient, type games, type play } from "./sdk.js";
+import { sentence, words } from "./sentences.js";
+import { timestampMs } from "./time.js";
+
+const COLOURS: Record<string, string[]> = {
+  connect4: ["#d93025", "#f4b400"],
+  plus4: ["#d93025", "#1a73e8"],
+  coloursquare: ["#7b1fa2", "#00897b", "#ef6c00", "#3949ab", "#c2185b", "#6d4c41"],
+};
+const TITLES: Record<string, string> = { connect4: "Connect Four", plus4: "Plus 4", coloursquare: "Colour Square" };
+
+function clockText(ms: number): string {
+  const total = Math.max(0, Math.ceil(ms / 1000));
+  return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, "0")}`;
+}
+
+export function gamePage(root: HTMLElement, client: TafelClient, gameId: string, signal: AbortSignal): void {
+  const turn = h("p", { class: "turn", "aria-live": "polite" });
+  const legend = h("ul", { class: "legend" });
+  const boardArea = h("div", { class: "board-area" });
+  const message = h("p", { class: "message", role: "alert" });
+  const moveList = h("ol", { class: "moves" });
+  const result = h("div", { class: "result", hidden: true });
+  const resign = h("button", { class: "resign", hidden: true }, "Resign");
+  const title = h("h2", {}, "Loading the game…");
+  mount(
+    root,
+    h("section", { class: "game" }, title, turn, result, h("div", { class: "game-main" }, boardArea, h("aside", {}, legend, resign, h("h3", {}, "Moves"), moveList)), message),
+  );
+
+  let game: play.GetGameResponse | undefined;
+  const ratings = new Map<string, string>();
+  const selected = { column: 0, bonus: false };
+  const csPicks: { picks: { die: number; key: string }[] } = { picks: [] };
+  let drawnVersion = -1n;
+  let refreshing: Promise<void> | undefined;
+  let again = false;
+
+  const names = (): string[] => {
+    const players = game?.summary?.players ?? [];
+    const list: string[] = [];
+    for (const p of players) list[p.seat] = p.player?.username ?? `Seat ${p.seat + 1}`;
+    return list;
+  };
+  const status = (): games.GameStatus | undefined => game?.summary?.status;
+
+  const submit = async (move: games.GameMove): Promise<void> => {
+    message.textContent = "";
+    try {
+      metrics.submitted(status()?.version ?? 0n);
+      await client.submitMove(gameId, move, { expectedVersion: status()?.version ?? 0n });
+      csPicks.picks = [];
+      scheduleRefresh();
+    } catch (error) {
+      if (!(error instanceof TafelError)) throw error;
+      message.textContent = `Move refused: ${error.detail} (${words(error.reason)})`;
+      message.dataset.reason = error.reason;
+    }
+  };
+
+  const drawClocks = (): void => {
+    const st = status();
+    const perMove = game?.summary?.timeControl?.perMove;
+    const perMoveMs = perMove ? Number(perMove.seconds) * 1000 + perMove.nanos / 1e6 : 0;
+    const deadline = timestampMs(game?.summary?.turnDeadline);
+    legend.querySelectorAll<HTMLElement>(".clock").forEach((clock) => {
+      const seat = Number(clock.dataset.seat);
+      const running = st !== undefined && !st.over && st.toAct.includes(seat) && deadline !== undefined;
+      clock.textContent = clockText(running ? deadline - Date.now() : perMoveMs);
+      clock.classList.toggle("running", running);
+    });
+  };
+
+  const draw = (): void => {
+    if (game?.summary === undefined || game.view === undefined) return;
+    const summary = game.summary;
+    const st = summary.status;
+    const seat = game.seat;
+    const who = names();
+    const colours = COLOURS[summary.game] ?? [];
+    const myTurn = seat !== undefined && st !== undefined && !st.over && st.toAct.includes(seat);
+    title.textContent = `${TITLES[summary.game] ?? summary.game}${seat === undefined ? " (watching)" : ""}${summary.rated ? " · rated" : ""}`;
+    const ctx: BoardContext = { seat, names: who, colours, myTurn, submit: (move) => void submit(move) };
+    let board: Board | undefined;
+    const view = game.view.game;
+    if (view.case === "connect4") board = drawConnect4(view.value, ctx, selected);
+    else if (view.case === "plus4") board = drawPlus4(view.value, ctx, selected);
+    else if (view.case === "coloursquare") board = drawColourSquare(view.value, ctx, csPicks, () => draw());
+    mount(boardArea, board?.element);
+    if (myTurn) board?.focus?.();
+    mount(
+      legend,
+      ...who.map((name, i) =>
+        h(
+          "li",
+          { class: `seat${st?.toAct.includes(i) ? " to-act" : ""}`, "data-seat": i },
+          h("span", { class: "swatch", style: `background:${colours[i] ?? "#888"}` }),
+          h("span", { class: "name" }, `${name}${i === seat ? " (you)" : ""}`),
+          h("span", { class: "rating" }, ratings.get(summary.players.find((p) => p.seat === i)?.player?.playerId ?? "") ?? ""),
+          h("span", { class: "clock", "data-seat": i }),
+        ),
+      ),
+    );
+    drawClocks();
+    if (st === undefined) return;
+    if (st.over) {
+      turn.textContent = "The game is over.";
+      resign.hidden = true;
+      showResult(st.outcome, who, seat);
+    } else {
+      const waiting = st.toAct.map((s) => (s === seat ? "you" : (who[s] ?? `seat ${s + 1}`)));
+      turn.textContent = myTurn
+        ? st.toAct.length > 1
+          ? `Your turn (also waiting for ${waiting.filter((w) => w !== "you").join(" and ")}).`
+          : "Your turn."
+        : `Waiting for ${waiting.join(" and ")}.`;
+      resign.hidden = seat === undefined;
+    }
+    turn.dataset.version = String(st.version);
+    metrics.drawn(st.version);
+  };
+
+  const showResult = (outcome: games.Outcome | undefined, who: string[], seat: number | undefined): void => {
+    if (outcome === undefined) return;
+    const headline =
+      outcome.draw ? "A draw." : seat !== undefined && outcome.winners.includes(seat) ? "You won!" : seat !== undefined ? "You lost." : `${outcome.winners.map((w) => who[w]).join(" and ")} won.`;
+    mount(
+      result,
+      h("h3", {}, headline),
+      h("p", {}, `How it ended: ${words(outcome.reason)}.`),
+      outcome.scores.length > 0 ? h("p", {}, `Scores: ${outcome.scores.map((v, i) => `${who[i]} ${v}`).join(", ")}.`) : undefined,
+      h("p", {}, h("a", { href: `#/replay/${gameId}` }, "Replay this game"), " · ", h("a", { href: "#/" }, "Back to the lobby")),
+    );
+    result.hidden = false;
+  };
+
+  const refresh = async (): Promise<void> => {
+    game = await client.getGame(gameId);
+    drawnVersion = game.summary?.status?.version ?? 0n;
+    draw();
+  };
+  // One GetGame at a time; a move that lands meanwhile asks for one more.
+  const scheduleRefresh = (): void => {
+    if (refreshing !== undefined) {
+      again = true;
+      return;
+    }
+    refreshing = refresh()
+      .catch((error: unknown) => {
+        message.textContent = error instanceof TafelError ? error.detail : String(error);
+      })
+      .finally(() => {
+        refreshing = undefined;
+        if (again) {
+          again = false;
+          scheduleRefresh();
+        }
+      });
+  };
+
+  const loadRatings = async (): Promise<void> => {
+    const summary = game?.summary;
+    if (summary === undefined) return;
+    for (const p of summary.players) {
+      const id = p.player?.playerId;
+      if (id === undefined || p.player?.guest) continue;
+      try {
+        const response = await client.ratings.getRatings({ playerId: id }, { headers: client.headers() });
+        const rating = response.ratings.find((r) => r.leaderboard.startsWith(summary.game));
+        if (rating !== undefined) ratings.set(id, `${Math.round(rating.rating)}${rating.provisional ? "?" : ""}`);
+      } catch (error) {
+        if (!(error instanceof Error)) throw error; // a rating is decoration: the game goes on without it
+      }
+    }
+    draw();
+  };
+  resign.addEventListener("click", () => {
+    if (!confirm("Resign this game? It counts as a loss.")) return;
+    client.resign(gameId).then(scheduleRefresh, (error: unknown) => {
+      message.textContent = error instanceof TafelError ? error.detail : String(error);
+    });
+  });
+  const clockTimer = setInterval(drawClocks, 250);
+  signal.addEventListener("abort", () => clearInterval(clockTimer));
+
+  void (async () => {
+    try {
+      game = await client.waitForGame(gameId);
+      drawnVersion = game.summary?.status?.version ?? 0n;
+      draw();
+      metrics.firstBoard();
+      void loadRatings();
+      for await (const response of client.watchGame(gameId, { signal })) {
+        const event = response.event;
+        if (event === undefined) continue;
+        const text = sentence(event, names());
+        if (text) moveList.append(h("li", { "data-version": String(event.version) }, text));
+        moveList.scrollTop = moveList.scrollHeight;
+        if (event.version > drawnVersion) scheduleRefresh();
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      message.textContent = error instanceof TafelError ? `The game could not be followed: ${error.detail}` : String(error);
+    }
+  })();
+
+
+}

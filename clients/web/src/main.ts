@@ -1,0 +1,67 @@
+// The app's entry: sign in (kept across reloads), then a page per location hash:
+//   #/ lobby · #/room/CODE · #/game/ID (play or watch) · #/replay/ID
+import { h, mount } from "./dom.js";
+import { gamePage } from "./game.js";
+import { lobbyPage } from "./lobby.js";
+import { replayPage } from "./replay.js";
+import { roomPage } from "./room.js";
+import { TafelError, type TafelClient } from "./sdk.js";
+import { newClient, restore, signIn, signOut } from "./session.js";
+
+function authPage(root: HTMLElement, client: TafelClient, done: () => void): void {
+  const username = h("input", { name: "username", autocomplete: "username", placeholder: "name" });
+  const password = h("input", { name: "password", type: "password", autocomplete: "current-password", placeholder: "password" });
+  const message = h("p", { class: "message", role: "alert" });
+  const act = (how: "guest" | "signin" | "register") => () => {
+    message.textContent = "";
+    signIn(client, how, username.value, password.value).then(done, (error: unknown) => {
+      message.textContent = error instanceof TafelError ? error.detail : String(error);
+    });
+  };
+  const form = h(
+    "form",
+    { class: "auth" },
+    h("h2", {}, "Welcome to tafel"),
+    h("label", {}, "Name ", username),
+    h("label", {}, "Password ", password),
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "signin" }, "Sign in"), h("button", { type: "button", class: "register", onclick: act("register") }, "Register"), h("button", { type: "button", class: "guest", onclick: act("guest") }, "Play as a guest")),
+    message,
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    act("signin")();
+  });
+  mount(root, form);
+}
+
+async function start(): Promise<void> {
+  const client = newClient();
+  const user = document.getElementById("user")!;
+  const root = document.getElementById("app")!;
+  let page = new AbortController();
+  const go = (hash: string): void => {
+    if (location.hash === hash) route();
+    else location.hash = hash;
+  };
+  const route = (): void => {
+    page.abort();
+    page = new AbortController();
+    if (client.session === undefined) {
+      mount(user);
+      return authPage(root, client, route);
+    }
+    const out = h("button", { class: "signout" }, "Sign out");
+    out.addEventListener("click", () => void signOut(client).finally(route));
+    mount(user, h("span", { class: "me" }, `${client.player.username}${client.player.guest ? " (guest)" : ""}`), " ", out);
+    const [, kind, id] = location.hash.split("/");
+    if (kind === "game" && id) gamePage(root, client, id, page.signal);
+    else if (kind === "room" && id) roomPage(root, client, id, go, page.signal);
+    else if (kind === "replay" && id) replayPage(root, client, id, page.signal);
+    else lobbyPage(root, client, go, page.signal);
+  };
+  window.addEventListener("hashchange", route);
+  await restore(client);
+  route();
+}
+
+void start();

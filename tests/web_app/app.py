@@ -1,0 +1,69 @@
+"""Steps a person takes in the web app, for the browser tests: sign in, open a game, wait for the
+turn, read the page's figures."""
+
+from __future__ import annotations
+
+import gzip
+import statistics
+import urllib.request
+
+from playwright.sync_api import Page, expect
+
+TIMEOUT_MS = 30_000
+
+
+def sign_in_as_guest(page: Page, url: str) -> str:
+    """Open the app and play as a guest; returns the guest's name as the header shows it."""
+    page.goto(url)
+    page.get_by_role("button", name="Play as a guest").click()
+    me = page.locator("#user .me")
+    expect(me).to_contain_text("(guest)", timeout=TIMEOUT_MS)
+    expect(page.locator(".game-card").first).to_be_visible(timeout=TIMEOUT_MS)
+    return me.inner_text().removesuffix(" (guest)")
+
+
+def register(page: Page, url: str, username: str, password: str) -> None:
+    page.goto(url)
+    page.get_by_placeholder("name").fill(username)
+    page.get_by_placeholder("password").fill(password)
+    page.get_by_role("button", name="Register").click()
+    expect(page.locator("#user .me")).to_have_text(username, timeout=TIMEOUT_MS)
+
+
+def version(page: Page) -> int:
+    return int(page.locator(".turn").get_attribute("data-version") or "0")
+
+
+def wait_for_my_turn_or_end(page: Page) -> bool:
+    """True when it is the viewer's turn, False once the game is over."""
+    turn = page.locator(".turn")
+    page.wait_for_function(
+        "() => { const t = document.querySelector('.turn'); return t && /^(Your turn|The game is over)/.test(t.textContent); }",
+        timeout=TIMEOUT_MS,
+    )
+    return turn.inner_text().startswith("Your turn")
+
+
+def wait_for_version_after(page: Page, before: int) -> None:
+    page.wait_for_function(
+        "(v) => Number(document.querySelector('.turn')?.dataset.version ?? -1) > v", arg=before, timeout=TIMEOUT_MS
+    )
+
+
+def page_weight_gzip(url: str) -> int:
+    """JS + CSS the page loads, gzipped, in bytes (what a browser downloads with compression)."""
+    total = 0
+    for name in ("app.js", "app.css"):
+        with urllib.request.urlopen(f"{url}/{name}", timeout=10) as response:
+            total += len(gzip.compress(response.read(), 9))
+    return total
+
+
+def first_board_ms(page: Page) -> float:
+    value = page.evaluate("() => window.tafelMetrics.firstBoardMs")
+    assert isinstance(value, (int, float)), "the page drew no board"
+    return float(value)
+
+
+def p50(values: list[float]) -> float:
+    return statistics.median(values)

@@ -1,0 +1,91 @@
+"""A whole Connect Four game in Chromium against a level-1 bot: sign in as a guest (kept across a
+reload), start from the lobby's catalogue, click (and key in) columns the view marks legal until
+the result screen; the move list, clocks, legend, last move and winning four are on the page."""
+
+from __future__ import annotations
+
+import random
+
+from playwright.sync_api import Browser, expect
+
+from tests.web_app.app import (
+    TIMEOUT_MS,
+    first_board_ms,
+    page_weight_gzip,
+    sign_in_as_guest,
+    version,
+    wait_for_my_turn_or_end,
+    wait_for_version_after,
+)
+from tests.web_app.conftest import SCREENSHOTS
+
+
+def test_connect4_against_a_level_1_bot(browser: Browser, web_url: str) -> None:
+    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    page = context.new_page()
+    name = sign_in_as_guest(page, web_url)
+    page.reload()  # the session survives a reload
+    expect(page.locator("#user .me")).to_have_text(f"{name} (guest)", timeout=TIMEOUT_MS)
+
+    card = page.locator(".game-card[data-game=connect4]")
+    expect(card.locator("h3")).to_have_text("Connect Four")
+    expect(card.locator("input[name=rows]")).to_have_value("6")  # options come from the catalogue
+    card.get_by_role("button", name="Play a bot (level 1)").click()
+    board = page.locator("svg.board.connect4")
+    expect(board).to_be_visible(timeout=TIMEOUT_MS)
+    assert "#/game/" in page.url
+
+    # A reload mid-game puts the player back in the same game; the figure is load → board drawn.
+    page.reload()
+    expect(board).to_be_visible(timeout=TIMEOUT_MS)
+    load_ms = first_board_ms(page)
+    legend = page.locator(".legend li")
+    expect(legend).to_have_count(2)
+    expect(legend.filter(has_text="(you)")).to_contain_text(name)
+    expect(page.locator(".legend .clock")).to_have_count(2)
+
+    rng = random.Random(7)
+    moves = 0
+    while wait_for_my_turn_or_end(page):
+        legal = [int(c) for c in board.locator(".column.legal").evaluate_all("gs => gs.map(g => g.dataset.column)")]
+        assert legal, "my turn, yet the view offers no column"
+        column = rng.choice(legal)
+        before = version(page)
+        if moves % 2:
+            board.focus()
+            page.keyboard.press(str(column + 1))  # the keyboard: digit keys drop into that column
+        else:
+            board.locator(f".column[data-column='{column}'] rect.hit").click()
+        wait_for_version_after(page, before)
+        moves += 1
+        # The clock of the seat to move counts down (it is drawn from the server's turn deadline).
+        if moves == 2 and not page.locator(".result").is_visible():
+            running = page.locator(".clock.running")
+            if running.count() == 1:
+                first = running.inner_text()
+                page.wait_for_function(
+                    "(t) => document.querySelector('.clock.running')?.textContent !== t", arg=first, timeout=5000
+                )
+
+    result = page.locator(".result")
+    expect(result).to_be_visible(timeout=TIMEOUT_MS)
+    headline = result.locator("h3").inner_text()
+    assert headline in ("You won!", "You lost.", "A draw."), headline
+    expect(result).to_contain_text("How it ended:")
+    assert moves >= 4
+    sentences = page.locator(".moves li").all_inner_texts()
+    assert any(f"{name} dropped a disc into column" in s for s in sentences), sentences
+    assert sentences[-1].startswith("Game over"), sentences[-1]
+    assert board.locator(".last-move").count() == 1
+    if "four in a row" in result.inner_text():
+        assert board.locator(".winning").count() >= 4  # the winning four is marked
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / "connect4.png", full_page=True)
+
+    weight = page_weight_gzip(web_url)
+    print(
+        f"\nweb app: page weight (JS+CSS gzipped) {weight / 1024:.1f} KB; load to first board {load_ms:.0f} ms; {moves} moves"
+    )
+    assert weight < 300 * 1024
+    assert load_ms < 1000
+    context.close()
