@@ -42,6 +42,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
   const ratings = new Map<string, string>();
   const selected = { column: 0, bonus: false };
   const csPicks: { picks: { die: number; key: string }[] } = { picks: [] };
+  let lastEvent: games.GameEvent | undefined;
   let drawnVersion = -1n;
   let refreshing: Promise<void> | undefined;
   let again = false;
@@ -90,7 +91,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     const colours = COLOURS[summary.game] ?? [];
     const myTurn = seat !== undefined && st !== undefined && !st.over && st.toAct.includes(seat);
     title.textContent = `${TITLES[summary.game] ?? summary.game}${seat === undefined ? " (watching)" : ""}${summary.rated ? " · rated" : ""}`;
-    const ctx: BoardContext = { seat, names: who, colours, myTurn, submit: (move) => void submit(move) };
+    const ctx: BoardContext = { seat, names: who, colours, myTurn, lastEvent, submit: (move) => void submit(move) };
     let board: Board | undefined;
     const view = game.view.game;
     if (view.case === "connect4") board = drawConnect4(view.value, ctx, selected);
@@ -206,7 +207,12 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
         const text = sentence(event, names());
         if (text) moveList.append(h("li", { "data-version": String(event.version) }, text));
         moveList.scrollTop = moveList.scrollHeight;
+        // The last move is the first game event of the newest version (whatever the game).
+        const gameEvent = event.kind.case === "connect4" || event.kind.case === "plus4" || event.kind.case === "coloursquare";
+        const newMove = gameEvent && (lastEvent === undefined || event.version > lastEvent.version);
+        if (newMove) lastEvent = event;
         if (event.version > drawnVersion) scheduleRefresh();
+        else if (newMove && refreshing === undefined) draw();
       }
     } catch (error) {
       if (signal.aborted) return;

@@ -27,7 +27,8 @@ function optionInputs(type: play.GameType): HTMLElement[] {
       const r = spec.values.value;
       input = h("input", { type: "number", name: spec.name, min: Number(r?.minimum ?? 0), max: Number(r?.maximum ?? 0), value: Number(r?.defaultValue ?? 0) });
     }
-    return h("label", { title: spec.description }, `${spec.description}${spec.maxSeats > 0 ? ` (${spec.maxSeats === 1 ? "solo" : `up to ${spec.maxSeats} players`} only)` : ""} `, input);
+    const only = spec.maxSeats > 0 ? ` (${spec.maxSeats === 1 ? "solo" : `up to ${spec.maxSeats} players`} only)` : "";
+    return h("label", { title: spec.description }, `${spec.name.replaceAll("_", " ")}${only} `, input, h("small", { class: "hint" }, spec.description));
   });
 }
 

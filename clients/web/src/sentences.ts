@@ -30,7 +30,7 @@ export function sentence(event: games.GameEvent, names: string[]): string {
   const kind = event.kind;
   switch (kind.case) {
     case "created":
-      return `The game of ${names.length} started.`;
+      return `The game started: ${names.join(", ")}.`;
     case "resigned":
       return `${who(kind.value.seat)} resigned.`;
     case "timedOut":

@@ -11,6 +11,8 @@ export interface BoardContext {
   /** The game waits on the viewer now. */
   myTurn: boolean;
   submit(move: games.GameMove): void;
+  /** The last move event of the game (from the watch), for marking it; undefined before one. */
+  lastEvent: games.GameEvent | undefined;
 }
 
 export interface Board {

@@ -21,6 +21,7 @@ export function drawPlus4(view: plus4.View, ctx: BoardContext, selected: { colum
     tabindex: 0,
     "aria-label": "Plus 4 frame. Use the arrow keys and Enter to push a disc, B for the bonus disc.",
   });
+  const last = ctx.lastEvent?.kind.case === "plus4" && ctx.lastEvent.kind.value.kind.case === "discPushed" ? ctx.lastEvent.kind.value.kind.value : undefined;
   for (let c = 0; c < 4; c++) {
     const ok = ctx.myTurn && canPush(c, selected.bonus);
     const arrow = s(
@@ -29,6 +30,9 @@ export function drawPlus4(view: plus4.View, ctx: BoardContext, selected: { colum
       s("rect", { x: c * CELL, y: 0, width: CELL, height: TOP, class: "hit" }),
       s("path", { d: `M${c * CELL + CELL / 2 - 14} 12 h28 l-14 26 z`, fill: ok ? (ctx.colours[ctx.seat ?? 0] ?? "#888") : "#ccc" }),
     );
+    if (last?.column === c) {
+      arrow.append(s("rect", { x: c * CELL + 8, y: 4, width: CELL - 16, height: TOP - 8, rx: 6, class: "last-move-box", stroke: ctx.colours[last.seat] ?? "#333" }));
+    }
     svg.append(arrow);
   }
   view.frame.forEach((row, r) => {
@@ -51,9 +55,8 @@ export function drawPlus4(view: plus4.View, ctx: BoardContext, selected: { colum
     const at = (cell: plus4.Cell): [number, number] => [cell.column * CELL + CELL / 2, TOP + cell.row * CELL + CELL / 2];
     const [x1, y1] = at(first);
     const [x2, y2] = at(last);
-    svg.append(s("line", { x1, y1, x2, y2, class: "scored-line", stroke: ctx.colours[line.colour] ?? "#333" }));
+    svg.append(s("line", { x1, y1, x2, y2, class: "scored-line" }));
   }
-  // The last push: its column's arrow is marked.
   svg.addEventListener("keydown", (event) => {
     const key = (event as KeyboardEvent).key;
     if (key === "ArrowLeft" || key === "ArrowRight") {
