@@ -34,6 +34,7 @@ from tafel.bots.connect4_native import NativeSolver, load  # noqa: E402
 
 HEADER = """# Connect Four 7x6 opening book of the level-3 bot (tafel.bots.connect4_book).
 # Made by tools/build_connect4_book.py {args}
+# "plies F S": every position the bot reaches with fewer discs than F moving first, S moving second
 # key(hex, canonical current+mask) column(0-6, for the keyed orientation) s|w score
 """
 
@@ -135,22 +136,25 @@ def main(argv: list[str] | None = None) -> int:
         print("the compiled solver is not built: run `make native` first", file=sys.stderr)
         return 2
     entries: dict[int, tuple[int, int, bool]] = {}
-    covered = 0  # the plies a finished earlier run vouched for
+    covered = [0, 0]  # per seat (first, second): the plies finished runs vouched for
     if args.out.exists() and not args.fresh:
         earlier = Book.parse(args.out.read_text())
-        entries, covered = earlier.entries(), earlier.plies
+        entries, covered = earlier.entries(), list(earlier.plies)
     for other in args.merge:
-        entries.update(Book.parse(other.read_text()).entries())
+        merged = Book.parse(other.read_text())
+        entries.update(merged.entries())
+        covered = [max(a, b) for a, b in zip(covered, merged.plies, strict=True)]
     builder = Builder(solver, args.plies, args.strong_seconds, entries)
     header = HEADER.format(args=f"--plies {args.plies} --strong-seconds {args.strong_seconds:g}")
 
     def save() -> None:
-        args.out.write_text(header + Book(builder.entries, covered).format())
+        args.out.write_text(header + Book(builder.entries, (covered[0], covered[1])).format())
 
     def after_pass(plies: int) -> None:
-        nonlocal covered
-        if args.sides == "both":  # only a walk of both seats vouches for every position below plies
-            covered = max(covered, plies)
+        for seat, name in enumerate(("first", "second")):
+            if args.sides in ("both", name):
+                covered[seat] = max(covered[seat], plies)
+        print(f"every position below {plies} plies done (first, second: {covered})", flush=True)
         save()
 
     def every() -> None:

@@ -192,7 +192,7 @@ class Engine:
             """Exact score within (alpha, beta); the side to move cannot win at once."""
             nonlocal counter
             counter += 1
-            if counter >= limit or (not counter & 1023 and clock() > deadline):
+            if counter >= limit or (not counter & 255 and clock() > deadline):
                 raise aborted
             opp = cur ^ mask
             possible = (mask + bottom) & board
@@ -338,7 +338,7 @@ class Engine:
             at once."""
             nonlocal counter
             counter += 1
-            if counter >= limit or (not counter & 1023 and clock() > deadline):
+            if counter >= limit or (not counter & 255 and clock() > deadline):
                 raise aborted
             opp = cur ^ mask
             possible = (mask + bottom) & board

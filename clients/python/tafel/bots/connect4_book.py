@@ -46,9 +46,10 @@ class Entry:
 
 
 class Book:
-    """`plies`: the book has every position the bot can reach with fewer discs than that."""
+    """`plies`: (moving first, moving second): the book has every position the bot can reach with
+    fewer discs than that when it moves first, and when it moves second."""
 
-    def __init__(self, entries: dict[int, tuple[int, int, bool]], plies: int = 0) -> None:
+    def __init__(self, entries: dict[int, tuple[int, int, bool]], plies: tuple[int, int] = (0, 0)) -> None:
         self._entries = entries
         self.plies = plies
 
@@ -69,16 +70,17 @@ class Book:
 
     @staticmethod
     def parse(text: str) -> Book:
-        """A line "plies N", then lines "key(hex) column(0-6) s|w score"; '#' starts a comment."""
+        """A line "plies FIRST SECOND" (or one number for both), then lines "key(hex) column(0-6)
+        s|w score"; '#' starts a comment."""
         entries: dict[int, tuple[int, int, bool]] = {}
-        plies = 0
+        plies = (0, 0)
         for n, line in enumerate(text.splitlines(), 1):
             line = line.split("#", 1)[0].strip()
             if not line:
                 continue
             fields = line.split()
-            if fields[0] == "plies" and len(fields) == 2:
-                plies = int(fields[1])
+            if fields[0] == "plies" and len(fields) in (2, 3):
+                plies = (int(fields[1]), int(fields[-1]))
                 continue
             if len(fields) != 4 or fields[2] not in ("s", "w") or not 0 <= int(fields[1]) < _WIDTH:
                 raise ValueError(f"book line {n} is malformed: {line!r}")
@@ -86,7 +88,7 @@ class Book:
         return Book(entries, plies)
 
     def format(self) -> str:
-        return f"plies {self.plies}\n" + "".join(
+        return f"plies {self.plies[0]} {self.plies[1]}\n" + "".join(
             f"{key:x} {column} {'s' if exact else 'w'} {score}\n"
             for key, (column, score, exact) in sorted(self._entries.items())
         )
