@@ -40,8 +40,9 @@ async def signed_in(platform: Platform) -> TafelClient:
 async def test_play_streams_and_watches_move_to_the_other_gateway_on_sigterm(two_gateways: Platform) -> None:
     a, b, spectator = [await signed_in(two_gateways) for _ in range(3)]
     try:
-        found = await asyncio.wait_for(asyncio.gather(a.find_match("connect4", per_move_s=60),
-                                                      b.find_match("connect4", per_move_s=60)), 30)
+        found = await asyncio.wait_for(
+            asyncio.gather(a.find_match("connect4", per_move_s=60), b.find_match("connect4", per_move_s=60)), 30
+        )
         game_id = found[0].game_id
         by_seat = {found[0].seat: a, found[1].seat: b}
         watched = asyncio.ensure_future(collect(spectator, game_id))
@@ -87,8 +88,6 @@ async def collect(client: TafelClient, game_id: str) -> list:  # type: ignore[ty
     return [event async for event in client.watch(game_id)]
 
 
-
-
 async def test_a_play_stream_that_gave_up_fails_pending_and_later_requests_at_once(two_gateways: Platform) -> None:
     client = await signed_in(two_gateways)
     try:
@@ -111,8 +110,9 @@ async def test_a_watch_from_now_resumes_after_its_view_when_the_gateway_stops(tw
     only_first = await TafelClient.connect(two_gateways.gateway_addresses[0])  # b, on gateway-0 alone
     only_first.session = b.session
     try:
-        found = await asyncio.wait_for(asyncio.gather(a.find_match("connect4", per_move_s=60),
-                                                      b.find_match("connect4", per_move_s=60)), 30)
+        found = await asyncio.wait_for(
+            asyncio.gather(a.find_match("connect4", per_move_s=60), b.find_match("connect4", per_move_s=60)), 30
+        )
         game_id = found[0].game_id
         mover = {found[0].seat: a, found[1].seat: b}[0]
         async with only_first.play_stream() as watcher:

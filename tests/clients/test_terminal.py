@@ -43,11 +43,10 @@ def test_connect4_against_a_bot_with_a_spectator_then_the_replay(platform: Platf
     spectator: Terminal | None = None
     try:
         player.wait_text("to watch it: `tafel watch", timeout_s=60)
-        screen = player.wait_text("YOUR TURN", timeout_s=60)  # seat 1 (a room's host) moves first
+        # Seat 1 (the room's host) moves first. The legend names both players with their symbols,
+        # and shows both clocks.
+        screen = player.wait_all("YOUR TURN", "● you", "○ guest-", "to move", "a move)", timeout_s=60)
         game_id = game_id_on(screen)
-        # The legend names both players with their symbols, and shows both clocks.
-        assert "● you" in screen and "○ " in screen, screen
-        assert "to move" in screen and "a move)" in screen, screen
         # The header names the game once (it is drawn a moment after the board, hence the wait).
         screen = player.wait_for(lambda s: game_id in s.splitlines()[0], 10, "the header")
         assert screen.splitlines()[0].count(game_id) == 1, screen
@@ -60,8 +59,8 @@ def test_connect4_against_a_bot_with_a_spectator_then_the_replay(platform: Platf
 
         player.keys("4", "Enter")
         player.wait_text("You dropped a disc in column 4.", timeout_s=20)
-        screen = player.wait_text("last move", timeout_s=20)
-        assert "(●)" in screen or "(○)" in screen, screen  # the last disc is marked
+        # The last disc is marked.
+        player.wait_for(lambda s: "last move" in s and ("(●)" in s or "(○)" in s), 20, "the last move marked")
         spectator.wait_for(lambda s: re.search(r"\S+ dropped a disc in column 4\.", s) is not None, 20, "the drop")
 
         # q asks first: the game goes on without the player.
@@ -69,10 +68,9 @@ def test_connect4_against_a_bot_with_a_spectator_then_the_replay(platform: Platf
         player.wait_text("press q again to leave", timeout_s=10)
         player.keys("Escape")
 
-        screen = play_connect4_to_the_end(player)
+        play_connect4_to_the_end(player)
+        screen = player.wait_all("GAME OVER", "Press q to quit", "Game over:", timeout_s=20)  # the log says so too
         assert any(verdict in screen for verdict in ("you won", "you lost", "draw")), screen
-        assert "Press q to quit" in screen
-        assert "Game over:" in screen  # the log says so as a sentence
         spectator.wait_text("GAME OVER", timeout_s=30)
         player.keys("q")
         final = player.exited()
@@ -84,15 +82,14 @@ def test_connect4_against_a_bot_with_a_spectator_then_the_replay(platform: Platf
 
     replay = Terminal(f"{TAFEL} replay {game_id}", env)
     try:
-        screen = replay.wait_text("step 1 of", timeout_s=30)
+        screen = replay.wait_all("step 1 of", "1  2  3", timeout_s=30)
         total = int(re.search(r"step 1 of (\d+)", screen).group(1))  # type: ignore[union-attr]
         assert board_discs(screen) == 0 and total >= 8
         replay.keys("Right", "Right", "Right")
-        screen = replay.wait_text("step 4 of", timeout_s=10)
-        assert board_discs(screen) == 3, screen  # created, then three drops
+        # Created, then three drops.
+        replay.wait_for(lambda s: "step 4 of" in s and board_discs(s) == 3, 10, "three discs at step 4")
         replay.keys("End")
-        screen = replay.wait_text(f"step {total} of {total}", timeout_s=10)
-        assert "result:" in screen and ("won" in screen or "draw" in screen), screen
+        replay.wait_for(lambda s: f"step {total} of {total}" in s and ("won" in s or "draw" in s), 10, "the last step")
         replay.keys("q")
         replay.exited()
     finally:
@@ -172,7 +169,7 @@ def test_finished_games_are_listed_with_their_result(platform: Platform) -> None
     env = client_env(platform.gateway_addresses[0], TAFEL_PASSWORD=f"pw-{name}", TAFEL_USER=name)
     terminal = Terminal(f"{TAFEL} play connect4 --vs-bot 1 --register; {TAFEL} games", env)
     try:
-        screen = terminal.wait_text("YOUR TURN", timeout_s=60)
+        screen = terminal.wait_all("YOUR TURN", "Game r-", timeout_s=60)
         game_id = game_id_on(screen)
         terminal.keys("x")
         terminal.wait_text("Press x again to resign", timeout_s=10)

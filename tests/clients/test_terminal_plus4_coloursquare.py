@@ -26,15 +26,14 @@ def test_plus4_against_a_bot_to_the_end_with_the_bonus_disc(platform: Platform) 
     terminal = Terminal(f"{TAFEL} play plus4 --vs-bot 1 --target 2", client_env(platform.gateway_addresses[0]))
     try:
         terminal.wait_text("Game r-", timeout_s=60)
-        screen = terminal.wait_text("YOUR TURN", timeout_s=60)
-        assert "goal: first to 2 points" in screen, screen  # the target is shown
+        # The target is shown; the legend names the players with their symbols.
+        screen = terminal.wait_all("YOUR TURN", "goal: first to 2 points", "● you", "+ bonus ◆", timeout_s=60)
         assert "rounds won" not in screen  # a points game has no rounds
-        assert "● you" in screen and "+ bonus ◆" in screen
         terminal.keys("b")
         terminal.wait_text("next push: BONUS disc", timeout_s=10)
         terminal.keys("1", "Enter")
-        screen = terminal.wait_text("You pushed the bonus disc into column 1.", timeout_s=20)
-        screen = terminal.wait_text("your bonus disc is used", timeout_s=20)
+        terminal.wait_text("You pushed the bonus disc into column 1.", timeout_s=20)
+        screen = terminal.wait_all("your bonus disc is used", "(bonus used)", timeout_s=20)
         assert "◆" in screen.split("goal:")[0]  # the bonus disc on the board
         # Push into column 1 until the game ends: every push is an ordinary disc and none is refused
         # (the bonus toggle went stale before: the next push was refused with NO_BONUS_DISC).
@@ -85,11 +84,10 @@ def test_coloursquare_solo_to_the_end_in_every_row_and_a_joker(platform: Platfor
     rows_placed: set[int] = set()
     try:
         terminal.wait_text("Game r-", timeout_s=60)
-        screen = terminal.wait_text("place 2 coloured dice", timeout_s=60)
-        assert "tafel sheet A" in screen and "jokers: · ·" in screen and "= 0" in screen, screen
+        terminal.wait_all("place 2 coloured dice", "tafel sheet A", "jokers: · ·", "= 0", timeout_s=60)
         # Round 1: the red die onto a joker field, the yellow one into the first square.
         terminal.keys("r", "j", "y", "Enter", "p")
-        screen = terminal.wait_text("round 2 of", timeout_s=20)
+        screen = terminal.wait_all("round 2 of", "jokers", timeout_s=20)
         joker = re.search(r"jokers: ([1-6]) ·", screen)  # the first field only
         assert joker, screen  # the joker field holds the red die's value: not a Python list
         assert f"-{joker.group(1)} jokers" in screen, screen  # and it counts in the breakdown
@@ -110,7 +108,7 @@ def test_coloursquare_solo_to_the_end_in_every_row_and_a_joker(platform: Platfor
             terminal.keys("p")
             screen = terminal.wait_text(f"round {round_number + 1} of", "GAME OVER", timeout_s=20)
             assert "Move refused" not in screen, screen
-        screen = terminal.wait_text("GAME OVER", timeout_s=30)
+        screen = terminal.wait_all("GAME OVER", "circled", timeout_s=30)
         assert rows_placed == {0, 1, 2, 3} and not any(sheet.remaining(c) for c in COLOURS)
         head = screen.split("you:")[0]
         assert "rolled" not in head and "R0 Y0" not in screen, screen  # no roll after the end
@@ -127,29 +125,30 @@ def test_a_coloursquare_room_between_two_terminals_started_early(platform: Platf
     host = Terminal(f"{TAFEL} play coloursquare --new-room", env)
     guest: Terminal | None = None
     try:
-        screen = host.wait_text("press s to start now", timeout_s=60)
+        screen = host.wait_all("press s to start now", "(free)", "(host, you)", timeout_s=60)
         code = re.search(r"room ([A-Z0-9]{4,}) ·", screen).group(1)  # type: ignore[union-attr]
         seats = re.search(r"1 of (\d+) seats taken", screen)
         assert seats and int(seats.group(1)) > 2 and "(free)" in screen, screen  # it says what it waits for
         host_name = re.search(r"1\. (\S+) \(host, you\)", screen).group(1)  # type: ignore[union-attr]
         guest = Terminal(f"{TAFEL} play coloursquare --room {code}", env)
-        screen = guest.wait_text(f"or for {host_name} to start", timeout_s=30)
+        screen = guest.wait_all(f"or for {host_name} to start", "(you)", timeout_s=30)
         guest_name = re.search(r"2\. (\S+) \(you\)", screen).group(1)  # type: ignore[union-attr]
         host.wait_text("2 of", timeout_s=20)
         host.keys("s")
 
-        screen = host.wait_text("place 2 coloured dice", timeout_s=30)
-        assert f"{guest_name}: 0 points" in screen and "you: 0 points" in screen, screen  # both sheets
-        screen = guest.wait_text("place the white die", timeout_s=30)
-        assert f"{host_name}: 0 points" in screen and "you: 0 points" in screen, screen
+        host.wait_all("place 2 coloured dice", f"{guest_name}: 0 points", "you: 0 points", timeout_s=30)  # both sheets
+        guest.wait_all("place the white die", f"{host_name}: 0 points", "you: 0 points", timeout_s=30)
 
         host.keys("r", "Enter", "Right", "g", "Enter")
         screen = host.wait_text("to send: R in the red cell of row 1, column 1, G in the green cell of row 1, column 2")
         host.keys("p")
         guest.keys("t", "Enter", "p")  # the white die into the yellow cell of the first square
-        screen = guest.wait_text("Round 1 is over.", timeout_s=30)
-        assert f"{host_name} placed R in the red cell of row 1, column 1 and G in the green cell" in screen, screen
-        assert "You placed W in the yellow cell of row 1, column 1." in screen, screen
+        guest.wait_all(
+            "Round 1 is over.",
+            f"{host_name} placed R in the red cell of row 1, column 1 and G in the green cell",
+            "You placed W in the yellow cell of row 1, column 1.",
+            timeout_s=30,
+        )
         host.wait_text(f"{guest_name} placed W in the yellow cell of row 1, column 1.", timeout_s=30)
 
         guest.keys("q")

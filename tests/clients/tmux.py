@@ -70,6 +70,11 @@ class Terminal:
         """Waits until any of `texts` is on screen."""
         return self.wait_for(lambda s: any(t in s for t in texts), timeout_s, " or ".join(map(repr, texts)))
 
+    def wait_all(self, *texts: str, timeout_s: float = 30.0) -> str:
+        """Waits until all of `texts` are on screen at once (a frame can show a widget's new
+        content before the layout has grown to fit it: wait for what is checked, not a neighbour)."""
+        return self.wait_for(lambda s: all(t in s for t in texts), timeout_s, " and ".join(map(repr, texts)))
+
     def exited(self, timeout_s: float = 20.0) -> str:
         return self.wait_text("EXITED", timeout_s=timeout_s)
 

@@ -328,7 +328,7 @@ class GameApp(App[str]):
 
 def game_title(summary: play_pb2.GameSummary, seat: int | None) -> str:
     """ "Connect Four: alice vs bob" (the game id goes in the sub-title, once)."""
-    names = " vs ".join(p.player.username for p in summary.players)
+    names = " vs ".join(seat_names(summary.players, seat))
     title = GAME_TITLES.get(summary.game, summary.game)
     return f"tafel · {'watching ' if seat is None else ''}{title}: {names}"
 
