@@ -47,7 +47,7 @@ native: $(C4_SO)
 # (buf.gen.yaml, protoc-gen-es from node_modules), compiled by tsc. Its tests run from pytest
 # (tests/clients/test_typescript_sdk.py) against a real platform. Needs Node 20 and npm.
 TS     := clients/typescript
-TS_SRC := $(shell find $(TS)/src $(TS)/test -name '*.ts' -not -path '$(TS)/src/gen/*' 2>/dev/null)
+TS_SRC := $(shell find $(TS)/src $(TS)/test $(TS)/conformance -name '*.ts' -not -path '$(TS)/src/gen/*' 2>/dev/null)
 
 $(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
 	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error

@@ -2,8 +2,8 @@
 each deliberately broken client fails the scenario that checks its fault - with a reason that
 names it. One platform for the module; the kit runs as the console script a client author uses.
 
-The TypeScript SDK's client joins CLIENTS when clients/typescript ships its conformance client
-(its command line, as the kit documents in docs/clients.md)."""
+The TypeScript SDK's client (clients/typescript/conformance/client.ts, built by `make ts`, which
+`make test` runs first) passes the same scenarios."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 KIT = ROOT / ".venv" / "bin" / "tafel-conformance"
 CLIENTS = {
     "python-sdk": f"{sys.executable} -m tafel.conformance.reference_client",
+    "typescript-sdk": f"node {ROOT / 'clients' / 'typescript' / 'dist' / 'conformance' / 'client.js'}",
 }
 BROKEN = f"{sys.executable} -m tests.conformance.broken_client"
 

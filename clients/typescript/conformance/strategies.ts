@@ -1,5 +1,6 @@
-// Legal moves from a seat's view, for the tests' players (no search: the tests check the SDK and
-// the platform, not play strength). Colour Square fills squares in order so a game ends soon.
+// Legal moves from a seat's view, for the conformance client and the tests' players (no search:
+// they check the SDK and the platform, not play strength). Colour Square fills squares in order so
+// a game ends soon.
 
 import {
   coloursquare,
@@ -103,4 +104,18 @@ export function colourSquareStrategy(gameView: games.GameView): games.GameMove {
     }
   }
   throw new Error(`no legal placement of ${view.mustPlace} dice found`);
+}
+
+/** The strategy for a game by its machine name. */
+export function strategyFor(game: string): Strategy {
+  switch (game) {
+    case "connect4":
+      return connect4Strategy;
+    case "plus4":
+      return plus4Strategy;
+    case "coloursquare":
+      return colourSquareStrategy;
+    default:
+      throw new Error(`no strategy for game ${game}`);
+  }
 }

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { options, play, type TafelClient } from "../src/index.js";
 import { guests, playGame, transportKinds } from "./platform.js";
-import { colourSquareStrategy, connect4Strategy, plus4Strategy } from "./strategies.js";
+import { colourSquareStrategy, connect4Strategy, plus4Strategy } from "../conformance/strategies.js";
 
 for (const kind of transportKinds()) {
   describe(`whole games over ${kind.name}`, () => {

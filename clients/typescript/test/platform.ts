@@ -8,7 +8,7 @@ import type { TestContext } from "node:test";
 import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createWebTransport, TafelClient, VersionConflict, type games } from "../src/index.js";
 import { createNativeTransport } from "../src/node.js";
-import type { Strategy } from "./strategies.js";
+import type { Strategy } from "../conformance/strategies.js";
 
 export interface TransportKind {
   name: string;

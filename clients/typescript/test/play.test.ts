@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { IllegalMove, moves, Unavailable, type games, type PlayStream, type TafelClient } from "../src/index.js";
 import { guests, transportKinds } from "./platform.js";
-import { connect4Strategy } from "./strategies.js";
+import { connect4Strategy } from "../conformance/strategies.js";
 
 async function playOnStream(client: TafelClient, stream: PlayStream, gameId: string, seat: number): Promise<games.GameStatus> {
   const watching = await stream.watch(gameId);
