@@ -23,6 +23,8 @@ from typing import Any
 import grpc
 from google.protobuf import descriptor, message_factory
 from google.protobuf.message import Message
+from grpc_health.v1 import health_pb2
+from grpc_reflection.v1alpha import reflection_pb2
 from tafel.diagnostics.v1 import diagnostics_pb2
 from tafel.play.v1 import bots_pb2, play_pb2, play_pb2_grpc, tournaments_pb2
 from tafel.rules.v1 import rules_pb2
@@ -39,7 +41,7 @@ UINTS = (0, 1, 2**32 - 1, 2**64 - 1)
 
 def services(gateway: bool) -> Iterator[descriptor.ServiceDescriptor]:
     files = (play_pb2, bots_pb2, tournaments_pb2) if gateway else (rules_pb2,)
-    for module in (*files, diagnostics_pb2):
+    for module in (*files, diagnostics_pb2, health_pb2, reflection_pb2):
         yield from module.DESCRIPTOR.services_by_name.values()
 
 
@@ -137,13 +139,17 @@ class Fuzzer:
     async def method(
         self, channel: grpc.aio.Channel, method: descriptor.MethodDescriptor, token: Any, rounds: int
     ) -> None:
+        calls = []
         for index in range(rounds):
             md = token if index % 3 else ()
             if index % 2 == 0:
                 payload = self.rng.randbytes(self.rng.choice((1, 7, 64, 1000)))
             else:
                 payload = hostile(method.input_type, self.rng).SerializeToString()
-            await self.call(channel, method, payload, md)
+            calls.append(self.call(channel, method, payload, md))
+        # Concurrently (a valid watch legitimately stays open until its deadline), a bounded batch.
+        for start in range(0, len(calls), 32):
+            await asyncio.gather(*calls[start : start + 32])
 
 
 async def fuzz(platform: Platform, rounds: int, seed: int) -> Fuzzer:
