@@ -7,4 +7,4 @@ from tools.fuzz import main
 
 
 def test_every_rpc_answers_hostile_requests_with_a_proper_status(capsys) -> None:  # type: ignore[no-untyped-def]
-    assert main(["--rounds", "4", "--seed", "7"]) == 0, capsys.readouterr().out
+    assert main(["--rounds", "4", "--seed", "7", "--stream-deadline", "1"]) == 0, capsys.readouterr().out

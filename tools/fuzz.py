@@ -17,7 +17,7 @@ import os
 import random
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from typing import Any
 
 import grpc
@@ -95,8 +95,9 @@ def _value(field: descriptor.FieldDescriptor, rng: random.Random, depth: int) ->
 
 
 class Fuzzer:
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, stream_deadline_s: float = 3.0) -> None:
         self.rng = rng
+        self.stream_deadline_s = stream_deadline_s
         self.codes: Counter[str] = Counter()
         self.problems: list[str] = []
         self.calls = 0
@@ -111,7 +112,7 @@ class Fuzzer:
         try:
             if method.client_streaming:
                 call: Any = (channel.stream_stream if method.server_streaming else channel.stream_unary)(path)(
-                    metadata=md, timeout=3
+                    metadata=md, timeout=self.stream_deadline_s
                 )
                 await call.write(payload)
                 await call.done_writing()
@@ -121,7 +122,7 @@ class Fuzzer:
                 else:
                     await call
             elif method.server_streaming:
-                async for _ in channel.unary_stream(path)(payload, metadata=md, timeout=3):
+                async for _ in channel.unary_stream(path)(payload, metadata=md, timeout=self.stream_deadline_s):
                     pass
             else:
                 await channel.unary_unary(path)(payload, metadata=md, timeout=5)
@@ -136,9 +137,9 @@ class Fuzzer:
         if any(leak in details for leak in LEAKS):
             self.problems.append(f"{path}: leaked exception text {details[:120]!r}")
 
-    async def method(
+    def method(
         self, channel: grpc.aio.Channel, method: descriptor.MethodDescriptor, token: Any, rounds: int
-    ) -> None:
+    ) -> list[Coroutine[Any, Any, None]]:
         calls = []
         for index in range(rounds):
             md = token if index % 3 else ()
@@ -147,13 +148,11 @@ class Fuzzer:
             else:
                 payload = hostile(method.input_type, self.rng).SerializeToString()
             calls.append(self.call(channel, method, payload, md))
-        # Concurrently (a valid watch legitimately stays open until its deadline), a bounded batch.
-        for start in range(0, len(calls), 32):
-            await asyncio.gather(*calls[start : start + 32])
+        return calls
 
 
-async def fuzz(platform: Platform, rounds: int, seed: int) -> Fuzzer:
-    fuzzer = Fuzzer(random.Random(seed))
+async def fuzz(platform: Platform, rounds: int, seed: int, stream_deadline_s: float = 3.0) -> Fuzzer:
+    fuzzer = Fuzzer(random.Random(seed), stream_deadline_s)
     targets = [(address, True) for address in platform.gateway_addresses]
     targets += [(addresses[0], False) for addresses in platform.rules_addresses.values()]
     for address, is_gateway in targets:
@@ -165,9 +164,16 @@ async def fuzz(platform: Platform, rounds: int, seed: int) -> Fuzzer:
                 accounts = play_pb2_grpc.AccountServiceStub(channel)
                 session = (await accounts.SignInAsGuest(play_pb2.SignInAsGuestRequest())).session
                 token = (("authorization", f"Bearer {session.token}"),)
-            for service in services(is_gateway):
-                for method in service.methods:
-                    await fuzzer.method(channel, method, token, rounds)
+            calls = [
+                call
+                for service in services(is_gateway)
+                for method in service.methods
+                for call in fuzzer.method(channel, method, token, rounds)
+            ]
+            # Concurrently, in bounded batches: a valid watch legitimately stays open until its
+            # deadline, and one at a time those deadlines added up to minutes.
+            for start in range(0, len(calls), 64):
+                await asyncio.gather(*calls[start : start + 64])
     for child in platform.children:
         if child.process.poll() is not None:
             fuzzer.problems.append(f"{child.name} exited with {child.process.returncode}")
@@ -178,10 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=60, help="requests per method per server")
     parser.add_argument("--seed", type=int, default=18)
+    parser.add_argument("--stream-deadline", type=float, default=3.0, help="seconds a stream may stay open")
     args = parser.parse_args(argv)
     platform = Platform(fixed_ports=False, bot_pool=False).start()
     try:
-        fuzzer = asyncio.run(fuzz(platform, args.rounds, args.seed))
+        fuzzer = asyncio.run(fuzz(platform, args.rounds, args.seed, args.stream_deadline))
     finally:
         platform.stop()
     print(f"{fuzzer.calls} hostile requests; codes: " + ", ".join(f"{k} {v}" for k, v in fuzzer.codes.most_common()))
