@@ -2,7 +2,7 @@
 // follows WatchGame from the first event (the move list) and fetches the view again after every
 // move; a reload resumes the same way. Moves go through SubmitMove; a refusal shows the server's
 // reason in words.
-import { drawColourSquare } from "./boards/coloursquare.js";
+import { drawColourSquare, type Picks } from "./boards/coloursquare.js";
 import { drawConnect4 } from "./boards/connect4.js";
 import { drawPlus4 } from "./boards/plus4.js";
 import type { Board, BoardContext } from "./boards/board.js";
@@ -41,7 +41,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
   let game: play.GetGameResponse | undefined;
   const ratings = new Map<string, string>();
   const selected = { column: 0, bonus: false };
-  const csPicks: { picks: { die: number; key: string }[] } = { picks: [] };
+  const csPicks: Picks = { picks: [] };
   let lastEvent: games.GameEvent | undefined;
   let drawnVersion = -1n;
   let refreshing: Promise<void> | undefined;
@@ -61,6 +61,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
       metrics.submitted(status()?.version ?? 0n);
       await client.submitMove(gameId, move, { expectedVersion: status()?.version ?? 0n });
       csPicks.picks = [];
+      csPicks.die = undefined;
       scheduleRefresh();
     } catch (error) {
       if (!(error instanceof TafelError)) throw error;

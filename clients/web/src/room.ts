@@ -9,7 +9,8 @@ export function roomPage(root: HTMLElement, client: TafelClient, code: string, g
   const who = h("ul", { class: "room-players" });
   const link = `${location.origin}${location.pathname}#/room/${code}`;
   const start = h("button", { class: "start", hidden: true }, "Start now");
-  mount(root, h("section", { class: "room" }, h("h2", {}, `Room ${code}`), h("p", {}, "Invite link: ", h("input", { class: "invite", readonly: true, value: link, size: link.length })), who, start, message));
+  const bots = h("div", { class: "actions add-bots", hidden: true }, ...[1, 2, 3].map((level) => h("button", { class: `add-bot bot-${level}`, onclick: () => void client.requestBot(code, level).catch(fail) }, `Add a bot (level ${level})`)));
+  mount(root, h("section", { class: "room" }, h("h2", {}, `Room ${code}`), h("p", {}, "Invite link: ", h("input", { class: "invite", readonly: true, value: link, size: link.length })), who, start, bots, message));
   const fail = (error: unknown): void => {
     message.textContent = error instanceof TafelError ? error.detail : String(error);
   };
@@ -23,6 +24,7 @@ export function roomPage(root: HTMLElement, client: TafelClient, code: string, g
       for await (const update of client.watchRoom(code, signal)) {
         mount(who, ...update.players.map((p) => h("li", {}, p.username, p.playerId === update.host?.playerId ? " (host)" : "")), h("li", { class: "free" }, `${update.seats - update.players.length} seat(s) free`));
         start.hidden = update.host?.playerId !== me;
+        bots.hidden = update.host?.playerId !== me || update.players.length >= update.seats;
         if (update.state === play.RoomState.STARTED) return go(`#/game/${update.gameId}`);
         if (update.state === play.RoomState.CLOSED) return fail(new TafelError("ROOM_CLOSED", "The room closed."));
       }

@@ -1,0 +1,121 @@
+"""A 3-seat Colour Square game in Chromium: a guest creates a 3-player room from the lobby (round
+limit set from the catalogue's options), two Python SDK bots (clients/python/tafel: botplay's
+level-1 strategy) join through the invite code, and the browser places dice round by round by clicking a die and then a
+highlighted cell or joker field, in several rows and one joker, to the end of the game. Every
+player's sheet and the score breakdown are on the page."""
+
+from __future__ import annotations
+
+import random
+
+from playwright.sync_api import Browser, Page, expect
+
+from tests.web_app.app import TIMEOUT_MS, sign_in_as_guest, version, wait_for_my_turn_or_end, wait_for_version_after
+from tests.web_app.conftest import SCREENSHOTS
+from tests.web_app.sdk_bots import SdkBots
+from tools.platform import Platform
+
+
+def _place_round(page: Page, rng: random.Random, rows: set[int], jokers: list[int], shot: bool) -> None:
+    """Pick dice and targets until the page offers no more, then send the list (a refusal: start
+    again with other choices)."""
+    board = page.locator(".coloursquare-board")
+    for _attempt in range(6):
+        tried: set[str] = set()
+        placed_rows: list[int] = []
+        used_joker = False
+        while True:
+            dice = [
+                d
+                for d in board.locator(".die:not([disabled])").evaluate_all("bs => bs.map(b => b.dataset.die)")
+                if d not in tried
+            ]
+            if not dice:
+                break
+            die = rng.choice(dice)
+            tried.add(die)
+            board.locator(f".die[data-die='{die}']").click()
+            cells = board.locator(".sheet.mine .cell.target")
+            joker = board.locator(".joker.target")
+            if cells.count() == 0 and joker.count() == 0:
+                board.locator(f".die[data-die='{die}']").click()  # no place left for it: put it back
+                continue
+            if shot:
+                page.screenshot(path=SCREENSHOTS / "coloursquare.png", full_page=True)
+                shot = False
+            if joker.count() > 0 and (not jokers or cells.count() == 0) and rng.random() < 0.4:
+                joker.first.click()
+                used_joker = True
+                continue
+            if cells.count() == 0:
+                joker.first.click()
+                used_joker = True
+                continue
+            spots = cells.evaluate_all(
+                "gs => gs.map(g => [Number(g.dataset.row), Number(g.dataset.column), g.dataset.colour])"
+            )
+            fresh = [s for s in spots if s[0] not in rows] or spots
+            row, column, colour = rng.choice(fresh)
+            board.locator(
+                f".sheet.mine .cell.target[data-row='{row}'][data-column='{column}'][data-colour='{colour}']"
+            ).click()
+            placed_rows.append(row)
+        before = version(page)
+        page.locator(".message").evaluate("m => { m.textContent = ''; }")
+        board.locator("button.place").click()
+        page.wait_for_function(
+            "(v) => Number(document.querySelector('.turn')?.dataset.version ?? -1) > v || document.querySelector('.message')?.textContent",
+            arg=before,
+            timeout=TIMEOUT_MS,
+        )
+        if not page.locator(".message").inner_text():
+            rows.update(placed_rows)
+            if used_joker:
+                jokers.append(before)
+            return
+        board.locator("button.clear").click()  # refused (e.g. MUST_PLACE): choose again
+    raise AssertionError(f"every placement list was refused: {page.locator('.message').inner_text()}")
+
+
+def test_coloursquare_three_seats_with_two_bots(browser: Browser, web_url: str, platform: Platform) -> None:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    sign_in_as_guest(page, web_url)
+    card = page.locator(".game-card[data-game=coloursquare]")
+    card.locator("select[name=seats]").select_option("3")
+    card.locator("input[name=max_rounds]").fill("8")
+    card.get_by_role("button", name="Create a private room").click()
+    invite = page.locator("input.invite")
+    expect(invite).to_be_visible(timeout=TIMEOUT_MS)
+    bots = SdkBots(platform.gateway_addresses, invite.input_value().rsplit("/", 1)[-1], "coloursquare", count=2)
+    expect(page.locator(".coloursquare-board")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.locator(".player-sheet")).to_have_count(3)
+    expect(page.locator(".breakdown tr")).to_have_count(4)
+
+    rng = random.Random(11)
+    rows: set[int] = set()
+    jokers: list[int] = []
+    turns = 0
+    while wait_for_my_turn_or_end(page):
+        if page.locator(".coloursquare-board button.place").count() == 0:
+            wait_for_version_after(page, version(page))  # asked, but the view is not yet drawn
+            continue
+        _place_round(page, rng, rows, jokers, shot=turns == 3)
+        turns += 1
+        assert turns < 200
+
+    result = page.locator(".result")
+    expect(result).to_be_visible(timeout=TIMEOUT_MS)
+    assert result.locator("h3").inner_text() in ("You won!", "You lost.", "A draw.")
+    expect(result).to_contain_text("Scores:")
+    sentences = page.locator(".moves li").all_inner_texts()
+    assert any(" rolled red " in s for s in sentences), sentences
+    assert any(" wrote the " in s for s in sentences), sentences
+    assert len(rows) >= 2, f"placed in rows {rows} only"
+    assert jokers, "no joker was used"
+    expect(page.locator(".coloursquare-board .phase")).to_contain_text("Finished after")
+    print(
+        f"\nweb app: Colour Square, 3 seats, {turns} turns placed from the page, rows {sorted(rows)}, joker in {len(jokers)} turn(s)"
+    )
+    bots.join()
+    context.close()
