@@ -208,11 +208,14 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         cached = self._wrapped.get(method)
         if cached is not None and cached[0] is handler:
             return cached[1]
-        wrapped = self._wrap(handler, method)
+        wrapped = self.wrap(handler, method)
         self._wrapped[method] = (handler, wrapped)
         return wrapped
 
-    def _wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+    def wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        """The handler with the limits in front. Public: the web edge (gateway/web), which runs
+        the gateway's handlers itself rather than through this server, can put the same limits
+        in front of them (its context has peer() and invocation_metadata() too)."""
         name = method.rsplit("/", 1)[-1]
         limiter = self
         deserializer, serializer = handler.request_deserializer, handler.response_serializer
