@@ -55,7 +55,7 @@ class LimitSettings:
 
     calls_per_peer: Rate = Rate(2000.0, 4000.0)  # every call from one IP
     calls_per_player: Rate = Rate(500.0, 1000.0)  # every call of one signed-in player
-    sign_ins_per_peer: Rate = Rate(20.0, 500.0)  # Register, SignIn, SignInAsGuest from one IP
+    sign_ins_per_peer: Rate = Rate(50.0, 1000.0)  # Register, SignIn, SignInAsGuest from one IP
     room_lookups_per_player: Rate = Rate(2.0, 20.0)  # GetRoom, JoinRoom, WatchRoom by code
     room_lookups_per_peer: Rate = Rate(20.0, 200.0)
     streams_per_player: int = 64
