@@ -191,11 +191,14 @@ class Authenticator:
 
     # -- tokens -----------------------------------------------------------------------------------
 
-    def issue(self, player: play_pb2.Player, now: float | None = None) -> play_pb2.Session:
+    def issue(
+        self, player: play_pb2.Player, now: float | None = None, session_id: str | None = None
+    ) -> play_pb2.Session:
         now = time.time() if now is None else now
         expires = int(now + self.token_ttl_s)
         claims = {"p": player.player_id, "u": player.username, "g": int(player.guest), "e": expires}
-        claims.update(s=secrets.token_hex(8), i=int(now * 1000))  # session id, issued (ms): revocation
+        # The session id (kept across refreshes) and when this token was issued (ms): revocation.
+        claims.update(s=session_id or secrets.token_hex(8), i=int(now * 1000))
         payload = json.dumps(claims, separators=(",", ":")).encode()
         head = f"{TOKEN_VERSION}.{_b64(payload)}"
         signature = hmac.new(self._secret, head.encode(), hashlib.sha256).digest()
@@ -250,14 +253,17 @@ class Authenticator:
     # -- sessions ---------------------------------------------------------------------------------
 
     def refresh(self, identity: Identity) -> play_pb2.Session:
-        """A new token for a valid session, with a fresh expiry (guests too)."""
-        return self.issue(identity.player())
+        """A new token for a valid session, with a fresh expiry (guests too). It keeps the session
+        id, so signing the session out revokes the tokens it was refreshed from too."""
+        return self.issue(identity.player(), session_id=identity.session_id or None)
 
     async def sign_out(self, identity: Identity, everywhere: bool) -> None:
         if everywhere:
             await self.revocations.revoke_player(identity.player_id, int(time.time() * 1000) + 1)
         elif identity.session_id:
-            await self.revocations.revoke_session(identity.session_id, identity.expires_at)
+            # Forgotten once no token of the session can be unexpired: a refresh may have issued
+            # one up to now, lasting token_ttl_s; none comes after (a revoked session cannot refresh).
+            await self.revocations.revoke_session(identity.session_id, time.time() + self.token_ttl_s)
         else:  # a token from before session ids: only "everywhere" can reach it
             await self.revocations.revoke_player(identity.player_id, identity.issued_ms + 1)
 

@@ -20,7 +20,7 @@ from redis.exceptions import RedisError
 
 log = logging.getLogger("tafel.gateway.sessions")
 
-REVOKED_SESSIONS = "tafel:sessions:revoked"  # hash: session id -> its token's expiry (s)
+REVOKED_SESSIONS = "tafel:sessions:revoked"  # hash: session id -> when it can be forgotten (s)
 SIGNED_OUT_PLAYERS = "tafel:sessions:signed-out"  # hash: player id -> revoke tokens issued before (ms)
 CHANNEL = "tafel:sessions:revocations"
 

@@ -1,6 +1,7 @@
 """Issue 18.11 / 14.12 through two gateways: sessions can be refreshed before they expire, a guest
-keeps its identity across connections and gateways, and a signed-out session is refused by every
-gateway (one token, or all of a player's with all_sessions)."""
+keeps its identity across connections and gateways (the SDK's use_session), and a signed-out
+session is refused by every gateway (one session with the tokens it was refreshed from, or all of
+a player's with all_sessions)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from collections.abc import AsyncIterator
 
 import grpc
 import pytest
+from tafel.client import TafelClient
+from tafel.errors import TafelError
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 
 from services.kit.errors import reason_of
@@ -83,3 +86,26 @@ async def test_signing_out_revokes_one_session_or_all_of_them_on_every_gateway(
     fresh = (await stubs[0].SignIn(play_pb2.SignInRequest(username=name, password=password), timeout=10)).session
     me = await stubs[1].GetMe(play_pb2.GetMeRequest(), metadata=md(fresh), timeout=10)
     assert me.player.username == name
+
+
+async def test_the_sdk_keeps_refreshes_and_signs_out_a_guest_session(gw_system: GatewaySystem) -> None:
+    first = await TafelClient.connect(gw_system.gateways[0].address)
+    later = await TafelClient.connect(gw_system.gateways[1].address)
+    try:
+        guest = await first.sign_in_as_guest()
+        assert first.session is not None
+        kept = first.session
+        # A new connection, another gateway: the same guest.
+        assert later.use_session(kept).player_id == guest.player_id
+        assert (await later.me()).player_id == guest.player_id
+        refreshed = await later.refresh_session()
+        assert refreshed.token != kept.token and refreshed.player.player_id == guest.player_id
+        await later.sign_out()
+        # Signing out revokes the session, the tokens it was refreshed from included.
+        later.use_session(kept)
+        with pytest.raises(TafelError) as caught:
+            await later.me()
+        assert caught.value.reason == "SESSION_REVOKED"
+    finally:
+        await first.close()
+        await later.close()

@@ -170,6 +170,23 @@ class TafelClient:
         response = await self._call(self.accounts.GetMe, play_pb2.GetMeRequest())
         return response.player  # type: ignore[no-any-return]
 
+    def use_session(self, session: play_pb2.Session) -> play_pb2.Player:
+        """Carry on as a session kept from before (a guest too: its token is its identity), e.g.
+        after a restart or on a new connection to another gateway."""
+        self.session = session
+        return self.player
+
+    async def refresh_session(self) -> play_pb2.Session:
+        """A new token with a fresh expiry for this session; call it before the session expires."""
+        response = await self._call(self.accounts.RefreshSession, play_pb2.RefreshSessionRequest())
+        self.session = response.session
+        return response.session  # type: ignore[no-any-return]
+
+    async def sign_out(self, *, all_sessions: bool = False) -> None:
+        """Revoke this session's token on every gateway (or every session of the player)."""
+        await self._call(self.accounts.SignOut, play_pb2.SignOutRequest(all_sessions=all_sessions))
+        self.session = None
+
     # -- lobby --------------------------------------------------------------------------------------
 
     async def game_types(self) -> list[play_pb2.GameType]:
