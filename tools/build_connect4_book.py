@@ -30,7 +30,7 @@ if str(ROOT / "clients" / "python") not in sys.path:
 
 from tafel.bots.connect4 import Engine  # noqa: E402
 from tafel.bots.connect4_book import BOOK_FILE, Book, canonical  # noqa: E402
-from tafel.bots.connect4_native import NativeSolver, load  # noqa: E402
+from tafel.bots.connect4_native import Best, NativeSolver, load  # noqa: E402
 
 HEADER = """# Connect Four 7x6 opening book of the level-3 bot (tafel.bots.connect4_book).
 # Made by tools/build_connect4_book.py {args}
@@ -52,15 +52,29 @@ class Builder:
         self.weak = 0
         self.on_new: Callable[[], None] = lambda: None
 
-    def choose(self, current: int, mask: int, nb: int, line: str) -> int:
-        """The bot's column here (from the book when known, else solved and recorded)."""
+    def book_move(self, current: int, mask: int) -> tuple[int, int] | None:
+        """(column, score) of the entry for this position, the column as for this orientation."""
+        key, flipped = canonical(current, mask)
+        found = self.entries.get(key)
+        if found is None:
+            return None
+        return (6 - found[0] if flipped else found[0]), found[1]
+
+    def choose(self, current: int, mask: int, nb: int, line: str, lost: bool = False) -> int:
+        """The bot's column here (from the book when known, else solved and recorded). `lost`: the
+        position is known to be lost (the other seat's book wins by the move into it): every move
+        keeps that result, so only the exact score is tried."""
         key, flipped = canonical(current, mask)
         found = self.entries.get(key)
         if found is None:
             started = time.perf_counter()
             # the result first (always to the end), then the exact score within its budget: the
             # first search leaves the table warm for the second
-            weak = self.solver.best(current, mask, nb, weak=True)
+            weak: Best | None
+            if lost:
+                weak = Best(self.resisting_column(current, mask), -1, 0)
+            else:
+                weak = self.solver.best(current, mask, nb, weak=True)
             assert weak is not None  # unbounded
             best = self.solver.best(current, mask, nb, max_seconds=self.strong_seconds)
             exact = best is not None
@@ -80,14 +94,14 @@ class Builder:
         column, _, _ = found
         return 6 - column if flipped else column
 
-    def walk(self, current: int, mask: int, nb: int, line: str) -> None:
+    def walk(self, current: int, mask: int, nb: int, line: str, lost: bool = False) -> None:
         """Every position from here where the bot (to move) has fewer than `plies` discs placed."""
         e = self.engine
         if nb >= self.plies:
             return
         if e.winning_cells(current, mask) & (mask + e.bottom) & e.board:
             return  # it wins at once: the bot needs no book for that
-        column = self.choose(current, mask, nb, line)
+        column = self.choose(current, mask, nb, line, lost)
         if e.is_win(current, mask, column):
             return
         current, mask = e.play(current, mask, column)
@@ -98,7 +112,20 @@ class Builder:
             if nb + 2 > e.size:
                 continue
             after_current, after_mask = e.play(current, mask, reply)
-            self.walk(after_current, after_mask, nb + 2, line + str(reply + 1))
+            self.walk(after_current, after_mask, nb + 2, line + str(reply + 1), self.wins_by(current, mask, reply))
+
+    def resisting_column(self, current: int, mask: int) -> int:
+        """The most central move that does not lose at once (a block if one is forced)."""
+        e = self.engine
+        possible = (mask + e.bottom) & e.board
+        threats = e.winning_cells(current ^ mask, mask)
+        moves = (possible & threats) or (possible & ~(threats >> 1)) or possible
+        return next(c for c in e.order if moves & e.column_masks[c])
+
+    def wins_by(self, current: int, mask: int, column: int) -> bool:
+        """Whether the book has `column` as a winning move here (the other seat's entry)."""
+        found = self.book_move(current, mask)
+        return found is not None and found[0] == column and found[1] > 0
 
     def run(self, sides: str = "both", after_pass: Callable[[int], None] = lambda plies: None) -> None:
         """One pass per disc count, shallowest first (each pass finds the positions of the last one
@@ -112,7 +139,7 @@ class Builder:
             if sides in ("both", "second"):
                 for first in e.order:  # the bot moves second (mirror images share their entries)
                     current, mask = e.play(0, 0, first)
-                    self.walk(current, mask, 1, str(first + 1))
+                    self.walk(current, mask, 1, str(first + 1), self.wins_by(0, 0, first))
             after_pass(plies)
 
 

@@ -16,7 +16,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LIBRARY", "NativeSolver", "load"]
+__all__ = ["LIBRARY", "Best", "NativeSolver", "load"]
 
 LIBRARY = Path(__file__).resolve().with_name("_connect4_solver.so")
 _ABORTED = -1000
