@@ -186,8 +186,10 @@ async def test_refusals_on_unary_calls(gw_system: GatewaySystem, seats: Seating,
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_GAME_ID")
     code, reason = await failure(a.move(game_id, 0, 3, request_id="x" * 65))
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST_ID")
-    code, _ = await failure(a.move(game_id, 0, 1_000_000))
-    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    # A column the board lacks, by any amount: FAILED_PRECONDITION in every game (issue 14 trap 6;
+    # was INVALID_ARGUMENT past column 1000).
+    code, reason = await failure(a.move(game_id, 0, 1_000_000))
+    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "COLUMN_OUT_OF_RANGE")
     code, reason = await failure(
         a.games.SubmitMove(play_pb2.SubmitMoveRequest(game_id=game_id, request_id=new_id()), metadata=a.md)
     )
