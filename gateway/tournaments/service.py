@@ -118,7 +118,6 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
         if fmt is None:
             raise invalid("BAD_FORMAT", "choose a tournament format", field="format")
         description = await self.router.describe(request.game)
-        options = canonical_options(request.game, request.options, description)
         low, high = int(description.min_seats), int(description.max_seats)
         table_size = 0
         rounds = 0
@@ -132,6 +131,8 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
                 )
         elif not low <= 2 <= high:
             raise invalid("BAD_FORMAT", f"{request.game} is not a two-player game: use tables", field="format")
+        # Every table of a tournament seats two or more: a solo-only option is refused now.
+        options = canonical_options(request.game, request.options, description, most_seats=table_size or 2)
         if fmt in (Format.SWISS, Format.TABLES):
             rounds = request.rounds
             if not 1 <= rounds <= MAX_ROUNDS:
