@@ -39,7 +39,7 @@ gen: gen/.stamp
 # compiler the bot falls back to its pure-Python engine, so a failed build only warns.
 C4_SO := clients/python/tafel/bots/_connect4_solver.so
 $(C4_SO): clients/python/tafel/bots/connect4_solver.c
-	$(CC) -O2 -shared -fPIC -o $@ $< || echo "warning: $@ not built; the Connect Four bot uses the Python engine"
+	$(CC) -O2 -shared -fPIC -o $@.tmp $< && mv $@.tmp $@ || echo "warning: $@ not built; the Connect Four bot uses the Python engine"
 
 native: $(C4_SO)
 
