@@ -9,15 +9,9 @@ import type { Board, BoardContext } from "./boards/board.js";
 import { h, mount } from "./dom.js";
 import { metrics } from "./metrics.js";
 import { TafelError, type TafelClient, type games, type play } from "./sdk.js";
+import { COLOURS, TITLES } from "./seats.js";
 import { sentence, words } from "./sentences.js";
 import { timestampMs } from "./time.js";
-
-const COLOURS: Record<string, string[]> = {
-  connect4: ["#d93025", "#f4b400"],
-  plus4: ["#d93025", "#1a73e8"],
-  coloursquare: ["#7b1fa2", "#00897b", "#ef6c00", "#3949ab", "#c2185b", "#6d4c41"],
-};
-const TITLES: Record<string, string> = { connect4: "Connect Four", plus4: "Plus 4", coloursquare: "Colour Square" };
 
 function clockText(ms: number): string {
   const total = Math.max(0, Math.ceil(ms / 1000));

@@ -1,7 +1,154 @@
+// Replay a finished game move by move (forward, back, jump) from what the server recorded: the
+// game's events (WatchGame from the start) grouped into one step per game version, and its record
+// (GetGameRecord: who, when, the outcome). Boards are drawn from what the events report (a disc's
+// cell, the values written, squares closed or crossed), never by replaying rules in the page:
+// Connect Four and Colour Square are drawn at every step; Plus 4's frame after a push is not in
+// its events, so its board shows the final frame (the server's view) with the steps listed.
+import { create } from "@bufbuild/protobuf";
+import { drawColourSquare } from "./boards/coloursquare.js";
+import { drawConnect4 } from "./boards/connect4.js";
+import { drawPlus4 } from "./boards/plus4.js";
+import type { BoardContext } from "./boards/board.js";
 import { h, mount } from "./dom.js";
-import type { TafelClient } from "./sdk.js";
+import { TafelError, coloursquare, connect4, type TafelClient, type games, type play } from "./sdk.js";
+import { COLOURS, TITLES } from "./seats.js";
+import { sentence, words } from "./sentences.js";
+
+interface Step {
+  version: bigint;
+  events: games.GameEvent[];
+}
+
+function connect4At(final: connect4.View, events: games.GameEvent[]): connect4.View {
+  const board = Array.from({ length: final.columns }, () => [] as number[]);
+  let winning: connect4.Cell[] = [];
+  let moves = "";
+  for (const e of events) {
+    if (e.kind.case !== "connect4" || e.kind.value.kind.case !== "discDropped") continue;
+    const d = e.kind.value.kind.value;
+    (board[d.column] ??= [])[d.row] = d.seat;
+    moves += String(d.column + 1);
+    winning = d.winningCells;
+  }
+  return create(connect4.ViewSchema, { rows: final.rows, columns: final.columns, board: board.map((seats) => ({ seats })), moves, winningCells: winning });
+}
+
+function colourSquareAt(final: coloursquare.View, events: games.GameEvent[], last: boolean): coloursquare.View {
+  if (last) return final;
+  const players = final.players.map((p) =>
+    create(coloursquare.PlayerSheetSchema, {
+      seat: p.seat,
+      squares: p.squares.map(() => ({ status: coloursquare.SquareStatus.OPEN, cells: [0, 0, 0, 0], sum: 0 })),
+      jokers: [0, 0],
+      breakdown: {},
+    }),
+  );
+  const columns = final.sheet?.columns ?? 4;
+  let roll: coloursquare.Roll | undefined;
+  let round = 0;
+  let active = 0;
+  for (const e of events) {
+    if (e.kind.case !== "coloursquare") continue;
+    const k = e.kind.value.kind;
+    if (k.case === "diceRolled") {
+      roll = k.value.roll;
+      round = k.value.round;
+      active = k.value.seat;
+    } else if (k.case === "placementsMade") {
+      const sheet = players.find((p) => p.seat === k.value.seat);
+      for (const p of k.value.placements) {
+        const value = roll ? ([0, roll.red, roll.yellow, roll.green, roll.blue, roll.white][p.die] ?? 0) : 0;
+        if (p.target.case === "joker") {
+          if (sheet) sheet.jokers[p.target.value] = value;
+        } else if (p.target.case === "cell") {
+          const square = sheet?.squares[p.target.value.row * columns + p.target.value.column];
+          if (square) {
+            square.cells[p.target.value.colour - 1] = value;
+            square.sum += value;
+          }
+        }
+      }
+    } else if (k.case === "squareClosed" || k.case === "squareCrossed") {
+      const square = players.find((p) => p.seat === k.value.seat)?.squares[k.value.row * columns + k.value.column];
+      if (square) square.status = k.case === "squareCrossed" ? coloursquare.SquareStatus.CROSSED : k.value.correct ? coloursquare.SquareStatus.CORRECT : coloursquare.SquareStatus.WRONG;
+    }
+  }
+  return create(coloursquare.ViewSchema, { sheet: final.sheet, phase: coloursquare.Phase.ROUND, round, maxRounds: final.maxRounds, activeSeat: active, roll, players, target: final.target });
+}
 
 export function replayPage(root: HTMLElement, client: TafelClient, gameId: string, signal: AbortSignal): void {
-  void client; void signal;
-  mount(root, h("p", {}, `Replay of ${gameId}`));
+  const title = h("h2", {}, "Replay");
+  const info = h("p", { class: "replay-info" });
+  const boardArea = h("div", { class: "board-area" });
+  const list = h("ol", { class: "moves replay-moves" });
+  const position = h("input", { type: "range", class: "jump", min: 0, max: 0, value: 0, "aria-label": "Jump to a step" }) as HTMLInputElement;
+  const counter = h("span", { class: "step" });
+  const message = h("p", { class: "message", role: "alert" });
+  const button = (label: string, cls: string, aria: string): HTMLButtonElement => h("button", { type: "button", class: cls, "aria-label": aria }, label);
+  const first = button("«", "first", "First step");
+  const back = button("◀", "back", "Step back");
+  const forward = button("▶", "forward", "Step forward");
+  const lastButton = button("»", "last", "Last step");
+  mount(root, h("section", { class: "replay" }, title, info, h("div", { class: "actions replay-controls" }, first, back, position, forward, lastButton, counter), h("div", { class: "game-main" }, boardArea, h("aside", {}, h("h3", {}, "Moves"), list)), message));
+
+  let steps: Step[] = [];
+  let at = 0;
+  let game: play.GetGameResponse | undefined;
+  let names: string[] = [];
+
+  const show = (index: number): void => {
+    at = Math.max(0, Math.min(steps.length - 1, index));
+    position.value = String(at);
+    counter.textContent = `step ${at} of ${steps.length - 1}`;
+    counter.dataset.step = String(at);
+    list.querySelectorAll("li").forEach((li) => li.classList.toggle("current", Number(li.dataset.step) === at));
+    list.querySelectorAll("li").forEach((li) => li.classList.toggle("future", Number(li.dataset.step) > at));
+    list.querySelector("li.current")?.scrollIntoView({ block: "nearest" });
+    const upTo = steps.slice(0, at + 1).flatMap((s) => s.events);
+    const view = game?.view?.game;
+    const colours = COLOURS[view?.case ?? ""] ?? [];
+    const ctx: BoardContext = { seat: undefined, names, colours, myTurn: false, lastEvent: steps[at]?.events.find((e) => e.kind.case === view?.case), submit: () => undefined };
+    const isLast = at === steps.length - 1;
+    if (view?.case === "connect4") mount(boardArea, drawConnect4(connect4At(view.value, upTo), ctx, { column: 0 }).element);
+    else if (view?.case === "coloursquare") mount(boardArea, drawColourSquare(colourSquareAt(view.value, upTo, isLast), ctx, { picks: [] }, () => undefined).element);
+    else if (view?.case === "plus4") mount(boardArea, isLast ? drawPlus4(view.value, ctx, { column: 0, bonus: false }).element : h("p", { class: "note" }, "The frame is drawn at the last step (Plus 4's events do not carry it after each push)."));
+  };
+
+  first.addEventListener("click", () => show(0));
+  back.addEventListener("click", () => show(at - 1));
+  forward.addEventListener("click", () => show(at + 1));
+  lastButton.addEventListener("click", () => show(steps.length - 1));
+  position.addEventListener("input", () => show(Number(position.value)));
+  root.addEventListener("keydown", (e) => {
+    if (e.key === "ArrowLeft") show(at - 1);
+    else if (e.key === "ArrowRight") show(at + 1);
+  });
+
+  void (async () => {
+    try {
+      const [record, current] = await Promise.all([client.getRecord(gameId), client.getGame(gameId)]);
+      game = current;
+      for (const p of record.players) names[p.seat] = p.player?.username ?? `Seat ${p.seat + 1}`;
+      const byVersion = new Map<bigint, games.GameEvent[]>();
+      for await (const event of client.watch(gameId, { signal })) {
+        const bucket = byVersion.get(event.version) ?? [];
+        bucket.push(event);
+        byVersion.set(event.version, bucket);
+      }
+      steps = [...byVersion.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([version, events]) => ({ version, events }));
+      position.max = String(steps.length - 1);
+      const outcome = record.outcome;
+      title.textContent = `Replay: ${TITLES[record.game] ?? record.game} · ${names.join(" vs ")}`;
+      info.textContent = outcome ? `${outcome.draw ? "A draw" : `${outcome.winners.map((w) => names[w]).join(" and ")} won`} (${words(outcome.reason)}); ${record.actions.length} recorded actions.` : "";
+      steps.forEach((step, index) => {
+        for (const event of step.events) {
+          const text = sentence(event, names);
+          if (text) list.append(h("li", { "data-step": index }, text));
+        }
+      });
+      show(0);
+    } catch (error) {
+      if (!signal.aborted) message.textContent = error instanceof TafelError ? error.detail : String(error);
+    }
+  })();
 }
