@@ -14,8 +14,8 @@ import pytest
 from redis.asyncio import BlockingConnectionPool, Redis
 from tafel.play.v1 import play_pb2
 
-from gateway.matchmaking import Wakeups
 from gateway.games import PRIVATE_ORIGIN
+from gateway.matchmaking import Wakeups
 from gateway.rooms import CODE_ALPHABET, Rooms, RoomSettings, normalize_code, room_keys
 from services.kit.errors import Refused
 from tests.gateway.lobby_helpers import RecordingStarter, connect4_options, player
@@ -191,15 +191,24 @@ async def test_watchers_see_every_change_and_the_game_id_last(redis_url: str) ->
         host = player()
         room = await table(one, host, seats=3, min_seats=3, game="coloursquare")
         seen: list[play_pb2.Room] = []
+        changed = asyncio.Event()
 
         async def watch() -> None:
             async for snapshot in two.watch(room.code):
                 seen.append(snapshot.to_proto())
+                changed.set()
+
+        async def until_seen(count: int) -> None:
+            # Each join waits for the watcher to have seen the room before it (a fixed pause
+            # was not enough on a busy machine: the first snapshot already had two players).
+            while len(seen) < count:
+                changed.clear()
+                await asyncio.wait_for(changed.wait(), 10)
 
         watcher = asyncio.create_task(watch())
-        await asyncio.sleep(0.1)
+        await until_seen(1)
         await one.join(room.code, player())
-        await asyncio.sleep(0.1)
+        await until_seen(2)
         await one.join(room.code, player())
         await asyncio.wait_for(watcher, 5)
     assert [len(r.players) for r in seen] == [1, 2, 3]

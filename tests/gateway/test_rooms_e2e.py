@@ -43,6 +43,13 @@ async def watch(guest: Guest, code: str) -> list[play_pb2.Room]:
     ]
 
 
+async def rest_of(call: grpc.aio.UnaryStreamCall, first: play_pb2.Room) -> list[play_pb2.Room]:  # type: ignore[type-arg]
+    seen = [first]
+    while (response := await call.read()) is not grpc.aio.EOF:
+        seen.append(response.room)
+    return seen
+
+
 async def test_a_connect_four_room_across_two_gateways(channels: list[grpc.aio.Channel]) -> None:
     host, friend, stranger = await guest_on(channels[0]), await guest_on(channels[1]), await guest_on(channels[1])
     control = play_pb2.TimeControl()
@@ -61,8 +68,12 @@ async def test_a_connect_four_room_across_two_gateways(channels: list[grpc.aio.C
     assert created.state == play_pb2.ROOM_STATE_OPEN and created.seats == 2 and len(created.code) == 10
     assert created.options.connect4.rows == 6 and created.options.connect4.columns == 8  # defaults filled
 
-    watcher = asyncio.create_task(watch(stranger, created.code))
-    await asyncio.sleep(0.3)
+    # The stranger's watch answers with the room as it is before anyone joins (read here rather
+    # than after a fixed pause, which a busy machine outlasted: the first snapshot was STARTED).
+    call = stranger.lobby.WatchRoom(play_pb2.WatchRoomRequest(code=created.code), metadata=stranger.md, timeout=30)
+    first = await call.read()
+    assert first is not grpc.aio.EOF and first.room.state == play_pb2.ROOM_STATE_OPEN
+    watcher = asyncio.create_task(rest_of(call, first.room))
     # The friend types the code in lower case with a dash.
     typed = f"{created.code[:3].lower()}-{created.code[3:].lower()}"
     joined = (await friend.lobby.JoinRoom(play_pb2.JoinRoomRequest(code=typed), metadata=friend.md, timeout=10)).room
