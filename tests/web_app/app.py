@@ -67,3 +67,35 @@ def first_board_ms(page: Page) -> float:
 
 def p50(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def my_turn(page: Page) -> bool:
+    return page.locator(".turn").inner_text().startswith("Your turn")
+
+
+def play_connect4_between(pages: list[Page], seed: int = 5) -> int:
+    """Two pages seated at one Connect Four game: whoever's page says "Your turn" clicks a column
+    its view marks legal, until the result shows on both. Returns the moves made."""
+    import random
+
+    rng = random.Random(seed)
+    for page in pages:
+        page.wait_for_function(
+            "() => document.querySelector('.turn')?.dataset.version !== undefined", timeout=TIMEOUT_MS
+        )
+    moves = 0
+    while not pages[0].locator(".result").is_visible():
+        movers = [p for p in pages if my_turn(p)]
+        # Both pages drew the same version (waited for below), so one of them has the move.
+        assert movers, "neither page says it is its turn"
+        mover = movers[0]
+        legal = mover.locator("svg.board.connect4 .column.legal").evaluate_all("gs => gs.map(g => g.dataset.column)")
+        before = version(mover)
+        mover.locator(f"svg.board.connect4 .column[data-column='{rng.choice(legal)}'] rect.hit").click()
+        for page in pages:
+            wait_for_version_after(page, before)
+        moves += 1
+        assert moves < 100
+    for page in pages:
+        expect(page.locator(".result")).to_be_visible(timeout=TIMEOUT_MS)
+    return moves

@@ -126,6 +126,34 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     metrics.drawn(st.version);
   };
 
+  // The viewer's rating in this game's pool before the game, to show the change after a rated one.
+  let ratingBefore: { rating: number; games: number } | undefined;
+  let ratingShown = false;
+  const ratingLine = h("p", { class: "rating-change" });
+  const myRating = async (): Promise<{ rating: number; games: number; provisional: boolean } | undefined> => {
+    const game_ = game?.summary?.game ?? "";
+    const response = await client.ratings.getRatings({ playerId: client.player.playerId }, { headers: client.headers() });
+    return response.ratings.find((r) => r.leaderboard.startsWith(game_));
+  };
+  const showRatingChange = async (): Promise<void> => {
+    if (ratingShown || !game?.summary?.rated || game.seat === undefined) return;
+    ratingShown = true;
+    const line = ratingLine;
+    line.textContent = "Rating: updating…";
+    // Ratings are written just after the game ends: ask a few times until this game is counted.
+    for (let attempt = 0; attempt < 10 && !signal.aborted; attempt++) {
+      const after = await myRating();
+      if (after !== undefined && after.games > (ratingBefore?.games ?? 0)) {
+        const before = ratingBefore?.rating;
+        const delta = before === undefined ? undefined : Math.round(after.rating - before);
+        line.textContent = `Your rating: ${before === undefined ? "new" : Math.round(before)} → ${Math.round(after.rating)}${delta === undefined ? "" : ` (${delta >= 0 ? "+" : ""}${delta})`}${after.provisional ? ", provisional" : ""}.`;
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    line.textContent = "Your rating has not been updated yet; see the leaderboards.";
+  };
+
   const showResult = (outcome: games.Outcome | undefined, who: string[], seat: number | undefined): void => {
     if (outcome === undefined) return;
     const headline =
@@ -136,8 +164,12 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
       h("p", {}, `How it ended: ${words(outcome.reason)}.`),
       outcome.scores.length > 0 ? h("p", {}, `Scores: ${outcome.scores.map((v, i) => `${who[i]} ${v}`).join(", ")}.`) : undefined,
       h("p", {}, h("a", { href: `#/replay/${gameId}` }, "Replay this game"), " · ", h("a", { href: "#/" }, "Back to the lobby")),
+      ratingLine,
     );
     result.hidden = false;
+    void showRatingChange().catch((error: unknown) => {
+      ratingLine.textContent = error instanceof TafelError ? `No rating: ${error.detail}` : String(error);
+    });
   };
 
   const refresh = async (): Promise<void> => {
@@ -174,6 +206,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
         const response = await client.ratings.getRatings({ playerId: id }, { headers: client.headers() });
         const rating = response.ratings.find((r) => r.leaderboard.startsWith(summary.game));
         if (rating !== undefined) ratings.set(id, `${Math.round(rating.rating)}${rating.provisional ? "?" : ""}`);
+        if (id === client.player.playerId && !summary.status?.over) ratingBefore = rating;
       } catch (error) {
         if (!(error instanceof Error)) throw error; // a rating is decoration: the game goes on without it
       }

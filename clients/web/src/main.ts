@@ -1,12 +1,15 @@
 // The app's entry: sign in (kept across reloads), then a page per location hash:
-//   #/ lobby · #/room/CODE · #/game/ID (play or watch) · #/replay/ID
+//   #/ lobby · #/room/CODE · #/game/ID (play or watch) · #/replay/ID · #/leaderboards ·
+//   #/tournaments · #/tournament/ID
 import { h, mount } from "./dom.js";
 import { gamePage } from "./game.js";
+import { leaderboardsPage } from "./leaderboards.js";
 import { lobbyPage } from "./lobby.js";
 import { replayPage } from "./replay.js";
 import { roomPage } from "./room.js";
 import { TafelError, type TafelClient } from "./sdk.js";
 import { newClient, restore, signIn, signOut } from "./session.js";
+import { tournamentPage, tournamentsPage } from "./tournaments.js";
 
 function authPage(root: HTMLElement, client: TafelClient, done: () => void): void {
   const username = h("input", { name: "username", autocomplete: "username", placeholder: "name" });
@@ -57,6 +60,9 @@ async function start(): Promise<void> {
     if (kind === "game" && id) gamePage(root, client, id, page.signal);
     else if (kind === "room" && id) roomPage(root, client, id, go, page.signal);
     else if (kind === "replay" && id) replayPage(root, client, id, page.signal);
+    else if (kind === "leaderboards") leaderboardsPage(root, client, page.signal);
+    else if (kind === "tournaments") tournamentsPage(root, client, go, page.signal);
+    else if (kind === "tournament" && id) tournamentPage(root, client, id, page.signal);
     else lobbyPage(root, client, go, page.signal);
   };
   window.addEventListener("hashchange", route);

@@ -1,0 +1,143 @@
+// Tournaments: the list and a form to create one (#/tournaments), and one tournament's page
+// (#/tournament/ID): join, leave, start, the standings, the pairings of each round and the live
+// games of the round, updated by themselves from WatchTournament.
+import { fromJson } from "@bufbuild/protobuf";
+import { h, mount } from "./dom.js";
+import { TafelError, games, tournaments, type TafelClient } from "./sdk.js";
+import { TITLES } from "./seats.js";
+import { timestampMs } from "./time.js";
+
+const { TournamentFormat, TournamentState, TournamentGameState } = tournaments;
+
+function enumWord(name: string | undefined): string {
+  return (name ?? "").toLowerCase().replaceAll("_", " ");
+}
+
+export function tournamentsPage(root: HTMLElement, client: TafelClient, go: (hash: string) => void, signal: AbortSignal): void {
+  const list = h("ul", { class: "tournament-list" });
+  const message = h("p", { class: "message", role: "alert" });
+  const game = h("select", { name: "game" });
+  const format = h("select", { name: "format" }, ...[TournamentFormat.ROUND_ROBIN, TournamentFormat.SWISS, TournamentFormat.KNOCKOUT, TournamentFormat.TABLES].map((f) => h("option", { value: f }, enumWord(TournamentFormat[f]))));
+  const name = h("input", { name: "name", value: "Friday cup", required: true });
+  const rounds = h("input", { name: "rounds", type: "number", min: 0, value: 0 });
+  const capacity = h("input", { name: "capacity", type: "number", min: 2, value: 8 });
+  const starts = h("input", { name: "starts", type: "datetime-local" });
+  const rated = h("input", { name: "rated", type: "checkbox" });
+  const form = h(
+    "form",
+    { class: "create-tournament" },
+    h("h3", {}, "Create a tournament"),
+    h("label", {}, "Name ", name),
+    h("label", {}, "Game ", game),
+    h("label", {}, "Format ", format),
+    h("label", {}, "Rounds (0 = the format's own) ", rounds),
+    h("label", {}, "Players at most ", capacity),
+    h("label", {}, "Starts at (empty = when the organiser starts it) ", starts),
+    h("label", {}, rated, " rated"),
+    h("button", { type: "submit", class: "create" }, "Create"),
+  );
+  mount(root, h("section", { class: "tournaments" }, h("h2", {}, "Tournaments"), list, form, message));
+  const fail = (error: unknown): void => {
+    if (!signal.aborted) message.textContent = error instanceof TafelError ? error.detail : String(error);
+  };
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const startsAt = starts.value ? new Date(starts.value).getTime() : undefined;
+    client
+      .createTournament({
+        name: name.value,
+        game: game.value,
+        format: Number(format.value),
+        rounds: Number(rounds.value),
+        capacity: Number(capacity.value),
+        rated: rated.checked,
+        startsAt: startsAt === undefined ? undefined : { seconds: BigInt(Math.floor(startsAt / 1000)), nanos: 0 },
+        options: fromJson(games.GameOptionsSchema, { [game.value]: {} }),
+      })
+      .then((t) => go(`#/tournament/${t.tournamentId}`), fail);
+  });
+  client.gameTypes().then((types) => mount(game, ...types.map((t) => h("option", { value: t.game }, t.title))), fail);
+  client.listTournaments().then((all) => {
+    mount(list, ...all.map((t) => h("li", {}, h("a", { href: `#/tournament/${t.tournamentId}`, "data-id": t.tournamentId }, t.name), ` · ${TITLES[t.game] ?? t.game} · ${enumWord(TournamentFormat[t.format])} · ${enumWord(TournamentState[t.state])} · ${t.players.length}/${t.capacity} players`)));
+    if (all.length === 0) mount(list, h("li", {}, "No tournaments yet."));
+  }, fail);
+}
+
+export function tournamentPage(root: HTMLElement, client: TafelClient, id: string, signal: AbortSignal): void {
+  const title = h("h2", {}, "Tournament");
+  const info = h("p", { class: "tournament-info" });
+  const players = h("ul", { class: "tournament-players" });
+  const controls = h("div", { class: "actions" });
+  const standings = h("table", { class: "standings" });
+  const rounds = h("div", { class: "rounds" });
+  const message = h("p", { class: "message", role: "alert" });
+  mount(root, h("section", { class: "tournament" }, title, info, controls, h("h3", {}, "Players"), players, h("h3", {}, "Standings"), standings, h("h3", {}, "Rounds"), rounds, message));
+  const fail = (error: unknown): void => {
+    if (!signal.aborted) message.textContent = error instanceof TafelError ? error.detail : String(error);
+  };
+  const me = client.player.playerId;
+  const act = (label: string, cls: string, call: () => Promise<unknown>): HTMLButtonElement =>
+    h("button", { type: "button", class: cls, onclick: () => void call().then(() => refresh(), fail) }, label);
+
+  const refresh = async (): Promise<void> => {
+    const [t, table] = await Promise.all([client.getTournament(id), client.standings(id)]);
+    title.textContent = t.name;
+    const starts = timestampMs(t.startsAt);
+    info.textContent = `${TITLES[t.game] ?? t.game} · ${enumWord(TournamentFormat[t.format])} · ${t.rounds} rounds · ${enumWord(TournamentState[t.state])}${t.currentRound ? ` · round ${t.currentRound}` : ""}${starts ? ` · starts ${new Date(starts).toLocaleString()}` : ""}${t.rated ? " · rated" : ""} · organised by ${t.organiser?.username ?? ""}`;
+    info.dataset.state = enumWord(TournamentState[t.state]);
+    mount(players, ...t.players.map((p) => h("li", {}, p.username, p.playerId === me ? " (you)" : "")));
+    const joined = t.players.some((p) => p.playerId === me);
+    const registering = t.state === TournamentState.REGISTERING;
+    mount(
+      controls,
+      registering && !joined ? act("Join", "join", () => client.joinTournament(id)) : undefined,
+      registering && joined ? act("Leave", "leave", () => client.leaveTournament(id)) : undefined,
+      registering && t.organiser?.playerId === me ? act("Start now", "start", () => client.startTournament(id)) : undefined,
+    );
+    mount(
+      standings,
+      h("tr", {}, ...["#", "player", "points", "games", "wins", "draws", "losses", "tie-break"].map((c) => h("th", {}, c))),
+      ...table.standings.map((s) => h("tr", { class: s.player?.playerId === me ? "me" : "" }, h("td", {}, String(s.rank)), h("td", {}, `${s.player?.username ?? ""}${s.withdrawn ? " (withdrawn)" : ""}`), h("td", {}, String(s.points)), h("td", {}, String(s.games)), h("td", {}, String(s.wins)), h("td", {}, String(s.draws)), h("td", {}, String(s.losses)), h("td", {}, String(s.buchholz)))),
+    );
+    const sections: HTMLElement[] = [];
+    for (let n = 1; n <= t.currentRound; n++) {
+      const round = (await client.tournaments.getRound({ tournamentId: id, round: n }, { headers: client.headers() })).round;
+      if (round === undefined) continue;
+      sections.push(
+        h(
+          "div",
+          { class: "round", "data-round": n },
+          h("h4", {}, `Round ${n}${round.finished ? " (finished)" : ""}`),
+          h(
+            "ul",
+            {},
+            ...round.games.map((g) => {
+              const mine = g.players.some((p) => p.playerId === me);
+              const who = g.players.map((p) => p.username).join(" vs ");
+              const state = enumWord(TournamentGameState[g.state]);
+              const link = g.gameId
+                ? h("a", { href: g.state === TournamentGameState.PLAYING ? `#/game/${g.gameId}` : `#/replay/${g.gameId}`, class: mine && g.state === TournamentGameState.PLAYING ? "my-game" : "game-link" }, mine && g.state === TournamentGameState.PLAYING ? "play your game" : g.state === TournamentGameState.PLAYING ? "watch" : "replay")
+                : undefined;
+              return h("li", { "data-state": state }, `Board ${g.board}: ${who} · ${state}${g.points.length ? ` · points ${g.points.join("–")}` : ""} `, link);
+            }),
+          ),
+        ),
+      );
+    }
+    mount(rounds, ...sections);
+  };
+
+  void (async () => {
+    try {
+      await refresh();
+      // Every tournament event (a join, a round, a finished game, new standings) redraws the page.
+      for await (const event of client.watchTournament(id, { signal })) {
+        void event;
+        await refresh();
+      }
+      await refresh();
+    } catch (error) {
+      fail(error);
+    }
+  })();
+}
