@@ -68,11 +68,14 @@ class Game:
 
 
 class Bench:
-    def __init__(self, address: str, directory: GameDirectory, transport: str) -> None:
+    def __init__(
+        self, address: str, directory: GameDirectory, transport: str, connect: Callable[[str], Any] | None = None
+    ) -> None:
         self.address = address
         self.directory = directory
         self.transport = transport
-        self.channels = [grpc.aio.insecure_channel(address) for _ in range(CHANNELS)]
+        # `connect`: another channel kind with grpc.aio's stub interface (tools/bench_edge.py: the web edge).
+        self.channels = [(connect or grpc.aio.insecure_channel)(address) for _ in range(CHANNELS)]
         self.stats = Stats()
         self.measuring = False
         self.stopping = False
@@ -232,9 +235,10 @@ class UnaryPlayer:
 
 
 async def scenario(
-    address: str, directory: GameDirectory, transport: str, games: int, seconds: float, pids: dict[str, int]
+    address: str, directory: GameDirectory, transport: str, games: int, seconds: float, pids: dict[str, int],
+    connect: Callable[[str], Any] | None = None,
 ) -> dict[str, Any]:
-    bench = Bench(address, directory, transport)
+    bench = Bench(address, directory, transport, connect)
     kind = PlayPlayer if transport == "play" else UnaryPlayer
     players = []
     for index in range(games * 2):

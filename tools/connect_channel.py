@@ -45,6 +45,10 @@ def _b64decode(text: str) -> bytes:
     return base64.b64decode(text + "=" * (-len(text) % 4))
 
 
+def _reason(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
 def rpc_error(error: dict[str, Any] | None, http_status: int = 200) -> grpc.aio.AioRpcError:
     """A Connect error object as the AioRpcError grpc would raise for the same status."""
     if not error:
@@ -133,7 +137,7 @@ class ConnectChannel:
                 )
             except httpx.TransportError as error:
                 raise grpc.aio.AioRpcError(
-                    grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), str(error)
+                    grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), _reason(error)
                 ) from None
             if response.status_code != 200:
                 try:
@@ -186,6 +190,7 @@ class StreamCall:
         self._iterator: AsyncIterator[Message] | None = None
         self._closing: asyncio.Future[None] | None = None
         self._response: httpx.Response | None = None
+        self._opening: asyncio.Future[httpx.Response] | None = None
         self._cancelled = False
 
     def __aiter__(self) -> AsyncIterator[Message]:
@@ -203,37 +208,59 @@ class StreamCall:
             self._closing = asyncio.ensure_future(self._response.aclose())
         return True
 
+    async def wait_for_connection(self) -> None:
+        """Starts the call. (Unlike grpc's, it does not wait for the server's headers: the edge sends
+        them with a stream's first message, and a watch of a quiet game has none yet.)"""
+        if self._opening is None:
+            self._opening = asyncio.ensure_future(self._send())
+        await asyncio.sleep(0)
+
+    async def _send(self) -> httpx.Response:
+        client = self._channel.client
+        request = client.build_request("POST", self._method, content=self._body, headers=self._headers)
+        try:
+            self._response = await client.send(request, stream=True)
+        except httpx.TransportError as error:
+            raise grpc.aio.AioRpcError(
+                grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), _reason(error)
+            ) from None
+        return self._response
+
+    async def _open(self) -> httpx.Response:
+        if self._opening is None:
+            self._opening = asyncio.ensure_future(self._send())
+        return await self._opening
+
     async def _responses(self) -> AsyncIterator[Message]:
         frame = struct.Struct(">BI")
+        response = await self._open()
         try:
-            async with self._channel.client.stream(
-                "POST", self._method, content=self._body, headers=self._headers
-            ) as response:
-                self._response = response
-                if response.status_code != 200:
-                    await response.aread()
-                    try:
-                        body = response.json()
-                    except ValueError:
-                        body = None
-                    raise rpc_error(body if isinstance(body, dict) else None, response.status_code)
-                buffer = b""
-                async for chunk in response.aiter_bytes():
-                    buffer += chunk
-                    while len(buffer) >= 5:
-                        flags, size = frame.unpack_from(buffer)
-                        if len(buffer) < 5 + size:
-                            break
-                        data, buffer = buffer[5 : 5 + size], buffer[5 + size :]
-                        if flags & _END_STREAM:
-                            end = json.loads(data or b"{}")
-                            if end.get("error"):
-                                raise rpc_error(end["error"])
-                            return
-                        yield self._channel.decode(data, self._class)
-                raise grpc.aio.AioRpcError(
-                    grpc.StatusCode.INTERNAL, grpc.aio.Metadata(), grpc.aio.Metadata(), "stream ended without its end"
-                )
+            if response.status_code != 200:
+                await response.aread()
+                try:
+                    body = response.json()
+                except ValueError:
+                    body = None
+                raise rpc_error(body if isinstance(body, dict) else None, response.status_code)
+            buffer = b""
+            async for chunk in response.aiter_bytes():
+                buffer += chunk
+                while len(buffer) >= 5:
+                    flags, size = frame.unpack_from(buffer)
+                    if len(buffer) < 5 + size:
+                        break
+                    data, buffer = buffer[5 : 5 + size], buffer[5 + size :]
+                    if flags & _END_STREAM:
+                        end = json.loads(data or b"{}")
+                        if end.get("error"):
+                            raise rpc_error(end["error"])
+                        return
+                    yield self._channel.decode(data, self._class)
+            raise grpc.aio.AioRpcError(
+                grpc.StatusCode.INTERNAL, grpc.aio.Metadata(), grpc.aio.Metadata(), "stream ended without its end"
+            )
         except (httpx.TransportError, httpx.StreamError) as error:
             code = grpc.StatusCode.CANCELLED if self._cancelled else grpc.StatusCode.UNAVAILABLE
             raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), str(error)) from None
+        finally:
+            await response.aclose()

@@ -59,12 +59,15 @@ class EdgeApplication:
             await self.not_found(scope, receive, send)
 
 
-def build_app(methods: list[Method], settings: WebSettings) -> ASGIApp:
+def build_app(methods: list[Method], settings: WebSettings, compressions: tuple[Any, ...] | None = ()) -> ASGIApp:
+    """`compressions` () = identity only: our messages are a few hundred bytes, where gzip costs
+    more CPU than it saves bytes (browsers ask for gzip on every call); None = connectrpc's gzip."""
     api = ApiApplication(
         service=endpoints_of(methods),
         endpoints=lambda table: table,
         read_max_bytes=settings.max_body_bytes,
         codecs=[ProtoCodec(), JsonCodec()],
+        compressions=compressions,
     )
     static = StaticFiles(directory=settings.static_dir, html=True) if settings.static_dir is not None else None
     app: ASGIApp = EdgeApplication(api, static)

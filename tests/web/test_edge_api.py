@@ -33,6 +33,10 @@ async def refusal(call: Any) -> tuple[grpc.StatusCode, str, str | None]:
     return error.code(), str(error.details()), reason_of(error)
 
 
+def bearer(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
 async def first(stream: AsyncIterator[Any]) -> Any:
     async for item in stream:
         return item
@@ -62,6 +66,15 @@ async def test_accounts_and_game_types(edge: Connect, native: Connect, codec: st
     with pytest.raises(Unauthenticated) as wrong:
         await again.sign_in(name, "password-999")
     assert wrong.value.reason == "BAD_CREDENTIALS"
+    # A refreshed token works; a signed-out one is refused, with the same reason as over gRPC.
+    old_token = again.session.token  # type: ignore[union-attr]
+    refreshed = await again.refresh_session()
+    assert refreshed.player.player_id == registered.player_id
+    await again.sign_out()
+    edge_refusal = await refusal(alice.accounts.GetMe(play_pb2.GetMeRequest(), metadata=bearer(refreshed.token)))
+    over_grpc = await native(guest=False)
+    grpc_refusal = await refusal(over_grpc.accounts.GetMe(play_pb2.GetMeRequest(), metadata=bearer(old_token)))
+    assert edge_refusal[0] is grpc.StatusCode.UNAUTHENTICATED and edge_refusal == grpc_refusal
 
 
 @pytest.mark.parametrize("codec", ["proto", "json"])
@@ -78,8 +91,9 @@ async def test_a_room_game_played_to_the_end_over_the_edge(edge: Connect, native
     game_id = started.game_id
     by_seat = await seats_of([host, guest], game_id)
     watched = asyncio.create_task(_events(spectator.watch(game_id)))
+    # The live list, the same over both transports.
     live = await spectator.list_live_games("connect4")
-    assert game_id in [g.game_id for g in live.games]
+    assert live == await (await native()).list_live_games("connect4")
 
     # A refused move: the same status, message and reason over both transports.
     wrong_seat = play_pb2.SubmitMoveRequest(game_id=game_id, expected_version=0, request_id="r-wrong")
