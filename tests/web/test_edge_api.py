@@ -80,7 +80,7 @@ async def test_accounts_and_game_types(edge: Connect, native: Connect, codec: st
 @pytest.mark.parametrize("codec", ["proto", "json"])
 async def test_a_room_game_played_to_the_end_over_the_edge(edge: Connect, native: Connect, codec: str) -> None:
     host, guest, spectator = await edge(codec), await edge(codec), await edge(codec)
-    room = await host.create_room("connect4", per_move_s=30)
+    room = await host.create_room("connect4", per_move_s=30, watchable=True)  # spectators may watch
     assert (await guest.get_room(room.code)).code == room.code
     watching_room = asyncio.create_task(guest.wait_room_started(room.code))
     joined = await guest.join_room(room.code)
