@@ -12,6 +12,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -79,7 +80,12 @@ class Terminal:
         return self.wait_text("EXITED", timeout_s=timeout_s)
 
     def close(self) -> None:
+        path = subprocess.run(
+            ["tmux", "-L", self.socket, "display-message", "-p", "#{socket_path}"], capture_output=True, text=True
+        ).stdout.strip()
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], check=False, capture_output=True)
+        if path:
+            Path(path).unlink(missing_ok=True)  # tmux leaves its socket file behind
 
 
 def client_env(address: str, **more: str) -> dict[str, str]:
