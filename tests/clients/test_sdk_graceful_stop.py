@@ -126,3 +126,30 @@ async def test_a_watch_from_now_resumes_after_its_view_when_the_gateway_stops(tw
     finally:
         for client in (a, b, only_first):
             await client.close()
+
+
+async def test_a_search_survives_its_gateway_stopping(two_gateways: Platform) -> None:
+    only_first = await TafelClient.connect(two_gateways.gateway_addresses[0])
+    await only_first.sign_in_as_guest()
+    b = await signed_in(two_gateways)
+    try:
+        updates = only_first.find_match_updates("connect4", per_move_s=61)
+        first = await asyncio.wait_for(anext(updates), 10)
+        assert first.HasField("queued")
+
+        async def rest() -> str:
+            async for update in updates:
+                if update.HasField("matched"):
+                    return update.matched.game_id
+            raise AssertionError("the search ended without a match")
+
+        searching = asyncio.ensure_future(rest())
+        # The search's gateway stops (it ends the search UNAVAILABLE GATEWAY_STOPPING) and comes
+        # back: the SDK sends the search again rather than give up.
+        await asyncio.to_thread(two_gateways.terminate, "gateway-0")
+        await asyncio.to_thread(two_gateways.restart, "gateway-0")
+        other = await asyncio.wait_for(b.find_match("connect4", per_move_s=61), 30)
+        assert await asyncio.wait_for(searching, 30) == other.game_id
+    finally:
+        await only_first.close()
+        await b.close()
