@@ -119,3 +119,18 @@ def test_coloursquare_three_seats_with_two_bots(browser: Browser, web_url: str, 
     )
     bots.join()
     context.close()
+
+
+def test_coloursquare_solo_with_a_target(browser: Browser, web_url: str) -> None:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    sign_in_as_guest(page, web_url)
+    card = page.locator(".game-card[data-game=coloursquare]")
+    card.locator("input[name=target]").fill("60")
+    card.get_by_role("button", name="Play solo").click()
+    board = page.locator(".coloursquare-board")
+    expect(board).to_be_visible(timeout=TIMEOUT_MS)
+    expect(board.locator(".phase")).to_contain_text("Solo target: 60")
+    expect(page.locator(".player-sheet")).to_have_count(1)
+    expect(board.locator(".ask")).to_contain_text("You must place")
+    context.close()

@@ -89,3 +89,48 @@ def test_connect4_against_a_level_1_bot(browser: Browser, web_url: str) -> None:
     assert weight < 300 * 1024
     assert load_ms < 1000
     context.close()
+
+
+def test_find_a_match_cancel_then_a_dropped_network_and_resigning(browser: Browser, web_url: str) -> None:
+    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    page = context.new_page()
+    sign_in_as_guest(page, web_url)
+    card = page.locator(".game-card[data-game=connect4]")
+    # Matchmaking shows the wait and can be cancelled (nobody else is queued here).
+    card.get_by_role("button", name="Find a match").click()
+    wait = card.locator(".wait")
+    expect(wait).to_contain_text("Looking for opponents", timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        "() => /opponents… [1-9]/.test(document.querySelector('.game-card[data-game=connect4] .wait')?.textContent ?? '')",
+        timeout=TIMEOUT_MS,
+    )
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / "lobby.png", full_page=True)
+    wait.get_by_role("button", name="Cancel").click()
+    expect(wait).to_be_hidden(timeout=TIMEOUT_MS)
+
+    card.get_by_role("button", name="Play a bot (level 2)").click()
+    board = page.locator("svg.board.connect4")
+    expect(board).to_be_visible(timeout=TIMEOUT_MS)
+    assert wait_for_my_turn_or_end(page)
+    # The network drops right after a move: the bot's answer still reaches the page once it is back.
+    before = version(page)
+    board.locator(".column.legal").first.locator("rect.hit").click()
+    wait_for_version_after(page, before)
+    context.set_offline(True)
+    page.wait_for_timeout(1500)  # the outage itself, not a wait for anything
+    context.set_offline(False)
+    assert wait_for_my_turn_or_end(page)
+    assert version(page) >= before + 2
+
+    # Resigning asks first: dismissed, the game goes on; accepted, it is lost.
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_role("button", name="Resign").click()
+    expect(page.locator(".result")).to_be_hidden()
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Resign").click()
+    result = page.locator(".result")
+    expect(result.locator("h3")).to_have_text("You lost.", timeout=TIMEOUT_MS)
+    expect(result).to_contain_text("resigned")
+    expect(page.locator(".moves li").last).to_contain_text("Game over")
+    context.close()

@@ -22,7 +22,7 @@ function optionInputs(type: play.GameType): HTMLElement[] {
     let input: HTMLElement;
     if (spec.values.case === "choice") {
       const c = spec.values.value;
-      input = h("select", { name: spec.name }, ...c.choices.map((choice) => h("option", { value: choice, selected: choice === c.defaultValue }, choice.replace(/^[A-Z]+_/, "").toLowerCase().replaceAll("_", " "))));
+      input = h("select", { name: spec.name }, ...c.choices.map((choice) => h("option", { value: choice, selected: choice === c.defaultValue }, choice.includes("_") ? choice.replace(/^[A-Z]+_/, "").toLowerCase().replaceAll("_", " ") : choice)));
     } else {
       const r = spec.values.value;
       input = h("input", { type: "number", name: spec.name, min: Number(r?.minimum ?? 0), max: Number(r?.maximum ?? 0), value: Number(r?.defaultValue ?? 0) });
@@ -108,6 +108,7 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
     if (response.games.length === 0) mount(live, h("li", {}, "No live games right now."));
   }, fail);
   client.listMyGames().then((response) => {
+    if (response.games.length === 0) return mount(mine, h("li", {}, "No games yet."));
     mount(
       mine,
       ...response.games.map((g) =>
