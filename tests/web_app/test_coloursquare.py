@@ -134,3 +134,24 @@ def test_coloursquare_solo_with_a_target(browser: Browser, web_url: str) -> None
     expect(page.locator(".player-sheet")).to_have_count(1)
     expect(board.locator(".ask")).to_contain_text("You must place")
     context.close()
+
+
+def test_room_owner_starts_early_with_fewer_seats(browser: Browser, web_url: str, platform: Platform) -> None:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    sign_in_as_guest(page, web_url)
+    card = page.locator(".game-card[data-game=coloursquare]")
+    card.locator("select[name=seats]").select_option("4")
+    card.get_by_role("button", name="Create a private room").click()
+    invite = page.locator("input.invite")
+    expect(invite).to_be_visible(timeout=TIMEOUT_MS)
+    bots = SdkBots(platform.gateway_addresses, invite.input_value().rsplit("/", 1)[-1], "coloursquare", count=1)
+    expect(page.locator(".room-players li")).to_have_count(3, timeout=TIMEOUT_MS)  # two players, "2 seat(s) free"
+    page.get_by_role("button", name="Start now").click()
+    expect(page.locator(".coloursquare-board")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.locator(".player-sheet")).to_have_count(2)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Resign").click()
+    expect(page.locator(".result")).to_be_visible(timeout=TIMEOUT_MS)
+    bots.join()
+    context.close()
