@@ -7,7 +7,7 @@ import { drawConnect4 } from "./boards/connect4.js";
 import { drawPlus4 } from "./boards/plus4.js";
 import type { Board, BoardContext } from "./boards/board.js";
 import { h, mount } from "./dom.js";
-import { metrics } from "./metrics.js";
+import type { Metrics } from "./metrics.js";
 import { TafelError, type TafelClient, type games, type play } from "./sdk.js";
 import { COLOURS, TITLES } from "./seats.js";
 import { sentence, words } from "./sentences.js";
@@ -18,7 +18,7 @@ function clockText(ms: number): string {
   return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, "0")}`;
 }
 
-export function gamePage(root: HTMLElement, client: TafelClient, gameId: string, signal: AbortSignal): void {
+export function gamePage(root: HTMLElement, client: TafelClient, gameId: string, metrics: Metrics, signal: AbortSignal): void {
   const turn = h("p", { class: "turn", "aria-live": "polite" });
   const legend = h("ul", { class: "legend" });
   const boardArea = h("div", { class: "board-area" });

@@ -5,6 +5,7 @@ import { h, mount } from "./dom.js";
 import { gamePage } from "./game.js";
 import { leaderboardsPage } from "./leaderboards.js";
 import { lobbyPage } from "./lobby.js";
+import { Metrics } from "./metrics.js";
 import { replayPage } from "./replay.js";
 import { roomPage } from "./room.js";
 import { TafelError, type TafelClient } from "./sdk.js";
@@ -39,6 +40,8 @@ function authPage(root: HTMLElement, client: TafelClient, done: () => void): voi
 
 async function start(): Promise<void> {
   const client = newClient();
+  const metrics = new Metrics();
+  (window as unknown as { tafelMetrics: Metrics }).tafelMetrics = metrics;
   const user = document.getElementById("user")!;
   const root = document.getElementById("app")!;
   let page = new AbortController();
@@ -57,7 +60,7 @@ async function start(): Promise<void> {
     out.addEventListener("click", () => void signOut(client).finally(route));
     mount(user, h("span", { class: "me" }, `${client.player.username}${client.player.guest ? " (guest)" : ""}`), " ", out);
     const [, kind, id] = location.hash.split("/");
-    if (kind === "game" && id) gamePage(root, client, id, page.signal);
+    if (kind === "game" && id) gamePage(root, client, id, metrics, page.signal);
     else if (kind === "room" && id) roomPage(root, client, id, go, page.signal);
     else if (kind === "replay" && id) replayPage(root, client, id, page.signal);
     else if (kind === "leaderboards") leaderboardsPage(root, client, page.signal);

@@ -1,24 +1,23 @@
 // Figures the browser tests read (window.tafelMetrics): time from page load to the first board
 // drawn, and when each game version was submitted here and drawn here (epoch ms, so two browser
 // contexts on one machine can be compared: the opponent's move-to-screen latency).
-interface Metrics {
-  firstBoardMs?: number;
-  submittedAt: Record<string, number>;
-  drawnAt: Record<string, number>;
-}
-
 const now = (): number => performance.timeOrigin + performance.now();
-const data: Metrics = { submittedAt: {}, drawnAt: {} };
-(window as unknown as { tafelMetrics: Metrics }).tafelMetrics = data;
 
-export const metrics = {
+export class Metrics {
+  firstBoardMs: number | undefined;
+  readonly submittedAt: Record<string, number> = {};
+  readonly drawnAt: Record<string, number> = {};
+
   firstBoard(): void {
-    data.firstBoardMs ??= performance.now();
-  },
+    this.firstBoardMs ??= performance.now();
+  }
+
+  /** A move was sent against `version`: it will make version + 1. */
   submitted(version: bigint): void {
-    data.submittedAt[String(version + 1n)] = now();
-  },
+    this.submittedAt[String(version + 1n)] = now();
+  }
+
   drawn(version: bigint): void {
-    data.drawnAt[String(version)] ??= now();
-  },
-};
+    this.drawnAt[String(version)] ??= now();
+  }
+}
