@@ -1,0 +1,34 @@
+"""The edge's configuration: off unless asked for, origins checked, the static folder must exist."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.web.settings import WebSettings
+from services.kit.settings import ConfigError
+
+
+def test_the_edge_is_off_unless_a_port_is_given() -> None:
+    assert WebSettings.from_env({}).port is None
+    assert WebSettings.from_env({"TAFEL_WEB_PORT": "0"}).port == 0
+    assert WebSettings.from_env({"TAFEL_WEB_PORT": "8080", "TAFEL_HOST": "0.0.0.0"}).host == "0.0.0.0"
+
+
+def test_origins_and_caps_are_read_and_checked(tmp_path: Path) -> None:
+    settings = WebSettings.from_env(
+        {"TAFEL_WEB_PORT": "0", "TAFEL_WEB_ORIGINS": "http://localhost:5173/, https://tafel.example",
+         "TAFEL_WEB_STATIC": str(tmp_path), "TAFEL_MAX_MESSAGE_BYTES": "2048"}
+    )
+    assert settings.origins == ("http://localhost:5173", "https://tafel.example")
+    assert settings.static_dir == tmp_path and settings.max_body_bytes == 2048
+    for bad in (
+        {"TAFEL_WEB_PORT": "http"},
+        {"TAFEL_WEB_PORT": "70000"},
+        {"TAFEL_WEB_ORIGINS": "localhost:5173"},
+        {"TAFEL_WEB_STATIC": str(tmp_path / "missing")},
+        {"TAFEL_WEB_MAX_BODY_BYTES": "10"},
+    ):
+        with pytest.raises(ConfigError):
+            WebSettings.from_env(bad)
