@@ -127,12 +127,16 @@ def test_coloursquare_solo_with_a_target(browser: Browser, web_url: str) -> None
     sign_in_as_guest(page, web_url)
     card = page.locator(".game-card[data-game=coloursquare]")
     card.locator("input[name=target]").fill("60")
+    card.locator("select[name=side]").select_option("B")
     card.get_by_role("button", name="Play solo").click()
     board = page.locator(".coloursquare-board")
     expect(board).to_be_visible(timeout=TIMEOUT_MS)
     expect(board.locator(".phase")).to_contain_text("Solo target: 60")
     expect(page.locator(".player-sheet")).to_have_count(1)
     expect(board.locator(".ask")).to_contain_text("You must place")
+    expect(board.locator(".phase")).to_contain_text("sheet B")
+    assert board.locator(".sheet.mine .value.printed").count() > 0, "side B's pre-printed cells are not drawn"
+    page.screenshot(path=SCREENSHOTS / "coloursquare-solo-b.png", full_page=True)
     context.close()
 
 

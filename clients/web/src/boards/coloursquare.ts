@@ -80,7 +80,8 @@ function sheetSvg(view: coloursquare.View, player: coloursquare.PlayerSheet, min
     const goal = layout.goalLow === layout.goalHigh ? String(layout.goalLow) : `${layout.goalLow}–${layout.goalHigh}`;
     const status = square?.status ?? SquareStatus.OPEN;
     const cls = status === SquareStatus.CORRECT ? "correct" : status === SquareStatus.WRONG ? "wrong" : status === SquareStatus.CROSSED ? "crossed" : "open";
-    g.append(s("circle", { cx: x + SQ / 2, cy: y + SQ / 2, r: 12, class: `goal ${cls}` }));
+    const pill = Math.max(24, goal.length * 7 + 8); // ranges ("15–18") need a wider mark than a number
+    g.append(s("rect", { x: x + (SQ - pill) / 2, y: y + SQ / 2 - 12, width: pill, height: 24, rx: 12, class: `goal ${cls}` }));
     g.append(s("text", { x: x + SQ / 2, y: y + SQ / 2 + 4, "text-anchor": "middle", class: `goal-text ${cls}` }, goal));
     if (status === SquareStatus.CROSSED) g.append(s("path", { d: `M${x + 6} ${y + 6} L${x + SQ - 6} ${y + SQ - 6} M${x + SQ - 6} ${y + 6} L${x + 6} ${y + SQ - 6}`, class: "cross" }));
     g.dataset.status = cls;
