@@ -47,6 +47,16 @@ def test_connect4_against_a_level_1_bot(browser: Browser, web_url: str) -> None:
     rng = random.Random(7)
     moves = 0
     while wait_for_my_turn_or_end(page):
+        if moves == 0:
+            # My clock runs on my turn, counting down from the server's turn deadline.
+            running = page.locator(".legend li.to-act .clock.running")
+            expect(running).to_have_count(1)
+            first = running.inner_text()
+            page.wait_for_function(
+                "(t) => document.querySelector('.legend li.to-act .clock.running')?.textContent !== t",
+                arg=first,
+                timeout=5000,
+            )
         legal = [int(c) for c in board.locator(".column.legal").evaluate_all("gs => gs.map(g => g.dataset.column)")]
         assert legal, "my turn, yet the view offers no column"
         column = rng.choice(legal)
@@ -58,15 +68,6 @@ def test_connect4_against_a_level_1_bot(browser: Browser, web_url: str) -> None:
             board.locator(f".column[data-column='{column}'] rect.hit").click()
         wait_for_version_after(page, before)
         moves += 1
-        # The clock of the seat to move counts down (it is drawn from the server's turn deadline).
-        if moves == 2 and not page.locator(".result").is_visible():
-            running = page.locator(".clock.running")
-            if running.count() == 1:
-                first = running.inner_text()
-                page.wait_for_function(
-                    "(t) => document.querySelector('.clock.running')?.textContent !== t", arg=first, timeout=5000
-                )
-
     result = page.locator(".result")
     expect(result).to_be_visible(timeout=TIMEOUT_MS)
     headline = result.locator("h3").inner_text()
