@@ -37,6 +37,9 @@ from services.kit.errors import Refused, abort, abort_stream, invalid
 log = logging.getLogger("tafel.gateway.play")
 MAX_IN_FLIGHT_PER_STREAM = 256
 OUT_QUEUE_LIMIT = 4096
+# How long a batching stream's answer waits for its action's own events (they come by pub/sub,
+# which can lag the answer on a busy gateway) before it leaves without them.
+OWN_EVENTS_WAIT_S = 0.5
 
 
 def permission_denied(reason: str, message: str) -> Refused:
@@ -65,6 +68,16 @@ def refusal_of(refused: Refused) -> play_pb2.Refusal:
     if refused.current_version is not None:
         refusal.current_version = refused.current_version
     return refusal
+
+
+def _answer_version(response: play_pb2.PlayResponse) -> int:
+    """The version an action's answer reports (0 for a refusal)."""
+    kind = response.WhichOneof("kind")
+    if kind == "move_accepted":
+        return int(response.move_accepted.version)
+    if kind == "resigned":
+        return int(response.resigned.version)
+    return 0
 
 
 def _set_time(target: Any, seconds: float | None) -> None:
@@ -479,6 +492,8 @@ class PlaySession:
         # that game is in flight wait for its answer and leave with it in one message.
         self.acting: dict[str, int] = {}
         self.parked: dict[str, list[play_pb2.PlayResponse | bytes]] = {}
+        self.passed: dict[str, int] = {}  # game -> the newest event version passed on (or parked)
+        self.progress = asyncio.Event()  # set whenever `passed` moves
         self.slots = asyncio.Semaphore(MAX_IN_FLIGHT_PER_STREAM)
         self.actions: set[asyncio.Task[None]] = set()
         self.watches: dict[str, asyncio.Task[None]] = {}
@@ -613,6 +628,8 @@ class PlaySession:
             self.acting[game_id] = self.acting.get(game_id, 0) + 1
         try:
             await self._act_on(request, response)
+            if parking and game_id in self.watches:
+                await self._own_events(game_id, _answer_version(response))
         finally:
             if parking:
                 left = self.acting[game_id] - 1
@@ -654,9 +671,27 @@ class PlaySession:
                 refusal_of(Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "the action failed; retry"))
             )
 
-    async def _deliver(self, game_id: str, delivery: play_pb2.PlayResponse | bytes) -> None:
+    async def _own_events(self, game_id: str, version: int) -> None:
+        """Hold a batching stream's answer until the pump has passed on its action's events (so
+        they leave together, events first), at most OWN_EVENTS_WAIT_S."""
+        if not version:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + OWN_EVENTS_WAIT_S
+        while self.passed.get(game_id, 0) < version and game_id in self.watches:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            self.progress.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.progress.wait(), remaining)
+
+    async def _deliver(self, game_id: str, delivery: play_pb2.PlayResponse | bytes, version: int) -> None:
         """A watched game's event: parked while this stream's own action on the game is in
         flight (batching streams only), else queued."""
+        if version > self.passed.get(game_id, 0):
+            self.passed[game_id] = version
+            self.progress.set()
         if game_id in self.acting:
             self.parked.setdefault(game_id, []).append(delivery)
             return
@@ -743,7 +778,8 @@ class PlaySession:
                     current = watch.current
                     if current is not None:
                         servicer.metrics.events_sent.inc()
-                        await self._deliver(meta.game_id, _live_delivery(current[0], current[1], meta, True))
+                        live = _live_delivery(current[0], current[1], meta, True)
+                        await self._deliver(meta.game_id, live, event.version)
                         continue
                     delivery = play_pb2.GameEventDelivery(game_id=meta.game_id, event=event)
                     if watch.status is not None and watch.status.version == event.version:
@@ -759,7 +795,7 @@ class PlaySession:
                     else:
                         _set_time(delivery.turn_deadline, servicer.deadline_of(meta, event, source, time.time()))
                     servicer.metrics.events_sent.inc()
-                    await self._deliver(meta.game_id, play_pb2.PlayResponse(event=delivery))
+                    await self._deliver(meta.game_id, play_pb2.PlayResponse(event=delivery), event.version)
         except Refused as refused:
             await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal_of(refused)))
         except RedisError:
