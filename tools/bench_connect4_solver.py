@@ -16,8 +16,8 @@ plays) against exact scores from the compiled solver: every reference position, 
 `--per-count` random positions for each disc count in `--discs` (random legal moves that do not end
 the game). Each move is timed from a cold transposition table (`--warm` keeps the table between
 positions, as in a game). A move is optimal when it keeps the game's result (win, draw or loss);
-"exact" counts the moves that also keep the exact score. Positions whose checking solve runs past
-`--check-seconds` are counted as unchecked, not as optimal.
+"exact" counts the moves that also keep the exact score (checked within `--exact-seconds`).
+Positions whose result solve runs past `--check-seconds` are counted as unchecked, not as optimal.
 """
 
 from __future__ import annotations
@@ -101,19 +101,21 @@ def random_position(engine: Engine, rng: random.Random, discs: int) -> tuple[int
 class Level3Check:
     """Times the level-3 bot's move and checks it against the compiled solver's exact scores."""
 
-    def __init__(self, solver: NativeSolver, check_seconds: float, warm: bool) -> None:
+    def __init__(self, solver: NativeSolver, check_seconds: float, warm: bool, exact_seconds: float = 1.0) -> None:
         self.engine = Engine()
         self.solver = solver
         self.check_seconds = check_seconds
+        self.exact_seconds = exact_seconds
         self.warm = warm
         self.bot = Connect4Bot(3)
 
     def value(self, current: int, mask: int, nb: int) -> tuple[int | None, int | None]:
-        """(exact score, result sign) of a position that is not over; None where it ran too long."""
-        exact = self.solver.solve(current, mask, nb, max_seconds=self.check_seconds)
-        if exact is not None:
-            return exact, (exact > 0) - (exact < 0)
-        return None, self.solver.solve(current, mask, nb, weak=True, max_seconds=self.check_seconds)
+        """(exact score, result sign) of a position that is not over; None where it ran too long
+        (the result within `check_seconds`, then the exact score within `exact_seconds`)."""
+        sign = self.solver.solve(current, mask, nb, weak=True, max_seconds=self.check_seconds)
+        if sign is None:
+            return None, None
+        return self.solver.solve(current, mask, nb, max_seconds=self.exact_seconds), sign
 
     def check(self, current: int, mask: int, nb: int) -> tuple[float, str, int]:
         """The move's time, its verdict ("exact", "result" (keeps the result only), "book" (from
@@ -198,7 +200,7 @@ def level3(args: argparse.Namespace) -> int:
     if solver is None:
         print("the compiled solver is not built: run `make native`", file=sys.stderr)
         return 2
-    checker = Level3Check(solver, args.check_seconds, args.warm)
+    checker = Level3Check(solver, args.check_seconds, args.warm, args.exact_seconds)
     engine = checker.engine
     print(
         f"Connect Four level 3, {'warm' if args.warm else 'cold'} table, checks up to {args.check_seconds:g} s"
@@ -240,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--level3", action="store_true", help="check the level-3 bot's moves instead")
     parser.add_argument("--discs", default="0-30", help="disc counts for --level3, e.g. 0-30 or 12")
     parser.add_argument("--per-count", type=int, default=100, help="random positions per disc count")
-    parser.add_argument("--check-seconds", type=float, default=20.0, help="limit of one checking solve")
+    parser.add_argument("--check-seconds", type=float, default=20.0, help="limit of one checking result solve")
+    parser.add_argument("--exact-seconds", type=float, default=1.0, help="limit of one checking exact solve")
     parser.add_argument("--warm", action="store_true", help="keep the table between positions")
     parser.add_argument("--games", type=int, default=0, help="also play this many games against random moves")
     args = parser.parse_args(argv)
