@@ -53,7 +53,7 @@ $(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
 	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-$(TS)/src/gen/.stamp: $(TS)/node_modules/.installed $(DEV) $(PROTOS) buf.gen.yaml $(TS)/proto/google/rpc/error_details.proto
+$(TS)/src/gen/.stamp: $(TS)/node_modules/.installed $(STAMP) $(PROTOS) buf.gen.yaml $(TS)/proto/google/rpc/error_details.proto
 	$(VENV)/bin/buf generate --template buf.gen.yaml
 	touch $@
 
