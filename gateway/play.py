@@ -386,8 +386,8 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         self, request: play_pb2.GetGameRecordRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.GetGameRecordResponse:
         async def work() -> play_pb2.GetGameRecordResponse:
-            self.auth.identity(context.invocation_metadata())
-            return play_pb2.GetGameRecordResponse(record=await self.records.get(request.game_id))
+            viewer = self.auth.identity(context.invocation_metadata())
+            return play_pb2.GetGameRecordResponse(record=await self.records.get(request.game_id, viewer.player_id))
 
         result: play_pb2.GetGameRecordResponse = await self._guard(context, work())
         return result
@@ -396,10 +396,10 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         self, request: play_pb2.ListGameRecordsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.ListGameRecordsResponse:
         async def work() -> play_pb2.ListGameRecordsResponse:
-            self.auth.identity(context.invocation_metadata())
+            viewer = self.auth.identity(context.invocation_metadata())
             records, token = await self.records.list(
                 player_id=request.player_id, game=request.game, page_size=request.page_size,
-                page_token=request.page_token,
+                page_token=request.page_token, viewer=viewer.player_id,
             )
             return play_pb2.ListGameRecordsResponse(records=records, next_page_token=token)
 

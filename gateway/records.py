@@ -41,6 +41,10 @@ def record_key(game_id: str) -> str:
     return f"tafel:record:{{g:{game_id}}}"
 
 
+def visible_to(record: play_pb2.GameRecord, viewer: str) -> bool:
+    return not record.private or any(seat.player.player_id == viewer for seat in record.players)
+
+
 def index_key(player_id: str = "", game: str = "") -> str:
     key = INDEX
     if player_id:
@@ -81,6 +85,7 @@ class Records:
             outcome=outcome,
             time_control=meta.time_control(),
             rated=meta.rated and not no_show(actions),
+            private=meta.private,
         )
         record.started_at.FromMilliseconds(int(meta.created_at * 1000))
         if actions:
@@ -115,19 +120,24 @@ class Records:
                 log.exception("a game-end hook failed", extra={"game_id": meta.game_id})
         return record
 
-    async def get(self, game_id: str) -> play_pb2.GameRecord:
+    async def get(self, game_id: str, viewer: str | None = None) -> play_pb2.GameRecord:
+        """A record; a private one is NOT_FOUND to a viewer who did not play in it (viewer None:
+        the platform's own use)."""
         check_id("game_id", game_id)
         stored: Any = await self.redis.get(record_key(game_id))
-        if stored is None:
+        record = play_pb2.GameRecord.FromString(stored) if stored is not None else None
+        if record is None or (viewer is not None and not visible_to(record, viewer)):
             raise Refused(grpc.StatusCode.NOT_FOUND, "RECORD_NOT_FOUND", f"no record of a finished game {game_id}")
-        return play_pb2.GameRecord.FromString(stored)
+        return record
 
     async def exists(self, game_id: str) -> bool:
         return bool(await self.redis.exists(record_key(game_id)))
 
     async def list(
-        self, *, player_id: str, game: str, page_size: int, page_token: str
+        self, *, player_id: str, game: str, page_size: int, page_token: str, viewer: str | None = None
     ) -> tuple[list[play_pb2.GameRecord], str]:
+        """A page of records, newest first; private ones are left out for a viewer who did not play
+        in them (so a page may hold fewer than page_size; the token still moves on)."""
         if player_id:
             check_id("player_id", player_id)
         if game:
@@ -140,5 +150,6 @@ class Records:
         if rows:
             stored: Any = await self.redis.mget([record_key(member) for member, _ in rows])
             records = [play_pb2.GameRecord.FromString(data) for data in stored if data is not None]
+            records = [record for record in records if viewer is None or visible_to(record, viewer)]
         token = PageCursor("records", rows[-1][1], rows[-1][0]).encode() if more and rows else ""
         return records, token

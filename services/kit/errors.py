@@ -6,6 +6,8 @@ as a `Refusal` message. Never a stack trace, never `str(exc)` of an unexpected e
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import NoReturn
 
@@ -15,6 +17,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 DOMAIN = "tafel.games"
+FIRST_MESSAGE_WAIT_S = 0.25
 
 
 class Refused(Exception):
@@ -67,12 +70,13 @@ async def abort(context: grpc.aio.ServicerContext[object, object], refused: Refu
 async def abort_stream(
     requests: AsyncIterator[object], context: grpc.aio.ServicerContext[object, object], refused: Refused
 ) -> NoReturn:
-    """Refuse a client-streaming call: take the caller's first message, then abort. Ending the
-    stream while that message is still on its way makes the caller's gRPC report INTERNAL
-    ("Internal error from Core") instead of the refusal. A caller that sends nothing is bounded by
-    its deadline and the server's keepalive."""
-    async for _ in requests:
-        break
+    """Refuse a client-streaming call: take the caller's first message if it comes at once, then
+    abort. Ending the stream while that message is still on its way makes the caller's gRPC client
+    report INTERNAL ("Internal error from Core", set by the client when its write fails) instead
+    of the refusal. A caller that sends nothing is refused after FIRST_MESSAGE_WAIT_S."""
+    iterator = aiter(requests)
+    with contextlib.suppress(StopAsyncIteration, TimeoutError, grpc.aio.AioRpcError):
+        await asyncio.wait_for(anext(iterator), FIRST_MESSAGE_WAIT_S)
     await abort(context, refused)
 
 

@@ -1,5 +1,6 @@
 """Issue 18.6/18.7 through the gateways: a private room's game is hidden from strangers (not listed,
-NOT_FOUND on GetGame and WatchGame) unless its owner made it watchable; room look-ups by code are
+NOT_FOUND on GetGame and WatchGame, its record neither given nor listed) unless its owner made it
+watchable; room look-ups by code are
 limited per session (RESOURCE_EXHAUSTED with RetryInfo) so codes cannot be enumerated."""
 
 from __future__ import annotations
@@ -61,6 +62,21 @@ async def test_a_private_rooms_game_is_hidden_from_strangers(channel: grpc.aio.C
     # The players themselves see it.
     view = await friend.games.GetGame(play_pb2.GetGameRequest(game_id=game_id), metadata=friend.md, timeout=10)
     assert view.summary.game_id == game_id
+    # Its record too, once it is over; strangers neither get it nor find it in a player's list.
+    await host.games.Resign(play_pb2.ResignRequest(game_id=game_id, request_id="r1"), metadata=host.md, timeout=10)
+    record = await friend.games.GetGameRecord(
+        play_pb2.GetGameRecordRequest(game_id=game_id), metadata=friend.md, timeout=10
+    )
+    assert record.record.private and record.record.game_id == game_id
+    get_record = stranger.games.GetGameRecord(
+        play_pb2.GetGameRecordRequest(game_id=game_id), metadata=stranger.md, timeout=10
+    )
+    assert await _code(get_record) == grpc.StatusCode.NOT_FOUND
+    for viewer, expected in ((friend, True), (stranger, False)):
+        listed = await viewer.games.ListGameRecords(
+            play_pb2.ListGameRecordsRequest(player_id=host.player.player_id, page_size=50), metadata=viewer.md, timeout=10
+        )
+        assert (game_id in {r.game_id for r in listed.records}) == expected
 
 
 async def test_a_watchable_rooms_game_is_listed_and_open_to_spectators(channel: grpc.aio.Channel) -> None:
