@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-runtime
 DEV    := $(VENV)/.installed-dev
 PROTOS := $(shell find protos -name '*.proto')
 
-.PHONY: all install gen native ts web lint typecheck test run bench bench-load fuzz chaos baseline clean
+.PHONY: all install gen native ts web lint typecheck test run reset bench bench-load fuzz chaos baseline clean
 
 all: test
 
@@ -97,6 +97,11 @@ test: gen/.stamp $(DEV) native ts web
 
 run: gen/.stamp native web
 	$(PY) -m tools.run_platform
+
+# Deletes what `make run` keeps between starts (.tafel/: the Redis AOF and this checkout's secrets;
+# .run/: where the secrets were kept before).
+reset:
+	rm -rf .tafel .run
 
 bench: gen/.stamp $(DEV) native
 	$(PY) -m tools.bench_rules_service

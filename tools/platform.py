@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +23,10 @@ from tools.redis_server import RedisProcess, free_port, start_redis
 ROOT = Path(__file__).resolve().parent.parent
 GATEWAY_BASE_PORT = 50051
 WEB_BASE_PORT = 8080  # each gateway's web edge (gateway/web): Connect and gRPC-Web over HTTP
+METRICS_BASE_PORT = 9100  # Prometheus /metrics of each server, one port each, in start order
+# `make run`'s data folder (git-ignored): the Redis AOF under redis/ and this checkout's secrets.
+# `make reset` deletes it.
+DATA_DIR = ROOT / ".tafel"
 _PR_SET_PDEATHSIG = 1
 
 
@@ -41,7 +45,7 @@ _LAUNCH = (
 )
 
 
-def local_secret(name: str, folder: Path = ROOT / ".run") -> str:
+def local_secret(name: str, folder: Path = DATA_DIR) -> str:
     """A secret for this checkout's `make run`, generated once into its data folder (git-ignored,
     readable by the owner only): no two checkouts share a token key, and none is published."""
     path = folder / name
@@ -62,6 +66,8 @@ class Child:
     process: subprocess.Popen[str]
     address: str
     output: list[str] = field(default_factory=list)
+    metrics_url: str = ""  # its Prometheus endpoint, when it serves one
+    log: Callable[[str, str], None] | None = None  # gets (name, line) for every line it prints
     # How it was started, so it can be started again the same way (same port): restart().
     module: str = ""
     env: dict[str, str] = field(default_factory=dict)
@@ -80,6 +86,10 @@ class Platform:
     quiet: bool = True
     bot_pool: bool = True
     games: tuple[str, ...] = ()  # only these games' rules services (the others "off"); () = all
+    # The embedded Redis keeps its data here (AOF, fsync every second) and reloads it on start;
+    # None: in memory only (tests). Ignored with redis_url.
+    data_dir: Path | None = None
+    log: Callable[[str, str], None] | None = None  # every child's output lines, as (name, line)
     children: list[Child] = field(default_factory=list)
     redis: RedisProcess | None = None
     rules_addresses: dict[str, list[str]] = field(default_factory=dict)
@@ -94,6 +104,9 @@ class Platform:
         # Rules services answer only callers with this checkout's internal secret (the gateways).
         env.setdefault("TAFEL_INTERNAL_SECRET", local_secret("internal-secret"))
         env.update(more)
+        if self.fixed_ports and port and "TAFEL_METRICS_PORT" not in self.extra_env:
+            taken = sum(1 for child in self.children if child.metrics_url)
+            env["TAFEL_METRICS_PORT"] = str(_free_or(METRICS_BASE_PORT + taken))
         return env
 
     def _port(self, base: int, index: int) -> int:
@@ -107,10 +120,13 @@ class Platform:
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if not self.quiet else subprocess.DEVNULL,
+            stderr=subprocess.STDOUT if not self.quiet or self.log else subprocess.DEVNULL,
             text=True,
         )
-        child = Child(name, process, "", module=module, env=env, args=args)
+        child = Child(name, process, "", module=module, env=env, args=args, log=self.log)
+        metrics_port = env.get("TAFEL_METRICS_PORT", "0")
+        if metrics_port != "0":
+            child.metrics_url = f"http://{env.get('TAFEL_HOST', '127.0.0.1')}:{metrics_port}/metrics"
         deadline = time.monotonic() + timeout_s
         assert process.stdout is not None
         while time.monotonic() < deadline:
@@ -118,6 +134,8 @@ class Platform:
             if not line:
                 raise RuntimeError(f"{name} exited with {process.wait()} before listening: {child.output[-5:]}")
             child.output.append(line.rstrip())
+            if child.log is not None:
+                child.log(name, line.rstrip())
             if line.startswith(("LISTENING ", "READY ")):
                 child.address = line.split()[-1]
                 break
@@ -132,7 +150,8 @@ class Platform:
     def start(self) -> Platform:
         try:
             if self.redis_url is None:
-                self.redis = start_redis(None if not self.fixed_ports else _free_or(6390))
+                port = None if not self.fixed_ports else _free_or(6390)
+                self.redis = start_redis(port, data_dir=self.data_dir, timeout_s=60.0 if self.data_dir else 10.0)
                 self.redis_url = self.redis.url
             for game, module in GAMES.items():
                 if self.games and game not in self.games:
@@ -207,6 +226,8 @@ class Platform:
 def _drain(child: Child) -> None:
     assert child.process.stdout is not None
     for line in child.process.stdout:
+        if child.log is not None:
+            child.log(child.name, line.rstrip())
         if len(child.output) < 1000:
             child.output.append(line.rstrip())
 

