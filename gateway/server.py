@@ -90,6 +90,7 @@ class Gateway:
     extras: RatingsAndTournaments  # ratings, leaderboards, tournaments (gateway/ratings, gateway/tournaments)
     # Adds every public servicer to a server; the web edge (gateway/web) serves the same handlers.
     register: Callable[[grpc.aio.Server], None] | None = None
+    limiter: CallLimiter | None = None
 
     @property
     def port(self) -> int:
@@ -205,6 +206,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         metrics=metrics,
         extras=extras,
         register=register,
+        limiter=limiter,
     )
 
 
@@ -217,7 +219,8 @@ async def serve(settings: GatewaySettings, web: WebSettings | None = None) -> No
     edge = None
     if web is not None and web.port is not None:
         assert gateway.register is not None
-        edge = await start_edge(gateway.register, web, grace_s=settings.server.grace_s)
+        wrap = gateway.limiter.wrap if gateway.limiter is not None else None
+        edge = await start_edge(gateway.register, web, grace_s=settings.server.grace_s, wrap=wrap)
         log.info("web edge", extra={"url": edge.url})
         print(f"WEB {edge.url}", flush=True)
     log.info("serving", extra={"address": gateway.address, "games": list(settings.rules)})

@@ -133,6 +133,10 @@ async def main_async(args: argparse.Namespace) -> None:
     gateway = spawn_gateway(
         url, {"connect4": rules.address}, TAFEL_LOG_LEVEL="WARNING", TAFEL_MAX_CONCURRENT_STREAMS="10000",
         TAFEL_WEB_PORT="0",
+        # One spectator session holds every watcher here; the edge enforces the per-session cap now.
+        TAFEL_MAX_STREAMS_PER_PLAYER="100000",
+        TAFEL_LIMIT_CALLS_PER_PEER="100000/200000",
+        TAFEL_LIMIT_CALLS_PER_PLAYER="100000/200000",
     )
     edge_url = next(line.split()[-1] for line in gateway.output if line.startswith("WEB "))
     redis = Redis.from_url(url)

@@ -47,7 +47,12 @@ class _Collector:
         self.services[service] = dict(handlers)
 
 
-def collect_methods(register: Callable[[Any], None]) -> list[Method]:
+HandlerWrap = Callable[[grpc.RpcMethodHandler, str], grpc.RpcMethodHandler]
+
+
+def collect_methods(register: Callable[[Any], None], wrap: HandlerWrap | None = None) -> list[Method]:
+    """`wrap` puts the native server's interceptors (the gateway's call limits) in front of each
+    handler, so a caller cannot dodge them by switching transport."""
     collector = _Collector()
     register(collector)
     pool = descriptor_pool.Default()
@@ -60,7 +65,7 @@ def collect_methods(register: Callable[[Any], None]) -> list[Method]:
                 Method(
                     service=service,
                     name=name,
-                    handler=handler,
+                    handler=wrap(handler, f"/{service}/{name}") if wrap is not None else handler,
                     input=message_factory.GetMessageClass(method.input_type),
                     output=message_factory.GetMessageClass(method.output_type),
                 )

@@ -18,7 +18,7 @@ from granian.http import HTTP1Settings, HTTP2Settings
 from granian.server.embed import Server
 
 from gateway.web.app import build_app
-from gateway.web.methods import collect_methods
+from gateway.web.methods import HandlerWrap, collect_methods
 from gateway.web.settings import WebSettings
 
 log = logging.getLogger("tafel.gateway.web")
@@ -64,10 +64,13 @@ async def _listening(host: str, port: int, serving: asyncio.Task[None]) -> None:
         return
 
 
-async def start_edge(register: Callable[[Any], None], settings: WebSettings, grace_s: float = 5.0) -> RunningEdge:
-    """`register` is the gateway's: it adds the same servicers to the native gRPC server."""
+async def start_edge(
+    register: Callable[[Any], None], settings: WebSettings, grace_s: float = 5.0, wrap: HandlerWrap | None = None
+) -> RunningEdge:
+    """`register` is the gateway's: it adds the same servicers to the native gRPC server; `wrap`
+    adds the same call limits the native port has."""
     assert settings.port is not None
-    app = build_app(collect_methods(register), settings)
+    app = build_app(collect_methods(register, wrap), settings)
     port = settings.port or _free_port(settings.host)
     server = Server(
         app,

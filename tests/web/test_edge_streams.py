@@ -23,7 +23,14 @@ def gateway(redis_url: str) -> Iterator[tuple[Proc, str, int]]:
     url = other_db(redis_url, 10)
     rules = spawn_rules(url)
     metrics = free_port()
-    proc = spawn_gateway(url, {"connect4": rules.address}, TAFEL_WEB_PORT="0", TAFEL_METRICS_PORT=str(metrics))
+    # One session opens every stream here: raise the per-session stream cap (the edge enforces it too).
+    proc = spawn_gateway(
+        url,
+        {"connect4": rules.address},
+        TAFEL_WEB_PORT="0",
+        TAFEL_METRICS_PORT=str(metrics),
+        TAFEL_MAX_STREAMS_PER_PLAYER=str(STREAMS + 10),
+    )
     try:
         yield proc, next(line.split()[-1] for line in proc.output if line.startswith("WEB ")), metrics
     finally:
