@@ -168,14 +168,15 @@ def level3_row(label: str, times: list[float], verdicts: list[str]) -> None:
     )
 
 
-def games(checker: Level3Check, count: int, rng: random.Random) -> int:
-    """Level 3 against random legal moves, first and second in turn: every move of the bot
+def games(checker: Level3Check, count: int, rng: random.Random, opponent: str) -> int:
+    """Level 3 against random legal moves (or level 2), first and second in turn: every move of the bot
     is checked (book moves count as proven when the book was built, and are listed apart), each
     from a cold table as with the random positions (in a game the bot's table is warm from its
     earlier moves: the figures are pessimistic)."""
     e = checker.engine
     times: list[float] = []
     verdicts: list[str] = []
+    other = Connect4Bot(2, seed=rng.randrange(1 << 30))
     for game in range(count):
         current = mask = nb = 0
         bot_turn = game % 2 == 0
@@ -184,6 +185,8 @@ def games(checker: Level3Check, count: int, rng: random.Random) -> int:
                 elapsed, verdict, column = checker.check(current, mask, nb)
                 times.append(elapsed)
                 verdicts.append(verdict)
+            elif opponent == "level2":
+                column = other.move_for(board_at(e, current, mask, nb))
             else:
                 column = rng.choice([c for c in range(e.width) if e.can_play(mask, c)])
             if e.is_win(current, mask, column):
@@ -191,7 +194,7 @@ def games(checker: Level3Check, count: int, rng: random.Random) -> int:
             current, mask = e.play(current, mask, column)
             nb += 1
             bot_turn = not bot_turn
-    level3_row(f"{count} games", times, verdicts)
+    level3_row(f"{count} v {opponent}", times, verdicts)
     return verdicts.count("wrong")
 
 
@@ -217,7 +220,7 @@ def level3(args: argparse.Namespace) -> int:
         level3_row(name, times, verdicts)
         wrong += verdicts.count("wrong")
     if args.games:
-        wrong += games(checker, args.games, random.Random(args.seed))
+        wrong += games(checker, args.games, random.Random(args.seed), args.opponent)
     low, _, high = args.discs.partition("-")
     rng = random.Random(args.seed)
     for discs in range(int(low), int(high or low) + 1):
@@ -245,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check-seconds", type=float, default=20.0, help="limit of one checking result solve")
     parser.add_argument("--exact-seconds", type=float, default=1.0, help="limit of one checking exact solve")
     parser.add_argument("--warm", action="store_true", help="keep the table between positions")
-    parser.add_argument("--games", type=int, default=0, help="also play this many games against random moves")
+    parser.add_argument("--games", type=int, default=0, help="also play this many games against --opponent")
+    parser.add_argument("--opponent", choices=("random", "level2"), default="random")
     args = parser.parse_args(argv)
     if args.level3:
         return level3(args)

@@ -803,34 +803,47 @@ class Connect4Bot:
         if wins:
             column = next(c for c in e.order if wins & e.column_masks[c])
             return Analysis(column, (e.size + 1 - board.nb) >> 1, True, remaining, 0, 1)
+        started = time.perf_counter()
+        known: Analysis | None = None  # a result-keeping move without its exact score
         if self.book is not None:
             entry = self.book.lookup(board.current, board.mask)
             if entry is not None:
                 outcome = _sign(entry.score)
-                score = entry.score if entry.exact else WIN * outcome
-                return Analysis(entry.column, score, entry.exact, remaining if entry.exact else 0, 0, outcome)
+                if entry.exact:
+                    return Analysis(entry.column, entry.score, True, remaining, 0, outcome)
+                known = Analysis(entry.column, WIN * outcome, False, 0, 0, outcome)
         native = self.native
-        if native is None:
-            return None
-        seconds, nodes = self.perfect_seconds, self.perfect_nodes
-        started = time.perf_counter()
-        # the result-keeping move first (the cheaper proof, and what must not be missed), then the
-        # exact score in what is left, on the table the first search warmed
-        weak = native.best(
-            board.current,
-            board.mask,
-            board.nb,
-            weak=True,
-            max_seconds=None if seconds is None else seconds * _WEAK_SHARE,
-            max_nodes=None if nodes is None else int(nodes * _WEAK_SHARE),
-        )
-        if weak is None:
-            return None
-        spent = native.nodes
-        left_seconds = None if seconds is None else seconds * _SOLVER_SHARE - (time.perf_counter() - started)
-        left_nodes = None if nodes is None else int(nodes * _SOLVER_SHARE) - spent
-        if (left_seconds is None or left_seconds > 0.001) and (left_nodes is None or left_nodes > 0):
-            found = native.best(board.current, board.mask, board.nb, max_seconds=left_seconds, max_nodes=left_nodes)
-            if found is not None:
-                return Analysis(found.column, found.score, True, remaining, spent + found.nodes, _sign(found.score))
-        return Analysis(weak.column, WIN * weak.score, False, 0, spent, weak.score)
+        if native is not None:
+            seconds, nodes = self.perfect_seconds, self.perfect_nodes
+            spent = 0
+            if known is None:
+                # the result-keeping move first (the cheaper proof, and what must not be missed),
+                # then the exact score in what is left, on the table the first search warmed
+                weak = native.best(
+                    board.current,
+                    board.mask,
+                    board.nb,
+                    weak=True,
+                    max_seconds=None if seconds is None else seconds * _WEAK_SHARE,
+                    max_nodes=None if nodes is None else int(nodes * _WEAK_SHARE),
+                )
+                if weak is None:
+                    return None
+                spent = native.nodes
+                known = Analysis(weak.column, WIN * weak.score, False, 0, spent, weak.score)
+            left_seconds = None if seconds is None else seconds * _SOLVER_SHARE - (time.perf_counter() - started)
+            left_nodes = None if nodes is None else int(nodes * _SOLVER_SHARE) - spent
+            if (left_seconds is None or left_seconds > 0.001) and (left_nodes is None or left_nodes > 0):
+                found = native.best(board.current, board.mask, board.nb, max_seconds=left_seconds, max_nodes=left_nodes)
+                if found is not None:
+                    return Analysis(found.column, found.score, True, remaining, spent + found.nodes, _sign(found.score))
+        if known is not None and known.outcome == -1:
+            # lost whatever it plays, the length of the loss unknown: every move keeps the result,
+            # so take the heuristic's, which leaves a fallible opponent the most ways to go wrong
+            seconds = self.move_seconds
+            if self.perfect_seconds is not None:
+                left = max(self.perfect_seconds - (time.perf_counter() - started), 0.001)
+                seconds = left if seconds is None else min(seconds, left)
+            h = e.analyse_heuristic(board.current, board.mask, board.nb, max_nodes=self.move_nodes, max_seconds=seconds)
+            return Analysis(h.column, known.score, False, h.depth, known.nodes + h.nodes, -1)
+        return known
