@@ -124,3 +124,17 @@ def test_level3_opens_from_the_book_in_the_centre(book: Book) -> None:
         assert bot.last is not None and bot.last.outcome is not None
         if bot.last.exact:
             assert abs(bot.last.score) <= 18 and sign(bot.last.score) == bot.last.outcome
+
+
+def test_a_lost_book_position_keeps_the_loss_with_the_heuristics_move(book: Book) -> None:
+    """After the centre opening the second player is lost (the book's first move wins): the book
+    has only the result there, so the bot says so (outcome -1, not exact) and lets the heuristic
+    pick among its moves, all of which keep the loss."""
+    engine = Engine()
+    current, mask, nb = position_from_moves(engine, "4")
+    entry = book.lookup(current, mask)
+    assert entry is not None and not entry.exact and entry.score == -1
+    bot = Connect4Bot(3, perfect_seconds=None, perfect_nodes=20_000, move_seconds=None, move_nodes=2_000)
+    column = bot.move_for(board_at(engine, current, mask, nb))
+    assert engine.can_play(mask, column)
+    assert bot.last is not None and bot.last.outcome == -1 and not bot.last.exact and bot.last.nodes > 0
