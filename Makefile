@@ -86,6 +86,7 @@ lint: gen/.stamp $(DEV)
 	$(VENV)/bin/buf lint
 	$(VENV)/bin/buf breaking --against $(BASELINE)
 	$(VENV)/bin/ruff check services gateway tools tests clients
+	$(PY) -m tools.check_deploy  # renders and validates deploy/ offline (k8s, compose, Dockerfile)
 
 typecheck: gen/.stamp $(DEV)
 	$(VENV)/bin/mypy services gateway tools clients/python/tafel clients/loadgen/tafel_loadgen

@@ -1,0 +1,131 @@
+"""deploy/ is checked, not just written (issue 17): every overlay renders and validates against the
+Kubernetes schemas, and what it renders has what a production deploy needs (restricted Pod
+Security fields, gRPC health probes, resources, disruption budgets, autoscaling, metrics scraping,
+a gateway that lists every rules replica); compose and the Dockerfile pass their checkers; and the
+container health check answers from a real server."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from services.catalog import GAMES
+from tools import check_deploy
+from tools.platform import Platform
+
+WORKLOADS = {"Deployment", "StatefulSet"}
+
+
+@pytest.fixture(scope="module", params=[p.name for p in check_deploy.overlays()])
+def rendered(request: pytest.FixtureRequest) -> list[dict[str, Any]]:
+    return check_deploy.render(check_deploy.K8S / "overlays" / request.param)
+
+
+def named(resources: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {r["metadata"]["name"]: r for r in resources if r["kind"] == kind}
+
+
+def test_every_check_passes() -> None:
+    done = check_deploy.check_all()
+    assert any("overlays/example" in line for line in done), done
+
+
+def test_the_validator_rejects_a_misspelt_field(rendered: list[dict[str, Any]]) -> None:
+    broken = copy.deepcopy(named(rendered, "Deployment")["gateway"])
+    broken["spec"]["template"]["spec"]["containers"][0]["readinessProbes"] = {}
+    with pytest.raises(check_deploy.DeployCheckError, match="readinessProbes"):
+        check_deploy.validate([broken], "test")
+
+
+def test_every_pod_meets_restricted_pod_security_with_probes_and_resources(rendered: list[dict[str, Any]]) -> None:
+    workloads = [r for r in rendered if r["kind"] in WORKLOADS]
+    assert {w["metadata"]["name"] for w in workloads} == {*GAMES, "gateway", "bot-pool"}
+    for workload in workloads:
+        pod = workload["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+        for container in pod["containers"]:
+            context = container["securityContext"]
+            assert context["allowPrivilegeEscalation"] is False and context["capabilities"]["drop"] == ["ALL"]
+            assert context["readOnlyRootFilesystem"] is True
+            assert {"cpu", "memory"} <= container["resources"]["requests"].keys()
+            assert {"cpu", "memory"} <= container["resources"]["limits"].keys()
+            if workload["metadata"]["name"] != "bot-pool":  # a client: it serves nothing to probe
+                port = next(p["containerPort"] for p in container["ports"] if p["name"] == "grpc")
+                for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+                    assert container[probe]["grpc"]["port"] == port, (workload["metadata"]["name"], probe)
+                annotations = workload["spec"]["template"]["metadata"]["annotations"]
+                assert annotations["prometheus.io/scrape"] == "true" and annotations["prometheus.io/port"] == "9100"
+    namespace = next(r for r in rendered if r["kind"] == "Namespace")
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+
+
+def test_rules_replicas_have_stable_names_the_gateway_lists_all_of(rendered: list[dict[str, Any]]) -> None:
+    sets, services = named(rendered, "StatefulSet"), named(rendered, "Service")
+    gateway = named(rendered, "Deployment")["gateway"]["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in gateway["env"]}
+    for game in GAMES:
+        assert services[game]["spec"]["clusterIP"] == "None"  # headless: one DNS name per pod
+        assert sets[game]["spec"]["serviceName"] == game
+        replicas = sets[game]["spec"]["replicas"]
+        listed = env[f"TAFEL_RULES_{game.upper()}"].split(",")
+        assert listed == [f"{game}-{i}.{game}:50060" for i in range(replicas)], game
+    assert sets["connect4"]["spec"]["replicas"] == 3  # the overlay's count reached the list too
+
+
+def test_disruption_budgets_autoscaler_network_policy_and_secret_names(rendered: list[dict[str, Any]]) -> None:
+    budgets = named(rendered, "PodDisruptionBudget")
+    assert set(budgets) == {*GAMES, "gateway"}
+    autoscaler = named(rendered, "HorizontalPodAutoscaler")["gateway"]
+    assert autoscaler["spec"]["scaleTargetRef"]["name"] == "gateway" and autoscaler["spec"]["minReplicas"] >= 2
+    policy = named(rendered, "NetworkPolicy")["rules-from-gateways-only"]
+    assert policy["spec"]["podSelector"] == {"matchLabels": {"tier": "rules"}}
+    template = yaml.safe_load((check_deploy.K8S / "secret.template.yaml").read_text())
+    keys = {
+        e["valueFrom"]["secretKeyRef"]["key"]
+        for w in rendered
+        if w["kind"] in WORKLOADS
+        for e in w["spec"]["template"]["spec"]["containers"][0].get("env", [])
+        if "valueFrom" in e
+    }
+    assert keys == set(template["stringData"]), "every key read is in the Secret template, and no more"
+
+
+def test_compose_checker_rejects_an_unknown_key(tmp_path: Path) -> None:
+    compose = yaml.safe_load((check_deploy.DEPLOY / "compose.yaml").read_text())
+    # tafel's servers inherit the image's HEALTHCHECK; Redis has its own; starts wait on health.
+    assert "\nHEALTHCHECK " in (check_deploy.DEPLOY / "Dockerfile").read_text()
+    for name, service in compose["services"].items():
+        assert service.get("image") == "tafel" or "healthcheck" in service, name
+        for needed in service.get("depends_on", {}).values():
+            assert needed == {"condition": "service_healthy"}, name
+    compose["services"]["gateway"]["helthcheck"] = {}
+    broken = tmp_path / "compose.yaml"
+    broken.write_text(yaml.safe_dump(compose))
+    with pytest.raises(check_deploy.DeployCheckError):
+        check_deploy.check_compose(broken)
+
+
+@pytest.fixture(scope="module")
+def rules_only(redis_url: str) -> Iterator[Platform]:
+    running = Platform(redis_url=redis_url, gateways=0, fixed_ports=False, bot_pool=False, games=("connect4",))
+    running.start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def test_the_container_health_check_asks_the_real_server(rules_only: Platform) -> None:
+    port = rules_only.rules_addresses["connect4"][0].rsplit(":", 1)[1]
+    script = str(check_deploy.DEPLOY / "healthcheck.py")
+    assert subprocess.run([sys.executable, script], env={"TAFEL_PORT": port}, timeout=30).returncode == 0
+    rules_only.kill("connect4-0")
+    assert subprocess.run([sys.executable, script], env={"TAFEL_PORT": port}, timeout=30).returncode == 1
