@@ -53,14 +53,18 @@ async def test_accounts_ratings_records_and_live_games_survive_a_restart_of_ever
         record_before = await ann.get_record(finished)
         board_before = await ann.leaderboard("connect4")
         assert {row.player.username for row in board_before.entries} >= {"ann", "bob"}
-        # A live game two moves in, with a long clock, and one whose clock runs out while we are down.
-        live, seats = await matched(ann, bob, per_move_s=120)
+        # A live game two moves in, with a long clock, and one whose clock runs out while we are down
+        # (other players: ann and bob, rated apart now, would wait for the queue's window to widen).
+        cat, dan = await registered(platform, "cat"), await registered(platform, "dan")
+        eve, fay = await registered(platform, "eve"), await registered(platform, "fay")
+        cat_id = (await cat.me()).player_id
+        live, seats = await matched(cat, dan, per_move_s=120)
         await seats[0].submit_move(live, connect4_pb2.Move(column=0), expected_version=0)
         await seats[1].submit_move(live, connect4_pb2.Move(column=1), expected_version=1)
-        deadline_before = (await ann.get_game(live)).summary.turn_deadline
-        clocked, _ = await matched(ann, bob, per_move_s=4)
-        assert not (await ann.get_game(clocked)).summary.status.over
-        for client in (ann, bob):
+        deadline_before = (await cat.get_game(live)).summary.turn_deadline
+        clocked, _ = await matched(eve, fay, per_move_s=8)
+        assert not (await eve.get_game(clocked)).summary.status.over
+        for client in (ann, bob, cat, dan, eve, fay):
             await client.close()
     finally:
         platform.stop()
@@ -70,7 +74,7 @@ async def test_accounts_ratings_records_and_live_games_survive_a_restart_of_ever
     restarting = time.time()
     platform = started(data)
     try:
-        ann, bob = await signed_in(platform, "ann"), await signed_in(platform, "bob")
+        ann, cat, dan = [await signed_in(platform, name) for name in ("ann", "cat", "dan")]
         assert (await ann.me()).player_id == ann_id
         assert await ann.get_record(finished) == record_before
         board_after = await ann.leaderboard("connect4")
@@ -81,7 +85,7 @@ async def test_accounts_ratings_records_and_live_games_survive_a_restart_of_ever
         game = await ann.get_game(live)
         assert game.summary.status.version == 2 and not game.summary.status.over
         assert game.summary.turn_deadline == deadline_before
-        seats = {sp.seat: ann if sp.player.player_id == ann_id else bob for sp in game.summary.players}
+        seats = {sp.seat: cat if sp.player.player_id == cat_id else dan for sp in game.summary.players}
         answer = await seats[0].submit_move(live, connect4_pb2.Move(column=0), expected_version=2)
         assert answer.version == 3
         # The clock that was running fires: the game ends on time (forfeit), after the restart.
@@ -90,7 +94,7 @@ async def test_accounts_ratings_records_and_live_games_survive_a_restart_of_ever
         ended = (await ann.get_game(clocked)).summary.status
         assert ended.over and ended.outcome.reason == "TIMEOUT", (ended, events[-1])
         assert (await ann.get_record(clocked)).ended_at.ToSeconds() >= int(restarting)
-        for client in (ann, bob):
+        for client in (ann, cat, dan):
             await client.close()
     finally:
         platform.stop()
