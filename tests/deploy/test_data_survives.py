@@ -1,5 +1,5 @@
 """`make run`'s data survives a stop and start of everything (issue 17): the embedded Redis keeps an
-AOF in the data folder, so accounts, ratings and records are there again, a live game goes on from
+AOF in the data folder, so accounts, ratings, records and tournaments are there again, a live game goes on from
 where it was, and a turn clock that was running still fires."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
+from tafel.play.v1 import tournaments_pb2
 
 from tests.clients.platform_fixture import ENV
 from tools.platform import Platform
@@ -53,6 +54,11 @@ async def test_accounts_ratings_records_and_live_games_survive_a_restart_of_ever
         record_before = await ann.get_record(finished)
         board_before = await ann.leaderboard("connect4")
         assert {row.player.username for row in board_before.entries} >= {"ann", "bob"}
+        # A tournament open for entries, with one player in.
+        cup = await ann.create_tournament(
+            name="kept cup", game="connect4", format=tournaments_pb2.TOURNAMENT_FORMAT_SWISS, rounds=1, capacity=8
+        )
+        cup = await bob.join_tournament(cup.tournament_id)
         # A live game two moves in, with a long clock, and one whose clock runs out while we are down
         # (other players: ann and bob, rated apart now, would wait for the queue's window to widen).
         cat, dan = await registered(platform, "cat"), await registered(platform, "dan")
@@ -77,6 +83,7 @@ async def test_accounts_ratings_records_and_live_games_survive_a_restart_of_ever
         ann, cat, dan = [await signed_in(platform, name) for name in ("ann", "cat", "dan")]
         assert (await ann.me()).player_id == ann_id
         assert await ann.get_record(finished) == record_before
+        assert await ann.get_tournament(cup.tournament_id) == cup
         board_after = await ann.leaderboard("connect4")
         assert [(r.player.player_id, r.rating) for r in board_after.entries] == [
             (r.player.player_id, r.rating) for r in board_before.entries
