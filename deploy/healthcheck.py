@@ -1,5 +1,6 @@
 """The container health check: asks this container's server (its gRPC health service, on
-$TAFEL_PORT) whether it is serving; exit 0 if so, 1 if not. Used by the Dockerfile's HEALTHCHECK
+$TAFEL_PORT) whether it is serving — the whole server, or the service named as the argument, e.g.
+tafel.rules.v1.RulesService; exit 0 if so, 1 if not. Used by the Dockerfile's HEALTHCHECK
 (and so by compose); Kubernetes uses its own gRPC probes (deploy/k8s)."""
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ def main() -> int:
     address = f"127.0.0.1:{os.environ.get('TAFEL_PORT', '50060')}"
     with grpc.insecure_channel(address) as channel:
         try:
-            answer = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=2.0)
+            request = health_pb2.HealthCheckRequest(service=sys.argv[1] if len(sys.argv) > 1 else "")
+            answer = health_pb2_grpc.HealthStub(channel).Check(request, timeout=2.0)
         except grpc.RpcError as error:
             print(f"{address}: {error.code().name}", file=sys.stderr)
             return 1

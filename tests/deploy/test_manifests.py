@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from services.catalog import GAMES
+from tests.clients.platform_fixture import ENV
 from tools import check_deploy
 from tools.platform import Platform
 
@@ -114,8 +115,8 @@ def test_compose_checker_rejects_an_unknown_key(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def rules_only(redis_url: str) -> Iterator[Platform]:
-    running = Platform(redis_url=redis_url, gateways=0, fixed_ports=False, bot_pool=False, games=("connect4",))
+def connect4_and_gateway(redis_url: str) -> Iterator[Platform]:
+    running = Platform(redis_url=redis_url, fixed_ports=False, bot_pool=False, games=("connect4",), extra_env=ENV)
     running.start()
     try:
         yield running
@@ -123,9 +124,23 @@ def rules_only(redis_url: str) -> Iterator[Platform]:
         running.stop()
 
 
-def test_the_container_health_check_asks_the_real_server(rules_only: Platform) -> None:
-    port = rules_only.rules_addresses["connect4"][0].rsplit(":", 1)[1]
+def health(port: str, *service: str) -> int:
     script = str(check_deploy.DEPLOY / "healthcheck.py")
-    assert subprocess.run([sys.executable, script], env={"TAFEL_PORT": port}, timeout=30).returncode == 0
-    rules_only.kill("connect4-0")
-    assert subprocess.run([sys.executable, script], env={"TAFEL_PORT": port}, timeout=30).returncode == 1
+    return subprocess.run([sys.executable, script, *service], env={"TAFEL_PORT": port}, timeout=30).returncode
+
+
+def test_the_probes_and_health_check_ask_what_the_real_servers_serve(
+    rendered: list[dict[str, Any]], connect4_and_gateway: Platform
+) -> None:
+    workloads = {**named(rendered, "StatefulSet"), **named(rendered, "Deployment")}
+    ports = {
+        "connect4": connect4_and_gateway.rules_addresses["connect4"][0].rsplit(":", 1)[1],
+        "gateway": connect4_and_gateway.gateway_addresses[0].rsplit(":", 1)[1],
+    }
+    for name, port in ports.items():
+        probe = workloads[name]["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["grpc"]
+        assert health(port, probe["service"]) == 0, (name, probe)  # the readiness probe's service
+        assert health(port) == 0  # the liveness probe's and the image's HEALTHCHECK: the server
+        assert health(port, "tafel.no.such.Service") == 1
+    connect4_and_gateway.kill("connect4-0")
+    assert health(ports["connect4"]) == 1
