@@ -341,7 +341,10 @@ class GameDirectory:
         out: list[play_pb2.GameSummary] = []
         for game_id in game_ids:
             try:
-                out.append(await self.summary(game_id))
+                meta = await self.meta(game_id)
+                if not self.router.offers(meta.game):
+                    continue  # a game type this gateway has no rules service for: it cannot summarise it
+                out.append(await self.summary(game_id, meta=meta))
             except Refused as refused:
                 if refused.code != grpc.StatusCode.NOT_FOUND:
                     raise
