@@ -32,6 +32,7 @@ from tafel.bots.connect4 import Engine  # noqa: E402
 from tafel.bots.connect4_book import BOOK_FILE, Book, canonical  # noqa: E402
 from tafel.bots.connect4_native import Best, NativeSolver, load  # noqa: E402
 
+HEURISTIC_NODES = 20_000  # the heuristic search's budget for a lost position's move
 HEADER = """# Connect Four 7x6 opening book of the level-3 bot (tafel.bots.connect4_book).
 # Made by tools/build_connect4_book.py {args}
 # "plies F S": every position the bot reaches with fewer discs than F moving first, S moving second
@@ -81,6 +82,12 @@ class Builder:
             if best is None:
                 best = weak
                 self.weak += 1
+                if weak.score < 0:
+                    # lost, the length unknown: every move keeps the loss, so the heuristic's
+                    # (node-bounded, so the same on every run) leaves a fallible opponent the
+                    # most ways to go wrong; the bot then stays inside the book
+                    h = self.engine.analyse_heuristic(current, mask, nb, max_nodes=HEURISTIC_NODES)
+                    best = Best(h.column, -1, h.nodes)
             column = 6 - best.column if flipped else best.column
             found = (column, best.score, exact)
             self.entries[key] = found

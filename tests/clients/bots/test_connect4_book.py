@@ -11,6 +11,8 @@ from tafel.bots.connect4 import Connect4Bot, Engine, board_at, position_from_mov
 from tafel.bots.connect4_book import Book, canonical, load_book, mirror
 from tafel.bots.connect4_native import load
 
+from tools.build_connect4_book import HEURISTIC_NODES
+
 
 def sign(x: int) -> int:
     return (x > 0) - (x < 0)
@@ -126,15 +128,15 @@ def test_level3_opens_from_the_book_in_the_centre(book: Book) -> None:
             assert abs(bot.last.score) <= 18 and sign(bot.last.score) == bot.last.outcome
 
 
-def test_a_lost_book_position_keeps_the_loss_with_the_heuristics_move(book: Book) -> None:
-    """After the centre opening the second player is lost (the book's first move wins): the book
-    has only the result there, so the bot says so (outcome -1, not exact) and lets the heuristic
-    pick among its moves, all of which keep the loss."""
+def test_a_lost_book_position_holds_the_heuristics_move(book: Book) -> None:
+    """After the centre opening the second player is lost (the book's first move wins): every move
+    keeps the loss, and the book holds the node-bounded heuristic's move there (traps for a
+    fallible opponent); the bot plays it and says what it knows (outcome -1, not exact)."""
     engine = Engine()
     current, mask, nb = position_from_moves(engine, "4")
     entry = book.lookup(current, mask)
     assert entry is not None and not entry.exact and entry.score == -1
-    bot = Connect4Bot(3, perfect_seconds=None, perfect_nodes=20_000, move_seconds=None, move_nodes=2_000)
-    column = bot.move_for(board_at(engine, current, mask, nb))
-    assert engine.can_play(mask, column)
-    assert bot.last is not None and bot.last.outcome == -1 and not bot.last.exact and bot.last.nodes > 0
+    assert entry.column == engine.analyse_heuristic(current, mask, nb, max_nodes=HEURISTIC_NODES).column
+    bot = Connect4Bot(3)
+    assert bot.move_for(board_at(engine, current, mask, nb)) == entry.column
+    assert bot.last is not None and bot.last.outcome == -1 and not bot.last.exact

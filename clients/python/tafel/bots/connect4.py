@@ -697,7 +697,8 @@ class Connect4Bot:
     level 3 on 7 x 6: a perfect move. The opening book (connect4_book) where it has the position,
       else the compiled solver (connect4_native) within `perfect_seconds` (or `perfect_nodes`): the
       exact best score first, then, if that does not finish in its share, a move that keeps the
-      game's result (win, draw or loss). Only when both run out, or the library is not built, the
+      game's result (win, draw or loss); in a lost position whose exact score is unknown, the
+      heuristic's move (all moves keep a loss). Only when both run out, or the library is not built, the
       pure-Python engine: exact within `EXACT_REMAINING` moves of the end (and earlier when an
       exact solve fits in `exact_nodes`), otherwise depth-limited search for `move_seconds` (or
       `move_nodes`). Other board sizes: the depth-limited search.
@@ -837,9 +838,10 @@ class Connect4Bot:
                 found = native.best(board.current, board.mask, board.nb, max_seconds=left_seconds, max_nodes=left_nodes)
                 if found is not None:
                     return Analysis(found.column, found.score, True, remaining, spent + found.nodes, _sign(found.score))
-        if known is not None and known.outcome == -1:
-            # lost whatever it plays, the length of the loss unknown: every move keeps the result,
-            # so take the heuristic's, which leaves a fallible opponent the most ways to go wrong
+        if known is not None and known.outcome == -1 and known.nodes:
+            # lost whatever it plays (the weak solve says; the book's lost entries already hold the
+            # heuristic's move), the length of the loss unknown: every move keeps the result, so
+            # take the heuristic's, which leaves a fallible opponent the most ways to go wrong
             seconds = self.move_seconds
             if self.perfect_seconds is not None:
                 left = max(self.perfect_seconds - (time.perf_counter() - started), 0.001)
