@@ -810,9 +810,11 @@ class Connect4Bot:
             entry = self.book.lookup(board.current, board.mask)
             if entry is not None:
                 outcome = _sign(entry.score)
+                # followed as it is, even without an exact score: another move would leave the
+                # positions the book covers (its lost entries already hold the heuristic's move)
                 if entry.exact:
                     return Analysis(entry.column, entry.score, True, remaining, 0, outcome)
-                known = Analysis(entry.column, WIN * outcome, False, 0, 0, outcome)
+                return Analysis(entry.column, WIN * outcome, False, 0, 0, outcome)
         native = self.native
         if native is not None:
             seconds, nodes = self.perfect_seconds, self.perfect_nodes
@@ -838,10 +840,10 @@ class Connect4Bot:
                 found = native.best(board.current, board.mask, board.nb, max_seconds=left_seconds, max_nodes=left_nodes)
                 if found is not None:
                     return Analysis(found.column, found.score, True, remaining, spent + found.nodes, _sign(found.score))
-        if known is not None and known.outcome == -1 and known.nodes:
-            # lost whatever it plays (the weak solve says; the book's lost entries already hold the
-            # heuristic's move), the length of the loss unknown: every move keeps the result, so
-            # take the heuristic's, which leaves a fallible opponent the most ways to go wrong
+        if known is not None and known.outcome == -1:
+            # lost whatever it plays (the weak solve says), the length of the loss unknown: every
+            # move keeps the result, so take the heuristic's, which leaves a fallible opponent the
+            # most ways to go wrong
             seconds = self.move_seconds
             if self.perfect_seconds is not None:
                 left = max(self.perfect_seconds - (time.perf_counter() - started), 0.001)
