@@ -387,10 +387,32 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
     ) -> play_pb2.GetGameRecordResponse:
         async def work() -> play_pb2.GetGameRecordResponse:
             viewer = self.auth.identity(context.invocation_metadata())
-            return play_pb2.GetGameRecordResponse(record=await self.records.get(request.game_id, viewer.player_id))
+            try:
+                record = await self.records.get(request.game_id, viewer.player_id)
+            except Refused as refused:
+                if refused.code != grpc.StatusCode.NOT_FOUND or not await self._settled_now(request.game_id):
+                    raise
+                # The game ended a moment ago and the process that ended it has not written the
+                # record yet (or died before it could): settled now, so a finished game always has one.
+                record = await self.records.get(request.game_id, viewer.player_id)
+            return play_pb2.GetGameRecordResponse(record=record)
 
         result: play_pb2.GetGameRecordResponse = await self._guard(context, work())
         return result
+
+    async def _settled_now(self, game_id: str) -> bool:
+        """Write the record of a game its rules service says is over; False if it is not (yet)."""
+        try:
+            meta = await self.directory.meta(game_id)
+        except Refused:
+            return False
+        if await self.records.exists(game_id):
+            return True  # written meanwhile (the viewer may still not be allowed to see it)
+        view = await self.router.get_view(meta.game, rules_pb2.GetViewRequest(game_id=game_id))
+        if not view.status.over:
+            return False
+        await self.actions.settle(meta, view.status)  # idempotent: the record is written once
+        return True
 
     async def ListGameRecords(
         self, request: play_pb2.ListGameRecordsRequest, context: grpc.aio.ServicerContext[Any, Any]
