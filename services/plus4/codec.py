@@ -126,7 +126,9 @@ class Plus4Codec:
     def event_to_proto(self, event: Plus4Event) -> pb.Event:
         if isinstance(event, DiscPushed):
             return pb.Event(
-                disc_pushed=pb.DiscPushed(seat=event.colour, column=event.column, bonus=event.bonus)
+                disc_pushed=pb.DiscPushed(
+                    seat=event.colour, column=event.column, bonus=event.bonus, frame=_frame(event.frame)
+                )
             )
         if isinstance(event, DiscFellOut):
             return pb.Event(

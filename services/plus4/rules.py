@@ -125,6 +125,15 @@ class DiscPushed:
     column: int
     colour: int  # == the pushing seat
     bonus: bool
+    # The frame as the push left it (before a won round empties it), as Plus4State's masks: ints are
+    # cheap to keep on every push; `frame` builds the rows when someone (the codec) asks.
+    red: int
+    blue: int
+    bonus_cells: int
+
+    @property
+    def frame(self) -> Frame:
+        return _frame(self.red, self.blue, self.bonus_cells)
 
 
 @dataclass(frozen=True, slots=True)
@@ -480,11 +489,11 @@ class Plus4Rules:
         keep = ~colmask
         bottom = _BOTTOM_BITS[column]
         top = _TOP_BITS[column]
-        events: list[Plus4Event] = [_PUSHED[column][seat][1 if bonus else 0]]
+        fell: DiscFellOut | None = None
         if (red0 | blue0) & bottom:
             fell_colour = 0 if red0 & bottom else 1
             fell_bonus = bool(bonus0 & bottom)
-            events.append(_FELL[fell_colour][1 if fell_bonus else 0])
+            fell = _FELL[fell_colour][1 if fell_bonus else 0]
             if fell_bonus:
                 bonus_in_hand = (True, bonus_in_hand[1]) if fell_colour == 0 else (bonus_in_hand[0], True)
             elif fell_colour == 0:
@@ -500,6 +509,9 @@ class Plus4Rules:
             blue |= top
         if bonus:
             new_bonus |= top
+        events: list[Plus4Event] = [DiscPushed(column, seat, bonus, red, blue, new_bonus)]
+        if fell is not None:
+            events.append(fell)
 
         moves_made = state.moves_made + 1
         options = state.options
@@ -683,9 +695,6 @@ class Plus4Rules:
 
 _MODE_VALUES: Final = frozenset(m.value for m in Mode)
 _TO_ACT: Final = (frozenset({0}), frozenset({1}))
-_PUSHED: Final = tuple(
-    tuple((DiscPushed(c, s, False), DiscPushed(c, s, True)) for s in range(SEATS)) for c in range(COLUMNS)
-)
 _FELL: Final = tuple((DiscFellOut(s, False, s), DiscFellOut(s, True, s)) for s in range(SEATS))
 _SKIPPED: Final = (TurnSkipped(0), TurnSkipped(1))
 

@@ -81,7 +81,16 @@ def test_events_map_to_typed_messages() -> None:
         "line_scored",
         "round_won",
     ]
-    assert plus4[0].disc_pushed == pb.DiscPushed(seat=0, column=0, bonus=False)
+    pushed = plus4[0].disc_pushed
+    assert (pushed.seat, pushed.column, pushed.bonus) == (0, 0, False)
+    # the frame after the push (before the round's end), the same rows RoundWon reports
+    assert list(pushed.frame) == list(plus4[3].round_won.frame)
+    assert [[s.disc.colour if s.HasField("disc") else None for s in row.squares] for row in pushed.frame] == [
+        [0, 0, 0, 0],
+        [1, None, None, None],
+        [1, None, None, None],
+        [1, None, None, None],
+    ]
     assert plus4[1].disc_fell_out == pb.DiscFellOut(disc=pb.Disc(colour=1), returned_to=1)
     line = plus4[2].line_scored
     assert [(c.row, c.column) for c in line.cells] == [(0, 0), (0, 1), (0, 2), (0, 3)]

@@ -242,7 +242,14 @@ def test_random_playouts_keep_every_invariant_and_match_the_naive_model(
         assert [list(r.winners) for r in rounds] == ([expected["round_winners"]] if rounds else [])
 
         # the events tell the story in order
-        assert events[0] == DiscPushed(move.column, seat, move.bonus)
+        pushed = events[0]
+        assert isinstance(pushed, DiscPushed)
+        assert (pushed.column, pushed.colour, pushed.bonus) == (move.column, seat, move.bonus)
+        # the push carries the frame it left: the new state's, or the won round's before it was emptied
+        emptied = [r for r in rounds if r.frame_emptied]
+        assert pushed.frame == (emptied[0].frame if emptied else new.frame())
+        if emptied:
+            assert new.frame() == ((None,) * 4,) * 4
         ended = [e for e in events if isinstance(e, GameEnded)]
         if new.result is not None:
             assert ended == [GameEnded(new.result)] and events[-1] == ended[0]

@@ -79,7 +79,8 @@ def test_push_takes_the_top_and_moves_the_column_down() -> None:
     state = new_game()
     state, events = push(state, 0, 2)
     assert diagram(state) == ("..r.", "....", "....", "....")
-    assert events == [DiscPushed(2, 0, False)]
+    assert events == [DiscPushed(2, 0, False, state.red, state.blue, state.bonus)]
+    assert events[0].frame == state.frame()  # the frame after the push, for clients to draw
     assert state.supply(0) == Supply(8, True) and state.to_move == 1
     state, _ = push(state, 1, 2, bonus=True)
     assert diagram(state) == ("..B.", "..r.", "....", "....")
