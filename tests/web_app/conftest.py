@@ -17,7 +17,9 @@ from tools.platform import Platform
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("TAFEL_CHROMIUM", "/usr/bin/chromium"))
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+# Each run saves its boards under build/ (git-ignored), so a test run leaves the tree clean;
+# TAFEL_SCREENSHOTS=docs/screenshots refreshes the pictures the README and docs show.
+SCREENSHOTS = ROOT / os.environ.get("TAFEL_SCREENSHOTS", "build/screenshots")
 
 # The Python SDK (clients/python) for the bots that sit at a browser player's table.
 _CLIENTS = ROOT / "clients" / "python"
