@@ -20,6 +20,7 @@ CHROMIUM = Path(os.environ.get("TAFEL_CHROMIUM", "/usr/bin/chromium"))
 # Each run saves its boards under build/ (git-ignored), so a test run leaves the tree clean;
 # TAFEL_SCREENSHOTS=docs/screenshots refreshes the pictures the README and docs show.
 SCREENSHOTS = ROOT / os.environ.get("TAFEL_SCREENSHOTS", "build/screenshots")
+SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
 # The Python SDK (clients/python) for the bots that sit at a browser player's table.
 _CLIENTS = ROOT / "clients" / "python"
