@@ -84,8 +84,10 @@ async def start_edge(
         http1_settings=HTTP1Settings(keep_alive=True),
         http2_settings=HTTP2Settings(max_concurrent_streams=1000),
         log_enabled=False,  # granian's logging setup would replace the gateway's
+        ssl_cert=settings.tls_cert,
+        ssl_key=settings.tls_key,
     )
     task = asyncio.create_task(server.serve())
     await _listening(settings.host, port, task)
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    return RunningEdge(url=f"http://{host}:{port}", port=port, server=server, task=task, grace_s=grace_s)
+    return RunningEdge(url=f"{settings.scheme}://{host}:{port}", port=port, server=server, task=task, grace_s=grace_s)

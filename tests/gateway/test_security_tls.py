@@ -5,11 +5,13 @@ openssl command line (a private CA, a server certificate for 127.0.0.1, a gatewa
 from __future__ import annotations
 
 import shutil
+import ssl
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
+import httpx
 import pytest
 from tafel.client import TafelClient
 from tafel.play.v1 import play_pb2, play_pb2_grpc
@@ -52,6 +54,7 @@ def tls_system(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
         {"connect4": rules.address},
         name="gateway-tls",
         **server_tls,
+        TAFEL_WEB_PORT="0",  # the web edge serves HTTPS from the same certificate
         TAFEL_RULES_TLS_CA=str(folder / "ca.pem"),
         TAFEL_RULES_TLS_CERT=str(folder / "client.pem"),
         TAFEL_RULES_TLS_KEY=str(folder / "client.key"),
@@ -90,3 +93,23 @@ async def test_plaintext_and_certificate_less_callers_are_refused(tls_system: tu
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await rules_pb2_grpc.RulesServiceStub(channel).DescribeGame(rules_pb2.DescribeGameRequest(), timeout=5)
         assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+async def test_the_web_edge_serves_https_from_the_gateways_certificate(tls_system: tuple[Path, Proc, Proc]) -> None:
+    folder, _, gateway = tls_system
+    url = next(line.split()[-1] for line in gateway.output if line.startswith("WEB "))
+    assert url.startswith("https://127.0.0.1:")
+    sign_in = "/tafel.play.v1.AccountService/SignInAsGuest"
+    headers = {"content-type": "application/json", "connect-protocol-version": "1"}
+    trust = ssl.create_default_context(cafile=str(folder / "ca.pem"))
+    async with httpx.AsyncClient(verify=trust, timeout=10) as client:
+        answer = await client.post(url + sign_in, content=b"{}", headers=headers)
+    assert answer.status_code == 200 and answer.json()["session"]["token"]
+    # Plain HTTP to the HTTPS port is no way in: the connection is dropped, or refused.
+    plain: httpx.Response | None
+    async with httpx.AsyncClient(timeout=10) as client:
+        try:
+            plain = await client.post(url.replace("https://", "http://") + sign_in, content=b"{}", headers=headers)
+        except httpx.HTTPError:
+            plain = None
+    assert plain is None or plain.status_code >= 400

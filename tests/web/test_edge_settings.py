@@ -32,3 +32,20 @@ def test_origins_and_caps_are_read_and_checked(tmp_path: Path) -> None:
     ):
         with pytest.raises(ConfigError):
             WebSettings.from_env(bad)
+
+
+def test_https_takes_the_gateways_certificate_or_its_own(tmp_path: Path) -> None:
+    cert, key = tmp_path / "c.pem", tmp_path / "k.pem"
+    cert.write_text("x")
+    key.write_text("y")
+    assert WebSettings.from_env({"TAFEL_WEB_PORT": "0"}).scheme == "http"
+    inherited = WebSettings.from_env({"TAFEL_WEB_PORT": "0", "TAFEL_TLS_CERT": str(cert), "TAFEL_TLS_KEY": str(key)})
+    assert (inherited.scheme, inherited.tls_cert, inherited.tls_key) == ("https", cert, key)
+    own = WebSettings.from_env({"TAFEL_WEB_TLS_CERT": str(cert), "TAFEL_WEB_TLS_KEY": str(key)})
+    assert own.tls_cert == cert
+    for bad in (
+        {"TAFEL_WEB_TLS_CERT": str(cert)},
+        {"TAFEL_WEB_TLS_CERT": str(cert), "TAFEL_WEB_TLS_KEY": str(tmp_path / "missing.pem")},
+    ):
+        with pytest.raises(ConfigError):
+            WebSettings.from_env(bad)
