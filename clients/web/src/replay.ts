@@ -1,16 +1,15 @@
 // Replay a finished game move by move (forward, back, jump) from what the server recorded: the
 // game's events (WatchGame from the start) grouped into one step per game version, and its record
 // (GetGameRecord: who, when, the outcome). Boards are drawn from what the events report (a disc's
-// cell, the values written, squares closed or crossed), never by replaying rules in the page:
-// Connect Four and Colour Square are drawn at every step; Plus 4's frame after a push is not in
-// its events, so its board shows the final frame (the server's view) with the steps listed.
+// cell, the values written, squares closed or crossed, the frame a Plus 4 push left), never by
+// replaying rules in the page; the last step is the server's own view.
 import { create } from "@bufbuild/protobuf";
 import { drawColourSquare } from "./boards/coloursquare.js";
 import { drawConnect4 } from "./boards/connect4.js";
 import { drawPlus4 } from "./boards/plus4.js";
 import type { BoardContext } from "./boards/board.js";
 import { h, mount } from "./dom.js";
-import { TafelError, coloursquare, connect4, type TafelClient, type games, type play } from "./sdk.js";
+import { TafelError, coloursquare, connect4, plus4, type TafelClient, type games, type play } from "./sdk.js";
 import { COLOURS, TITLES } from "./seats.js";
 import { sentence, words } from "./sentences.js";
 
@@ -76,6 +75,38 @@ function colourSquareAt(final: coloursquare.View, events: games.GameEvent[], las
   return create(coloursquare.ViewSchema, { sheet: final.sheet, phase: coloursquare.Phase.ROUND, round, maxRounds: final.maxRounds, activeSeat: active, roll, players, target: final.target });
 }
 
+// Plus 4 at a step: the frame the last push reported (DiscPushed.frame), the lines scored, points
+// summed from them, rounds won as RoundWon counts them. Supplies are not in the events, so they are
+// shown at the last step only (the server's view).
+function plus4At(final: plus4.View, events: games.GameEvent[], last: boolean): plus4.View {
+  if (last) return final;
+  const empty = final.frame.map((row) => create(plus4.RowSchema, { squares: row.squares.map(() => ({})) }));
+  let frame: plus4.Row[] = empty;
+  const scoredLines: plus4.LineScored[] = [];
+  const scores = [0, 0];
+  let roundWins: number[] = [0, 0];
+  let round = 1;
+  let nextRound = false;
+  let movesMade = 0;
+  for (const e of events) {
+    if (e.kind.case !== "plus4") continue;
+    const k = e.kind.value.kind;
+    if (k.case === "discPushed") {
+      frame = k.value.frame.length > 0 ? k.value.frame : empty;
+      movesMade += 1;
+      if (nextRound) round += 1;
+      nextRound = false;
+    } else if (k.case === "lineScored") {
+      scoredLines.push(k.value);
+      scores[k.value.colour] = (scores[k.value.colour] ?? 0) + k.value.points;
+    } else if (k.case === "roundWon") {
+      roundWins = k.value.roundWins;
+      nextRound = k.value.frameEmptied;
+    }
+  }
+  return create(plus4.ViewSchema, { options: final.options, frame, supplies: [], scores, roundWins, scoredLines, movesMade, round });
+}
+
 export function replayPage(root: HTMLElement, client: TafelClient, gameId: string, signal: AbortSignal): void {
   const title = h("h2", {}, "Replay");
   const info = h("p", { class: "replay-info" });
@@ -111,7 +142,7 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
     const isLast = at === steps.length - 1;
     if (view?.case === "connect4") mount(boardArea, drawConnect4(connect4At(view.value, upTo), ctx, { column: 0 }).element);
     else if (view?.case === "coloursquare") mount(boardArea, drawColourSquare(colourSquareAt(view.value, upTo, isLast), ctx, { picks: [] }, () => undefined).element);
-    else if (view?.case === "plus4") mount(boardArea, isLast ? drawPlus4(view.value, ctx, { column: 0, bonus: false }).element : h("p", { class: "note" }, "The frame is drawn at the last step (Plus 4's events do not carry it after each push)."));
+    else if (view?.case === "plus4") mount(boardArea, drawPlus4(plus4At(view.value, upTo, isLast), ctx, { column: 0, bonus: false }).element);
   };
 
   first.addEventListener("click", () => show(0));

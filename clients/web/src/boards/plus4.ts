@@ -42,7 +42,7 @@ export function drawPlus4(view: plus4.View, ctx: BoardContext, selected: { colum
       svg.append(s("rect", { x, y, width: CELL, height: CELL, class: "frame" }));
       const disc = square.disc;
       svg.append(
-        s("circle", { cx: x + CELL / 2, cy: y + CELL / 2, r: CELL * 0.38, class: `disc${disc ? "" : " empty"}`, fill: disc ? (ctx.colours[disc.colour] ?? "#888") : "#fff", "data-row": r, "data-column": c }),
+        s("circle", { cx: x + CELL / 2, cy: y + CELL / 2, r: CELL * 0.38, class: `disc${disc ? "" : " empty"}`, fill: disc ? (ctx.colours[disc.colour] ?? "#888") : "#fff", "data-row": r, "data-column": c, "data-colour": disc?.colour, "data-bonus": disc?.bonus }),
       );
       if (disc?.bonus) svg.append(s("text", { x: x + CELL / 2, y: y + CELL / 2 + 8, class: "bonus-mark", "text-anchor": "middle" }, "★"));
     });
@@ -76,12 +76,13 @@ export function drawPlus4(view: plus4.View, ctx: BoardContext, selected: { colum
   const supplies = h(
     "ul",
     { class: "supplies" },
-    ...view.supplies.map((supply, seat) =>
+    // Per seat; a replay's earlier steps have no supplies (the events do not report them).
+    ...ctx.colours.map((colour, seat) => [colour, seat, view.supplies[seat]] as const).map(([colour, seat, supply]) =>
       h(
         "li",
         { "data-seat": seat },
-        h("span", { class: "swatch", style: `background:${ctx.colours[seat] ?? "#888"}` }),
-        `${ctx.names[seat] ?? `Seat ${seat + 1}`}: ${supply.ordinary} disc${supply.ordinary === 1 ? "" : "s"}${supply.bonus ? " + bonus disc ★" : " (bonus disc played)"}`,
+        h("span", { class: "swatch", style: `background:${colour}` }),
+        `${ctx.names[seat] ?? `Seat ${seat + 1}`}${supply ? `: ${supply.ordinary} disc${supply.ordinary === 1 ? "" : "s"}${supply.bonus ? " + bonus disc ★" : " (bonus disc played)"}` : ""}`,
         mode === plus4.Mode.ROUNDS
           ? ` · rounds won ${view.roundWins[seat] ?? 0} of ${target}`
           : mode === plus4.Mode.POINTS
@@ -101,7 +102,7 @@ export function drawPlus4(view: plus4.View, ctx: BoardContext, selected: { colum
     { class: "plus4-info" },
     h("p", {}, `Mode: ${modeText} · push ${view.movesMade} of ${options?.moveLimit ?? 0}${mode === plus4.Mode.ROUNDS ? ` · round ${view.round}` : ""}`),
     supplies,
-    h("label", {}, bonus, " push my bonus disc"),
+    ctx.seat === undefined ? undefined : h("label", {}, bonus, " push my bonus disc"),
   );
   return { element: h("div", { class: "plus4-board" }, svg, info), focus: () => (svg as SVGElement & HTMLOrSVGElement).focus() };
 }
