@@ -123,13 +123,18 @@ def render_plus4(view: plus4_pb2.View, cursor: Cursor, seat: int | None, table: 
     if table.last_column is not None:
         text.append("  " + "   " * table.last_column + " ^  last push\n", style="dim")
     rounds = view.options.mode == plus4_pb2.MODE_ROUNDS
-    for s, supply in enumerate(view.supplies):
+    # Per seat; a replay's earlier steps have no supplies (the events do not report them).
+    for s in range(max(2, len(view.supplies))):
         text.append(f"  {PLUS4_SYMBOLS[s % 2]} {table.name(s)}", style=PLUS4_STYLES[s % 2])
         score = f"rounds won {view.round_wins[s]}" if rounds and s < len(view.round_wins) else ""
         if not rounds and s < len(view.scores):
             score = f"{view.scores[s]} points"
-        bonus = f" + bonus {PLUS4_BONUS_SYMBOLS[s % 2]}" if supply.bonus else " (bonus used)"
-        text.append(f": {score}, {supply.ordinary} discs{bonus}  {table.clock_of(s)}\n")
+        supply = ""
+        if s < len(view.supplies):
+            held = view.supplies[s]
+            bonus = f" + bonus {PLUS4_BONUS_SYMBOLS[s % 2]}" if held.bonus else " (bonus used)"
+            supply = f", {held.ordinary} discs{bonus}"
+        text.append(f": {score}{supply}  {table.clock_of(s)}\n")
     round_note = f", round {view.round}" if rounds else ""
     limit = view.options.move_limit or 400
     text.append(f"  goal: {plus4_goal(view.options)}{round_note}   move {view.moves_made} of at most {limit}\n")
