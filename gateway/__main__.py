@@ -7,9 +7,9 @@ import sys
 
 from gateway.settings import GatewaySettings
 from gateway.web.settings import WebSettings
-from services.kit import logs
-from services.kit.server import install_event_loop
-from services.kit.settings import ConfigError
+from kit import logs
+from kit.server import install_event_loop
+from kit.settings import ConfigError
 
 
 def main() -> None:

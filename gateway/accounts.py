@@ -10,7 +10,7 @@ from tafel.play.v1 import play_pb2, play_pb2_grpc
 
 from gateway.auth import Authenticator, Identity
 from gateway.limits import peer_host
-from services.kit.errors import Refused, abort
+from kit.errors import Refused, abort
 
 
 def _unavailable() -> Refused:

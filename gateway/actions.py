@@ -22,7 +22,7 @@ from gateway.clocks import Clocks, Due
 from gateway.games import GameDirectory, GameMeta, meta_key
 from gateway.records import Records
 from gateway.rules_router import RulesRouter
-from services.kit.errors import Refused
+from kit.errors import Refused
 
 log = logging.getLogger("tafel.gateway.actions")
 

@@ -39,7 +39,7 @@ from redis.asyncio import Redis
 from tafel.play.v1 import play_pb2
 
 from gateway.sessions import Revocations
-from services.kit.errors import Refused, invalid
+from kit.errors import Refused, invalid
 
 USERNAME = re.compile(r"^[A-Za-z0-9_-]{3,24}$")
 GUEST_PREFIX = "guest-"

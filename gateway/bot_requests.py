@@ -22,7 +22,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2
 
-from services.kit.errors import Refused, abort, invalid
+from kit.errors import Refused, abort, invalid
 
 REQUEST_TTL_S = 600
 BLOCK_S = 2

@@ -29,7 +29,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 
-from services.kit.resp import PipeScript, RedisPipe
+from kit.redis.pipe import PipeScript, RedisPipe
 from services.kit.turn_clock import ARM_FUNCTION, CLOCKS_KEY, clock_key
 
 log = logging.getLogger("tafel.gateway.clocks")

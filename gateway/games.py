@@ -37,8 +37,8 @@ from tafel.rules.v1 import rules_pb2
 
 from gateway.clocks import Clocks
 from gateway.rules_router import RulesRouter
-from services.kit.errors import Refused, invalid
-from services.kit.resp import RedisPipe, run_commands
+from kit.errors import Refused, invalid
+from kit.redis.pipe import RedisPipe, run_commands
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 LIVE_KEY = "tafel:games:live"

@@ -25,9 +25,9 @@ from typing import Any
 import grpc
 
 from gateway.auth import Authenticator
-from services.kit.errors import Refused, abort, abort_stream
-from services.kit.settings import ConfigError, Env
-from services.kit.undecodable import handler_factory
+from kit.errors import Refused, abort, abort_stream
+from kit.settings import ConfigError, Env
+from kit.undecodable import handler_factory
 
 MAX_KEYS = 100_000  # buckets kept per table
 

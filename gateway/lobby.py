@@ -37,8 +37,8 @@ from gateway.matchmaking import (
     Wakeups,
 )
 from gateway.rooms import Rooms, RoomSettings, RoomSnapshot, normalize_code
-from services.kit.errors import Refused, abort, invalid
-from services.kit.resp import RedisPipe
+from kit.errors import Refused, abort, invalid
+from kit.redis.pipe import RedisPipe
 
 log = logging.getLogger("tafel.gateway.lobby")
 MAX_GAME_NAME = 64

@@ -61,9 +61,9 @@ from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
-from services.kit.errors import Refused
-from services.kit.resp import PipeScript, RedisPipe
-from services.kit.settings import Env
+from kit.errors import Refused
+from kit.redis.pipe import PipeScript, RedisPipe
+from kit.settings import Env
 
 log = logging.getLogger("tafel.gateway.matchmaking")
 

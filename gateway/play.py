@@ -32,7 +32,7 @@ from gateway.games import GameDirectory, GameMeta, check_id, not_found
 from gateway.metrics import GatewayMetrics
 from gateway.records import Records
 from gateway.watch import LAST_OF_HISTORY, LIVE, EventHub, LiveBatch, check_event_id
-from services.kit.errors import Refused, abort, abort_stream, invalid
+from kit.errors import Refused, abort, abort_stream, invalid
 
 log = logging.getLogger("tafel.gateway.play")
 MAX_IN_FLIGHT_PER_STREAM = 256

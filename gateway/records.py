@@ -27,8 +27,8 @@ from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
 from gateway.games import GameMeta, PageCursor, check_id, page_size_of, zpage_newest
-from services.kit.errors import Refused
-from services.kit.resp import RedisPipe, run_commands
+from kit.errors import Refused
+from kit.redis.pipe import RedisPipe, run_commands
 from services.kit.store import GameStore, game_keys
 
 INDEX = "tafel:records"

@@ -40,9 +40,9 @@ from tafel.play.v1 import play_pb2
 
 from gateway.games import PRIVATE_ORIGIN
 from gateway.matchmaking import DEFAULT_REDIS_SLOTS, GameStarter, LimitedScript, Wakeups
-from services.kit.errors import Refused, invalid
-from services.kit.resp import RedisPipe
-from services.kit.settings import Env
+from kit.errors import Refused, invalid
+from kit.redis.pipe import RedisPipe
+from kit.settings import Env
 
 log = logging.getLogger("tafel.gateway.rooms")
 

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import grpc
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
-from services.kit.errors import Refused, reason_of
+from kit.errors import Refused, reason_of
 
 log = logging.getLogger("tafel.gateway.rules")
 STATUS_BY_VALUE: dict[int, grpc.StatusCode] = {code.value[0]: code for code in grpc.StatusCode}
@@ -207,7 +207,7 @@ class MoveStream:
 @dataclass(frozen=True)
 class RulesAccess:
     """How a gateway reaches its rules services: TLS credentials (mutual when they carry a client
-    certificate) and the shared internal secret sent on every call (services/kit/internal_auth.py)."""
+    certificate) and the shared internal secret sent on every call (kit/internal_auth.py)."""
 
     credentials: grpc.ChannelCredentials | None = None
     metadata: tuple[tuple[str, str], ...] = ()

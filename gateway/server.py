@@ -32,10 +32,10 @@ from gateway.tournaments.wiring import RatingsAndTournaments
 from gateway.watch import EventHub
 from gateway.web.server import start_edge
 from gateway.web.settings import WebSettings
-from services.kit.internal_auth import internal_metadata
-from services.kit.main import redis_client
-from services.kit.resp import RedisPipe
-from services.kit.server import RunningServer, start_server
+from kit.internal_auth import internal_metadata
+from kit.redis.client import redis_client
+from kit.redis.pipe import RedisPipe
+from kit.server import RunningServer, start_server
 from services.kit.store import GameStore
 
 log = logging.getLogger("tafel.gateway")

@@ -1,11 +1,11 @@
 """The gateway's configuration: environment variables read once into a frozen value, failing fast.
 
-Variables (besides the server ones every process reads, see services/kit/settings.py):
+Variables (besides the server ones every process reads, see kit/settings.py):
 
 - ``REDIS_URL`` (required)
 - ``TAFEL_TOKEN_SECRET`` (required): the key that signs session tokens, at least 16 characters;
   every gateway replica must share it.
-- ``TAFEL_RULES_<GAME>`` for each game in services.catalog.GAMES, e.g.
+- ``TAFEL_RULES_<GAME>`` for each game in kit.catalog.GAMES, e.g.
   ``TAFEL_RULES_CONNECT4=127.0.0.1:50061`` — ``host:port``, a comma-separated list for several
   replicas. Unset = ``127.0.0.1:<the catalog's default port>``; ``off`` = the game is not offered.
 - ``TAFEL_TOKEN_TTL_S`` session lifetime (default 1 day), ``TAFEL_PER_MOVE_S`` default per-move
@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gateway.limits import LimitSettings
-from services.catalog import DEFAULT_PORTS, GAMES
-from services.kit.settings import ConfigError, Env, ServerSettings
+from kit.catalog import DEFAULT_PORTS, GAMES
+from kit.settings import ConfigError, Env, ServerSettings
 
 DEFAULT_GATEWAY_PORT = 50051
 # The secret older `make run`s used, published in this repository: refused on anything but loopback

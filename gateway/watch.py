@@ -35,8 +35,8 @@ from typing import Any
 import grpc
 from tafel.games.v1 import games_pb2
 
-from services.kit.errors import Refused
-from services.kit.resp import (
+from kit.errors import Refused
+from kit.redis.pipe import (
     PARSE_ERRORS,
     READ_SIZE,
     RedisPipe,

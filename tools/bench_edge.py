@@ -30,7 +30,7 @@ from tafel.play.v1 import play_pb2, play_pb2_grpc
 from gateway.clocks import Clocks
 from gateway.games import GameDirectory, meta_key
 from gateway.rules_router import RulesRouter
-from services.kit.server import install_event_loop
+from kit.server import install_event_loop
 from tools.bench_gateway import scenario
 from tools.connect_channel import ConnectChannel
 from tools.redis_server import free_port, start_redis

@@ -29,7 +29,7 @@ from tafel.diagnostics.v1 import diagnostics_pb2
 from tafel.play.v1 import bots_pb2, play_pb2, play_pb2_grpc, tournaments_pb2
 from tafel.rules.v1 import rules_pb2
 
-from services.kit.internal_auth import internal_metadata
+from kit.internal_auth import internal_metadata
 from tools.platform import Platform, local_secret
 
 LEAKS = ("Traceback", "Exception", "Error parsing", "<class", "DecodeError", 'File "')

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.catalog import DEFAULT_PORTS, GAMES
+from kit.catalog import DEFAULT_PORTS, GAMES
 from tools.redis_server import RedisProcess, free_port, start_redis
 
 ROOT = Path(__file__).resolve().parent.parent

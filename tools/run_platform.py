@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 
-from services.kit.settings import ConfigError, Env
+from kit.settings import ConfigError, Env
 from tools.platform import DATA_DIR, Platform
 
 

@@ -61,7 +61,7 @@ from gateway.ratings.glicko2 import (
 )
 from gateway.records import INDEX as RECORDS_INDEX
 from gateway.records import record_key
-from services.kit.errors import invalid
+from kit.errors import invalid
 
 log = logging.getLogger("tafel.gateway.ratings")
 

@@ -17,7 +17,7 @@ from tafel.play.v1 import play_pb2, tournaments_pb2, tournaments_pb2_grpc
 from gateway.auth import Authenticator, Identity
 from gateway.games import check_id
 from gateway.ratings.book import POOLS, Best, Entry, RatingBook, Stored
-from services.kit.errors import Refused, abort
+from kit.errors import Refused, abort
 
 log = logging.getLogger("tafel.gateway.ratings")
 T = TypeVar("T")

@@ -41,7 +41,7 @@ from gateway.records import record_key
 from gateway.tournaments import engine, messages
 from gateway.tournaments.model import Entrant, Format, Game, Result, State
 from gateway.tournaments.store import Loaded, TournamentStore, now_ms
-from services.kit.errors import Refused
+from kit.errors import Refused
 
 log = logging.getLogger("tafel.gateway.tournaments")
 

@@ -26,7 +26,7 @@ from gateway.tournaments.feed import FeedClosed, SlowWatcher, TournamentFeed
 from gateway.tournaments.model import MAX_TABLE, MIN_TABLE, Format
 from gateway.tournaments.runner import TournamentRunner
 from gateway.tournaments.store import PREFIX, Loaded, Spec, TournamentStore, list_key, now_ms
-from services.kit.errors import Refused, abort, invalid
+from kit.errors import Refused, abort, invalid
 
 log = logging.getLogger("tafel.gateway.tournaments")
 T = TypeVar("T")

@@ -30,8 +30,8 @@ from gateway.tournaments.feed import TournamentFeed
 from gateway.tournaments.runner import TournamentRunner
 from gateway.tournaments.service import TournamentServicer
 from gateway.tournaments.store import TournamentStore
-from services.kit.main import redis_client
-from services.kit.settings import Env
+from kit.redis.client import redis_client
+from kit.settings import Env
 
 
 @dataclass(frozen=True)

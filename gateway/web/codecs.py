@@ -14,7 +14,7 @@ from google.protobuf.message import DecodeError, Message
 from google.rpc import error_details_pb2
 from protobuf.wkt import Any as WireAny
 
-from services.kit.errors import DOMAIN
+from kit.errors import DOMAIN
 
 MALFORMED = "MALFORMED_REQUEST"
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.kit.settings import ConfigError, Env
+from kit.settings import ConfigError, Env
 
 DEFAULT_STATIC = Path(__file__).resolve().parents[2] / "clients" / "web" / "dist"
 

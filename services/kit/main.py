@@ -6,28 +6,19 @@ import asyncio
 import sys
 from typing import Any
 
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 from tafel.rules.v1 import rules_pb2_grpc
 
-from services.catalog import rules_url
-from services.kit import logs
+from kit import logs
+from kit.catalog import rules_url
+from kit.redis.client import redis_client
+from kit.server import RunningServer, install_event_loop, run_until_signalled, start_server
+from kit.settings import ConfigError, RulesSettings
 from services.kit.codec import GameCodec
 from services.kit.game import Rules
 from services.kit.metrics import RulesMetrics
-from services.kit.server import RunningServer, install_event_loop, run_until_signalled, start_server
 from services.kit.service import RulesServicer, service_names
-from services.kit.settings import ConfigError, RulesSettings
 from services.kit.store import GameStore
-
-
-def redis_client(url: str, max_connections: int = 256) -> Redis:
-    """A client whose pool waits for a free connection instead of failing when all are busy
-    (redis-py's default pool raises past its limit)."""
-    pool = BlockingConnectionPool.from_url(
-        url, max_connections=max_connections, timeout=10, socket_connect_timeout=2, socket_timeout=5,
-        health_check_interval=30,
-    )
-    return Redis(connection_pool=pool)
 
 
 async def start_rules_service(

@@ -24,8 +24,8 @@ from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
+from kit.errors import Refused, abort, invalid
 from services.kit.codec import GameCodec, GameEnvelope, MalformedMessage, outcome_to_proto
-from services.kit.errors import Refused, abort, invalid
 from services.kit.game import IllegalMove, InvalidOptions, Rules
 from services.kit.metrics import RulesMetrics
 from services.kit.store import (

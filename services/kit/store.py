@@ -26,7 +26,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from services.kit.resp import PipeScript, RedisPipe, url_of
+from kit.redis.pipe import PipeScript, RedisPipe, url_of
 from services.kit.turn_clock import ARM_FUNCTION, CLOCKS_KEY, clock_key
 
 APPLY_LUA = (

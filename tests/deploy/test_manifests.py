@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from services.catalog import GAMES
+from kit.catalog import GAMES
 from tests.clients.platform_fixture import ENV
 from tools import check_deploy
 from tools.platform import Platform

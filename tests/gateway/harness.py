@@ -27,7 +27,7 @@ from tafel.play.v1 import play_pb2, play_pb2_grpc
 from gateway.clocks import Clocks
 from gateway.games import GameDirectory, meta_key
 from gateway.rules_router import RulesRouter
-from services.kit.errors import reason_of
+from kit.errors import reason_of
 from services.kit.store import GameStore
 from tools.platform import ROOT
 from tools.redis_server import free_port
@@ -106,7 +106,7 @@ def spawn_gateway(
     redis_url: str, rules: dict[str, str], name: str = "gateway", python_args: Sequence[str] = (), **env: str
 ) -> Proc:
     routes = {f"TAFEL_RULES_{game.upper()}": address for game, address in rules.items()}
-    from services.catalog import GAMES
+    from kit.catalog import GAMES
 
     for game in GAMES:
         routes.setdefault(f"TAFEL_RULES_{game.upper()}", "off")

@@ -19,8 +19,8 @@ from gateway.clocks import Clocks, Due
 from gateway.games import PageCursor, zpage_newest
 from gateway.settings import GatewaySettings
 from gateway.watch import LIVE, EventHub
-from services.kit.errors import Refused
-from services.kit.settings import ConfigError
+from kit.errors import Refused
+from kit.settings import ConfigError
 from services.kit.store import GameStore, NewEvent, game_keys
 from services.kit.turn_clock import CLOCKS_KEY, clock_key
 from tests.gateway.harness import other_db
@@ -296,7 +296,7 @@ async def test_hub_slow_watcher_catches_up_from_the_stream(
 
 
 async def test_the_lean_redis_pipe(redis: Redis, redis_url: str) -> None:
-    from services.kit.resp import PipeScript, RedisPipe
+    from kit.redis.pipe import PipeScript, RedisPipe
 
     pipe = RedisPipe(other_db(redis_url, 6), timeout_s=2.0)
     other = Redis.from_url(other_db(redis_url, 6))

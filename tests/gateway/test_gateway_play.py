@@ -445,7 +445,7 @@ async def test_the_rules_stream_batches_concurrent_actions(seats: Seating, clien
     from tafel.games.v1 import games_pb2
     from tafel.rules.v1 import rules_pb2
 
-    from services.kit.errors import Refused
+    from kit.errors import Refused
 
     players = [clients[0].player, clients[1].player]
     game_ids = [await seats.start(players) for _ in range(12)]

@@ -16,7 +16,7 @@ from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
 from gateway.matchmaking import BucketSpec, bucket_keys
-from services.kit.errors import reason_of
+from kit.errors import reason_of
 from tests.gateway.conftest import GatewaySystem
 from tests.gateway.lobby_e2e import Guest, guest_on, lobby_keys, own_time_control, tables_system
 

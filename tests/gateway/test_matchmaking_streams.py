@@ -21,7 +21,7 @@ from gateway.matchmaking import (
     Wakeups,
     bucket_keys,
 )
-from services.kit.errors import Refused
+from kit.errors import Refused
 from tests.gateway.lobby_helpers import FAST, FixedRatings, RecordingStarter, player, spec
 
 

@@ -17,7 +17,7 @@ from tafel.play.v1 import play_pb2
 from gateway.games import PRIVATE_ORIGIN
 from gateway.matchmaking import Wakeups
 from gateway.rooms import CODE_ALPHABET, Rooms, RoomSettings, normalize_code, room_keys
-from services.kit.errors import Refused
+from kit.errors import Refused
 from tests.gateway.lobby_helpers import RecordingStarter, connect4_options, player
 
 FAST = RoomSettings(room_ttl_s=60.0, started_ttl_s=60.0, closed_ttl_s=5.0, poll_s=0.5)

@@ -14,7 +14,7 @@ from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
-from services.kit.errors import reason_of
+from kit.errors import reason_of
 from tests.gateway.conftest import GatewaySystem
 from tests.gateway.lobby_e2e import Guest, guest_on, lobby_keys, tables_system
 

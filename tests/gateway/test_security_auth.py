@@ -13,8 +13,8 @@ from redis.asyncio import Redis
 
 from gateway.auth import ACCOUNT_FREE_FAILURES, REGISTER, SIGN_IN, Authenticator, HashQueue
 from gateway.settings import PUBLISHED_SECRET, GatewaySettings
-from services.kit.errors import Refused
-from services.kit.settings import ConfigError
+from kit.errors import Refused
+from kit.settings import ConfigError
 
 PASSWORD = "correct horse battery"
 

@@ -12,7 +12,7 @@ import pytest
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
-from services.kit.errors import reason_of, retry_delay_of
+from kit.errors import reason_of, retry_delay_of
 from tests.gateway.harness import Client, Proc, failure, spawn, spawn_gateway
 from tools.redis_server import free_port
 

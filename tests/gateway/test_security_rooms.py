@@ -11,7 +11,7 @@ import grpc
 import pytest
 from tafel.play.v1 import play_pb2
 
-from services.kit.errors import reason_of, retry_delay_of
+from kit.errors import reason_of, retry_delay_of
 from tests.gateway.conftest import GatewaySystem
 from tests.gateway.lobby_e2e import Guest, guest_on
 

@@ -15,7 +15,7 @@ from tafel.client import TafelClient
 from tafel.errors import TafelError
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 
-from services.kit.errors import reason_of
+from kit.errors import reason_of
 from tests.gateway.conftest import GatewaySystem
 
 

@@ -39,7 +39,7 @@ async def test_ping_floor_on_the_play_stream(platform: Platform) -> None:
 
 async def test_watchers_scenario_holds_spectators_without_errors(platform: Platform) -> None:
     # 2,500 streams opened at once, more than gRPC's default pending-call limit (1,000 soft, 3,000
-    # hard) lets through: with it, 10-25 % of them ended CANCELLED (services/kit/server.py).
+    # hard) lets through: with it, 10-25 % of them ended CANCELLED (kit/server.py).
     # Every watcher must connect (else WATCHERS_NOT_CONNECTED) and none may fail.
     stats = await run_watchers(platform.gateway_addresses, watchers=2500, live_games=2, hold_s=0.5)
     assert not stats.errors

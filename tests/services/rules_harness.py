@@ -12,12 +12,12 @@ import grpc
 from redis.asyncio import Redis
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
+from kit.errors import reason_of
+from kit.server import RunningServer
+from kit.settings import RulesSettings
 from services.kit.codec import GameCodec
-from services.kit.errors import reason_of
 from services.kit.game import Rules
 from services.kit.main import start_rules_service
-from services.kit.server import RunningServer
-from services.kit.settings import RulesSettings
 
 
 @dataclass

@@ -18,7 +18,7 @@ from tafel.errors import IllegalMove, Unauthenticated
 from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2, tournaments_pb2
 from tafel.play.v1 import tournaments_pb2 as T
 
-from services.kit.errors import reason_of
+from kit.errors import reason_of
 from tests.web.conftest import Connect
 from tools.connect_channel import ConnectChannel
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import grpc
 from tafel.play.v1 import play_pb2
 
-from services.kit.errors import reason_of
+from kit.errors import reason_of
 from tests.web.conftest import Connect
 
 

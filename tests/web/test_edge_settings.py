@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gateway.web.settings import WebSettings
-from services.kit.settings import ConfigError
+from kit.settings import ConfigError
 
 
 def test_the_edge_is_off_unless_a_port_is_given() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 def child(args: argparse.Namespace, index: int, share: int, queue: Any) -> None:
     import gc
 
-    gc.freeze()  # as the servers do (services/kit/server.py tune_gc): the collector was the latency tail
+    gc.freeze()  # as the servers do (kit/server.py tune_gc): the collector was the latency tail
     gc.set_threshold(50_000, 50, 20)
     try:
         import uvloop

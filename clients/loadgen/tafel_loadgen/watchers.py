@@ -5,7 +5,7 @@ time); W WatchGame streams are spread over them and held open; every watcher mus
 the game's history (so it is really connected) and no stream may fail.
 
 All W streams are opened at once: a burst of new calls that the gateway's server must queue until
-its event loop picks them up (TAFEL_MAX_PENDING_CALLS, services/kit/server.py; gRPC's default
+its event loop picks them up (TAFEL_MAX_PENDING_CALLS, kit/server.py; gRPC's default
 limit cancelled 10-25 % of a burst of a few thousand).
 """
 

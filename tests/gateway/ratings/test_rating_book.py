@@ -16,7 +16,7 @@ from gateway.games import GameMeta
 from gateway.ratings.book import RatingBook, RatingSweeper, Stored, hint_key, key
 from gateway.ratings.glicko2 import Rating, rate_table
 from gateway.records import Records
-from services.kit.errors import Refused
+from kit.errors import Refused
 from tests.gateway.harness import other_db
 
 T0 = 1_700_000_000_000

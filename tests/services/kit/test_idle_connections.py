@@ -7,8 +7,8 @@ import asyncio
 import dataclasses
 import time
 
-from services.kit.server import start_server
-from services.kit.settings import Env, ServerSettings
+from kit.server import start_server
+from kit.settings import Env, ServerSettings
 
 
 async def test_a_silent_connection_is_closed_after_the_handshake_timeout() -> None:

@@ -6,9 +6,9 @@ import grpc
 from google.protobuf import descriptor_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
-from services.kit.reflection_v1 import V1_SERVICE_NAME
-from services.kit.server import start_server
-from services.kit.settings import ServerSettings
+from kit.reflection_v1 import V1_SERVICE_NAME
+from kit.server import start_server
+from kit.settings import ServerSettings
 
 
 def settings() -> ServerSettings:

@@ -8,7 +8,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from services.kit.resp import command
+from kit.redis.pipe import command
 from services.kit.store import (
     Committed,
     Conflict,

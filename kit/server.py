@@ -15,12 +15,12 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from tafel.diagnostics.v1 import diagnostics_pb2_grpc
 
-from services.kit.diagnostics import SERVICE_NAME as DIAGNOSTICS
-from services.kit.diagnostics import DiagnosticsServicer
-from services.kit.internal_auth import InternalAuth
-from services.kit.reflection_v1 import enable_reflection
-from services.kit.settings import ServerSettings
-from services.kit.undecodable import UndecodableGuard
+from kit.diagnostics import SERVICE_NAME as DIAGNOSTICS
+from kit.diagnostics import DiagnosticsServicer
+from kit.internal_auth import InternalAuth
+from kit.reflection_v1 import enable_reflection
+from kit.settings import ServerSettings
+from kit.undecodable import UndecodableGuard
 
 
 class HealthServicer(health.aio.HealthServicer):  # type: ignore[misc]

@@ -14,7 +14,7 @@ from typing import Any
 
 import grpc
 
-from services.kit.errors import Refused, abort_stream, status_of
+from kit.errors import Refused, abort_stream, status_of
 
 HEADER = "x-tafel-internal"
 _OPEN = ("/grpc.health.v1.Health/",)

@@ -15,7 +15,7 @@ from typing import Any
 
 import grpc
 
-from services.kit.errors import invalid, status_of
+from kit.errors import invalid, status_of
 
 REASON = "MALFORMED_REQUEST"
 
