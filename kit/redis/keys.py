@@ -1,0 +1,234 @@
+"""Every Redis key and channel of the platform, grouped by the module that owns it (writes it).
+
+Only the owner writes a key; others may read what its section says they read. Keys of one game,
+room, account, bucket or pool share a hash tag (`{g:ID}`, `{room:C}`, `{u:name}`, `{mm:B}`,
+`{r:pool}`), so every script touches one slot (Redis Cluster, issue 17). The global sets at the end
+of each section are one key each; docs/architecture.md says why each scales as it is.
+
+What each key holds is documented next to its function; the scripts that write them are in
+kit/redis/lua/<owner>/ (one file a script, arguments in its header).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# ---------------------------------------------------------------------------------------------
+# A game's live keys. Owner: the rules service's GameStore (services/kit/store.py); the gateway
+# reads the state, the event stream and the action list, never writes them.
+
+
+@dataclass(frozen=True)
+class GameKeys:
+    state: str  # hash: v version, s state bytes, g game, n seats, o options, l live, f finished, w wake
+    events: str  # stream: field e a GameEvent; ids <version>-<index>
+    requests: str  # hash: request id -> the first answer (bytes), for retries
+    actions: str  # list: RecordedAction per applied action (the game's record)
+    channel: str  # pub/sub: "a new version is committed" (payload: the stream ids)
+
+
+def game_keys(game_id: str) -> GameKeys:
+    tag = f"{{g:{game_id}}}"
+    return GameKeys(
+        state=f"tafel:{tag}:state",
+        events=f"tafel:{tag}:events",
+        requests=f"tafel:{tag}:reqs",
+        actions=f"tafel:{tag}:actions",
+        channel=f"tafel:wake:{tag}",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Turn clocks. Owner: gateway/clocks.py. The rules commit arms them in the same script as the move
+# (one round trip; the arming Lua is the clock module's, lua/clocks/arm.lua, shared verbatim).
+
+CLOCKS = "tafel:clocks"  # zset: member "<game id>|<version>|<seats>", score the deadline (ms)
+CLOCKS_CLAIMED = "tafel:clocks:claimed"  # zset: members being handled, score the claim's lease end
+
+
+def clock_key(game_id: str) -> str:
+    """hash: v the version the deadline belongs to, d the deadline (ms since the epoch)."""
+    return f"tafel:{{g:{game_id}}}:clock"
+
+
+# ---------------------------------------------------------------------------------------------
+# Games the gateway started. Owner: gateway/games.py.
+
+GAMES_LIVE = "tafel:games:live"  # zset: running games by creation time (per game: live_key(game))
+
+
+def meta_key(game_id: str) -> str:
+    """hash: g game type, p players per seat, o options, t per-move ms, r rated, src origin, c created."""
+    return f"tafel:{{g:{game_id}}}:meta"
+
+
+def live_key(game: str | None = None) -> str:
+    return f"{GAMES_LIVE}:{game}" if game else GAMES_LIVE
+
+
+def player_games_key(player_id: str, phase: str) -> str:
+    """zset: a player's games by creation time; phase "live" or "done"."""
+    return f"tafel:player:{player_id}:{phase}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Finished games' records. Owner: gateway/records.py.
+
+RECORDS = "tafel:records"  # zset: every record by end time; per player/game: records_index_key
+
+
+def record_key(game_id: str) -> str:
+    """string: a GameRecord (SET NX: the first write stands)."""
+    return f"tafel:record:{{g:{game_id}}}"
+
+
+def records_index_key(player_id: str = "", game: str = "") -> str:
+    key = RECORDS
+    if player_id:
+        key += f":p:{player_id}"
+    if game:
+        key += f":g:{game}"
+    return key
+
+
+# ---------------------------------------------------------------------------------------------
+# Accounts and sign-in throttling. Owner: gateway/auth.py.
+
+
+def account_key(username: str) -> str:
+    """hash: the account of a (case-insensitive) user name."""
+    return f"tafel:{{u:{username.lower()}}}:account"
+
+
+def failures_key(username: str) -> str:
+    return f"tafel:{{u:{username.lower()}}}:fails"
+
+
+def known_sources_key(username: str) -> str:
+    return f"tafel:{{u:{username.lower()}}}:known"
+
+
+def source_failures_key(source_id: str) -> str:
+    """Failures from one source; `source_id` is already hashed (no addresses in clear)."""
+    return f"tafel:{{src:{source_id}}}:fails"
+
+
+# ---------------------------------------------------------------------------------------------
+# Sessions. Owner: gateway/sessions.py.
+
+REVOKED_SESSIONS = "tafel:sessions:revoked"  # hash: session id -> when it can be forgotten (s)
+SIGNED_OUT_PLAYERS = "tafel:sessions:signed-out"  # hash: player id -> revoke tokens issued before (ms)
+SESSIONS_CHANNEL = "tafel:sessions:revocations"  # pub/sub: a revocation, for every replica's cache
+
+
+# ---------------------------------------------------------------------------------------------
+# Private rooms. Owner: gateway/rooms.py.
+
+ROOMS_CHANNEL = "tafel:lobby:rooms"  # pub/sub: a room changed (payload: its code)
+
+
+def room_keys(code: str) -> list[str]:
+    """[hash: the room, list: seated player ids in seat order, hash: player id -> Player bytes]."""
+    tag = f"tafel:{{room:{code}}}"
+    return [tag, f"{tag}:seats", f"{tag}:who"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Matchmaking. Owner: gateway/matchmaking.
+
+MATCHED_CHANNEL = "tafel:lobby:matched"  # pub/sub: tickets paired (payload names them)
+
+
+def ratings_source_key(game: str) -> str:
+    """hash: player id -> rating, what the matchmaker pairs by (written by the rating book)."""
+    return f"tafel:ratings:{game}"
+
+
+@dataclass(frozen=True)
+class BucketKeys:
+    queue: str
+    tickets: str
+    leases: str
+    players: str
+    owners: str
+    results: str
+    matches: str
+    gc: str
+    requests: str
+
+    def all(self) -> list[str]:
+        return [
+            self.queue,
+            self.tickets,
+            self.leases,
+            self.players,
+            self.owners,
+            self.results,
+            self.matches,
+            self.gc,
+            self.requests,
+        ]
+
+
+def bucket_keys(bucket_id: str) -> BucketKeys:
+    tag = f"tafel:{{mm:{bucket_id}}}"
+    return BucketKeys(
+        queue=f"{tag}:q",
+        tickets=f"{tag}:t",
+        leases=f"{tag}:l",
+        players=f"{tag}:p",
+        owners=f"{tag}:w",
+        results=f"{tag}:r",
+        matches=f"{tag}:m",
+        gc=f"{tag}:gc",
+        requests=f"{tag}:k",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Ratings and leaderboards. Owner: gateway/ratings.
+
+RATINGS_SWEEP_LOCK = "tafel:ratings:sweep:lock"  # string: the sweeper's lease (one replica at a time)
+RATINGS_SWEEP_CURSOR = "tafel:ratings:sweep:cursor"  # string: end time the sweep has reached (ms)
+
+
+def pool_key(pool: str, part: str) -> str:
+    """A rating pool's keys: ratings (hash), board / all / names (zsets), applied:<game id>, best:<sheet>."""
+    return f"tafel:{{r:{pool}}}:{part}"
+
+
+def rated_hint_key(game_id: str) -> str:
+    """string: set once a game's record has been applied to the ratings."""
+    return f"tafel:{{g:{game_id}}}:rated"
+
+
+# ---------------------------------------------------------------------------------------------
+# Tournaments. Owner: gateway/tournaments/store.py. One hash tag for all of them: a tournament's
+# scripts move it between the status lists atomically.
+
+TOURNAMENTS = "tafel:{tour}"
+TOURNAMENTS_DUE = f"{TOURNAMENTS}:due"  # zset: registering tournaments by start time
+TOURNAMENTS_RUNNING = f"{TOURNAMENTS}:running"  # set: running tournament ids
+
+
+def tournament_key(tid: str, part: str = "") -> str:
+    """hash: spec, status, ... ; with a part: its events stream, players, ..."""
+    return f"{TOURNAMENTS}:t:{tid}" + (f":{part}" if part else "")
+
+
+def tournament_events_key(tid: str) -> str:
+    return tournament_key(tid, "events")
+
+
+def tournament_list_key(status: str = "all") -> str:
+    """zset by creation time: every tournament ("all") or those of one status."""
+    return f"{TOURNAMENTS}:list:{status}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Bot requests. Owner: gateway/bot_requests.py.
+
+
+def bot_queue_key(game: str) -> str:
+    """list: bot requests waiting for a bot pool, per game."""
+    return f"tafel:bots:requests:{game}"

@@ -1,0 +1,63 @@
+"""The process's one Redis client object.
+
+Behind it: the pipelined connection (kit/redis/pipe.py) for scripts and hot commands, and a
+redis-py client for everything else (blocking reads, scans, pub/sub management). Every feature
+takes a RedisLayer; there is no "maybe a pipe" branch anywhere. Failures surface as redis-py's
+exceptions (RedisError), which kit/errors.py maps to UNAVAILABLE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+from kit.redis.client import redis_client
+from kit.redis.pipe import Command, RedisPipe, url_of
+from kit.redis.scripts import Script
+
+
+class RedisLayer:
+    def __init__(
+        self, client: Redis, *, url: str | None = None, timeout_s: float = 5.0, owns_client: bool = True
+    ) -> None:
+        self.client = client
+        self.url = url or url_of(client)
+        self.pipe = RedisPipe(self.url, timeout_s=timeout_s)
+        self._owns_client = owns_client
+
+    @classmethod
+    def connect(cls, url: str, *, max_connections: int = 256, timeout_s: float = 5.0) -> RedisLayer:
+        return cls(redis_client(url, max_connections=max_connections), url=url, timeout_s=timeout_s)
+
+    @classmethod
+    def around(cls, client: Redis) -> RedisLayer:
+        """A layer over a client someone else owns and closes (tests, tools)."""
+        return cls(client, owns_client=False)
+
+    async def run(self, script: Script, keys: Sequence[str], args: Sequence[Any] = ()) -> Any:
+        """Run a Lua script (EVALSHA; EVAL once when Redis does not know it yet)."""
+        script.check(len(keys), len(args))
+        try:
+            return await self.pipe.call("EVALSHA", script.sha, len(keys), *keys, *args)
+        except ResponseError as error:
+            if not str(error).startswith("NOSCRIPT"):
+                raise
+        return await self.pipe.call("EVAL", script.source, len(keys), *keys, *args)
+
+    async def call(self, *parts: str | bytes | int | float) -> Any:
+        """One command on the pipelined connection; its raw reply (bytes, int, None, lists)."""
+        return await self.pipe.call(*parts)
+
+    async def many(self, commands: Sequence[Command]) -> list[Any]:
+        """Independent commands in one round trip; their replies in order."""
+        if not commands:
+            return []
+        return await self.pipe.many(list(commands))
+
+    async def close(self) -> None:
+        await self.pipe.close()
+        if self._owns_client:
+            await self.client.aclose()
