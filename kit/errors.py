@@ -2,19 +2,35 @@
 
 On unary calls they travel as the status with a `google.rpc.ErrorInfo` in the details; on streams
 as a `Refusal` message. Never a stack trace, never `str(exc)` of an unexpected error.
+
+A handler raises `Refused` for a domain refusal and lets Redis failures (`RedisError`) propagate;
+one decorator turns both into the call's status, for unary and server-streaming handlers alike:
+
+    @refusing("game storage is unavailable; retry")
+    async def GetGame(self, request, context): ...          # unary
+    @refusing("the lobby's storage is unavailable; retry")
+    async def WatchRoom(self, request, context): ... yield  # server streaming
+
+A Redis failure becomes UNAVAILABLE / STORE_UNAVAILABLE with the decorator's message (retryable,
+readable, never the exception's text). Where a refusal travels as a message instead (the Play
+stream's `Refusal`), `as_refused(error, message)` gives the same mapping for one action.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from typing import NoReturn
+import functools
+import inspect
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any, NoReturn, TypeVar, cast
 
 import grpc
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
+from redis.exceptions import RedisError
 
 DOMAIN = "tafel.games"
 FIRST_MESSAGE_WAIT_S = 0.25
@@ -44,6 +60,80 @@ class Refused(Exception):
 
 def invalid(reason: str, message: str, **metadata: str) -> Refused:
     return Refused(grpc.StatusCode.INVALID_ARGUMENT, reason, message, metadata=metadata)
+
+
+STORE_UNAVAILABLE = "storage is unavailable; retry"
+
+
+def store_unavailable(message: str = STORE_UNAVAILABLE) -> Refused:
+    """Redis could not be reached: UNAVAILABLE (retry), reason STORE_UNAVAILABLE."""
+    return Refused(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", message)
+
+
+def as_refused(error: Refused | RedisError, message: str = STORE_UNAVAILABLE) -> Refused:
+    """The refusal to answer for `error`: itself, or STORE_UNAVAILABLE (with `message`) for a
+    Redis failure. For refusals that travel as messages: `except (Refused, RedisError) as e`."""
+    return error if isinstance(error, Refused) else store_unavailable(message)
+
+
+Handler = TypeVar("Handler", bound=Callable[..., Any])
+_log = logging.getLogger("tafel.errors")
+
+
+INTERNAL = "the server failed to answer; retry"
+
+
+def refusing(message: str = STORE_UNAVAILABLE, *, internal: str = INTERNAL) -> Callable[[Handler], Handler]:
+    """Decorate a gRPC handler `(self, request, context)` (a coroutine or an async generator):
+    `Refused` aborts the call with its status, a Redis failure with STORE_UNAVAILABLE and
+    `message`. Any other exception (a bug) is logged with its stack and the call ends INTERNAL
+    with `internal`: gRPC's own answer, UNKNOWN "Unexpected <class>: <text>", would show the
+    caller the exception's text."""
+
+    def refusal_for(error: Exception) -> Refused | None:
+        if isinstance(error, (Refused, RedisError)):
+            return as_refused(error, message)
+        if isinstance(error, grpc.aio.AbortError):
+            return None
+        _log.exception("call failed")
+        return Refused(grpc.StatusCode.INTERNAL, "INTERNAL", internal)
+
+    def decorate(handler: Handler) -> Handler:
+        if inspect.isasyncgenfunction(handler):
+
+            @functools.wraps(handler)
+            async def streaming(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+                try:
+                    async with contextlib.aclosing(handler(*args, **kwargs)) as responses:
+                        async for response in responses:
+                            yield response
+                except Exception as error:  # mapped, or re-raised below
+                    refused = refusal_for(error)
+                    if refused is None:
+                        raise
+                    await abort(_context_of(args, kwargs), refused)
+
+            return cast(Handler, streaming)
+
+        @functools.wraps(handler)
+        async def unary(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await handler(*args, **kwargs)
+            except Exception as error:  # mapped, or re-raised below
+                refused = refusal_for(error)
+                if refused is None:
+                    raise
+                await abort(_context_of(args, kwargs), refused)
+
+        return cast(Handler, unary)
+
+    return decorate
+
+
+def _context_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> grpc.aio.ServicerContext[object, object]:
+    # Not an isinstance check: the web edge passes its own context with the same abort().
+    context: grpc.aio.ServicerContext[object, object] = kwargs["context"] if "context" in kwargs else args[-1]
+    return context
 
 
 def status_of(refused: Refused) -> grpc.Status:

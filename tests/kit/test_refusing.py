@@ -1,0 +1,95 @@
+"""kit/errors.refusing over a real grpc.aio server: refusals and Redis failures become statuses
+with an ErrorInfo reason and a readable message (never the exception's text), for unary and
+server-streaming handlers, and a bug is INTERNAL without its text."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from kit.errors import Refused, reason_of, refusing
+
+SECRET = "connection refused to 10.0.0.7:6379"
+
+
+class Handlers:
+    @refusing("widgets are unavailable; retry")
+    async def unary(self, request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+        if request == b"refuse":
+            raise Refused(grpc.StatusCode.NOT_FOUND, "NO_WIDGET", "there is no such widget")
+        if request == b"redis":
+            raise RedisConnectionError(SECRET)
+        if request == b"bug":
+            raise ZeroDivisionError(SECRET)
+        return b"ok:" + request
+
+    @refusing("widgets are unavailable; retry", internal="the widget call failed; retry")
+    async def stream(self, request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
+        yield b"first"
+        if request == b"redis":
+            raise RedisConnectionError(SECRET)
+        if request == b"bug":
+            raise ZeroDivisionError(SECRET)
+        yield b"second"
+
+
+@pytest.fixture
+async def channel() -> AsyncIterator[grpc.aio.Channel]:
+    handlers = Handlers()
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers(
+        [
+            grpc.method_handlers_generic_handler(
+                "test.Widgets",
+                {
+                    "Unary": grpc.unary_unary_rpc_method_handler(handlers.unary),
+                    "Stream": grpc.unary_stream_rpc_method_handler(handlers.stream),
+                },
+            )
+        ]
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as opened:
+        yield opened
+    await server.stop(0)
+
+
+async def _unary(channel: grpc.aio.Channel, body: bytes) -> bytes:
+    return bytes(await channel.unary_unary("/test.Widgets/Unary")(body, timeout=10))
+
+
+async def test_unary_maps_refusals_and_redis_failures(channel: grpc.aio.Channel) -> None:
+    assert await _unary(channel, b"x") == b"ok:x"
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await _unary(channel, b"refuse")
+    assert refused.value.code() == grpc.StatusCode.NOT_FOUND and reason_of(refused.value) == "NO_WIDGET"
+    with pytest.raises(grpc.aio.AioRpcError) as down:
+        await _unary(channel, b"redis")
+    assert down.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert reason_of(down.value) == "STORE_UNAVAILABLE"
+    assert down.value.details() == "widgets are unavailable; retry"
+    with pytest.raises(grpc.aio.AioRpcError) as bug:  # not gRPC's UNKNOWN "Unexpected <text>"
+        await _unary(channel, b"bug")
+    assert bug.value.code() == grpc.StatusCode.INTERNAL and reason_of(bug.value) == "INTERNAL"
+    assert bug.value.details() == "the server failed to answer; retry"
+
+
+async def test_stream_maps_failures_after_its_first_message(channel: grpc.aio.Channel) -> None:
+    call = channel.unary_stream("/test.Widgets/Stream")
+    assert [bytes(m) async for m in call(b"x", timeout=10)] == [b"first", b"second"]
+    for body, code, reason, message in (
+        (b"redis", grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", "widgets are unavailable; retry"),
+        (b"bug", grpc.StatusCode.INTERNAL, "INTERNAL", "the widget call failed; retry"),
+    ):
+        got: list[bytes] = []
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            async for m in call(body, timeout=10):
+                got.append(bytes(m))
+        assert got == [b"first"]
+        assert failed.value.code() == code and reason_of(failed.value) == reason
+        assert failed.value.details() == message
