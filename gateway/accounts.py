@@ -5,16 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import grpc
-from redis.exceptions import RedisError
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 
 from gateway.auth import Authenticator, Identity
 from gateway.limits import peer_host
-from kit.errors import Refused, abort
+from kit.errors import Refused, refusing
 
-
-def _unavailable() -> Refused:
-    return Refused(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", "account storage is unavailable; retry")
+UNAVAILABLE = "account storage is unavailable; retry"
 
 
 class AccountServicer(play_pb2_grpc.AccountServiceServicer):
@@ -28,64 +25,49 @@ class AccountServicer(play_pb2_grpc.AccountServiceServicer):
         except Refused:
             return None
 
+    @refusing(UNAVAILABLE)
     async def Register(
         self, request: play_pb2.RegisterRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.RegisterResponse:
-        try:
-            source = peer_host(context.peer() or "")
-            session = await self.auth.register(request.username, request.password, source=source)
-            return play_pb2.RegisterResponse(session=session)
-        except Refused as refused:
-            await abort(context, refused)
-        except RedisError:
-            await abort(context, _unavailable())
+        source = peer_host(context.peer() or "")
+        session = await self.auth.register(request.username, request.password, source=source)
+        return play_pb2.RegisterResponse(session=session)
 
+    @refusing(UNAVAILABLE)
     async def SignIn(
         self, request: play_pb2.SignInRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.SignInResponse:
-        try:
-            session = await self.auth.sign_in(
-                request.username,
-                request.password,
-                source=peer_host(context.peer() or ""),
-                session=self._session_of(context),
-            )
-            return play_pb2.SignInResponse(session=session)
-        except Refused as refused:
-            await abort(context, refused)
-        except RedisError:
-            await abort(context, _unavailable())
+        session = await self.auth.sign_in(
+            request.username,
+            request.password,
+            source=peer_host(context.peer() or ""),
+            session=self._session_of(context),
+        )
+        return play_pb2.SignInResponse(session=session)
 
+    @refusing(UNAVAILABLE)
     async def SignInAsGuest(
         self, request: play_pb2.SignInAsGuestRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.SignInAsGuestResponse:
         return play_pb2.SignInAsGuestResponse(session=await self.auth.guest())
 
+    @refusing(UNAVAILABLE)
     async def GetMe(
         self, request: play_pb2.GetMeRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.GetMeResponse:
-        try:
-            return play_pb2.GetMeResponse(player=await self.auth.player(context))
-        except Refused as refused:
-            await abort(context, refused)
+        return play_pb2.GetMeResponse(player=await self.auth.player(context))
 
+    @refusing(UNAVAILABLE)
     async def RefreshSession(
         self, request: play_pb2.RefreshSessionRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.RefreshSessionResponse:
-        try:
-            identity = self.auth.identity(context.invocation_metadata())
-            return play_pb2.RefreshSessionResponse(session=self.auth.refresh(identity))
-        except Refused as refused:
-            await abort(context, refused)
+        identity = self.auth.identity(context.invocation_metadata())
+        return play_pb2.RefreshSessionResponse(session=self.auth.refresh(identity))
 
+    @refusing(UNAVAILABLE)
     async def SignOut(
         self, request: play_pb2.SignOutRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.SignOutResponse:
-        try:
-            identity = self.auth.identity(context.invocation_metadata())
-            await self.auth.sign_out(identity, everywhere=request.all_sessions)
-            return play_pb2.SignOutResponse()
-        except Refused as refused:
-            await abort(context, refused)
-        except RedisError:
-            await abort(context, _unavailable())
+        identity = self.auth.identity(context.invocation_metadata())
+        await self.auth.sign_out(identity, everywhere=request.all_sessions)
+        return play_pb2.SignOutResponse()

@@ -28,6 +28,7 @@ import grpc
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
 from kit.errors import Refused, reason_of
+from kit.retry import Attempts, Backoff
 
 log = logging.getLogger("tafel.gateway.rules")
 STATUS_BY_VALUE: dict[int, grpc.StatusCode] = {code.value[0]: code for code in grpc.StatusCode}
@@ -47,8 +48,14 @@ def channel_options(max_message_bytes: int = 4 << 20) -> list[tuple[str, int]]:
     ]
 
 
-def unavailable(reason: str, message: str) -> Refused:
-    return Refused(grpc.StatusCode.UNAVAILABLE, reason, message)
+def rules_unavailable() -> Refused:
+    return Refused(grpc.StatusCode.UNAVAILABLE, "RULES_UNAVAILABLE", "the game's rules service is unavailable; retry")
+
+
+def rules_timeout() -> Refused:
+    return Refused(
+        grpc.StatusCode.UNAVAILABLE, "RULES_TIMEOUT", "the game's rules service did not answer in time; retry"
+    )
 
 
 def refused_from_refusal(refusal: rules_pb2.Refusal) -> Refused:
@@ -68,7 +75,7 @@ def refused_from_refusal(refusal: rules_pb2.Refusal) -> Refused:
 def refused_from_error(error: grpc.aio.AioRpcError) -> Refused:
     code = error.code()
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED):
-        return unavailable("RULES_UNAVAILABLE", "the game's rules service is unavailable; retry")
+        return rules_unavailable()
     version: int | None = None
     for key, value in error.trailing_metadata() or ():
         if key == "current_version":
@@ -149,7 +156,7 @@ class MoveStream:
             self._queue.get_nowait()
 
     async def _run(self) -> None:
-        backoff = 0.05
+        attempts = Attempts(Backoff(first_s=0.05, cap_s=1.0))
         while not self._closed:
             call = self._stub.ApplyMoves(metadata=self._metadata)
             writer = asyncio.get_running_loop().create_task(self._write(call))
@@ -176,9 +183,8 @@ class MoveStream:
                 call.cancel()
                 self._fail_all()
             if healthy:
-                backoff = 0.05
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, 1.0)
+                attempts.reset()
+            await attempts.failed()
 
     def _settle(self, answer: rules_pb2.ApplyMovesResponse) -> None:
         future = self._pending.pop(answer.correlation_id, None)
@@ -318,13 +324,13 @@ class RulesRouter:
                 continue
             except TimeoutError:
                 stream.forget(future)
-                raise unavailable("RULES_TIMEOUT", "the game's rules service did not answer in time; retry") from None
+                raise rules_timeout() from None
             finally:
                 timer.cancel()
             if answer.WhichOneof("result") == "applied":
                 return answer.applied
             raise refused_from_refusal(answer.refusal)
-        raise unavailable("RULES_UNAVAILABLE", "the game's rules service is unavailable; retry")
+        raise rules_unavailable()
 
     async def _unary(
         self, game: str, game_id: str, call: Callable[[Replica, float], Any], timeout_s: float | None
@@ -343,7 +349,7 @@ class RulesRouter:
                 last = refused_from_error(error)
                 if last.code != grpc.StatusCode.UNAVAILABLE:
                     raise last from None
-        raise last or unavailable("RULES_UNAVAILABLE", "the game's rules service is unavailable; retry")
+        raise last or rules_unavailable()
 
     async def create_game(
         self, game: str, request: rules_pb2.CreateGameRequest, *, timeout_s: float | None = None
