@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
+from redis.asyncio import BlockingConnectionPool, Redis
 from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
-from gateway.matchmaking import BucketSpec, MatchmakingSettings
+from gateway.matchmaking import BucketSpec, Matchmaker, MatchmakingSettings, Wakeups
 
 
 @dataclass
@@ -102,3 +104,35 @@ FAST = MatchmakingSettings(
     start_grace_s=1.0,
     result_ttl_s=60.0,
 )
+
+
+@asynccontextmanager
+async def gateway_side(
+    redis_url: str, starter: RecordingStarter, settings: MatchmakingSettings = FAST
+) -> AsyncIterator[Matchmaker]:
+    client = Redis(connection_pool=BlockingConnectionPool.from_url(redis_url, max_connections=16))
+    wakeups = Wakeups(client)
+    matchmaker = Matchmaker(client, starter, FixedRatings(), settings)
+    matchmaker.attach(wakeups)
+    await wakeups.start()
+    try:
+        yield matchmaker
+    finally:
+        await matchmaker.close()
+        await wakeups.close()
+        await client.aclose()
+
+
+async def run_to_match(
+    matchmaker: Matchmaker, bucket: BucketSpec, who: play_pb2.Player
+) -> tuple[list[play_pb2.MatchQueued], play_pb2.MatchFound]:
+    queued: list[play_pb2.MatchQueued] = []
+    found: list[play_pb2.MatchFound] = []
+    async for message in matchmaker.find(bucket, who):
+        if message.HasField("queued"):
+            assert not found
+            queued.append(message.queued)
+        else:
+            found.append(message.matched)
+    assert len(found) == 1
+    return queued, found[0]

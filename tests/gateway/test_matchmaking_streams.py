@@ -6,55 +6,17 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections import Counter
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import grpc
 import pytest
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 from tafel.play.v1 import play_pb2
 
 from gateway.matchmaking import (
-    BucketSpec,
-    Matchmaker,
-    MatchmakingSettings,
-    Wakeups,
     bucket_keys,
 )
 from kit.errors import Refused
-from tests.gateway.lobby_helpers import FAST, FixedRatings, RecordingStarter, player, spec
-
-
-@asynccontextmanager
-async def gateway_side(
-    redis_url: str, starter: RecordingStarter, settings: MatchmakingSettings = FAST
-) -> AsyncIterator[Matchmaker]:
-    client = Redis(connection_pool=BlockingConnectionPool.from_url(redis_url, max_connections=16))
-    wakeups = Wakeups(client)
-    matchmaker = Matchmaker(client, starter, FixedRatings(), settings)
-    matchmaker.attach(wakeups)
-    await wakeups.start()
-    try:
-        yield matchmaker
-    finally:
-        await matchmaker.close()
-        await wakeups.close()
-        await client.aclose()
-
-
-async def run_to_match(
-    matchmaker: Matchmaker, bucket: BucketSpec, who: play_pb2.Player
-) -> tuple[list[play_pb2.MatchQueued], play_pb2.MatchFound]:
-    queued: list[play_pb2.MatchQueued] = []
-    found: list[play_pb2.MatchFound] = []
-    async for message in matchmaker.find(bucket, who):
-        if message.HasField("queued"):
-            assert not found
-            queued.append(message.queued)
-        else:
-            found.append(message.matched)
-    assert len(found) == 1
-    return queued, found[0]
+from tests.gateway.lobby_helpers import FAST, RecordingStarter, gateway_side, player, run_to_match, spec
 
 
 async def test_200_waiting_streams_on_two_gateways_are_each_matched_exactly_once(redis_url: str) -> None:
