@@ -31,7 +31,9 @@ from gateway.auth import Authenticator, Identity
 from gateway.games import GameDirectory, GameMeta, check_id, not_found
 from gateway.metrics import GatewayMetrics
 from gateway.records import Records
-from gateway.watch import LAST_OF_HISTORY, LIVE, EventHub, LiveBatch, check_event_id
+from gateway.watch.event_ids import check_event_id
+from gateway.watch.hub import EventHub
+from gateway.watch.watcher import LAST_OF_HISTORY, LIVE, LiveBatch
 from kit.errors import Refused, abort, abort_stream, invalid
 
 log = logging.getLogger("tafel.gateway.play")

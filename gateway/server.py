@@ -19,7 +19,7 @@ from gateway.actions import Actions
 from gateway.auth import Authenticator
 from gateway.bot_requests import BotServicer
 from gateway.clocks import Clocks
-from gateway.games import GameDirectory, meta_key
+from gateway.games import GameDirectory
 from gateway.limits import CallLimiter
 from gateway.lobby import LobbyServicer
 from gateway.metrics import GatewayMetrics
@@ -29,14 +29,15 @@ from gateway.rooms import Rooms
 from gateway.rules_router import RulesAccess, RulesRouter
 from gateway.settings import GatewaySettings
 from gateway.tournaments.wiring import RatingsAndTournaments
-from gateway.watch import EventHub
+from gateway.watch.hub import EventHub
 from gateway.web.server import start_edge
 from gateway.web.settings import WebSettings
 from kit.internal_auth import internal_metadata
 from kit.redis.client import redis_client
-from kit.redis.pipe import RedisPipe
+from kit.redis.game_reads import GameReads
+from kit.redis.layer import RedisLayer
+from kit.redis.pubsub import PubSub
 from kit.server import RunningServer, start_server
-from services.kit.store import GameStore
 
 log = logging.getLogger("tafel.gateway")
 
@@ -80,6 +81,8 @@ class Gateway:
     auth: Authenticator
     router: RulesRouter
     hub: EventHub
+    pubsub: PubSub  # the process's one pub/sub connection (live events, revocations, lobby wake-ups)
+    layer: RedisLayer
     clocks: Clocks
     directory: GameDirectory
     records: Records
@@ -120,14 +123,14 @@ class Gateway:
         await stopping
         await self.router.close()
         await self.auth.revocations.stop()
-        await self.clocks.close()
+        await self.pubsub.close()
+        await self.layer.close()
         await self.redis.aclose()
 
 
 async def start_gateway(settings: GatewaySettings) -> Gateway:
     server = settings.server
     redis = redis_client(server.redis_url)
-    store = GameStore(redis, live_ttl_s=settings.game_ttl_s, finished_ttl_s=settings.game_ttl_s)
     router = RulesRouter(
         settings.rules,
         streams_per_replica=settings.rules_streams,
@@ -135,14 +138,14 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         max_message_bytes=max(server.max_message_bytes, 4 << 20),
         access=rules_access(settings),
     )
-    pipe = RedisPipe(server.redis_url)
-    clocks = Clocks(
-        redis, ttl_s=settings.game_ttl_s, max_wait_s=settings.clock_max_wait_s, meta_key=meta_key, pipe=pipe
-    )
-    directory = GameDirectory(redis, router, clocks, game_ttl_s=settings.game_ttl_s, pipe=pipe)
-    records = Records(redis, store, ttl_s=settings.record_ttl_s, pipe=pipe)
+    layer = RedisLayer.around(redis)
+    game_reads = GameReads(layer)
+    clocks = Clocks(layer, ttl_s=settings.game_ttl_s, max_wait_s=settings.clock_max_wait_s)
+    directory = GameDirectory(layer, router, clocks, game_ttl_s=settings.game_ttl_s)
+    records = Records(layer, game_reads, ttl_s=settings.record_ttl_s)
     actions = Actions(directory, router, clocks, records)
-    hub = EventHub(server.redis_url, store, pipe=pipe)
+    pubsub = PubSub(server.redis_url)
+    hub = EventHub(pubsub, game_reads)
     auth = Authenticator(redis, secret=settings.token_secret, token_ttl_s=settings.token_ttl_s)
     metrics = GatewayMetrics()
     games = GameServicer(auth, directory, actions, hub, records, metrics)
@@ -161,9 +164,9 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         router=router,
         lobby_settings=settings,
     )
-    lobby = LobbyServicer(redis, auth, directory, router, settings, ratings=extras.book, pipe=pipe)
+    lobby = LobbyServicer(layer, auth, directory, router, settings, ratings=extras.book)
     games.lobby = lobby
-    bots = BotServicer(redis, auth, RoomsByCode(lobby.rooms), tuple(settings.rules))
+    bots = BotServicer(layer, auth, RoomsByCode(lobby.rooms), tuple(settings.rules))
 
     names = [service_name("AccountService"), service_name("GameService"), service_name("LobbyService")]
     names.append(bots_pb2.DESCRIPTOR.services_by_name["BotService"].full_name)
@@ -197,6 +200,8 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         auth=auth,
         router=router,
         hub=hub,
+        pubsub=pubsub,
+        layer=layer,
         clocks=clocks,
         directory=directory,
         records=records,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -12,14 +13,18 @@ import pytest
 from redis.asyncio import Redis
 from tafel.games.v1 import games_pb2
 
-from gateway import watch as watch_module
 from gateway.actions import rules_request_id, timeout_request_id
 from gateway.auth import Authenticator
 from gateway.clocks import Clocks, Due
 from gateway.games import PageCursor, zpage_newest
 from gateway.settings import GatewaySettings
-from gateway.watch import LIVE, EventHub
+from gateway.watch import watcher as watch_module
+from gateway.watch.hub import EventHub
+from gateway.watch.watcher import LIVE
 from kit.errors import Refused
+from kit.redis.game_reads import GameReads
+from kit.redis.layer import RedisLayer
+from kit.redis.pubsub import PubSub
 from kit.settings import ConfigError
 from services.kit.store import GameStore, NewEvent, game_keys
 from services.kit.turn_clock import CLOCKS_KEY, clock_key
@@ -230,6 +235,20 @@ class FakeGame:
         self.version = version
 
 
+@contextlib.asynccontextmanager
+async def event_hub(redis: Redis, redis_url: str) -> AsyncIterator[EventHub]:
+    """A started hub on its own pub/sub connection, closed with it."""
+    pubsub, layer = PubSub(redis_url), RedisLayer.around(redis)
+    hub = EventHub(pubsub, GameReads(layer))
+    hub.start()
+    try:
+        yield hub
+    finally:
+        await hub.close()
+        await pubsub.close()
+        await layer.close()
+
+
 async def take(iterator, count: int, timeout_s: float = 5.0) -> list[str]:  # type: ignore[no-untyped-def]
     out = []
     for _ in range(count):
@@ -240,13 +259,11 @@ async def take(iterator, count: int, timeout_s: float = 5.0) -> list[str]:  # ty
 
 async def test_hub_history_then_live_without_gap_or_duplicate(redis: Redis, redis_url: str) -> None:
     store = GameStore(redis, live_ttl_s=60, finished_ttl_s=60)
-    hub = EventHub(redis_url, store)
-    hub.start()
     game = FakeGame(store)
     await game.create()
     for _ in range(3):
         await game.move()
-    try:
+    async with event_hub(redis, redis_url) as hub:
         async with hub.watch(game.game_id, "1-1") as first, hub.watch(game.game_id) as second:
             a, b = first.events(), second.events()
             assert await take(a, 2) == ["2-1", "3-1"]
@@ -266,8 +283,6 @@ async def test_hub_history_then_live_without_gap_or_duplicate(redis: Redis, redi
             await game.move()
             assert await take(a, 2) == ["7-1", "8-1"]
             assert await take(b, 2) == ["7-1", "8-1"]
-    finally:
-        await hub.close()
 
 
 async def test_hub_slow_watcher_catches_up_from_the_stream(
@@ -275,11 +290,9 @@ async def test_hub_slow_watcher_catches_up_from_the_stream(
 ) -> None:
     monkeypatch.setattr(watch_module, "QUEUE_LIMIT", 3)
     store = GameStore(redis, live_ttl_s=60, finished_ttl_s=60)
-    hub = EventHub(redis_url, store)
-    hub.start()
     game = FakeGame(store)
     await game.create()
-    try:
+    async with event_hub(redis, redis_url) as hub:
         async with hub.watch(game.game_id) as slow:
             events = slow.events()
             assert await take(events, 1) == ["0-1"]
@@ -290,8 +303,6 @@ async def test_hub_slow_watcher_catches_up_from_the_stream(
         with pytest.raises(Refused):
             async with hub.watch("never-created") as missing:
                 await take(missing.events(), 1)
-    finally:
-        await hub.close()
     assert LIVE == 2
 
 
