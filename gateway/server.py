@@ -184,7 +184,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     limiter = CallLimiter(auth, settings.limits)
     running = await start_server(server, register, names, [limiter], internal=False)
     router.start()
-    auth.revocations.start()  # signed-out sessions, shared by every gateway
+    auth.revocations.start(pubsub)  # signed-out sessions, shared by every gateway
     hub.start()
     clocks.start(actions.on_due)
     extras.start()

@@ -4,7 +4,9 @@ A revocation is written to Redis (a hash of revoked session ids with their token
 hash of players signed out everywhere with the time before which their tokens no longer count) and
 published on one channel. Every gateway loads both hashes when it (re)subscribes and applies each
 published revocation to its in-memory tables, so checking a token stays a dictionary look-up.
-Entries leave once no token they could refuse is still unexpired.
+Entries leave once no token they could refuse is still unexpired. The channel comes through the
+process's pub/sub (kit/redis/pubsub.py): each time Redis confirms it (after a reconnect too) the
+hashes are read again, so what was published while the connection was down is not missed.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-log = logging.getLogger("tafel.gateway.sessions")
+from kit.redis.keys import REVOKED_SESSIONS, SESSIONS_CHANNEL, SIGNED_OUT_PLAYERS
+from kit.redis.pubsub import PubSub, Subscription
+from kit.retry import Attempts, Backoff
 
-REVOKED_SESSIONS = "tafel:sessions:revoked"  # hash: session id -> when it can be forgotten (s)
-SIGNED_OUT_PLAYERS = "tafel:sessions:signed-out"  # hash: player id -> revoke tokens issued before (ms)
-CHANNEL = "tafel:sessions:revocations"
+log = logging.getLogger("tafel.gateway.sessions")
+LOAD_BACKOFF = Backoff(first_s=0.1, cap_s=5.0)
 
 
 class Revocations:
@@ -31,8 +34,9 @@ class Revocations:
         self.token_ttl_s = token_ttl_s
         self.sessions: dict[str, float] = {}
         self.players: dict[str, int] = {}
-        self._task: asyncio.Task[None] | None = None
-        self.subscribed = asyncio.Event()
+        self._subscription: Subscription | None = None
+        self._loading: asyncio.Task[None] | None = None
+        self.subscribed = asyncio.Event()  # set once the revocations have been read after subscribing
 
     def revoked(self, player_id: str, session_id: str, issued_ms: int) -> bool:
         if session_id and session_id in self.sessions:
@@ -55,13 +59,13 @@ class Revocations:
         payload = f"s:{session_id}:{expires_at}"
         self._apply(payload)
         await self.redis.hset(REVOKED_SESSIONS, session_id, str(expires_at))
-        await self.redis.publish(CHANNEL, payload)
+        await self.redis.publish(SESSIONS_CHANNEL, payload)
 
     async def revoke_player(self, player_id: str, before_ms: int) -> None:
         payload = f"p:{player_id}:{before_ms}"
         self._apply(payload)
         await self.redis.hset(SIGNED_OUT_PLAYERS, player_id, str(before_ms))
-        await self.redis.publish(CHANNEL, payload)
+        await self.redis.publish(SESSIONS_CHANNEL, payload)
 
     async def load(self) -> None:
         """Read every revocation, dropping those no unexpired token can match any more."""
@@ -83,34 +87,38 @@ class Revocations:
         for sid in [sid for sid, expires in self.sessions.items() if expires <= now]:
             del self.sessions[sid]
 
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="session-revocations")
+    def start(self, pubsub: PubSub) -> None:
+        if self._subscription is None:
+            pubsub.start()
+            self._subscription = pubsub.subscribe(SESSIONS_CHANNEL, self._on_message, on_live=self._on_live)
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
+        if self._subscription is not None:
+            self._subscription.cancel()
+            self._subscription = None
+        loading, self._loading = self._loading, None
+        if loading is not None:
+            loading.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+                await loading
 
-    async def _run(self) -> None:
-        backoff = 0.1
+    def _on_message(self, channel: bytes, payload: bytes) -> None:
+        self._apply(payload.decode(errors="replace"))
+
+    def _on_live(self, again: bool) -> None:
+        # Subscribed (again): read the hashes now, so nothing published before is missed.
+        if self._loading is not None:
+            self._loading.cancel()
+        self._loading = asyncio.get_running_loop().create_task(self._load_until_read(), name="session-revocations")
+
+    async def _load_until_read(self) -> None:
+        attempts = Attempts(LOAD_BACKOFF)
         while True:
-            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
             try:
-                await pubsub.subscribe(CHANNEL)
-                await self.load()  # after subscribing: nothing published in between is missed
-                self.subscribed.set()
-                backoff = 0.1
-                async for message in pubsub.listen():
-                    data = message.get("data")
-                    if isinstance(data, bytes):
-                        self._apply(data.decode(errors="replace"))
+                await self.load()
             except RedisError:
-                log.warning("revocation channel lost; resubscribing")
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
-            finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                log.warning("cannot read the revocations; retrying")
+                await attempts.failed()
+                continue
+            self.subscribed.set()
+            return
