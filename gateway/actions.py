@@ -19,10 +19,11 @@ from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2
 
 from gateway.clocks import Clocks, Due
-from gateway.games import GameDirectory, GameMeta, meta_key
+from gateway.games import GameDirectory, GameMeta
 from gateway.records import Records
 from gateway.rules_router import RulesRouter
 from kit.errors import Refused
+from kit.redis.keys import meta_key
 
 log = logging.getLogger("tafel.gateway.actions")
 
@@ -69,7 +70,8 @@ class Actions:
         request = rules_pb2.ApplyMoveRequest(
             game_id=meta.game_id, seat=seat, expected_version=expected_version, request_id=request_id
         )
-        # The rules service arms the turn clock in the same write as the action.
+        # The rules service arms the turn clock in the same write as the action, and keeps the
+        # game's metadata alive with it (the one key it accepts in keep_alive).
         clock = request.turn_clock
         clock.per_move_ms = max(1, round(meta.per_move_s * 1000))
         clock.ttl_s = self.clocks.ttl_s

@@ -5,8 +5,10 @@ A person in an open room asks for a bot; the request goes on a per-game Redis li
 by exactly one of them (LPOP/BLPOP are atomic), which then joins the room by its code like any
 player. Requests expire with their list (a room that nobody serves stays an ordinary room).
 
-Each serving stream blocks on its own pooled Redis connection (BLPOP): bot pools are a handful of
-operator processes, not per-player watchers, so this does not multiply with players.
+Keys: kit/redis/keys.py bot_queue_key (this module's); a request goes on with lua/bots/request.lua
+(push and expiry together). Each serving stream blocks on its own pooled Redis connection (BLPOP):
+bot pools are a handful of operator processes, not per-player watchers, so this does not
+multiply with players.
 """
 
 from __future__ import annotations
@@ -18,19 +20,17 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
 import grpc
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2
 
 from kit.errors import Refused, abort, invalid
+from kit.redis.keys import bot_queue_key
+from kit.redis.layer import RedisLayer
+from kit.redis.scripts import script
 
 REQUEST_TTL_S = 600
 BLOCK_S = 2
 LEVELS = (1, 2, 3)
-
-
-def queue_key(game: str) -> str:
-    return f"tafel:bots:requests:{game}"
 
 
 class PlayerSource(Protocol):
@@ -42,8 +42,8 @@ class RoomLookup(Protocol):
 
 
 class BotServicer(bots_pb2_grpc.BotServiceServicer):
-    def __init__(self, redis: Redis, auth: PlayerSource, rooms: RoomLookup, games: Sequence[str]) -> None:
-        self.redis = redis
+    def __init__(self, layer: RedisLayer, auth: PlayerSource, rooms: RoomLookup, games: Sequence[str]) -> None:
+        self.layer = layer
         self.auth = auth
         self.rooms = rooms
         self.games = tuple(games)
@@ -68,11 +68,7 @@ class BotServicer(bots_pb2_grpc.BotServiceServicer):
             entry = json.dumps(
                 {"request_id": request_id, "game": room.game, "room_code": room.code, "level": request.level}
             )
-            key = queue_key(room.game)
-            async with self.redis.pipeline(transaction=True) as pipe:
-                pipe.rpush(key, entry)
-                pipe.expire(key, REQUEST_TTL_S)
-                await pipe.execute()
+            await self.layer.run(script("bots/request"), [bot_queue_key(room.game)], [entry, REQUEST_TTL_S])
             return bots_pb2.RequestBotResponse(request_id=request_id)
         except Refused as refused:
             await abort(context, refused)
@@ -90,10 +86,11 @@ class BotServicer(bots_pb2_grpc.BotServiceServicer):
                 raise invalid("UNKNOWN_GAME", f"no such game: {', '.join(unknown)}", field="games")
         except Refused as refused:
             await abort(context, refused)
-        keys = [queue_key(g) for g in games]
+        keys = [bot_queue_key(g) for g in games]
         while not context.cancelled():
             try:
-                popped: Any = await self.redis.blpop(keys, timeout=BLOCK_S)
+                # Blocking: on a pooled redis-py connection, never the shared pipelined one.
+                popped: Any = await self.layer.client.blpop(keys, timeout=BLOCK_S)
             except RedisError:
                 await asyncio.sleep(1.0)  # Redis away: keep the stream, try again
                 continue

@@ -1,11 +1,14 @@
 """Turn clocks: deadlines in Redis that any gateway replica sweeps.
 
-The keys and the arming script are in services/kit/turn_clock.py (the rules store arms in the
-same script that commits a move when asked, which saves the gateway a round trip per move); this
-module adds ``tafel:clocks:claimed`` (members being handled, score the end of the claim's lease).
+The keys (kit/redis/keys.py, "Turn clocks") are this module's. Their layout is written by one Lua
+function, lua/clocks/arm_function.lua, which this module's arm (lua/clocks/arm.lua) and the rules
+service's commit (lua/rules/commit.lua, arming in the same script as the move, which saves the
+gateway a round trip per move) both include: two writers, one definition. The claimed set
+(``tafel:clocks:claimed``: members being handled, score the end of the claim's lease) is written
+only here.
 
 After an applied action whose answer did not arm the clock (a replayed answer, the game's
-creation), the gateway arms it from the new GameStatus with the same script.
+creation), the gateway arms it from the new GameStatus with clocks/arm.
 
 Every replica runs a sweeper. It claims due deadlines with one script (moved to the claimed set
 with a lease, so a replica that dies mid-timeout leaves the claim to be taken again when the lease
@@ -25,45 +28,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 
-from kit.redis.pipe import PipeScript, RedisPipe
-from services.kit.turn_clock import ARM_FUNCTION, CLOCKS_KEY, clock_key
+from kit.redis.keys import CLOCKS, CLOCKS_CLAIMED, clock_key, meta_key
+from kit.redis.layer import RedisLayer
+from kit.redis.scripts import script
 
 log = logging.getLogger("tafel.gateway.clocks")
-CLAIMED_KEY = "tafel:clocks:claimed"
 CLAIM_BATCH = 100
-
-ARM_LUA = (
-    ARM_FUNCTION
-    + """
-local r = arm(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]))
-if r[1] == 1 and KEYS[3] then redis.call('EXPIRE', KEYS[3], tonumber(ARGV[6])) end
-return r
-"""
-)
-
-CLAIM_LUA = """
-local now = tonumber(ARGV[1])
-local lease = now + tonumber(ARGV[2])
-local out = {}
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
-for _, m in ipairs(due) do
-  redis.call('ZREM', KEYS[1], m)
-  redis.call('ZADD', KEYS[2], lease, m)
-  table.insert(out, m)
-end
-local lapsed = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
-for _, m in ipairs(lapsed) do
-  redis.call('ZADD', KEYS[2], lease, m)
-  table.insert(out, m)
-end
-local nxt = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-local nxt_claim = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-return {out, nxt[2] or '', nxt_claim[2] or ''}
-"""
 
 
 @dataclass(frozen=True)
@@ -97,23 +70,17 @@ def now_ms() -> int:
 class Clocks:
     def __init__(
         self,
-        redis: Redis,
+        layer: RedisLayer,
         *,
         ttl_s: int,
         max_wait_s: float = 1.0,
         lease_s: float = 10.0,
         concurrency: int = 64,
-        meta_key: Callable[[str], str] | None = None,
-        pipe: RedisPipe | None = None,
     ) -> None:
-        self.redis = redis
+        self.layer = layer
         self.ttl_s = ttl_s
         self.max_wait_s = max_wait_s
         self.lease_ms = int(lease_s * 1000)
-        # The arm runs once per move: over the lean pipelined connection when there is one.
-        self._arm: Any = PipeScript(pipe, ARM_LUA) if pipe is not None else redis.register_script(ARM_LUA)
-        self._claim = redis.register_script(CLAIM_LUA)
-        self._meta_key = meta_key
         self._wake = asyncio.Event()
         self._next_due_ms: float = 0.0
         self._slots = asyncio.Semaphore(concurrency)
@@ -122,19 +89,14 @@ class Clocks:
         self._inflight: set[str] = set()
         self.fired = 0
 
-    async def close(self) -> None:
-        if isinstance(self._arm, PipeScript):
-            await self._arm.pipe.close()
-
     async def arm(self, game_id: str, status: games_pb2.GameStatus, per_move_s: float) -> float | None:
-        """Set the game's deadline after `status`; returns it (seconds since the epoch) or None."""
+        """Set the game's deadline after `status`; returns it (seconds since the epoch) or None.
+        The game's metadata key lives as long as its clock."""
         to_act = "" if status.over else ",".join(str(seat) for seat in status.to_act)
-        keys = [clock_key(game_id), CLOCKS_KEY]
-        if self._meta_key is not None:
-            keys.append(self._meta_key(game_id))
-        reply: Any = await self._arm(
-            keys=keys,
-            args=[game_id, status.version, to_act, int(per_move_s * 1000), now_ms(), self.ttl_s],
+        reply: Any = await self.layer.run(
+            script("clocks/arm"),
+            [clock_key(game_id), CLOCKS, meta_key(game_id)],
+            [game_id, status.version, to_act, int(per_move_s * 1000), now_ms(), self.ttl_s],
         )
         deadline = int(reply[1])
         if deadline <= 0:
@@ -151,10 +113,7 @@ class Clocks:
 
     async def deadline(self, game_id: str, version: int) -> float | None:
         """The deadline in force at `version`, if that is the clock's version."""
-        if isinstance(self._arm, PipeScript):  # the lean connection when there is one
-            stored: Any = await self._arm.pipe.call("HMGET", clock_key(game_id), "v", "d")
-        else:
-            stored = await self.redis.hmget(clock_key(game_id), ["v", "d"])
+        stored: Any = await self.layer.call("HMGET", clock_key(game_id), "v", "d")
         if stored[0] is None or int(stored[0]) != version:
             return None
         deadline = int(stored[1] or 0)
@@ -180,7 +139,9 @@ class Clocks:
     async def sweep_once(self, handler: DueHandler) -> tuple[int, float | None]:
         """Claim and start handling what is due; returns (claimed, the next deadline in ms)."""
         now = now_ms()
-        reply: Any = await self._claim(keys=[CLOCKS_KEY, CLAIMED_KEY], args=[now, self.lease_ms, CLAIM_BATCH])
+        reply: Any = await self.layer.run(
+            script("clocks/claim"), [CLOCKS, CLOCKS_CLAIMED], [now, self.lease_ms, CLAIM_BATCH]
+        )
         members, next_due, next_claim = reply
         for raw in members:
             member = raw.decode() if isinstance(raw, bytes) else str(raw)
@@ -188,7 +149,7 @@ class Clocks:
                 continue
             due = Due.parse(member)
             if due is None:
-                await self.redis.zrem(CLAIMED_KEY, member)
+                await self.layer.call("ZREM", CLOCKS_CLAIMED, member)
                 continue
             self._inflight.add(member)
             task = asyncio.get_running_loop().create_task(self._handle(handler, due))
@@ -202,7 +163,7 @@ class Clocks:
             async with self._slots:
                 settled = await handler(due)
             if settled:
-                await self.redis.zrem(CLAIMED_KEY, due.member)
+                await self.layer.call("ZREM", CLOCKS_CLAIMED, due.member)
                 self.fired += 1
         except asyncio.CancelledError:
             raise

@@ -1,15 +1,15 @@
 """The game directory: who sits where in which game, and the indexes that list games.
 
-Keys (a game's own keys are hash-tagged by the game, like the rules services' keys):
+Keys (kit/redis/keys.py, "Games the gateway started"; this module owns them):
 
-- ``tafel:{g:ID}:meta`` hash: ``g`` game type, ``p`` players per seat (JSON list of
-  [player_id, username, guest]), ``o`` GameOptions bytes (defaults filled in), ``t`` per-move time in
-  ms, ``r`` rated 0/1, ``src`` origin (``match``, ``room``, ``tournament``, ``test``...), ``c`` created
-  (ms since the epoch). Written once (a script that never overwrites), so a retried start is harmless.
-  It expires TAFEL_GAME_TTL_S after the last move (the clock script refreshes it); the game's record
-  (gateway/records.py) outlives it.
-- ``tafel:games:live`` and ``tafel:games:live:<game>`` sorted sets: running games by creation time.
-- ``tafel:player:<player_id>:live`` / ``:done`` sorted sets: a player's games by creation time.
+- ``meta_key(game)`` hash: game type, players per seat (JSON list of [player_id, username, guest]),
+  GameOptions bytes (defaults filled in), per-move time, rated, origin (``match``, ``room``,
+  ``tournament``, ``test``...), created. Written once (lua/games/create_meta.lua never overwrites),
+  so a retried start is harmless. It expires TAFEL_GAME_TTL_S after the last move: the clock's
+  arming (lua/clocks/arm.lua, and the rules commit when it arms) refreshes it, the one key outside
+  the clock's own that they touch. The game's record (gateway/records.py) outlives it.
+- ``live_key()`` / ``live_key(game)`` sorted sets: running games by creation time.
+- ``player_games_key(player, "live" | "done")`` sorted sets: a player's games by creation time.
 
 Metadata never changes after creation, so each gateway keeps a bounded in-memory copy: the hot path
 (which seat is this caller?) costs no Redis round trip after a game's first move.
@@ -21,7 +21,6 @@ import base64
 import binascii
 import json
 import math
-import re
 import secrets
 import time
 from collections import OrderedDict
@@ -30,7 +29,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from redis.asyncio import Redis
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 from tafel.rules.v1 import rules_pb2
@@ -38,47 +36,23 @@ from tafel.rules.v1 import rules_pb2
 from gateway.clocks import Clocks
 from gateway.rules_router import RulesRouter
 from kit.errors import Refused, invalid
-from kit.redis.pipe import RedisPipe, run_commands
+from kit.ids import check_id
+from kit.redis.keys import live_key, meta_key, player_games_key
+from kit.redis.layer import RedisLayer
+from kit.redis.pipe import Command
+from kit.redis.scripts import script
 
-ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-LIVE_KEY = "tafel:games:live"
 MAX_PAGE_SIZE = 100
 DEFAULT_PAGE_SIZE = 20
 _META_CACHE = 20_000
-
-CREATE_META_LUA = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'g', ARGV[1], 'p', ARGV[2], 'o', ARGV[3], 't', ARGV[4], 'r', ARGV[5],
-           'src', ARGV[6], 'c', ARGV[7])
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[8]))
-return 1
-"""
-
-
-def meta_key(game_id: str) -> str:
-    return f"tafel:{{g:{game_id}}}:meta"
-
 
 # The origin of a game from a room whose owner did not make it watchable: it is never listed in the
 # live lists and only its seated players may see or watch it (issue 18.7).
 PRIVATE_ORIGIN = "private-room"
 
 
-def live_key(game: str | None = None) -> str:
-    return f"{LIVE_KEY}:{game}" if game else LIVE_KEY
-
-
-def player_games_key(player_id: str, phase: str) -> str:
-    return f"tafel:player:{player_id}:{phase}"
-
-
 def new_game_id() -> str:
     return secrets.token_urlsafe(12).replace("_", "x").replace("-", "y")
-
-
-def check_id(field: str, value: str) -> None:
-    if not ID_PATTERN.match(value):
-        raise invalid(f"BAD_{field.upper()}", f"{field} must be 1-64 characters of A-Z a-z 0-9 _ -", field=field)
 
 
 def not_found(game_id: str) -> Refused:
@@ -180,7 +154,7 @@ def page_size_of(value: int) -> int:
 
 
 async def zpage_newest(
-    redis: Redis, key: str, size: int, after: tuple[float, str] | None
+    layer: RedisLayer, key: str, size: int, after: tuple[float, str] | None
 ) -> tuple[list[tuple[str, float]], bool]:
     """Members of a sorted set from the highest score down, after (score, member) when given.
     Returns up to `size` members and whether more follow."""
@@ -189,7 +163,7 @@ async def zpage_newest(
     offset = 0
     while len(results) <= size:
         want = size + 1 - len(results) + 16
-        rows: Any = await redis.zrevrangebyscore(key, top, "-inf", start=offset, num=want, withscores=True)
+        rows: Any = await layer.client.zrevrangebyscore(key, top, "-inf", start=offset, num=want, withscores=True)
         if not rows:
             break
         offset += len(rows)
@@ -207,15 +181,11 @@ async def zpage_newest(
 class GameDirectory:
     """Starts games and knows their players. One per gateway process (others may create their own)."""
 
-    def __init__(
-        self, redis: Redis, router: RulesRouter, clocks: Clocks, *, game_ttl_s: int, pipe: RedisPipe | None = None
-    ) -> None:
-        self.pipe = pipe  # the lean connection for the live lists, when there is one
-        self.redis = redis
+    def __init__(self, layer: RedisLayer, router: RulesRouter, clocks: Clocks, *, game_ttl_s: int) -> None:
+        self.layer = layer
         self.router = router
         self.clocks = clocks
         self.game_ttl_s = game_ttl_s
-        self._create_meta = redis.register_script(CREATE_META_LUA)
         self._cache: OrderedDict[str, GameMeta] = OrderedDict()
 
     async def start_game(
@@ -245,9 +215,10 @@ class GameDirectory:
         )
         now = time.time()
         seats: list[tuple[str, str, bool]] = [(p.player_id, p.username, bool(p.guest)) for p in players]
-        written = await self._create_meta(
-            keys=[meta_key(game_id)],
-            args=[
+        written = await self.layer.run(
+            script("games/create_meta"),
+            [meta_key(game_id)],
+            [
                 game,
                 json.dumps(seats, separators=(",", ":")),
                 created.options.SerializeToString(),
@@ -271,12 +242,12 @@ class GameDirectory:
         self._remember(meta)
         score = int(meta.created_at * 1000)
         if not created.status.over:
-            commands: list[tuple[str | bytes | int | float, ...]] = []
+            commands: list[Command] = []
             if not meta.private:
                 commands += [("ZADD", live_key(), score, game_id), ("ZADD", live_key(game), score, game_id)]
             for player_id in {p[0] for p in meta.players}:
                 commands.append(("ZADD", player_games_key(player_id, "live"), score, game_id))
-            await run_commands(self.redis, self.pipe, commands)
+            await self.layer.many(commands)
         await self.clocks.arm(game_id, created.status, meta.per_move_s)
         return game_id
 
@@ -290,7 +261,7 @@ class GameDirectory:
         cached = self._cache.get(game_id)
         if cached is not None:
             return cached
-        row: Any = await self.redis.hgetall(meta_key(game_id))
+        row: Any = await self.layer.client.hgetall(meta_key(game_id))
         if not row:
             raise not_found(game_id)
         meta = _meta_from_row(game_id, row)
@@ -305,14 +276,14 @@ class GameDirectory:
     async def finish(self, meta: GameMeta) -> None:
         """The game is over: it leaves the live lists. Idempotent."""
         score = int(meta.created_at * 1000)
-        commands: list[tuple[str | bytes | int | float, ...]] = [
+        commands: list[Command] = [
             ("ZREM", live_key(), meta.game_id),
             ("ZREM", live_key(meta.game), meta.game_id),
         ]
         for player_id in {p[0] for p in meta.players}:
             commands.append(("ZREM", player_games_key(player_id, "live"), meta.game_id))
             commands.append(("ZADD", player_games_key(player_id, "done"), score, meta.game_id))
-        await run_commands(self.redis, self.pipe, commands)
+        await self.layer.many(commands)
 
     async def summary(
         self, game_id: str, status: games_pb2.GameStatus | None = None, meta: GameMeta | None = None
@@ -358,7 +329,7 @@ class GameDirectory:
         size = page_size_of(page_size)
         cursor = PageCursor.decode(page_token, ("live",))
         after = (cursor.score, cursor.member) if cursor else None
-        rows, more = await zpage_newest(self.redis, live_key(game or None), size, after)
+        rows, more = await zpage_newest(self.layer, live_key(game or None), size, after)
         summaries = await self._summaries([member for member, _ in rows])
         token = PageCursor("live", rows[-1][1], rows[-1][0]).encode() if more and rows else ""
         return summaries, token
@@ -376,7 +347,7 @@ class GameDirectory:
         next_token = ""
         for phase in phases:
             after = (cursor.score, cursor.member) if cursor is not None and cursor.phase == phase else None
-            found, more = await zpage_newest(self.redis, player_games_key(player_id, phase), size - len(rows), after)
+            found, more = await zpage_newest(self.layer, player_games_key(player_id, phase), size - len(rows), after)
             rows.extend((member, score, phase) for member, score in found)
             if more:
                 next_token = PageCursor(phase, rows[-1][1], rows[-1][0]).encode()

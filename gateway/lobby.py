@@ -11,21 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
 import grpc
 from google.protobuf import descriptor
 from google.protobuf.message import Message
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 from tafel.rules.v1 import rules_pb2
 
-from gateway.games import check_id
 from gateway.matchmaking import (
     DEFAULT_REDIS_SLOTS,
     BucketSpec,
@@ -38,7 +35,8 @@ from gateway.matchmaking import (
 )
 from gateway.rooms import Rooms, RoomSettings, RoomSnapshot, normalize_code
 from kit.errors import Refused, abort, invalid
-from kit.redis.pipe import RedisPipe
+from kit.ids import check_id
+from kit.redis.layer import RedisLayer
 
 log = logging.getLogger("tafel.gateway.lobby")
 MAX_GAME_NAME = 64
@@ -248,32 +246,28 @@ def game_type(description: rules_pb2.DescribeGameResponse) -> play_pb2.GameType:
 class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
     def __init__(
         self,
-        redis: Redis,
+        layer: RedisLayer,
         authenticator: PlayerSource,
         directory: GameStarter,
         router: GameCatalog,
         settings: LobbySettings,
         *,
+        matchmaking: MatchmakingSettings,
+        rooms: RoomSettings,
         ratings: RatingSource | None = None,
-        matchmaking: MatchmakingSettings | None = None,
-        rooms: RoomSettings | None = None,
-        environ: Mapping[str, str] | None = None,
-        pipe: RedisPipe | None = None,
     ) -> None:
-        self.redis = redis
+        self.layer = layer
+        # Matchmaking and rooms take the layer's two halves until they take the layer itself.
+        redis, pipe = layer.client, layer.pipe
         self.auth = authenticator
         self.router = router
         self.settings = settings
-        if matchmaking is None:
-            matchmaking = dataclasses.replace(
-                MatchmakingSettings.from_env(environ), ticket_ttl_s=float(settings.ticket_ttl_s)
-            )
         # The lobby shares the process's Redis client: at most this many of its scripts run at once.
         slots = asyncio.Semaphore(DEFAULT_REDIS_SLOTS)
         self.matchmaker = Matchmaker(
             redis, directory, ratings or HashRatings(redis), matchmaking, slots=slots, pipe=pipe
         )
-        self.rooms = Rooms(redis, directory, rooms or RoomSettings.from_env(environ), slots=slots, pipe=pipe)
+        self.rooms = Rooms(redis, directory, rooms, slots=slots, pipe=pipe)
         self.wakeups = Wakeups(redis)
         self.matchmaker.attach(self.wakeups)
         self.rooms.attach(self.wakeups)

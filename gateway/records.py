@@ -1,12 +1,13 @@
 """Finished games' records: players, options, every applied action, result and timestamps.
 
 Written when a game ends (seen on the apply path or by the clock), from the game's metadata and its
-action list (GameStore.read_actions), so it outlives the live keys, which expire:
+action list (read with kit/redis/game_reads.py: the list is the rules service's), so it outlives the
+live keys, which expire. Keys (kit/redis/keys.py, "Finished games' records"; this module owns them):
 
-- ``tafel:record:{g:ID}`` a GameRecord (SET NX: when two replicas see the same end, the first
+- ``record_key(game)`` a GameRecord (SET NX: when two replicas see the same end, the first
   write stands and the second changes nothing);
-- ``tafel:records``, ``tafel:records:g:<game>``, ``tafel:records:p:<player>`` and
-  ``tafel:records:p:<player>:g:<game>`` sorted sets by end time, for listing newest first.
+- ``records_index_key(player, game)``: every record, per game, per player and per player and game,
+  sorted sets by end time, for listing newest first.
 
 Hooks (``Records.hooks``): what hangs off the end of a game (ratings, tournaments) is called with
 the record that stands after every write, the first or a repeated one, once the record and its
@@ -22,36 +23,23 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
-from redis.asyncio import Redis
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
-from gateway.games import GameMeta, PageCursor, check_id, page_size_of, zpage_newest
+from gateway.games import GameMeta, PageCursor, page_size_of, zpage_newest
 from kit.errors import Refused
-from kit.redis.pipe import RedisPipe, run_commands
-from services.kit.store import GameStore, game_keys
+from kit.ids import check_id
+from kit.redis.game_reads import GameReads
+from kit.redis.keys import record_key, records_index_key
+from kit.redis.layer import RedisLayer
 
-INDEX = "tafel:records"
 log = logging.getLogger("tafel.gateway.records")
 
 RecordHook = Callable[[play_pb2.GameRecord], Awaitable[None]]
 
 
-def record_key(game_id: str) -> str:
-    return f"tafel:record:{{g:{game_id}}}"
-
-
 def visible_to(record: play_pb2.GameRecord, viewer: str) -> bool:
     return not record.private or any(seat.player.player_id == viewer for seat in record.players)
-
-
-def index_key(player_id: str = "", game: str = "") -> str:
-    key = INDEX
-    if player_id:
-        key += f":p:{player_id}"
-    if game:
-        key += f":g:{game}"
-    return key
 
 
 def no_show(actions: list[games_pb2.RecordedAction]) -> bool:
@@ -62,20 +50,16 @@ def no_show(actions: list[games_pb2.RecordedAction]) -> bool:
 
 
 class Records:
-    def __init__(self, redis: Redis, store: GameStore, *, ttl_s: int = 0, pipe: RedisPipe | None = None) -> None:
-        self.redis = redis
-        self.pipe = pipe  # the lean connection for a game end's writes, when there is one
-        self.store = store
+    def __init__(self, layer: RedisLayer, games: GameReads, *, ttl_s: int = 0) -> None:
+        self.layer = layer
+        self.games = games  # where the game's action list is read
         self.ttl_s = ttl_s
         self.hooks: list[RecordHook] = []
 
     async def write(self, meta: GameMeta, outcome: games_pb2.Outcome) -> play_pb2.GameRecord:
         """Write the record of a game that just ended; idempotent. Returns the record that stands."""
-        if self.pipe is not None:
-            rows: Any = await self.pipe.call("LRANGE", game_keys(meta.game_id).actions, 0, -1)
-        else:
-            rows = await self.store.read_actions(meta.game_id)
-        actions = [games_pb2.RecordedAction.FromString(bytes(row)) for row in rows]
+        rows = await self.games.read_actions(meta.game_id)
+        actions = [games_pb2.RecordedAction.FromString(row) for row in rows]
         record = play_pb2.GameRecord(
             game_id=meta.game_id,
             game=meta.game,
@@ -94,24 +78,19 @@ class Records:
             record.ended_at.FromMilliseconds(int(time.time() * 1000))
         key = record_key(meta.game_id)
         data = record.SerializeToString()
-        if self.pipe is not None:
-            expiry: tuple[str | int, ...] = ("EX", self.ttl_s) if self.ttl_s else ()
-            written: Any = await self.pipe.call("SET", key, data, "NX", *expiry)
-        else:
-            written = await self.redis.set(key, data, nx=True, ex=self.ttl_s or None)
+        expiry: tuple[str | int, ...] = ("EX", self.ttl_s) if self.ttl_s else ()
+        written: Any = await self.layer.call("SET", key, data, "NX", *expiry)
         if not written:
-            stored: Any = await self.redis.get(key)
+            stored: Any = await self.layer.call("GET", key)
             if stored is not None:
                 record = play_pb2.GameRecord.FromString(stored)
         score = record.ended_at.ToMilliseconds()
-        await run_commands(
-            self.redis,
-            self.pipe,
+        await self.layer.many(
             [
-                ("ZADD", index_key(player_id, game), score, meta.game_id)
+                ("ZADD", records_index_key(player_id, game), score, meta.game_id)
                 for player_id in {p.player.player_id for p in record.players} | {""}
                 for game in ("", record.game)
-            ],
+            ]
         )
         for hook in self.hooks:
             try:
@@ -124,14 +103,14 @@ class Records:
         """A record; a private one is NOT_FOUND to a viewer who did not play in it (viewer None:
         the platform's own use)."""
         check_id("game_id", game_id)
-        stored: Any = await self.redis.get(record_key(game_id))
+        stored: Any = await self.layer.call("GET", record_key(game_id))
         record = play_pb2.GameRecord.FromString(stored) if stored is not None else None
         if record is None or (viewer is not None and not visible_to(record, viewer)):
             raise Refused(grpc.StatusCode.NOT_FOUND, "RECORD_NOT_FOUND", f"no record of a finished game {game_id}")
         return record
 
     async def exists(self, game_id: str) -> bool:
-        return bool(await self.redis.exists(record_key(game_id)))
+        return bool(await self.layer.call("EXISTS", record_key(game_id)))
 
     async def list(
         self, *, player_id: str, game: str, page_size: int, page_token: str, viewer: str | None = None
@@ -145,10 +124,10 @@ class Records:
         size = page_size_of(page_size)
         cursor = PageCursor.decode(page_token, ("records",))
         after = (cursor.score, cursor.member) if cursor else None
-        rows, more = await zpage_newest(self.redis, index_key(player_id, game), size, after)
+        rows, more = await zpage_newest(self.layer, records_index_key(player_id, game), size, after)
         records: list[play_pb2.GameRecord] = []
         if rows:
-            stored: Any = await self.redis.mget([record_key(member) for member, _ in rows])
+            stored: Any = await self.layer.call("MGET", *[record_key(member) for member, _ in rows])
             records = [play_pb2.GameRecord.FromString(data) for data in stored if data is not None]
             records = [record for record in records if viewer is None or visible_to(record, viewer)]
         token = PageCursor("records", rows[-1][1], rows[-1][0]).encode() if more and rows else ""

@@ -28,8 +28,9 @@ from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 
 from gateway.clocks import Clocks
-from gateway.games import GameDirectory, meta_key
+from gateway.games import GameDirectory
 from gateway.rules_router import RulesRouter
+from kit.redis.layer import RedisLayer
 from kit.server import install_event_loop
 from tools.bench_gateway import scenario
 from tools.connect_channel import ConnectChannel
@@ -141,7 +142,8 @@ async def main_async(args: argparse.Namespace) -> None:
     edge_url = next(line.split()[-1] for line in gateway.output if line.startswith("WEB "))
     redis = Redis.from_url(url)
     router = RulesRouter({"connect4": (rules.address,)})
-    directory = GameDirectory(redis, router, Clocks(redis, ttl_s=3600, meta_key=meta_key), game_ttl_s=3600)
+    layer = RedisLayer.around(redis)
+    directory = GameDirectory(layer, router, Clocks(layer, ttl_s=3600), game_ttl_s=3600)
     pids = {"gateway": gateway.process.pid, "rules": rules.process.pid, "client": os.getpid()}
     print(
         f"gateway {gateway.address} + web edge {edge_url} (pid {gateway.process.pid}), rules {rules.address}; "
@@ -177,6 +179,7 @@ async def main_async(args: argparse.Namespace) -> None:
             await watchers(edge_url, directory, gateway.process.pid, args.watchers)
     finally:
         await router.close()
+        await layer.close()
         await redis.aclose()
         gateway.stop()
         rules.stop()

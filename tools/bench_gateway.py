@@ -30,8 +30,9 @@ from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 
 from gateway.clocks import Clocks
-from gateway.games import GameDirectory, meta_key
+from gateway.games import GameDirectory
 from gateway.rules_router import RulesRouter
+from kit.redis.layer import RedisLayer
 from kit.server import install_event_loop
 from tools.redis_server import free_port, start_redis
 
@@ -316,7 +317,8 @@ async def main_async(args: argparse.Namespace) -> None:
 
     redis = Redis.from_url(url)
     router = RulesRouter({"connect4": (rules.address,)})
-    directory = GameDirectory(redis, router, Clocks(redis, ttl_s=3600, meta_key=meta_key), game_ttl_s=3600)
+    layer = RedisLayer.around(redis)
+    directory = GameDirectory(layer, router, Clocks(layer, ttl_s=3600), game_ttl_s=3600)
     pids = {"gateway": gateway.process.pid, "rules": rules.process.pid, "client": os.getpid()}
     if redis_proc is not None:
         pids["redis"] = redis_proc.process.pid
@@ -348,6 +350,7 @@ async def main_async(args: argparse.Namespace) -> None:
                     print(f"          redis calls per move: {result['redis_calls_per_move']}", flush=True)
     finally:
         await router.close()
+        await layer.close()
         await redis.aclose()
         gateway.stop()
         rules.stop()

@@ -41,12 +41,11 @@ from tafel.connect4.v1 import connect4_pb2
 from tafel.errors import TafelError, VersionConflict
 from tafel.play.v1 import play_pb2
 
-from gateway.records import record_key
+from kit.redis.keys import game_keys, record_key
 from services.connect4.codec import CODEC
 from services.connect4.rules import RULES
 from services.kit.codec import GameEnvelope
 from services.kit.game import IllegalMove
-from services.kit.store import game_keys
 from tools.platform import Platform
 from tools.redis_server import start_redis
 

@@ -37,11 +37,11 @@ from tafel.rules.v1 import rules_pb2
 from gateway.actions import Actions
 from gateway.games import GameDirectory
 from gateway.ratings.book import RatingBook, pool_for
-from gateway.records import record_key
 from gateway.tournaments import engine, messages
 from gateway.tournaments.model import Entrant, Format, Game, Result, State
 from gateway.tournaments.store import Loaded, TournamentStore, now_ms
 from kit.errors import Refused
+from kit.redis.keys import record_key
 
 log = logging.getLogger("tafel.gateway.tournaments")
 

@@ -39,8 +39,10 @@ def game_keys(game_id: str) -> GameKeys:
 
 
 # ---------------------------------------------------------------------------------------------
-# Turn clocks. Owner: gateway/clocks.py. The rules commit arms them in the same script as the move
-# (one round trip; the arming Lua is the clock module's, lua/clocks/arm.lua, shared verbatim).
+# Turn clocks. Owner: gateway/clocks.py. The rules commit (lua/rules/commit.lua) arms them in the
+# same script as the move (one round trip a move) through the one function that writes them,
+# lua/clocks/arm_function.lua, which both clocks/arm and rules/commit include. Both scripts also
+# refresh the game's meta_key (below) with the clock's TTL; no script refreshes any other key.
 
 CLOCKS = "tafel:clocks"  # zset: member "<game id>|<version>|<seats>", score the deadline (ms)
 CLOCKS_CLAIMED = "tafel:clocks:claimed"  # zset: members being handled, score the claim's lease end

@@ -3,12 +3,20 @@
 Each file starts with a header that documents it and that `RedisLayer.run` checks on every call:
 
     -- <what it does, one or more lines>
-    -- KEYS: state events requests        (the names of KEYS[1..n]; a trailing "..." = any more)
+    -- KEYS: state events requests        (the names of KEYS[1..n])
     -- ARGV: version state ...            (the names of ARGV[1..n]; "-" for none)
     -- Returns: <what it answers>
 
-A call with the wrong number of keys or arguments is a programming error and raises before
-anything reaches Redis, so the header cannot drift from the callers.
+Two suffixes make a count flexible: a trailing "..." takes any number of further values, and a
+trailing "[a b c]" group is all there or all absent (`KEYS: state events [clock clocks]` takes 2
+or 4 keys). A call with any other number of keys or arguments is a programming error and raises
+TypeError before anything reaches Redis, so the header cannot drift from the callers.
+
+Sharing a function between scripts: a file whose header has `-- Defines: name(arguments)`
+instead of KEYS/ARGV is a piece of Lua that is never run on its own, and a script takes it in
+with a line `-- include: <owner>/<name>` in its body, replaced by that file's text when the
+script is loaded (the SHA is over the expanded source). The including script's header says what
+the function writes, so the keys it touches are still documented where they are written.
 """
 
 from __future__ import annotations
@@ -19,60 +27,128 @@ from functools import cache
 from pathlib import Path
 
 LUA_DIR = Path(__file__).parent / "lua"
+INCLUDE = "-- include:"
+
+
+@dataclass(frozen=True)
+class Arity:
+    """The names a header line gives and which counts it allows."""
+
+    names: tuple[str, ...]  # every name, the optional group's included
+    optional: int  # how many of the last names form the all-or-nothing group
+    more: bool  # any number beyond the named ones
+
+    def allows(self, count: int) -> bool:
+        required = len(self.names) - self.optional
+        if self.more:
+            return count >= required
+        return count == required or (self.optional > 0 and count == len(self.names))
 
 
 @dataclass(frozen=True)
 class Script:
     name: str  # "<owner>/<name>", its path under lua/ without .lua
-    source: str
+    source: str  # with every include expanded
     sha: str
-    keys: tuple[str, ...]
-    args: tuple[str, ...]
-    more_keys: bool  # the KEYS line ends in "...": any number beyond the named ones
-    more_args: bool
+    key_arity: Arity
+    arg_arity: Arity
+    returns: str
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return self.key_arity.names
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        return self.arg_arity.names
 
     def check(self, keys: int, args: int) -> None:
-        if keys < len(self.keys) or (keys > len(self.keys) and not self.more_keys):
+        if not self.key_arity.allows(keys):
             raise TypeError(f"script {self.name} takes KEYS {' '.join(self.keys)}, got {keys} keys")
-        if args < len(self.args) or (args > len(self.args) and not self.more_args):
+        if not self.arg_arity.allows(args):
             raise TypeError(f"script {self.name} takes ARGV {' '.join(self.args)}, got {args} arguments")
 
 
-def _names(header: dict[str, str], field: str, name: str) -> tuple[tuple[str, ...], bool]:
-    if field not in header:
-        raise ValueError(f"lua/{name}.lua: the header has no '-- {field}:' line")
-    words = header[field].split()
-    if words == ["-"]:
-        return (), False
-    more = bool(words) and words[-1] == "..."
-    return tuple(words[:-1] if more else words), more
-
-
-@cache  # a file is read once per process; scripts never change while it runs
-def script(name: str) -> Script:
-    """The script at lua/<name>.lua, e.g. script("rules/commit")."""
-    path = LUA_DIR / f"{name}.lua"
-    source = path.read_text()
+def header_of(source: str) -> dict[str, str]:
+    """The `-- Field: value` lines of a file's leading comment block."""
     header: dict[str, str] = {}
     for line in source.splitlines():
         if not line.startswith("--"):
             break
         field, sep, value = line[2:].strip().partition(":")
-        if sep and field in ("KEYS", "ARGV", "Returns"):
+        if sep and field in ("KEYS", "ARGV", "Returns", "Defines"):
             header[field] = value.strip()
-    keys, more_keys = _names(header, "KEYS", name)
-    args, more_args = _names(header, "ARGV", name)
+    return header
+
+
+def _arity(header: dict[str, str], field: str, name: str) -> Arity:
+    if field not in header:
+        raise ValueError(f"lua/{name}.lua: the header has no '-- {field}:' line")
+    text = header[field].strip()
+    if text == "-":
+        return Arity((), 0, False)
+    more = text.endswith("...")
+    if more:
+        text = text[:-3].strip()
+    optional: list[str] = []
+    if text.endswith("]"):
+        start = text.rfind("[")
+        if start < 0:
+            raise ValueError(f"lua/{name}.lua: unbalanced ']' in '-- {field}:'")
+        optional = text[start + 1 : -1].split()
+        text = text[:start]
+    names = text.split() + optional
+    if any(c in word for word in names for c in "[]."):
+        raise ValueError(f"lua/{name}.lua: '-- {field}:' takes names, one optional [group] and '...' last")
+    return Arity(tuple(names), len(optional), more)
+
+
+def _expand(name: str, seen: tuple[str, ...] = ()) -> str:
+    if name in seen:
+        raise ValueError(f"lua/{name}.lua includes itself (via {' -> '.join(seen)})")
+    source = (LUA_DIR / f"{name}.lua").read_text()
+    out: list[str] = []
+    for line in source.splitlines(keepends=True):
+        if line.startswith(INCLUDE):
+            included = line[len(INCLUDE) :].strip()
+            if "Defines" not in header_of((LUA_DIR / f"{included}.lua").read_text()):
+                raise ValueError(f"lua/{name}.lua includes {included}, which has no '-- Defines:' line")
+            out.append(_expand(included, (*seen, name)))
+            if not out[-1].endswith("\n"):
+                out.append("\n")
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+@cache  # a file is read once per process; scripts never change while it runs
+def script(name: str) -> Script:
+    """The script at lua/<name>.lua, e.g. script("rules/commit")."""
+    source = _expand(name)
+    header = header_of((LUA_DIR / f"{name}.lua").read_text())
+    if "Defines" in header:
+        raise ValueError(f"lua/{name}.lua defines a function to include; it is not a script to run")
+    if "Returns" not in header:
+        raise ValueError(f"lua/{name}.lua: the header has no '-- Returns:' line")
     return Script(
         name=name,
         source=source,
         sha=hashlib.sha1(source.encode()).hexdigest(),
-        keys=keys,
-        args=args,
-        more_keys=more_keys,
-        more_args=more_args,
+        key_arity=_arity(header, "KEYS", name),
+        arg_arity=_arity(header, "ARGV", name),
+        returns=header["Returns"],
     )
 
 
+def lua_names() -> list[str]:
+    """Every file in lua/ as "<owner>/<name>", scripts and included functions alike."""
+    return [str(p.relative_to(LUA_DIR).with_suffix("")) for p in sorted(LUA_DIR.rglob("*.lua"))]
+
+
+def is_include(name: str) -> bool:
+    return "Defines" in header_of((LUA_DIR / f"{name}.lua").read_text())
+
+
 def all_scripts() -> list[Script]:
-    """Every script in lua/ (the cluster audit and the header test walk them)."""
-    return [script(str(p.relative_to(LUA_DIR).with_suffix(""))) for p in sorted(LUA_DIR.rglob("*.lua"))]
+    """Every runnable script in lua/ (the cluster audit and the header test walk them)."""
+    return [script(name) for name in lua_names() if not is_include(name)]

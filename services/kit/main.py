@@ -6,12 +6,11 @@ import asyncio
 import sys
 from typing import Any
 
-from redis.asyncio import Redis
 from tafel.rules.v1 import rules_pb2_grpc
 
 from kit import logs
 from kit.catalog import rules_url
-from kit.redis.client import redis_client
+from kit.redis.layer import RedisLayer
 from kit.server import RunningServer, install_event_loop, run_until_signalled, start_server
 from kit.settings import ConfigError, RulesSettings
 from services.kit.codec import GameCodec
@@ -23,10 +22,11 @@ from services.kit.store import GameStore
 
 async def start_rules_service(
     rules: Rules[Any, Any, Any, Any, Any], codec: GameCodec[Any, Any, Any, Any, Any], settings: RulesSettings
-) -> tuple[RunningServer, RulesServicer[Any, Any, Any, Any, Any], Redis]:
-    """Start a rules service (tests call this with port 0) and return it with its parts."""
-    redis = redis_client(settings.server.redis_url)
-    store = GameStore(redis, live_ttl_s=settings.live_ttl_s, finished_ttl_s=settings.finished_ttl_s)
+) -> tuple[RunningServer, RulesServicer[Any, Any, Any, Any, Any], RedisLayer]:
+    """Start a rules service (tests call this with port 0) and return it with its parts; the
+    caller closes the layer after the server."""
+    layer = RedisLayer.connect(settings.server.redis_url)
+    store = GameStore(layer, live_ttl_s=settings.live_ttl_s, finished_ttl_s=settings.finished_ttl_s)
     metrics = RulesMetrics(rules.name)
     servicer = RulesServicer(
         rules,
@@ -42,7 +42,7 @@ async def start_rules_service(
         service_names(),
     )
     metrics.serve(settings.server.metrics_port, settings.server.host)
-    return running, servicer, redis
+    return running, servicer, layer
 
 
 def serve_rules(rules: Rules[Any, Any, Any, Any, Any], codec: GameCodec[Any, Any, Any, Any, Any]) -> None:
@@ -55,18 +55,14 @@ def serve_rules(rules: Rules[Any, Any, Any, Any, Any], codec: GameCodec[Any, Any
     install_event_loop()
 
     async def main() -> None:
-        running, servicer, redis = await start_rules_service(rules, codec, settings)
-
-        async def close_clients() -> None:
-            await servicer.store.close()
-            await redis.aclose()
+        running, _, layer = await start_rules_service(rules, codec, settings)
 
         log.info(
             "serving",
             extra={"game": rules.name, "address": f"{settings.server.host}:{running.port}"},
         )
         print(f"LISTENING {rules.name} {settings.server.host}:{running.port}", flush=True)
-        await run_until_signalled(running, settings.server.grace_s, close_clients)
+        await run_until_signalled(running, settings.server.grace_s, layer.close)
         log.info("stopped", extra={"game": rules.name})
 
     asyncio.run(main())

@@ -25,6 +25,7 @@ from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
 from kit.errors import Refused, abort, invalid
+from kit.redis.keys import meta_key
 from services.kit.codec import GameCodec, GameEnvelope, MalformedMessage, outcome_to_proto
 from services.kit.game import IllegalMove, InvalidOptions, Rules
 from services.kit.metrics import RulesMetrics
@@ -278,7 +279,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
                     per_move_ms=clock.per_move_ms,
                     now_ms=int(time.time() * 1000),
                     ttl_s=clock.ttl_s,
-                    keep_alive=tuple(clock.keep_alive),
+                    keep_meta=bool(clock.keep_alive),  # checked: only the game's metadata key
                 ),
             )
             if isinstance(result, Committed):
@@ -517,15 +518,12 @@ def _check_turn_clock(game_id: str, clock: rules_pb2.TurnClock) -> None:
         raise invalid("BAD_TURN_CLOCK", f"{field} must be 1 to 86,400,000", field=field)
     if not 60 <= clock.ttl_s <= 31_536_000:
         raise invalid("BAD_TURN_CLOCK", "turn_clock.ttl_s must be 60 to 31,536,000", field="turn_clock.ttl_s")
-    keep_alive = clock.keep_alive
-    if not keep_alive:
-        return
-    tag = "{g:" + game_id + "}"
-    if len(keep_alive) > 4 or not all(tag in key and len(key) <= 200 for key in keep_alive):
+    # The commit refreshes named keys only (lua/rules/commit.lua): the one key a caller may keep
+    # alive with the clock is the game's metadata key, the gateway's (kit/redis/keys.py meta_key).
+    meta = meta_key(game_id)
+    if any(key != meta for key in clock.keep_alive):
         raise invalid(
-            "BAD_TURN_CLOCK",
-            f"turn_clock.keep_alive: at most 4 keys of this game, each holding {tag}",
-            field="turn_clock.keep_alive",
+            "BAD_TURN_CLOCK", f"turn_clock.keep_alive may name only {meta}", field="turn_clock.keep_alive"
         )
 
 

@@ -25,10 +25,11 @@ from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 
 from gateway.clocks import Clocks
-from gateway.games import GameDirectory, meta_key
+from gateway.games import GameDirectory
 from gateway.rules_router import RulesRouter
 from kit.errors import reason_of
-from services.kit.store import GameStore
+from kit.redis.game_reads import GameReads
+from kit.redis.layer import RedisLayer
 from tools.platform import ROOT
 from tools.redis_server import free_port
 
@@ -251,7 +252,7 @@ class Seating:
     redis: Redis
     router: RulesRouter
     directory: GameDirectory
-    store: GameStore
+    reads: GameReads
 
     async def start(
         self, players: Sequence[play_pb2.Player], per_move_s: float = 60.0, game: str = "connect4", **extra: Any
@@ -267,17 +268,19 @@ class Seating:
         )
 
     async def event_ids(self, game_id: str) -> list[str]:
-        return [event_id for event_id, _ in await self.store.read_events(game_id)]
+        return [event_id for event_id, _ in await self.reads.read_events(game_id)]
 
 
 @asynccontextmanager
 async def seating(redis_url: str, rules: dict[str, str]) -> AsyncIterator[Seating]:
     redis = Redis.from_url(redis_url)
+    layer = RedisLayer.around(redis)
     router = RulesRouter({game: (address,) for game, address in rules.items()})
-    clocks = Clocks(redis, ttl_s=3600, meta_key=meta_key)
-    directory = GameDirectory(redis, router, clocks, game_ttl_s=3600)
+    clocks = Clocks(layer, ttl_s=3600)
+    directory = GameDirectory(layer, router, clocks, game_ttl_s=3600)
     try:
-        yield Seating(redis, router, directory, GameStore(redis, live_ttl_s=3600, finished_ttl_s=3600))
+        yield Seating(redis, router, directory, GameReads(layer))
     finally:
         await router.close()
+        await layer.close()
         await redis.aclose()

@@ -23,11 +23,12 @@ from gateway.watch.hub import EventHub
 from gateway.watch.watcher import LIVE
 from kit.errors import Refused
 from kit.redis.game_reads import GameReads
+from kit.redis.keys import CLOCKS as CLOCKS_KEY
+from kit.redis.keys import clock_key, game_keys
 from kit.redis.layer import RedisLayer
 from kit.redis.pubsub import PubSub
 from kit.settings import ConfigError
-from services.kit.store import GameStore, NewEvent, game_keys
-from services.kit.turn_clock import CLOCKS_KEY, clock_key
+from services.kit.store import GameStore, NewEvent
 from tests.gateway.harness import other_db
 
 
@@ -98,7 +99,7 @@ async def test_newest_first_paging_survives_equal_scores(redis: Redis) -> None:
     seen: list[str] = []
     after = None
     while True:
-        rows, more = await zpage_newest(redis, key, 3, after)
+        rows, more = await zpage_newest(RedisLayer.around(redis), key, 3, after)
         seen += [member for member, _ in rows]
         if not more:
             break
@@ -114,7 +115,7 @@ def status(version: int, *to_act: int, over: bool = False) -> games_pb2.GameStat
 
 async def test_clock_arming(clock_redis: Redis) -> None:
     redis = clock_redis
-    clocks = Clocks(redis, ttl_s=60)
+    clocks = Clocks(RedisLayer.around(redis), ttl_s=60)
     game = f"clk-{uuid.uuid4().hex[:10]}"
     first = await clocks.arm(game, status(0, 0), 10)
     assert first is not None and abs(first - time.time() - 10) < 1
@@ -136,11 +137,12 @@ async def test_clock_arming(clock_redis: Redis) -> None:
     assert await redis.zscore(CLOCKS_KEY, f"{game}|5|0,1,2") is None
     assert await clocks.deadline(game, 6) is None
     await redis.delete(clock_key(game))
+    await clocks.layer.close()
 
 
 async def test_due_deadlines_are_claimed_exactly_once(clock_url: str) -> None:
     clients = [Redis.from_url(clock_url) for _ in range(3)]
-    sweepers = [Clocks(client, ttl_s=60, lease_s=30) for client in clients]
+    sweepers = [Clocks(RedisLayer.around(client), ttl_s=60, lease_s=30) for client in clients]
     games = [f"due-{uuid.uuid4().hex[:10]}" for _ in range(150)]
     for game in games:
         await sweepers[0].arm(game, status(4, 1), 0.001)
@@ -163,6 +165,7 @@ async def test_due_deadlines_are_claimed_exactly_once(clock_url: str) -> None:
     assert all(d.version == 4 and d.seats == (1,) for d in ours)
     for sweeper in sweepers:
         await sweeper.stop()
+        await sweeper.layer.close()
     for client in clients:
         await client.delete(*[clock_key(g) for g in games])
         await client.aclose()
@@ -171,7 +174,7 @@ async def test_due_deadlines_are_claimed_exactly_once(clock_url: str) -> None:
 async def test_a_claim_left_by_a_dead_sweeper_is_taken_again(clock_redis: Redis) -> None:
     redis = clock_redis
     game = f"lease-{uuid.uuid4().hex[:10]}"
-    dying = Clocks(redis, ttl_s=60, lease_s=0.3)
+    dying = Clocks(RedisLayer.around(redis), ttl_s=60, lease_s=0.3)
     await dying.arm(game, status(2, 0), 0.001)
     await asyncio.sleep(0.01)
 
@@ -181,7 +184,7 @@ async def test_a_claim_left_by_a_dead_sweeper_is_taken_again(clock_redis: Redis)
     claimed, _ = await dying.sweep_once(crash)
     assert claimed >= 1
     await asyncio.sleep(0.05)
-    survivor = Clocks(redis, ttl_s=60, lease_s=0.3)
+    survivor = Clocks(RedisLayer.around(redis), ttl_s=60, lease_s=0.3)
     got: list[Due] = []
 
     async def handle(due: Due) -> bool:
@@ -193,6 +196,8 @@ async def test_a_claim_left_by_a_dead_sweeper_is_taken_again(clock_redis: Redis)
     await asyncio.sleep(0.05)
     assert [d.game_id for d in got if d.game_id == game] == [game]
     await redis.delete(clock_key(game))
+    await dying.layer.close()
+    await survivor.layer.close()
 
 
 # -- the event hub -----------------------------------------------------------------------------------
@@ -230,8 +235,8 @@ class FakeGame:
         else:  # as if the wake-up was lost on the way
             keys = game_keys(self.game_id)
             for message in messages:
-                await self.store.redis.xadd(keys.events, {"e": message.SerializeToString()}, id=message.event_id)
-            await self.store.redis.hset(keys.state, "v", version)
+                await self.store.layer.client.xadd(keys.events, {"e": message.SerializeToString()}, id=message.event_id)
+            await self.store.layer.client.hset(keys.state, "v", version)
         self.version = version
 
 
@@ -258,7 +263,7 @@ async def take(iterator, count: int, timeout_s: float = 5.0) -> list[str]:  # ty
 
 
 async def test_hub_history_then_live_without_gap_or_duplicate(redis: Redis, redis_url: str) -> None:
-    store = GameStore(redis, live_ttl_s=60, finished_ttl_s=60)
+    store = GameStore(RedisLayer.around(redis), live_ttl_s=60, finished_ttl_s=60)
     game = FakeGame(store)
     await game.create()
     for _ in range(3):
@@ -289,7 +294,7 @@ async def test_hub_slow_watcher_catches_up_from_the_stream(
     redis: Redis, redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(watch_module, "QUEUE_LIMIT", 3)
-    store = GameStore(redis, live_ttl_s=60, finished_ttl_s=60)
+    store = GameStore(RedisLayer.around(redis), live_ttl_s=60, finished_ttl_s=60)
     game = FakeGame(store)
     await game.create()
     async with event_hub(redis, redis_url) as hub:

@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
 from kit.errors import reason_of
+from kit.redis.layer import RedisLayer
 from kit.server import RunningServer
 from kit.settings import RulesSettings
 from services.kit.codec import GameCodec
@@ -25,7 +26,8 @@ class Service:
     running: RunningServer
     channel: grpc.aio.Channel
     stub: rules_pb2_grpc.RulesServiceStub
-    redis: Redis
+    redis: Redis  # the layer's redis-py client, for the tests' own reads
+    layer: RedisLayer
 
 
 @asynccontextmanager
@@ -36,15 +38,14 @@ async def rules_service(
     **env: str,
 ) -> AsyncIterator[Service]:
     settings = RulesSettings.from_env({"REDIS_URL": redis_url, "TAFEL_PORT": "0", **env})
-    running, servicer, redis = await start_rules_service(rules, codec, settings)
+    running, _, layer = await start_rules_service(rules, codec, settings)
     channel = grpc.aio.insecure_channel(running.address)
     try:
-        yield Service(running, channel, rules_pb2_grpc.RulesServiceStub(channel), redis)
+        yield Service(running, channel, rules_pb2_grpc.RulesServiceStub(channel), layer.client, layer)
     finally:
         await channel.close()
         await running.server.stop(0)
-        await servicer.store.close()
-        await redis.aclose()
+        await layer.close()
 
 
 def new_id(prefix: str = "t") -> str:

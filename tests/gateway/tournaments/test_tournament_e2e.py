@@ -13,8 +13,8 @@ from redis.asyncio import Redis
 from tafel.play.v1 import play_pb2, tournaments_pb2
 
 from gateway.ratings.book import key as rating_key
-from gateway.records import record_key
 from gateway.tournaments.store import t_key
+from kit.redis.keys import record_key
 from tests.gateway.harness import other_db
 from tests.gateway.tournaments.e2e import Bot, Client, Platform, rid, watch_until_over
 

@@ -221,7 +221,7 @@ async def test_timeouts_remove_a_player_and_resignation(service: Service) -> Non
     version += 1
     assert response.events[0].WhichOneof("kind") == "resigned"
     assert list(response.status.to_act) == [0]
-    store = GameStore(service.redis, live_ttl_s=60, finished_ttl_s=60)
+    store = GameStore(service.layer, live_ttl_s=60, finished_ttl_s=60)
     events = await store.read_events(game_id)
     assert events[0][0] == "0-1" and len(events) > 8
     state: State = CODEC.state_from_bytes((await store.load(game_id)).state)  # type: ignore[union-attr]

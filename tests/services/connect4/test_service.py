@@ -15,10 +15,11 @@ from tafel.games.v1 import games_pb2
 from tafel.plus4.v1 import plus4_pb2
 from tafel.rules.v1 import rules_pb2
 
+from kit.redis.keys import CLOCKS as CLOCKS_KEY
+from kit.redis.keys import clock_key, game_keys
 from services.connect4.codec import CODEC
 from services.connect4.rules import RULES
-from services.kit.store import GameStore, game_keys
-from services.kit.turn_clock import CLOCKS_KEY, clock_key
+from services.kit.store import GameStore
 from tests.services.rules_harness import Service, apply_request, new_id, refusal, rules_service
 from tools.redis_server import start_redis
 
@@ -78,7 +79,7 @@ async def test_a_whole_game_writes_state_events_and_view(service: Service) -> No
     assert response.status.over and list(response.status.outcome.winners) == [0]
     assert response.status.outcome.reason == "FOUR_IN_A_ROW"
     assert response.events[-1].WhichOneof("kind") == "ended"
-    store = GameStore(service.redis, live_ttl_s=60, finished_ttl_s=60)
+    store = GameStore(service.layer, live_ttl_s=60, finished_ttl_s=60)
     events = await store.read_events(game_id)
     assert [e for e, _ in events] == ["0-1", "1-1", "2-1", "3-1", "4-1", "5-1", "6-1", "7-1", "7-2"]
     assert await store.read_events(game_id, after="6-1") == events[-2:]

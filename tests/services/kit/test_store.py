@@ -8,6 +8,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from kit.redis.layer import RedisLayer
 from kit.redis.pipe import command
 from services.kit.store import (
     Committed,
@@ -55,7 +56,7 @@ async def commit(store: GameStore, game_id: str, version: int, request_id: str, 
 
 
 async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_window(redis: Redis) -> None:
-    store = GameStore(redis, live_ttl_s=600, finished_ttl_s=60)
+    store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
     game_id = new_game_id()
     created = [NewEvent("0-1", b"created"), NewEvent("0-2", b"opening")]
     result = await store.create(
@@ -84,7 +85,7 @@ async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_wind
     assert [(r.event_id, r.status) for r in rows] == [("0-1", b"status0"), ("0-2", b"status0"), ("1-1", b"status1")]
     assert await store.end_of_stream(game_id) == ("1-1", False)
     assert await store.end_of_stream(new_game_id()) is None
-    await store.close()
+    await store.layer.close()
 
 
 def test_keys_share_one_cluster_slot_per_game() -> None:
@@ -98,7 +99,7 @@ def test_commands_are_packed_as_resp() -> None:
 
 
 async def test_commit_checks_version_and_drops_repeated_request_ids(redis: Redis) -> None:
-    store = GameStore(redis, live_ttl_s=600, finished_ttl_s=60)
+    store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
     game_id = new_game_id()
     await create(store, game_id)
     assert isinstance(await commit(store, game_id, 0, "a"), Committed)
@@ -111,17 +112,17 @@ async def test_commit_checks_version_and_drops_repeated_request_ids(redis: Redis
     assert await store.read_events(game_id) == [("0-1", b"created"), ("1-1", b"e1"), ("1-2", b"e2")]
     assert await store.read_actions(game_id) == [b"action"]
     assert isinstance(await commit(store, new_game_id(), 0, "x"), Missing)
-    await store.close()
+    await store.layer.close()
 
 
 async def test_finished_games_get_the_short_ttl(redis: Redis) -> None:
-    store = GameStore(redis, live_ttl_s=600, finished_ttl_s=30)
+    store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=30)
     game_id = new_game_id()
     await create(store, game_id)
     await commit(store, game_id, 0, "a", over=True)
     for key in (game_keys(game_id).state, game_keys(game_id).events, game_keys(game_id).actions):
         assert 0 < await redis.ttl(key) <= 30
-    await store.close()
+    await store.layer.close()
 
 
 async def next_message(pubsub: Any, timeout_s: float = 10.0) -> dict[str, Any]:
@@ -137,7 +138,7 @@ async def next_message(pubsub: Any, timeout_s: float = 10.0) -> dict[str, Any]:
 
 
 async def test_publish_carries_the_batch(redis: Redis) -> None:
-    store = GameStore(redis, live_ttl_s=600, finished_ttl_s=60)
+    store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
     game_id = new_game_id()
     await create(store, game_id)
     pubsub = redis.pubsub()
@@ -147,11 +148,11 @@ async def test_publish_carries_the_batch(redis: Redis) -> None:
     message = await next_message(pubsub)
     assert message["type"] == "message" and message["data"] == b"batch"
     await pubsub.aclose()
-    await store.close()
+    await store.layer.close()
 
 
 async def test_many_concurrent_commits_batch_and_each_applies_once(redis: Redis) -> None:
-    store = GameStore(redis, live_ttl_s=600, finished_ttl_s=60)
+    store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
     games = [new_game_id() for _ in range(50)]
     for game_id in games:
         await create(store, game_id)
@@ -163,13 +164,13 @@ async def test_many_concurrent_commits_batch_and_each_applies_once(redis: Redis)
     for i in range(len(games)):
         first, retry, other = results[3 * i : 3 * i + 3]
         assert isinstance(first, Committed) and retry == Replayed(b"answer-m") and other == Conflict(1)
-    await store.close()
+    await store.layer.close()
 
 
 async def test_script_cache_flush_is_survived(redis: Redis) -> None:
-    store = GameStore(redis, live_ttl_s=600, finished_ttl_s=60)
+    store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
     game_id = new_game_id()
     await create(store, game_id)
     await redis.script_flush()
     assert isinstance(await commit(store, game_id, 0, "a"), Committed)
-    await store.close()
+    await store.layer.close()

@@ -142,7 +142,7 @@ async def test_events_are_stored_in_order_and_the_view_follows(service: Service)
     assert kinds == ["plus4", "plus4", "ended"]
     line = response.events[1].plus4.line_scored
     assert [(c.row, c.column) for c in line.cells] == [(0, 0), (0, 1), (0, 2), (0, 3)]
-    store = GameStore(service.redis, live_ttl_s=60, finished_ttl_s=60)
+    store = GameStore(service.layer, live_ttl_s=60, finished_ttl_s=60)
     events = await store.read_events(game_id)
     assert [e for e, _ in events] == ["0-1", *(f"{v}-1" for v in range(1, 7)), "7-1", "7-2", "7-3"]
     view = await service.stub.GetView(rules_pb2.GetViewRequest(game_id=game_id, seat=1))

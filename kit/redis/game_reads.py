@@ -1,0 +1,55 @@
+"""Reads of a game's live keys (kit/redis/keys.py game_keys), for whoever needs them without
+writing them: the gateway's watchers (the event stream, where it ends) and its records (the
+action list). The rules service's GameStore, the keys' owner, is one of these plus its scripts.
+
+Every read is one command on the layer's pipelined connection (a watcher's catch-up and a game
+end's record read ride the same connection as the moves, no pool checkout).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kit.redis.keys import game_keys
+from kit.redis.layer import RedisLayer
+
+
+@dataclass(frozen=True)
+class StreamEntry:
+    event_id: str
+    payload: bytes  # GameEvent bytes
+    status: bytes  # GameStatus bytes after the event's move (b"" for entries older than this field)
+
+
+class GameReads:
+    def __init__(self, layer: RedisLayer) -> None:
+        self.layer = layer
+
+    async def read_actions(self, game_id: str) -> list[bytes]:
+        """The game's RecordedAction messages, in order."""
+        rows: Any = await self.layer.call("LRANGE", game_keys(game_id).actions, 0, -1)
+        return [bytes(row) for row in rows]
+
+    async def read_events(self, game_id: str, after: str = "-", count: int | None = None) -> list[tuple[str, bytes]]:
+        """Events after the id `after` ("-" = from the start), in order."""
+        return [(row.event_id, row.payload) for row in await self.read_stream(game_id, after, count)]
+
+    async def read_stream(self, game_id: str, after: str = "-", count: int | None = None) -> list[StreamEntry]:
+        """Events after the id `after` ("-" = from the start), each with the status kept beside it."""
+        start = "-" if after in ("", "-") else f"({after}"
+        limit: tuple[str | int, ...] = ("COUNT", count) if count is not None else ()
+        reply: Any = await self.layer.call("XRANGE", game_keys(game_id).events, start, "+", *limit)
+        rows: list[StreamEntry] = []
+        for event_id, fields in reply:
+            values = {bytes(fields[i]): bytes(fields[i + 1]) for i in range(0, len(fields) - 1, 2)}
+            if b"e" in values:
+                rows.append(StreamEntry(bytes(event_id).decode(), values[b"e"], values.get(b"t", b"")))
+        return rows
+
+    async def end_of_stream(self, game_id: str) -> tuple[str, bool] | None:
+        """The game's last event id and whether it is over; None when there is no such game."""
+        last, over = await self.layer.call("HMGET", game_keys(game_id).state, "l", "f")
+        if last is None:
+            return None
+        return bytes(last).decode(), bytes(over or b"0") == b"1"

@@ -1,0 +1,51 @@
+-- A matchmaking bucket's keys and the ticket bookkeeping every bucket script shares. Included
+-- (-- include: matchmaking/bucket) by enqueue, cancel, renew, lookup, started and pair, whose
+-- KEYS are always the bucket's nine keys in this order (kit/redis/keys.py bucket_keys().all()).
+-- remove_ticket drops a ticket from the queue, its times, its lease and the player's entry (and,
+-- unless keep_player, its Player bytes and request id); sweep removes tickets whose lease ran
+-- out and the results of matches older than their keep time; touch keeps the bucket's keys alive.
+-- Defines: Q T L P W R M GC K, forget_request(ticket), remove_ticket(ticket, keep_player), sweep(now), touch(ttl)
+local Q, T, L, P, W, R, M, GC, K = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+
+local function forget_request(t)
+  local rk = redis.call('HGET', K, 'r|' .. t)
+  if rk then redis.call('HDEL', K, 'k|' .. rk) end
+  redis.call('HDEL', K, 'r|' .. t, 'o|' .. t)
+end
+
+local function remove_ticket(t, keep_player)
+  local raw = redis.call('HGET', T, t)
+  if raw then
+    local pid = string.match(raw, '^%d+|%d+|(.*)$')
+    if pid and redis.call('HGET', W, pid) == t then redis.call('HDEL', W, pid) end
+  end
+  redis.call('ZREM', Q, t)
+  redis.call('HDEL', T, t)
+  redis.call('ZREM', L, t)
+  if not keep_player then
+    redis.call('HDEL', P, t)
+    forget_request(t)
+  end
+end
+
+local function sweep(now)
+  local gone = redis.call('ZRANGEBYSCORE', L, '-inf', now, 'LIMIT', 0, 1000)
+  for _, t in ipairs(gone) do remove_ticket(t, false) end
+  local old = redis.call('ZRANGEBYSCORE', GC, '-inf', now, 'LIMIT', 0, 200)
+  for _, gid in ipairs(old) do
+    local ts = redis.call('HGET', M, gid)
+    if ts then
+      for t in string.gmatch(ts, '[^,]+') do
+        redis.call('HDEL', R, t)
+        redis.call('HDEL', P, t)
+        forget_request(t)
+      end
+    end
+    redis.call('HDEL', M, gid, gid .. '|s')
+    redis.call('ZREM', GC, gid)
+  end
+end
+
+local function touch(ttl)
+  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+end

@@ -1,0 +1,29 @@
+-- Renew the leases of a process's waiting tickets and say what became of each.
+-- KEYS: queue tickets leases players owners results matches gc requests
+-- ARGV: now_ms lease_until_ms keys_ttl_ms ticket ...
+-- Returns: per ticket "q" queued (lease renewed), "m|gid|seat|started" paired (started: 1, 0,
+--   or f when the rules service refused the game), "x" gone (expired)
+-- include: matchmaking/bucket
+local now, lease, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+sweep(now)
+local out = {}
+for i = 4, #ARGV do
+  local t = ARGV[i]
+  local raw = redis.call('HGET', T, t)
+  if raw then
+    local hard = tonumber(string.match(raw, '^%d+|(%d+)|'))
+    redis.call('ZADD', L, math.min(lease, hard), t)
+    out[#out + 1] = 'q'
+  else
+    local r = redis.call('HGET', R, t)
+    if r then
+      local gid = string.match(r, '^([^|]+)|')
+      local s = redis.call('HGET', M, gid .. '|s') or '0'
+      out[#out + 1] = 'm|' .. r .. '|' .. s
+    else
+      out[#out + 1] = 'x'
+    end
+  end
+end
+touch(ttl)
+return out

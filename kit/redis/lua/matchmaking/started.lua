@@ -1,0 +1,11 @@
+-- Mark a match started (or refused for good) and wake the replicas waiting on its tickets.
+-- KEYS: queue tickets leases players owners results matches gc requests
+-- ARGV: game_id channel payload mark
+-- Returns: 1 marked (and published; mark "1" started, "f" refused), 0 unknown match
+-- include: matchmaking/bucket
+local gid = ARGV[1]
+if redis.call('HEXISTS', M, gid) == 0 then return 0 end
+if redis.call('HGET', M, gid .. '|s') == '1' then return 1 end
+redis.call('HSET', M, gid .. '|s', ARGV[4])
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1

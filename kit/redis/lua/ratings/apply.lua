@@ -1,0 +1,36 @@
+-- Apply one finished game to a rating pool, once: nothing when its applied marker exists; -1 when
+-- a player's stored rating is no longer the one the new ratings were computed from (the caller
+-- reads again and computes again); else every seat's new rating, the leaderboards and the marker.
+-- Per seat, from ARGV[4], six arguments: player id, the stored rating read ("" = none), the new
+-- rating, the board score, listed (0 guest: unlisted, 1 provisional: "all" only, 2 established:
+-- "all" and "board"), username.
+-- KEYS: applied ratings board all names
+-- ARGV: applied_ttl_s seats ended_ms ...
+-- Returns: 1 applied, 0 applied before, -1 a rating moved meanwhile
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local n = tonumber(ARGV[2])
+for i = 0, n - 1 do
+  local b = 4 + i * 6
+  local current = redis.call('HGET', KEYS[2], ARGV[b]) or ''
+  if current ~= ARGV[b + 1] then return -1 end
+end
+for i = 0, n - 1 do
+  local b = 4 + i * 6
+  local id = ARGV[b]
+  redis.call('HSET', KEYS[2], id, ARGV[b + 2])
+  local listed = ARGV[b + 4]
+  if listed == '0' then
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('ZREM', KEYS[4], id)
+  else
+    redis.call('ZADD', KEYS[4], ARGV[b + 3], id)
+    if listed == '2' then
+      redis.call('ZADD', KEYS[3], ARGV[b + 3], id)
+    else
+      redis.call('ZREM', KEYS[3], id)
+    end
+    redis.call('HSET', KEYS[5], id, ARGV[b + 5])
+  end
+end
+redis.call('SET', KEYS[1], ARGV[3], 'EX', tonumber(ARGV[1]))
+return 1

@@ -1,0 +1,69 @@
+-- Commit one action of a game against the version it was judged on, atomically: a repeated
+-- request id gets the first answer (and the digest of the request it answered), another version
+-- is a conflict; else the new state, its events (each with the status after the move), the kept
+-- answer, the recorded action and the wake-up (a GameEventBatch on the game's channel).
+-- With the optional keys the same script arms the turn clock (one round trip a move): the clock
+-- keys are gateway/clocks.py's and are written only by arm() from clocks/arm_function; `meta`
+-- (gateway/games.py's metadata key, named by the store, never by the caller) gets the clock's TTL
+-- when keepmeta is 1. No other key is touched.
+-- KEYS: state events requests actions [clock clocks meta]
+-- ARGV: version request state response over ttl channel publish action status digest window game toact permove now clockttl keepmeta ...
+-- (... = the events as event id, GameEvent pairs; game..keepmeta are '' without the clock keys)
+-- Returns: {0, deadline ms when the clock keys were given} committed | {1, first answer, its digest}
+--   replayed | {2, current version} conflict | {3} no such game
+-- include: clocks/arm_function
+
+-- A google.protobuf.Timestamp field (tag byte given) from milliseconds since the epoch.
+local function pb_varint(n)
+  local out = {}
+  repeat
+    local b = n % 128
+    n = (n - b) / 128
+    if n > 0 then b = b + 128 end
+    out[#out + 1] = string.char(b)
+  until n == 0
+  return table.concat(out)
+end
+
+local function pb_timestamp_field(tag, ms)
+  local nanos = (ms % 1000) * 1000000
+  local inner = string.char(8) .. pb_varint((ms - ms % 1000) / 1000)
+  if nanos > 0 then inner = inner .. string.char(16) .. pb_varint(nanos) end
+  return string.char(tag) .. pb_varint(#inner) .. inner
+end
+
+local FIXED = 18
+local prior = redis.call('HGET', KEYS[3], ARGV[2])
+if prior then return {1, prior, redis.call('HGET', KEYS[3], ARGV[2] .. '#') or ''} end
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v then return {3} end
+if tonumber(v) ~= tonumber(ARGV[1]) then return {2, v} end
+local version = tonumber(ARGV[1]) + 1
+local last = redis.call('HGET', KEYS[1], 'l')
+for i = FIXED + 1, #ARGV - 1, 2 do
+  last = ARGV[i]
+  redis.call('XADD', KEYS[2], last, 'e', ARGV[i + 1], 't', ARGV[10])
+end
+redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[3], 'l', last, 'f', ARGV[5], 'w', ARGV[12])
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[4], ARGV[2] .. '#', ARGV[11])
+local ttl = tonumber(ARGV[6])
+redis.call('EXPIRE', KEYS[1], ttl)
+redis.call('EXPIRE', KEYS[2], ttl)
+redis.call('EXPIRE', KEYS[3], ttl)
+redis.call('RPUSH', KEYS[4], ARGV[9])
+redis.call('EXPIRE', KEYS[4], ttl)
+if #ARGV > FIXED then redis.call('PUBLISH', ARGV[7], ARGV[8]) end
+if #KEYS == 7 then
+  local clockttl = tonumber(ARGV[17])
+  local armed = arm(KEYS[5], KEYS[6], ARGV[13], version, ARGV[14], ARGV[15], ARGV[16], clockttl)
+  local deadline = tonumber(armed[2])
+  if deadline > 0 then
+    -- The kept answer gets the deadline armed with it (ApplyMoveResponse.turn_deadline, appended
+    -- as an encoded field: protobuf merges concatenated messages), so a retry that comes after
+    -- the game moved on (the clock no longer holds this version) is answered with it too.
+    redis.call('HSET', KEYS[3], ARGV[2], ARGV[4] .. pb_timestamp_field(42, deadline))
+  end
+  if ARGV[18] == '1' then redis.call('EXPIRE', KEYS[7], clockttl) end
+  return {0, armed[2]}
+end
+return {0}
