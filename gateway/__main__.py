@@ -1,4 +1,5 @@
-"""`python -m gateway`: the public gateway (configuration: gateway/settings.py)."""
+"""`python -m gateway`: the public gateway. Every setting is read here, once (gateway/settings.py),
+and handed to the composition root (gateway/server.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import asyncio
 import sys
 
 from gateway.settings import GatewaySettings
-from gateway.web.settings import WebSettings
 from kit import logs
 from kit.server import install_event_loop
 from kit.settings import ConfigError
@@ -15,7 +15,6 @@ from kit.settings import ConfigError
 def main() -> None:
     try:
         settings = GatewaySettings.from_env()
-        web = WebSettings.from_env()
     except ConfigError as error:
         print(f"gateway: configuration error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -23,7 +22,7 @@ def main() -> None:
     install_event_loop()
     from gateway.server import serve
 
-    asyncio.run(serve(settings, web))
+    asyncio.run(serve(settings))
 
 
 if __name__ == "__main__":

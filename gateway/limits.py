@@ -18,65 +18,17 @@ import inspect
 import ipaddress
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
 
 from gateway.auth import Authenticator
+from gateway.settings import LimitSettings, Rate
 from kit.errors import Refused, abort, abort_stream
-from kit.settings import ConfigError, Env
 from kit.undecodable import handler_factory
 
 MAX_KEYS = 100_000  # buckets kept per table
-
-
-@dataclass(frozen=True)
-class Rate:
-    per_s: float
-    burst: float
-
-    @classmethod
-    def parse(cls, name: str, raw: str) -> Rate:
-        try:
-            per_s, _, burst = raw.partition("/")
-            rate = cls(float(per_s), float(burst or per_s))
-        except ValueError:
-            raise ConfigError(f"{name} must be RATE_PER_S/BURST, e.g. 20/100, got {raw!r}") from None
-        if rate.per_s <= 0 or rate.burst < 1:
-            raise ConfigError(f"{name} must have a positive rate and a burst of at least 1")
-        return rate
-
-
-@dataclass(frozen=True)
-class LimitSettings:
-    """``TAFEL_LIMIT_<NAME>`` = ``rate/burst`` per second; ``TAFEL_MAX_STREAMS_PER_PLAYER``."""
-
-    calls_per_peer: Rate = Rate(2000.0, 4000.0)  # every call from one IP
-    calls_per_player: Rate = Rate(500.0, 1000.0)  # every call of one signed-in player
-    sign_ins_per_peer: Rate = Rate(50.0, 1000.0)  # Register, SignIn, SignInAsGuest from one IP
-    room_lookups_per_player: Rate = Rate(2.0, 20.0)  # GetRoom, JoinRoom, WatchRoom by code
-    room_lookups_per_peer: Rate = Rate(20.0, 200.0)
-    streams_per_player: int = 64
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> LimitSettings:
-        env = Env(environ)
-        defaults = cls()
-
-        def rate(name: str, default: Rate) -> Rate:
-            raw = env.environ.get(name)
-            return Rate.parse(name, raw) if raw else default
-
-        return cls(
-            calls_per_peer=rate("TAFEL_LIMIT_CALLS_PER_PEER", defaults.calls_per_peer),
-            calls_per_player=rate("TAFEL_LIMIT_CALLS_PER_PLAYER", defaults.calls_per_player),
-            sign_ins_per_peer=rate("TAFEL_LIMIT_SIGN_INS_PER_PEER", defaults.sign_ins_per_peer),
-            room_lookups_per_player=rate("TAFEL_LIMIT_ROOM_LOOKUPS_PER_PLAYER", defaults.room_lookups_per_player),
-            room_lookups_per_peer=rate("TAFEL_LIMIT_ROOM_LOOKUPS_PER_PEER", defaults.room_lookups_per_peer),
-            streams_per_player=env.integer("TAFEL_MAX_STREAMS_PER_PLAYER", defaults.streams_per_player, 1, 100_000),
-        )
 
 
 class Buckets:

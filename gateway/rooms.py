@@ -1,12 +1,11 @@
 """Private rooms: a table with a short invite code that others join; it starts by itself when its
 seats are filled, or when the host starts it once the game's minimum is seated.
 
-Each room's keys share one hash tag (``{room:<code>}``), so every script touches one slot:
+Each room's keys share one hash tag (``{room:<code>}``), so every script touches one slot
+(kit/redis/keys.py room_keys; what each key holds: kit/redis/lua/rooms/room.lua; the scripts,
+one per change, are the other files there):
 
-- ``tafel:{room:C}``       hash: ``g`` game, ``o`` GameOptions bytes (canonical), ``pm`` per-move ms,
-  ``h`` host player id, ``hb`` host Player bytes, ``n`` seats, ``mn`` the game's minimum seats,
-  ``s`` state (open | starting | started | closed), ``gid`` the game id once starting, ``x`` expiry
-  (ms since the epoch), ``v`` version (bumped on every change), ``c`` created ms
+- ``tafel:{room:C}``       hash: the room (game, options, host, seats, state, game id, expiry, version)
 - ``tafel:{room:C}:seats`` list: player ids in joining order (= seat order)
 - ``tafel:{room:C}:who``   hash: player id -> Player bytes
 
@@ -15,7 +14,8 @@ The change that fills the table (or the host's start) moves the room to *startin
 game id in the same script; the gateway that made that change creates the game (idempotent for
 that id) and marks the room *started*. Anyone who later sees a room still *starting* (a gateway died
 in between) creates the same game again, harmlessly, and marks it. Every change publishes the code
-on one channel; watchers re-read the room (and also poll, in case a message is lost).
+on one channel (ROOMS_CHANNEL), taken through the process's one pub/sub connection; watchers
+re-read the room (and also poll, in case a message is lost).
 Rooms expire: an open room after ``room_ttl``, a started one ``started_ttl`` after it started, a
 closed (emptied) one shortly after.
 """
@@ -29,24 +29,25 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from redis.asyncio import Redis
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
 from gateway.games import PRIVATE_ORIGIN
-from gateway.matchmaking import DEFAULT_REDIS_SLOTS, GameStarter, LimitedScript, Wakeups
+from gateway.matchmaking.ports import GameStarter
+from gateway.settings import RoomSettings
 from kit.errors import Refused, invalid
-from kit.redis.pipe import RedisPipe
-from kit.settings import Env
+from kit.redis.keys import ROOMS_CHANNEL, room_keys
+from kit.redis.layer import RedisLayer
+from kit.redis.pubsub import PubSub, Subscription
+from kit.redis.scripts import script
 
 log = logging.getLogger("tafel.gateway.rooms")
 
-ROOM_CHANNEL = "tafel:lobby:rooms"
 # No 0/O, 1/I/L: a code read aloud or off a screen cannot be mistyped into another.
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 CODE_LENGTH = 10  # 31^10 ~ 8e14 codes: guessing one of 1,000 open rooms at 1,000 tries/s takes ~25 years
@@ -57,24 +58,6 @@ _STATES = {
     "started": play_pb2.ROOM_STATE_STARTED,
     "closed": play_pb2.ROOM_STATE_CLOSED,
 }
-
-
-@dataclass(frozen=True)
-class RoomSettings:
-    room_ttl_s: float = 3600.0  # an open room lives this long
-    started_ttl_s: float = 3600.0  # a started room stays readable this long
-    closed_ttl_s: float = 60.0  # an emptied room stays readable (as closed) this long
-    poll_s: float = 5.0  # watchers re-read this often even without a wake-up
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> RoomSettings:
-        env = Env(environ)
-        return cls(
-            room_ttl_s=env.number("TAFEL_ROOM_TTL_S", 3600.0, 10.0, 7 * 86_400.0),
-            started_ttl_s=env.number("TAFEL_ROOM_STARTED_TTL_S", 3600.0, 10.0, 7 * 86_400.0),
-            closed_ttl_s=env.number("TAFEL_ROOM_CLOSED_TTL_S", 60.0, 1.0, 86_400.0),
-            poll_s=env.number("TAFEL_ROOM_POLL_S", 5.0, 0.05, 300.0),
-        )
 
 
 def new_code() -> str:
@@ -88,129 +71,6 @@ def normalize_code(raw: str) -> str:
     if not _CODE_PATTERN.match(code):
         raise invalid("BAD_ROOM_CODE", f"a room code is {CODE_LENGTH} characters of {CODE_ALPHABET}", field="code")
     return code
-
-
-def room_keys(code: str) -> list[str]:
-    tag = f"tafel:{{room:{code}}}"
-    return [tag, f"{tag}:seats", f"{tag}:who"]
-
-
-# ---------------------------------------------------------------------------------------------
-# Lua: every script answers {status, {meta hash as a flat list, player bytes in seat order}}
-
-_PRELUDE = """
-local META, SEATS, WHO = KEYS[1], KEYS[2], KEYS[3]
-local function snapshot()
-  local meta = redis.call('HGETALL', META)
-  local ids = redis.call('LRANGE', SEATS, 0, -1)
-  local players = {}
-  for i, pid in ipairs(ids) do players[i] = redis.call('HGET', WHO, pid) or '' end
-  return {meta, players}
-end
-local function expire_at(ms)
-  for i = 1, #KEYS do redis.call('PEXPIREAT', KEYS[i], ms) end
-end
-local function changed(channel, code)
-  redis.call('HINCRBY', META, 'v', 1)
-  redis.call('PUBLISH', channel, code)
-end
-"""
-
-# ARGV: game, options, per-move ms, host id, host bytes, seats, min seats, now ms, expires ms, game id,
-# watchable (1/0)
-CREATE_LUA = (
-    _PRELUDE
-    + """
-if redis.call('EXISTS', META) == 1 then return {'TAKEN'} end
-redis.call('HSET', META, 'g', ARGV[1], 'o', ARGV[2], 'pm', ARGV[3], 'h', ARGV[4], 'hb', ARGV[5],
-           'n', ARGV[6], 'mn', ARGV[7], 's', 'open', 'x', ARGV[9], 'v', 1, 'c', ARGV[8], 'w', ARGV[11])
-redis.call('RPUSH', SEATS, ARGV[4])
-redis.call('HSET', WHO, ARGV[4], ARGV[5])
-if tonumber(ARGV[6]) <= 1 then redis.call('HSET', META, 's', 'starting', 'gid', ARGV[10]) end
-expire_at(tonumber(ARGV[9]))
-return {'OK', snapshot()}
-"""
-)
-
-# ARGV: player id, player bytes, game id (used if this join fills the table), channel, code
-JOIN_LUA = (
-    _PRELUDE
-    + """
-if redis.call('EXISTS', META) == 0 then return {'NOT_FOUND'} end
-local pid = ARGV[1]
-if redis.call('HEXISTS', WHO, pid) == 1 then return {'OK', snapshot()} end
-if redis.call('HGET', META, 's') ~= 'open' then return {'STATE', snapshot()} end
-local n = tonumber(redis.call('HGET', META, 'n'))
-if redis.call('LLEN', SEATS) >= n then return {'FULL', snapshot()} end
-redis.call('RPUSH', SEATS, pid)
-redis.call('HSET', WHO, pid, ARGV[2])
-if redis.call('LLEN', SEATS) >= n then redis.call('HSET', META, 's', 'starting', 'gid', ARGV[3]) end
-changed(ARGV[4], ARGV[5])
-return {'OK', snapshot()}
-"""
-)
-
-# ARGV: player id, channel, code, now ms, closed ttl ms
-LEAVE_LUA = (
-    _PRELUDE
-    + """
-if redis.call('EXISTS', META) == 0 then return {'NOT_FOUND'} end
-local pid = ARGV[1]
-if redis.call('HEXISTS', WHO, pid) == 0 then return {'NOT_IN_ROOM', snapshot()} end
-if redis.call('HGET', META, 's') ~= 'open' then return {'STATE', snapshot()} end
-redis.call('LREM', SEATS, 0, pid)
-redis.call('HDEL', WHO, pid)
-if redis.call('LLEN', SEATS) == 0 then
-  local until_ms = math.min(tonumber(redis.call('HGET', META, 'x')), tonumber(ARGV[4]) + tonumber(ARGV[5]))
-  redis.call('HSET', META, 's', 'closed', 'x', until_ms)
-  expire_at(until_ms)
-elseif redis.call('HGET', META, 'h') == pid then
-  local next_host = redis.call('LINDEX', SEATS, 0)
-  redis.call('HSET', META, 'h', next_host, 'hb', redis.call('HGET', WHO, next_host))
-end
-changed(ARGV[2], ARGV[3])
-return {'OK', snapshot()}
-"""
-)
-
-# ARGV: player id, game id, channel, code
-START_LUA = (
-    _PRELUDE
-    + """
-if redis.call('EXISTS', META) == 0 then return {'NOT_FOUND'} end
-if redis.call('HGET', META, 'h') ~= ARGV[1] then return {'NOT_HOST', snapshot()} end
-local s = redis.call('HGET', META, 's')
-if s == 'starting' or s == 'started' then return {'OK', snapshot()} end
-if s ~= 'open' then return {'STATE', snapshot()} end
-local count = redis.call('LLEN', SEATS)
-if count < tonumber(redis.call('HGET', META, 'mn')) then return {'NOT_ENOUGH', snapshot()} end
-redis.call('HSET', META, 's', 'starting', 'gid', ARGV[2], 'n', count)
-changed(ARGV[3], ARGV[4])
-return {'OK', snapshot()}
-"""
-)
-
-# ARGV: game id, channel, code, expires ms, new state (started | closed)
-SETTLE_LUA = (
-    _PRELUDE
-    + """
-if redis.call('EXISTS', META) == 0 then return {'NOT_FOUND'} end
-if redis.call('HGET', META, 's') == 'starting' and redis.call('HGET', META, 'gid') == ARGV[1] then
-  redis.call('HSET', META, 's', ARGV[5], 'x', ARGV[4])
-  expire_at(tonumber(ARGV[4]))
-  changed(ARGV[2], ARGV[3])
-end
-return {'OK', snapshot()}
-"""
-)
-
-READ_LUA = (
-    _PRELUDE
-    + """
-if redis.call('EXISTS', META) == 0 then return {'NOT_FOUND'} end
-return {'OK', snapshot()}
-"""
-)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -300,37 +160,51 @@ class Rooms:
 
     def __init__(
         self,
-        redis: Redis,
+        layer: RedisLayer,
+        pubsub: PubSub,
         starter: GameStarter,
         settings: RoomSettings,
         *,
         clock: Callable[[], float] = time.time,
-        slots: asyncio.Semaphore | None = None,
-        pipe: RedisPipe | None = None,
     ) -> None:
-        self.redis = redis
+        self.layer = layer
+        self.pubsub = pubsub
         self.starter = starter
         self.settings = settings
         self.clock = clock
-        slots = slots or asyncio.Semaphore(DEFAULT_REDIS_SLOTS)
-        self._create = LimitedScript(redis, CREATE_LUA, slots, pipe)
-        self._join = LimitedScript(redis, JOIN_LUA, slots, pipe)
-        self._leave = LimitedScript(redis, LEAVE_LUA, slots, pipe)
-        self._start = LimitedScript(redis, START_LUA, slots, pipe)
-        self._settle = LimitedScript(redis, SETTLE_LUA, slots, pipe)
-        self._read = LimitedScript(redis, READ_LUA, slots, pipe)
         self._watchers: dict[str, set[asyncio.Event]] = {}
         self._starting: dict[str, asyncio.Future[RoomSnapshot]] = {}
+        self._subscription: Subscription | None = None
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
 
-    def attach(self, wakeups: Wakeups) -> None:
-        wakeups.on(ROOM_CHANNEL, self._on_wakeup)
+    async def listen(self) -> None:
+        """Subscribe to the rooms' changes (idempotent); watchers poll too, so a slow confirmation
+        or a lost message only delays them."""
+        if self._subscription is None:
+            self.pubsub.start()
+            self._subscription = self.pubsub.subscribe(ROOMS_CHANNEL, self._on_wakeup, on_live=self._on_live)
+        with contextlib.suppress(TimeoutError):
+            await self._subscription.ready()
 
-    def _on_wakeup(self, payload: bytes) -> None:
+    def close(self) -> None:
+        if self._subscription is not None:
+            self._subscription.cancel()
+            self._subscription = None
+
+    def _on_live(self, again: bool) -> None:
+        if again:  # changes may have been missed while reconnecting: every watcher re-reads
+            for events in self._watchers.values():
+                for event in events:
+                    event.set()
+
+    def _on_wakeup(self, _channel: bytes, payload: bytes) -> None:
         for event in self._watchers.get(payload.decode(errors="replace"), ()):
             event.set()
+
+    async def _run(self, name: str, code: str, args: list[Any]) -> Any:
+        return await self.layer.run(script(f"rooms/{name}"), room_keys(code), args)
 
     # -- operations ------------------------------------------------------------------------------
 
@@ -349,9 +223,10 @@ class Rooms:
         expires = now + int(self.settings.room_ttl_s * 1000)
         for _ in range(8):
             code = new_code()
-            raw = await self._create(
-                keys=room_keys(code),
-                args=[
+            raw = await self._run(
+                "create",
+                code,
+                [
                     game,
                     options.SerializeToString(deterministic=True),
                     per_move_ms,
@@ -370,9 +245,8 @@ class Rooms:
         raise Refused(grpc.StatusCode.UNAVAILABLE, "NO_FREE_CODE", "could not find a free room code; retry")
 
     async def join(self, code: str, player: play_pb2.Player) -> RoomSnapshot:
-        raw = await self._join(
-            keys=room_keys(code),
-            args=[player.player_id, player.SerializeToString(), new_room_game_id(), ROOM_CHANNEL, code],
+        raw = await self._run(
+            "join", code, [player.player_id, player.SerializeToString(), new_room_game_id(), ROOMS_CHANNEL, code]
         )
         status = _text(raw[0])
         if status == "NOT_FOUND":
@@ -385,9 +259,10 @@ class Rooms:
         return await self._settled(room)
 
     async def leave(self, code: str, player: play_pb2.Player) -> RoomSnapshot:
-        raw = await self._leave(
-            keys=room_keys(code),
-            args=[player.player_id, ROOM_CHANNEL, code, self.now_ms(), int(self.settings.closed_ttl_s * 1000)],
+        raw = await self._run(
+            "leave",
+            code,
+            [player.player_id, ROOMS_CHANNEL, code, self.now_ms(), int(self.settings.closed_ttl_s * 1000)],
         )
         status = _text(raw[0])
         if status == "NOT_FOUND":
@@ -400,7 +275,7 @@ class Rooms:
         return room
 
     async def start(self, code: str, player: play_pb2.Player) -> RoomSnapshot:
-        raw = await self._start(keys=room_keys(code), args=[player.player_id, new_room_game_id(), ROOM_CHANNEL, code])
+        raw = await self._run("start", code, [player.player_id, new_room_game_id(), ROOMS_CHANNEL, code])
         status = _text(raw[0])
         if status == "NOT_FOUND":
             raise _not_found(code)
@@ -424,7 +299,7 @@ class Rooms:
         return await self._settled_quietly(room)
 
     async def _get(self, code: str) -> RoomSnapshot | None:
-        raw = await self._read(keys=room_keys(code), args=[])
+        raw = await self._run("read", code, [])
         if _text(raw[0]) == "NOT_FOUND":
             return None
         return _snapshot(code, raw[1])
@@ -508,9 +383,8 @@ class Rooms:
         return await self._settle_as(room, "started", int(self.settings.started_ttl_s * 1000))
 
     async def _settle_as(self, room: RoomSnapshot, state: str, ttl_ms: int) -> RoomSnapshot:
-        raw = await self._settle(
-            keys=room_keys(room.code),
-            args=[room.game_id, ROOM_CHANNEL, room.code, self.now_ms() + ttl_ms, state],
+        raw = await self._run(
+            "settle", room.code, [room.game_id, ROOMS_CHANNEL, room.code, self.now_ms() + ttl_ms, state]
         )
         if _text(raw[0]) == "NOT_FOUND":
             raise _not_found(room.code)

@@ -1,6 +1,11 @@
-"""Assemble a gateway process: one grpc.aio server with AccountService, GameService and (when
-gateway/lobby.py is present) LobbyService, plus health and reflection; the rules router, the event
-hub, the clock sweeper and metrics. `start_gateway` returns it running (port 0 in tests)."""
+"""The gateway's one composition root: every part of a gateway process is built here, in
+dependency order, from the settings read once at start (gateway/settings.py), and handed its
+dependencies in its constructor (nothing is set on a part after it is built). One grpc.aio server
+offers AccountService, GameService, LobbyService, BotService, RatingService and TournamentService
+(plus health and reflection); the background work (rules streams, revocations, the event hub,
+the clock, rating and tournament sweepers, the tournament feed) starts after it and stops in
+reverse. `start_gateway` returns it running (port 0 in tests); `serve` runs it with the web edge
+until a signal."""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from dataclasses import dataclass
 
 import grpc
 from redis.asyncio import Redis
-from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2, play_pb2_grpc
+from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2, play_pb2_grpc, tournaments_pb2, tournaments_pb2_grpc
 
 from gateway.accounts import AccountServicer
 from gateway.actions import Actions
@@ -23,15 +28,22 @@ from gateway.games import GameDirectory
 from gateway.limits import CallLimiter
 from gateway.lobby import LobbyServicer
 from gateway.metrics import GatewayMetrics
-from gateway.play import GameServicer, add_game_service
+from gateway.play.registration import add_game_service
+from gateway.play.service import GameServicer
+from gateway.ratings.book import RatingBook
+from gateway.ratings.pools import RatingPools
+from gateway.ratings.service import RatingServicer
+from gateway.ratings.sweeper import RatingSweeper
 from gateway.records import Records
 from gateway.rooms import Rooms
 from gateway.rules_router import RulesAccess, RulesRouter
 from gateway.settings import GatewaySettings
-from gateway.tournaments.wiring import RatingsAndTournaments
+from gateway.tournaments.feed import TournamentFeed
+from gateway.tournaments.runner import TournamentRunner
+from gateway.tournaments.service import TournamentServicer
+from gateway.tournaments.store import TournamentStore
 from gateway.watch.hub import EventHub
 from gateway.web.server import start_edge
-from gateway.web.settings import WebSettings
 from kit.internal_auth import internal_metadata
 from kit.redis.client import redis_client
 from kit.redis.game_reads import GameReads
@@ -69,8 +81,12 @@ def rules_access(settings: GatewaySettings) -> RulesAccess:
     return RulesAccess(credentials=credentials, metadata=internal_metadata(settings.server.internal_secret))
 
 
-def service_name(name: str) -> str:
-    return str(play_pb2.DESCRIPTOR.services_by_name[name].full_name)
+def service_names() -> list[str]:
+    play, tournaments = play_pb2.DESCRIPTOR.services_by_name, tournaments_pb2.DESCRIPTOR.services_by_name
+    names = [play[name].full_name for name in ("AccountService", "GameService", "LobbyService")]
+    names.append(bots_pb2.DESCRIPTOR.services_by_name["BotService"].full_name)
+    names.extend(tournaments[name].full_name for name in ("RatingService", "TournamentService"))
+    return [str(name) for name in names]
 
 
 @dataclass
@@ -90,10 +106,13 @@ class Gateway:
     games: GameServicer
     lobby: LobbyServicer
     metrics: GatewayMetrics
-    extras: RatingsAndTournaments  # ratings, leaderboards, tournaments (gateway/ratings, gateway/tournaments)
+    book: RatingBook
+    rating_sweeper: RatingSweeper
+    tournaments: TournamentRunner
+    feed: TournamentFeed
     # Adds every public servicer to a server; the web edge (gateway/web) serves the same handlers.
-    register: Callable[[grpc.aio.Server], None] | None = None
-    limiter: CallLimiter | None = None
+    register: Callable[[grpc.aio.Server], None]
+    limiter: CallLimiter
 
     @property
     def port(self) -> int:
@@ -115,7 +134,9 @@ class Gateway:
         # this one while it winds down), while the live streams drain: Play streams answer their
         # moves in flight, say `reconnect` and end; watches end UNAVAILABLE (retry elsewhere).
         stopping = asyncio.ensure_future(self.running.server.stop(grace))
-        await self.extras.stop()
+        await self.tournaments.stop()
+        await self.rating_sweeper.stop()
+        await self.feed.close()
         await self.clocks.stop()
         await self.hub.close()
         with contextlib.suppress(Exception):
@@ -131,6 +152,7 @@ class Gateway:
 async def start_gateway(settings: GatewaySettings) -> Gateway:
     server = settings.server
     redis = redis_client(server.redis_url)
+    layer = RedisLayer.around(redis)
     router = RulesRouter(
         settings.rules,
         streams_per_replica=settings.rules_streams,
@@ -138,7 +160,6 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         max_message_bytes=max(server.max_message_bytes, 4 << 20),
         access=rules_access(settings),
     )
-    layer = RedisLayer.around(redis)
     game_reads = GameReads(layer)
     clocks = Clocks(layer, ttl_s=settings.game_ttl_s, max_wait_s=settings.clock_max_wait_s)
     directory = GameDirectory(layer, router, clocks, game_ttl_s=settings.game_ttl_s)
@@ -148,46 +169,52 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     hub = EventHub(pubsub, game_reads)
     auth = Authenticator(redis, secret=settings.token_secret, token_ttl_s=settings.token_ttl_s)
     metrics = GatewayMetrics()
-    games = GameServicer(auth, directory, actions, hub, records, metrics)
+
+    # Ratings and tournaments hang off the end of a game; the lobby's matchmaking reads the ratings.
+    extra = settings.ratings_tournaments
+    book = RatingBook(layer, RatingPools(router), applied_ttl_s=extra.rating_applied_ttl_s)
+    rating_sweeper = RatingSweeper(book, interval_s=extra.rating_sweep_s, lag_s=extra.rating_sweep_lag_s)
+    tournament_store = TournamentStore(layer)
+    runner = TournamentRunner(
+        layer, tournament_store, directory, actions, book, sweep_interval_s=extra.tournament_sweep_s
+    )
+    feed = TournamentFeed(redis, redis_client(server.redis_url, max_connections=2))
+    # The game-end path (Records calls its hooks in order): ratings first (awaited), then the
+    # tournament (in the background). Registered here because the runner itself applies actions,
+    # which write records: the one cycle in the assembly, closed by these two observers.
+    records.hooks.append(book.on_record)
+    records.hooks.append(runner.on_record)
+
+    lobby = LobbyServicer(
+        layer, auth, directory, router, settings, matchmaking=settings.matchmaking, rooms=settings.rooms, ratings=book
+    )
     # Moves in flight get most of the stop's grace: the streams must say `reconnect` and end
     # before the server cancels what is left at the end of it.
-    games.drain_s = server.grace_s * 0.75
+    games = GameServicer(auth, directory, actions, hub, records, metrics, lobby=lobby, drain_s=server.grace_s * 0.75)
     accounts = AccountServicer(auth)
-    # -- ratings and tournaments: hooked into records (game ends); the lobby's matchmaking reads the ratings.
-    extras = RatingsAndTournaments(
-        redis=redis,
-        redis_url=server.redis_url,
-        auth=auth,
-        directory=directory,
-        actions=actions,
-        records=records,
-        router=router,
-        lobby_settings=settings,
-    )
-    lobby = LobbyServicer(layer, auth, directory, router, settings, ratings=extras.book)
-    games.lobby = lobby
     bots = BotServicer(layer, auth, RoomsByCode(lobby.rooms), tuple(settings.rules))
-
-    names = [service_name("AccountService"), service_name("GameService"), service_name("LobbyService")]
-    names.append(bots_pb2.DESCRIPTOR.services_by_name["BotService"].full_name)
-    names.extend(extras.service_names)
+    ratings = RatingServicer(auth, book)
+    tournaments = TournamentServicer(auth, tournament_store, runner, feed, router, settings)
 
     def register(grpc_server: grpc.aio.Server) -> None:
         play_pb2_grpc.add_AccountServiceServicer_to_server(accounts, grpc_server)
         add_game_service(games, grpc_server)
         play_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, grpc_server)
         bots_pb2_grpc.add_BotServiceServicer_to_server(bots, grpc_server)
-        extras.register(grpc_server)
+        tournaments_pb2_grpc.add_RatingServiceServicer_to_server(ratings, grpc_server)
+        tournaments_pb2_grpc.add_TournamentServiceServicer_to_server(tournaments, grpc_server)
 
     # Per-peer and per-player limits on the public port; the internal secret guards rules services
     # only (internal=False: this port is public).
     limiter = CallLimiter(auth, settings.limits)
-    running = await start_server(server, register, names, [limiter], internal=False)
+    running = await start_server(server, register, service_names(), [limiter], internal=False)
     router.start()
     auth.revocations.start(pubsub)  # signed-out sessions, shared by every gateway
     hub.start()
     clocks.start(actions.on_due)
-    extras.start()
+    rating_sweeper.start()
+    runner.start()
+    feed.start()
     await lobby.start()
     metrics.gauge("tafel_gateway_watchers", "Local watchers of live games", lambda: float(hub.watchers))
     metrics.gauge("tafel_gateway_subscribed_games", "Game channels subscribed", lambda: float(hub.channels))
@@ -209,23 +236,26 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         games=games,
         lobby=lobby,
         metrics=metrics,
-        extras=extras,
+        book=book,
+        rating_sweeper=rating_sweeper,
+        tournaments=runner,
+        feed=feed,
         register=register,
         limiter=limiter,
     )
 
 
-async def serve(settings: GatewaySettings, web: WebSettings | None = None) -> None:
-    """Run until SIGTERM/SIGINT, then stop gracefully. With `web.port` set, the web edge runs in
-    this process too (gateway/web) and its URL is printed before the LISTENING line."""
+async def serve(settings: GatewaySettings) -> None:
+    """Run until SIGTERM/SIGINT, then stop gracefully. With `settings.web.port` set, the web edge
+    runs in this process too (gateway/web) and its URL is printed before the LISTENING line."""
     import signal
 
     gateway = await start_gateway(settings)
     edge = None
-    if web is not None and web.port is not None:
-        assert gateway.register is not None
-        wrap = gateway.limiter.wrap if gateway.limiter is not None else None
-        edge = await start_edge(gateway.register, web, grace_s=settings.server.grace_s, wrap=wrap)
+    if settings.web.port is not None:
+        edge = await start_edge(
+            gateway.register, settings.web, grace_s=settings.server.grace_s, wrap=gateway.limiter.wrap
+        )
         log.info("web edge", extra={"url": edge.url})
         print(f"WEB {edge.url}", flush=True)
     log.info("serving", extra={"address": gateway.address, "games": list(settings.rules)})

@@ -1,7 +1,12 @@
-"""The gateway's configuration: environment variables read once into a frozen value, failing fast.
+"""Every setting of a gateway process, in this one file: environment variables read once, at
+start (``GatewaySettings.from_env`` in gateway/__main__.py), into frozen values that the
+composition root (gateway/server.py) hands to each part. Nothing else in the gateway reads the
+environment. A missing or malformed variable stops the process with one line naming it.
 
-Variables (besides the server ones every process reads, see kit/settings.py):
+The server variables every process reads (host, port, TLS, limits on messages and streams, the
+internal secret, log level, metrics port) are in kit/settings.py. The gateway's own:
 
+Core (GatewaySettings):
 - ``REDIS_URL`` (required)
 - ``TAFEL_TOKEN_SECRET`` (required): the key that signs session tokens, at least 16 characters;
   every gateway replica must share it.
@@ -10,16 +15,47 @@ Variables (besides the server ones every process reads, see kit/settings.py):
   replicas. Unset = ``127.0.0.1:<the catalog's default port>``; ``off`` = the game is not offered.
 - ``TAFEL_TOKEN_TTL_S`` session lifetime (default 1 day), ``TAFEL_PER_MOVE_S`` default per-move
   time (60), ``TAFEL_MIN_PER_MOVE_S`` / ``TAFEL_MAX_PER_MOVE_S`` the range a client may ask for
-  (5 s .. 1 day), ``TAFEL_TICKET_TTL_S`` how long a matchmaking ticket waits (300),
-  ``TAFEL_RULES_STREAMS`` long-lived ApplyMoves streams per rules replica (2),
-  ``TAFEL_RULES_TIMEOUT_S`` how long to wait for a rules service (5),
+  (5 s .. 1 day), ``TAFEL_TICKET_TTL_S`` how long a matchmaking ticket waits (300; read into
+  MatchmakingSettings.ticket_ttl_s too), ``TAFEL_RULES_STREAMS`` long-lived ApplyMoves streams per
+  rules replica (2), ``TAFEL_RULES_TIMEOUT_S`` how long to wait for a rules service (5),
   ``TAFEL_CLOCK_MAX_WAIT_S`` the longest a clock sweeper sleeps between looks at Redis (1),
   ``TAFEL_RECORD_TTL_S`` how long a finished game's record is kept (0 = forever),
   ``TAFEL_GAME_TTL_S`` how long a game's gateway metadata lives after its last move (7 days).
 - Calls to the rules services: ``TAFEL_INTERNAL_SECRET`` (sent on every call; the rules services
   set the same), ``TAFEL_RULES_TLS_CA`` (PEM: the CA that signed the rules services' certificates;
   set = TLS to them), ``TAFEL_RULES_TLS_CERT`` / ``TAFEL_RULES_TLS_KEY`` (the gateway's client
-  certificate for mutual TLS). Limits: gateway/limits.py.
+  certificate for mutual TLS).
+
+Call limits (LimitSettings, used by gateway/limits.py): ``TAFEL_LIMIT_CALLS_PER_PEER`` (2000/4000),
+``TAFEL_LIMIT_CALLS_PER_PLAYER`` (500/1000), ``TAFEL_LIMIT_SIGN_INS_PER_PEER`` (50/1000),
+``TAFEL_LIMIT_ROOM_LOOKUPS_PER_PLAYER`` (2/20), ``TAFEL_LIMIT_ROOM_LOOKUPS_PER_PEER`` (20/200), each
+``rate_per_s/burst``; ``TAFEL_MAX_STREAMS_PER_PLAYER`` (64) open long-lived streams per player.
+
+Matchmaking (MatchmakingSettings): ``TAFEL_MM_BASE_WINDOW`` (100 rating points),
+``TAFEL_MM_WIDEN_PER_S`` (10), ``TAFEL_MM_MAX_WINDOW`` (1000), ``TAFEL_MM_LEASE_S`` (20),
+``TAFEL_MM_TICK_S`` (0.5), ``TAFEL_MM_UPDATE_S`` (2), ``TAFEL_MM_FILL_WAIT_S`` (15),
+``TAFEL_MM_START_GRACE_S`` (8), ``TAFEL_MM_RESULT_TTL_S`` (900).
+
+Rooms (RoomSettings): ``TAFEL_ROOM_TTL_S`` (3600), ``TAFEL_ROOM_STARTED_TTL_S`` (3600),
+``TAFEL_ROOM_CLOSED_TTL_S`` (60), ``TAFEL_ROOM_POLL_S`` (5).
+
+Ratings and tournaments (RatingsTournamentsSettings): ``TAFEL_TOURNAMENT_SWEEP_S`` (5) how often
+running tournaments are checked and due ones started; ``TAFEL_RATING_SWEEP_S`` (30) and
+``TAFEL_RATING_SWEEP_LAG_S`` (300) how often the ratings backstop reads recent records and how far
+behind its cursor it looks again; ``TAFEL_RATING_APPLIED_TTL_S`` (90 days) how long a game's
+"rating applied" marker is kept.
+
+The web edge (WebSettings, gateway/web):
+- ``TAFEL_WEB_PORT``: the edge's HTTP port; unset = no edge, ``0`` = any free port (tests).
+- ``TAFEL_WEB_HOST``: the address it binds (default: the gateway's ``TAFEL_HOST``).
+- ``TAFEL_WEB_ORIGINS``: comma-separated browser origins allowed by CORS, e.g.
+  ``http://localhost:5173``; ``*`` = any origin; unset = none (same-origin pages only).
+- ``TAFEL_WEB_STATIC``: a folder served at ``/`` for the browser app (unset = ``clients/web/dist``
+  when that folder exists).
+- ``TAFEL_WEB_MAX_BODY_BYTES``: the largest request message (default: ``TAFEL_MAX_MESSAGE_BYTES``).
+- ``TAFEL_WEB_TLS_CERT`` / ``TAFEL_WEB_TLS_KEY``: PEM files for HTTPS (default: the gateway's
+  ``TAFEL_TLS_CERT`` / ``TAFEL_TLS_KEY``; neither = plain HTTP, as `make run` on loopback). Browsers
+  present no client certificate, so the edge asks for none.
 """
 
 from __future__ import annotations
@@ -28,12 +64,13 @@ import ipaddress
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from gateway.limits import LimitSettings
 from kit.catalog import DEFAULT_PORTS, GAMES
 from kit.settings import ConfigError, Env, ServerSettings
 
 DEFAULT_GATEWAY_PORT = 50051
+DEFAULT_STATIC = Path(__file__).resolve().parents[1] / "clients" / "web" / "dist"
 # The secret older `make run`s used, published in this repository: refused on anything but loopback
 # (tools/platform.py now generates one per data folder).
 PUBLISHED_SECRET = "make-run-local-secret-not-for-production"
@@ -44,6 +81,8 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return host == "localhost"
+
+
 _ADDRESS = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
 
 
@@ -62,6 +101,170 @@ def parse_addresses(name: str, raw: str) -> tuple[str, ...]:
     if len(set(addresses)) != len(addresses):
         raise ConfigError(f"{name} lists an address twice")
     return addresses
+
+
+@dataclass(frozen=True)
+class Rate:
+    per_s: float
+    burst: float
+
+    @classmethod
+    def parse(cls, name: str, raw: str) -> Rate:
+        try:
+            per_s, _, burst = raw.partition("/")
+            rate = cls(float(per_s), float(burst or per_s))
+        except ValueError:
+            raise ConfigError(f"{name} must be RATE_PER_S/BURST, e.g. 20/100, got {raw!r}") from None
+        if rate.per_s <= 0 or rate.burst < 1:
+            raise ConfigError(f"{name} must have a positive rate and a burst of at least 1")
+        return rate
+
+
+@dataclass(frozen=True)
+class LimitSettings:
+    calls_per_peer: Rate = Rate(2000.0, 4000.0)  # every call from one IP
+    calls_per_player: Rate = Rate(500.0, 1000.0)  # every call of one signed-in player
+    sign_ins_per_peer: Rate = Rate(50.0, 1000.0)  # Register, SignIn, SignInAsGuest from one IP
+    room_lookups_per_player: Rate = Rate(2.0, 20.0)  # GetRoom, JoinRoom, WatchRoom by code
+    room_lookups_per_peer: Rate = Rate(20.0, 200.0)
+    streams_per_player: int = 64
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> LimitSettings:
+        env = Env(environ)
+        defaults = cls()
+
+        def rate(name: str, default: Rate) -> Rate:
+            raw = env.environ.get(name)
+            return Rate.parse(name, raw) if raw else default
+
+        return cls(
+            calls_per_peer=rate("TAFEL_LIMIT_CALLS_PER_PEER", defaults.calls_per_peer),
+            calls_per_player=rate("TAFEL_LIMIT_CALLS_PER_PLAYER", defaults.calls_per_player),
+            sign_ins_per_peer=rate("TAFEL_LIMIT_SIGN_INS_PER_PEER", defaults.sign_ins_per_peer),
+            room_lookups_per_player=rate("TAFEL_LIMIT_ROOM_LOOKUPS_PER_PLAYER", defaults.room_lookups_per_player),
+            room_lookups_per_peer=rate("TAFEL_LIMIT_ROOM_LOOKUPS_PER_PEER", defaults.room_lookups_per_peer),
+            streams_per_player=env.integer("TAFEL_MAX_STREAMS_PER_PLAYER", defaults.streams_per_player, 1, 100_000),
+        )
+
+
+@dataclass(frozen=True)
+class MatchmakingSettings:
+    base_window: int = 100  # rating points a fresh ticket accepts
+    widen_per_s: float = 10.0  # rating points added per second waited
+    max_window: int = 1000
+    lease_s: float = 20.0  # a ticket whose gateway stopped renewing it is gone after this
+    ticket_ttl_s: float = 300.0  # the longest a ticket waits
+    tick_s: float = 0.5  # how often a gateway pairs and renews its buckets
+    update_s: float = 2.0  # how often a waiting stream gets MatchQueued
+    fill_wait_s: float = 15.0  # a table at its minimum (not full) starts after this wait
+    start_grace_s: float = 8.0  # a match not started after this is started by its waiters
+    result_ttl_s: float = 900.0  # how long a match's result stays readable
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> MatchmakingSettings:
+        env = Env(environ)
+        return cls(
+            base_window=env.integer("TAFEL_MM_BASE_WINDOW", 100, 0, 10_000),
+            widen_per_s=env.number("TAFEL_MM_WIDEN_PER_S", 10.0, 0.0, 10_000.0),
+            max_window=env.integer("TAFEL_MM_MAX_WINDOW", 1000, 0, 100_000),
+            lease_s=env.number("TAFEL_MM_LEASE_S", 20.0, 2.0, 3600.0),
+            ticket_ttl_s=float(env.integer("TAFEL_TICKET_TTL_S", 300, 5, 24 * 3600)),
+            tick_s=env.number("TAFEL_MM_TICK_S", 0.5, 0.01, 60.0),
+            update_s=env.number("TAFEL_MM_UPDATE_S", 2.0, 0.05, 300.0),
+            fill_wait_s=env.number("TAFEL_MM_FILL_WAIT_S", 15.0, 0.0, 3600.0),
+            start_grace_s=env.number("TAFEL_MM_START_GRACE_S", 8.0, 0.5, 600.0),
+            result_ttl_s=env.number("TAFEL_MM_RESULT_TTL_S", 900.0, 10.0, 86_400.0),
+        )
+
+    def window(self, waited_s: float) -> int:
+        return int(min(self.max_window, self.base_window + self.widen_per_s * max(0.0, waited_s)))
+
+    @property
+    def lease_ms(self) -> int:
+        return int(self.lease_s * 1000)
+
+
+@dataclass(frozen=True)
+class RoomSettings:
+    room_ttl_s: float = 3600.0  # an open room lives this long
+    started_ttl_s: float = 3600.0  # a started room stays readable this long
+    closed_ttl_s: float = 60.0  # an emptied room stays readable (as closed) this long
+    poll_s: float = 5.0  # watchers re-read this often even without a wake-up
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> RoomSettings:
+        env = Env(environ)
+        return cls(
+            room_ttl_s=env.number("TAFEL_ROOM_TTL_S", 3600.0, 10.0, 7 * 86_400.0),
+            started_ttl_s=env.number("TAFEL_ROOM_STARTED_TTL_S", 3600.0, 10.0, 7 * 86_400.0),
+            closed_ttl_s=env.number("TAFEL_ROOM_CLOSED_TTL_S", 60.0, 1.0, 86_400.0),
+            poll_s=env.number("TAFEL_ROOM_POLL_S", 5.0, 0.05, 300.0),
+        )
+
+
+@dataclass(frozen=True)
+class RatingsTournamentsSettings:
+    tournament_sweep_s: float = 5.0
+    rating_sweep_s: float = 30.0
+    rating_sweep_lag_s: float = 300.0
+    rating_applied_ttl_s: int = 90 * 86_400
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> RatingsTournamentsSettings:
+        env = Env(environ)
+        return cls(
+            tournament_sweep_s=env.number("TAFEL_TOURNAMENT_SWEEP_S", 5.0, 0.05, 3600.0),
+            rating_sweep_s=env.number("TAFEL_RATING_SWEEP_S", 30.0, 0.05, 3600.0),
+            rating_sweep_lag_s=env.number("TAFEL_RATING_SWEEP_LAG_S", 300.0, 1.0, 7 * 86_400.0),
+            rating_applied_ttl_s=env.integer("TAFEL_RATING_APPLIED_TTL_S", 90 * 86_400, 3600, 10 * 365 * 86_400),
+        )
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    port: int | None
+    host: str = "127.0.0.1"
+    origins: tuple[str, ...] = ()
+    static_dir: Path | None = None
+    max_body_bytes: int = 1 << 20
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls_cert is not None else "http"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> WebSettings:
+        env = Env(environ)
+        raw_port = env.text("TAFEL_WEB_PORT", "").strip()
+        port = env.integer("TAFEL_WEB_PORT", 0, 0, 65535) if raw_port else None
+        origins = tuple(o.strip().rstrip("/") for o in env.text("TAFEL_WEB_ORIGINS", "").split(",") if o.strip())
+        for origin in origins:
+            if origin != "*" and not origin.startswith(("http://", "https://")):
+                raise ConfigError(f"TAFEL_WEB_ORIGINS lists {origin!r}; an origin is http(s)://host[:port] or *")
+        static = env.text("TAFEL_WEB_STATIC", "").strip()
+        static_dir = Path(static) if static else (DEFAULT_STATIC if DEFAULT_STATIC.is_dir() else None)
+        if static_dir is not None and not static_dir.is_dir():
+            raise ConfigError(f"TAFEL_WEB_STATIC={static!r} is not a folder")
+        max_message = env.integer("TAFEL_MAX_MESSAGE_BYTES", 1 << 20, 1024, 64 << 20)
+        cert = env.text("TAFEL_WEB_TLS_CERT", env.text("TAFEL_TLS_CERT", "")).strip()
+        key = env.text("TAFEL_WEB_TLS_KEY", env.text("TAFEL_TLS_KEY", "")).strip()
+        if bool(cert) != bool(key):
+            raise ConfigError("the web edge's TLS certificate and key are set together or not at all")
+        for name, path in (("certificate", cert), ("key", key)):
+            if path and not Path(path).is_file():
+                raise ConfigError(f"the web edge's TLS {name} file {path!r} does not exist")
+        return cls(
+            port=port,
+            host=env.text("TAFEL_WEB_HOST", env.text("TAFEL_HOST", "127.0.0.1")),
+            origins=origins,
+            static_dir=static_dir,
+            max_body_bytes=env.integer("TAFEL_WEB_MAX_BODY_BYTES", max_message, 1024, 64 << 20),
+            tls_cert=Path(cert) if cert else None,
+            tls_key=Path(key) if key else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -84,6 +287,10 @@ class GatewaySettings:
     rules_tls_cert_file: str = ""
     rules_tls_key_file: str = ""
     limits: LimitSettings = field(default_factory=LimitSettings)
+    matchmaking: MatchmakingSettings = field(default_factory=MatchmakingSettings)
+    rooms: RoomSettings = field(default_factory=RoomSettings)
+    ratings_tournaments: RatingsTournamentsSettings = field(default_factory=RatingsTournamentsSettings)
+    web: WebSettings = field(default_factory=lambda: WebSettings(port=None))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> GatewaySettings:
@@ -111,6 +318,7 @@ class GatewaySettings:
         if min_per_move > max_per_move:
             raise ConfigError("TAFEL_MIN_PER_MOVE_S must not exceed TAFEL_MAX_PER_MOVE_S")
         per_move = env.number("TAFEL_PER_MOVE_S", 60.0, 0.1, 7 * 24 * 3600.0)
+        ticket_ttl_s = env.integer("TAFEL_TICKET_TTL_S", 300, 5, 24 * 3600)
         return cls(
             server=server,
             rules=rules,
@@ -119,7 +327,7 @@ class GatewaySettings:
             per_move_s=per_move,
             min_per_move_s=min_per_move,
             max_per_move_s=max_per_move,
-            ticket_ttl_s=env.integer("TAFEL_TICKET_TTL_S", 300, 5, 24 * 3600),
+            ticket_ttl_s=ticket_ttl_s,
             rules_streams=env.integer("TAFEL_RULES_STREAMS", 2, 1, 64),
             rules_timeout_s=env.number("TAFEL_RULES_TIMEOUT_S", 5.0, 0.1, 300.0),
             clock_max_wait_s=env.number("TAFEL_CLOCK_MAX_WAIT_S", 1.0, 0.01, 60.0),
@@ -129,4 +337,8 @@ class GatewaySettings:
             rules_tls_cert_file=rules_cert,
             rules_tls_key_file=rules_key,
             limits=LimitSettings.from_env(env.environ),
+            matchmaking=MatchmakingSettings.from_env(env.environ),
+            rooms=RoomSettings.from_env(env.environ),
+            ratings_tournaments=RatingsTournamentsSettings.from_env(env.environ),
+            web=WebSettings.from_env(env.environ),
         )

@@ -14,10 +14,10 @@ from starlette.responses import PlainTextResponse
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gateway.settings import WebSettings
 from gateway.web.codecs import JsonCodec, ProtoCodec
 from gateway.web.endpoints import endpoints_of
 from gateway.web.methods import Method
-from gateway.web.settings import WebSettings
 
 API_PREFIX = "/tafel."
 

@@ -17,9 +17,9 @@ from granian.constants import HTTPModes, Interfaces
 from granian.http import HTTP1Settings, HTTP2Settings
 from granian.server.embed import Server
 
+from gateway.settings import WebSettings
 from gateway.web.app import build_app
 from gateway.web.methods import HandlerWrap, collect_methods
-from gateway.web.settings import WebSettings
 
 log = logging.getLogger("tafel.gateway.web")
 BACKLOG = 4096  # a thousand browsers reconnecting at once after a restart

@@ -16,7 +16,8 @@ from tafel.play.v1 import play_pb2
 
 from gateway.games import PRIVATE_ORIGIN
 from gateway.matchmaking import Wakeups
-from gateway.rooms import CODE_ALPHABET, Rooms, RoomSettings, normalize_code, room_keys
+from gateway.rooms import CODE_ALPHABET, Rooms, normalize_code, room_keys
+from gateway.settings import RoomSettings
 from kit.errors import Refused
 from tests.gateway.lobby_helpers import RecordingStarter, connect4_options, player
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.web.settings import WebSettings
+from gateway.settings import WebSettings
 from kit.settings import ConfigError
 
 
