@@ -1,7 +1,23 @@
 """Configuration from environment variables, read once into frozen values, failing fast.
 
 A missing or malformed variable stops the process at start with one clear line naming it, instead
-of a stack trace later in the first request that needs it.
+of a stack trace later in the first request that needs it. Each process reads its settings once,
+in its entry point, and its composition root hands them down: a rules service reads
+``RulesSettings`` (services/kit/main.py), a gateway ``GatewaySettings`` (gateway/settings.py, which
+lists the gateway's own variables). Nothing else reads the environment.
+
+Every server (ServerSettings):
+- ``REDIS_URL`` (required), ``TAFEL_HOST`` (127.0.0.1), ``TAFEL_PORT`` (the process's default),
+  ``TAFEL_METRICS_PORT`` (0 = no metrics endpoint), ``TAFEL_LOG_LEVEL`` (INFO),
+- ``TAFEL_MAX_MESSAGE_BYTES`` (1 MiB), ``TAFEL_MAX_CONCURRENT_STREAMS`` (1000 per connection),
+  ``TAFEL_MAX_PENDING_CALLS`` (20,000), ``TAFEL_GRACE_S`` (5: the stop's grace period),
+  ``TAFEL_HANDSHAKE_TIMEOUT_S`` (10),
+- ``TAFEL_TLS_CERT`` / ``TAFEL_TLS_KEY`` (PEM: serve TLS), ``TAFEL_TLS_CLIENT_CA`` (require client
+  certificates it signed), ``TAFEL_INTERNAL_SECRET`` (16+ characters: gateway -> rules calls).
+
+A rules service (RulesSettings) besides: ``TAFEL_LIVE_TTL_S`` (7 days: an untouched running game
+expires), ``TAFEL_FINISHED_TTL_S`` (1 hour: a finished game's live keys), ``TAFEL_CACHE_GAMES``
+(10,000 decoded states in memory), ``TAFEL_RULES_BASE_URL`` (where docs/ is published).
 """
 
 from __future__ import annotations
