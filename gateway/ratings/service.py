@@ -1,4 +1,4 @@
-"""RatingService: leaderboards, a player's ratings, Colour Square personal bests.
+"""RatingService: leaderboards, a player's ratings, solo personal bests (of the games that keep them).
 
 Reads need no sign-in; a signed-in caller also gets their own entry (`me`). GetRatings without a
 player id needs the caller's token.
@@ -7,24 +7,20 @@ player id needs the caller's token.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
-from redis.exceptions import RedisError
 from tafel.play.v1 import play_pb2, tournaments_pb2, tournaments_pb2_grpc
 
 from gateway.auth import Authenticator, Identity
-from gateway.games import check_id
-from gateway.ratings.book import POOLS, Best, Entry, RatingBook, Stored
-from kit.errors import Refused, abort
+from gateway.ratings.bests import Best
+from gateway.ratings.book import Entry, RatingBook
+from gateway.ratings.stored import Stored
+from kit.errors import refusing
+from kit.ids import check_id
 
 log = logging.getLogger("tafel.gateway.ratings")
-T = TypeVar("T")
-
-
-def unavailable() -> Refused:
-    return Refused(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", "ratings are unavailable; retry")
+UNAVAILABLE = "ratings are unavailable; retry"
 
 
 def optional_identity(auth: Authenticator, context: grpc.aio.ServicerContext[Any, Any]) -> Identity | None:
@@ -67,14 +63,6 @@ class RatingServicer(tournaments_pb2_grpc.RatingServiceServicer):
         self.auth = auth
         self.book = book
 
-    async def _guard(self, context: grpc.aio.ServicerContext[Any, Any], work: Awaitable[T]) -> T:
-        try:
-            return await work
-        except Refused as refused:
-            await abort(context, refused)
-        except RedisError:
-            await abort(context, unavailable())
-
     def _entry(self, pool: str, entry: Entry, established_only: bool) -> tournaments_pb2.LeaderboardEntry:
         provisional = entry.stored.rating.provisional(self.book.provisional_rd)
         rank = entry.rank if (established_only or not provisional) else 0
@@ -84,6 +72,7 @@ class RatingServicer(tournaments_pb2_grpc.RatingServiceServicer):
             rating=rating_message(pool, entry.stored, rank, self.book.provisional_rd),
         )
 
+    @refusing(UNAVAILABLE)
     async def ListLeaderboards(
         self, request: tournaments_pb2.ListLeaderboardsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> tournaments_pb2.ListLeaderboardsResponse:
@@ -96,68 +85,62 @@ class RatingServicer(tournaments_pb2_grpc.RatingServiceServicer):
                     min_seats=pool.min_seats,
                     max_seats=pool.max_seats,
                 )
-                for pool in POOLS
+                for pool in await self.book.pools.listed()
             ]
         )
 
+    @refusing(UNAVAILABLE)
     async def GetLeaderboard(
         self, request: tournaments_pb2.GetLeaderboardRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> tournaments_pb2.GetLeaderboardResponse:
-        async def work() -> tournaments_pb2.GetLeaderboardResponse:
-            identity = optional_identity(self.auth, context)
-            entries, token, mine, total = await self.book.leaderboard(
-                request.leaderboard,
-                include_provisional=request.include_provisional,
-                page_size=request.page_size,
-                page_token=request.page_token,
-                me=identity.player_id if identity else "",
-            )
-            established = not request.include_provisional
-            response = tournaments_pb2.GetLeaderboardResponse(
-                entries=[self._entry(request.leaderboard, e, established) for e in entries],
-                next_page_token=token,
-                total=total,
-            )
-            if mine is not None:
-                response.me.CopyFrom(self._entry(request.leaderboard, mine, established))
-            return response
+        identity = optional_identity(self.auth, context)
+        entries, token, mine, total = await self.book.leaderboard(
+            request.leaderboard,
+            include_provisional=request.include_provisional,
+            page_size=request.page_size,
+            page_token=request.page_token,
+            me=identity.player_id if identity else "",
+        )
+        established = not request.include_provisional
+        response = tournaments_pb2.GetLeaderboardResponse(
+            entries=[self._entry(request.leaderboard, e, established) for e in entries],
+            next_page_token=token,
+            total=total,
+        )
+        if mine is not None:
+            response.me.CopyFrom(self._entry(request.leaderboard, mine, established))
+        return response
 
-        return await self._guard(context, work())
-
+    @refusing(UNAVAILABLE)
     async def GetRatings(
         self, request: tournaments_pb2.GetRatingsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> tournaments_pb2.GetRatingsResponse:
-        async def work() -> tournaments_pb2.GetRatingsResponse:
-            player_id = request.player_id
-            if player_id:
-                check_id("player_id", player_id)
-            else:
-                player_id = self.auth.identity(context.invocation_metadata()).player_id
-            ratings = await self.book.ratings_of(player_id)
-            bests = await self.book.bests_of(player_id)
-            return tournaments_pb2.GetRatingsResponse(
-                ratings=[rating_message(pool, s, rank, self.book.provisional_rd) for pool, s, rank in ratings],
-                personal_bests=[best_message(b) for b in bests],
-            )
+        player_id = request.player_id
+        if player_id:
+            check_id("player_id", player_id)
+        else:
+            player_id = self.auth.identity(context.invocation_metadata()).player_id
+        ratings = await self.book.ratings_of(player_id)
+        bests = await self.book.bests_of(player_id)
+        return tournaments_pb2.GetRatingsResponse(
+            ratings=[rating_message(pool, s, rank, self.book.provisional_rd) for pool, s, rank in ratings],
+            personal_bests=[best_message(b) for b in bests],
+        )
 
-        return await self._guard(context, work())
-
+    @refusing(UNAVAILABLE)
     async def GetPersonalBests(
         self, request: tournaments_pb2.GetPersonalBestsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> tournaments_pb2.GetPersonalBestsResponse:
-        async def work() -> tournaments_pb2.GetPersonalBestsResponse:
-            identity = optional_identity(self.auth, context)
-            bests, token, mine, total = await self.book.personal_bests(
-                request.sheet,
-                page_size=request.page_size,
-                page_token=request.page_token,
-                me=identity.player_id if identity else "",
-            )
-            response = tournaments_pb2.GetPersonalBestsResponse(
-                personal_bests=[best_message(b) for b in bests], next_page_token=token, total=total
-            )
-            if mine is not None:
-                response.me.CopyFrom(best_message(mine))
-            return response
-
-        return await self._guard(context, work())
+        identity = optional_identity(self.auth, context)
+        bests, token, mine, total = await self.book.personal_bests(
+            request.sheet,
+            page_size=request.page_size,
+            page_token=request.page_token,
+            me=identity.player_id if identity else "",
+        )
+        response = tournaments_pb2.GetPersonalBestsResponse(
+            personal_bests=[best_message(b) for b in bests], next_page_token=token, total=total
+        )
+        if mine is not None:
+            response.me.CopyFrom(best_message(mine))
+        return response

@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gateway.tournaments.model import (
-    MAX_TABLE,
     Config,
     Entrant,
     Format,
@@ -304,7 +303,7 @@ def _table_games(state: State, number: int) -> list[Game] | None:
     def met(a: str, b: str) -> int:
         return meetings.get(frozenset((a, b)), 0)
 
-    tables = pair_tables(order, state.config.table_size, met, hi=MAX_TABLE)
+    tables = pair_tables(order, state.config.table_size, met, hi=state.config.largest_table)
     place = {p: i for i, p in enumerate(order)}
     games: list[Game] = []
     for board, table in enumerate(tables, start=1):

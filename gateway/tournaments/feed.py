@@ -1,6 +1,6 @@
 """Tournament event streams for watchers: one blocking reader per gateway process.
 
-Each tournament's events are a Redis Stream (store.events_key). A watcher first reads what it
+Each tournament's events are a Redis Stream (kit/redis/keys.py tournament_events_key). A watcher first reads what it
 missed (XRANGE after its last id), then takes live events from the process's feed: one task on
 its own connection reading every watched stream with one XREAD BLOCK call, fanning entries out to
 the local watchers' queues. The feed's cursor for a stream is taken before the watcher's catch-up
@@ -19,7 +19,8 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from tafel.play.v1 import tournaments_pb2
 
-from gateway.tournaments.store import PREFIX, events_key
+from kit.redis.keys import tournament_events_key as events_key
+from kit.redis.keys import tournament_key
 
 log = logging.getLogger("tafel.gateway.tournaments")
 QUEUE_SIZE = 2_000
@@ -139,7 +140,7 @@ class TournamentFeed:
                 continue
             for raw_key, rows in result or []:
                 key = _text(raw_key)
-                tid = key[len(f"{PREFIX}:t:") : -len(":events")]
+                tid = key[len(tournament_key("")) : -len(":events")]
                 for raw_id, fields in rows:
                     event_id = _text(raw_id)
                     if tid in self._cursors:

@@ -23,11 +23,13 @@ class Format(StrEnum):
     SWISS = "swiss"
     ROUND_ROBIN = "round_robin"
     KNOCKOUT = "knockout"
-    # Swiss-style rounds of multi-seat tables (Colour Square), ranked by finishing place then score.
+    # Swiss-style rounds of multi-seat tables, ranked by finishing place then score.
     TABLES = "tables"
 
 
-MIN_TABLE, MAX_TABLE = 3, 6
+# What makes the tables format: a table seats three or more (two seats are a duel: the other
+# formats). How many at most is the game's (its DescribeGame max_seats, Config.largest_table).
+MIN_TABLE = 3
 
 
 @dataclass(frozen=True)
@@ -36,8 +38,10 @@ class Config:
     # Swiss and tables: the number of rounds (at least 1). Round robin and knockout: fixed by the
     # entrants (n - 1 or n rounds; ceil(log2 n) rounds) and ignored here.
     rounds: int = 0
-    # Tables: the preferred table size (3..6); tables hold 3..6 seats (fewer only when fewer remain).
+    # Tables: the preferred table size; tables hold MIN_TABLE..largest_table seats (fewer only when
+    # fewer remain). largest_table is the game's most seats, from its rules service.
     table_size: int = 4
+    largest_table: int = 0
     bye_points: float = 1.0
     # Knockout: extra games after a drawn match game; a match still drawn after this many goes to
     # the higher seed.
@@ -48,8 +52,8 @@ class Config:
     def __post_init__(self) -> None:
         if self.format in (Format.SWISS, Format.TABLES) and self.rounds < 1:
             raise ValueError("Swiss and table tournaments need at least one round")
-        if self.format is Format.TABLES and not MIN_TABLE <= self.table_size <= MAX_TABLE:
-            raise ValueError(f"tables seat {MIN_TABLE} to {MAX_TABLE}")
+        if self.format is Format.TABLES and not MIN_TABLE <= self.table_size <= self.largest_table:
+            raise ValueError(f"tables seat {MIN_TABLE} to the game's most ({self.largest_table})")
         if self.max_deciders < 0 or self.misses_to_withdraw < 1:
             raise ValueError("bad knockout or forfeit settings")
 
@@ -72,7 +76,7 @@ class Result:
 
     # Competition rank per seat: 1 = best, equal ranks share a place.
     ranks: tuple[int, ...]
-    # The game's own score per seat (Colour Square); empty when the game keeps none.
+    # The game's own score per seat; empty when the game keeps none.
     scores: tuple[int, ...] = ()
     # Per seat: the player made no move in this game and lost it on time (a missed game).
     missed: tuple[bool, ...] = ()
@@ -235,6 +239,7 @@ def to_json(state: State) -> str:
             "f": cfg.format.value,
             "n": cfg.rounds,
             "t": cfg.table_size,
+            "h": cfg.largest_table,
             "b": cfg.bye_points,
             "d": cfg.max_deciders,
             "w": cfg.misses_to_withdraw,
@@ -260,6 +265,8 @@ def from_json(text: str | bytes) -> State:
         format=Format(c["f"]),
         rounds=int(c["n"]),
         table_size=int(c["t"]),
+        # Written before "h" existed: tables no larger than the preferred size.
+        largest_table=int(c["h"] if "h" in c else c["t"]),
         bye_points=float(c["b"]),
         max_deciders=int(c["d"]),
         misses_to_withdraw=int(c["w"]),

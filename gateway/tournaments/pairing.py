@@ -19,11 +19,11 @@ everyone once. Nobody moves first more than one game off half their games.
 **Knockout**: a bracket of the next power of two, standard seeding (1 v 16, 8 v 9, ...): the
 missing low seeds make byes for the top seeds. Winners of neighbouring boards meet next round.
 
-**Tables** (Colour Square): players in standings order are split into tables of 3..6 seats as
-close to the preferred size as the field allows (sizes differing by at most one); each table is
-filled from the top remaining player with the players just below who have met its members least,
-then players at different tables swap while that lowers the repeat meetings (first) or the
-spread of standings at the tables (second).
+**Tables** (games of three or more seats): players in standings order are split into tables of
+`lo`..`hi` seats (3 to the game's most) as close to the preferred size as the field allows
+(sizes differing by at most one); each table is filled from the top remaining player with the
+players just below who have met its members least, then players at different tables swap while
+that lowers the repeat meetings (first) or the spread of standings at the tables (second).
 """
 
 from __future__ import annotations
@@ -267,7 +267,7 @@ def knockout_first_round(players: Sequence[str]) -> list[tuple[str, ...]]:
 # -- tables ----------------------------------------------------------------------------------------
 
 
-def table_sizes(count: int, preferred: int, lo: int = 3, hi: int = 6) -> list[int]:
+def table_sizes(count: int, preferred: int, lo: int = 3, *, hi: int) -> list[int]:
     """Table sizes for `count` players, largest first. Fewer than `lo` players: one small table."""
     if count < 2:
         return []
@@ -289,14 +289,14 @@ def pair_tables(
     met: Callable[[str, str], int],
     *,
     lo: int = 3,
-    hi: int = 6,
+    hi: int,
 ) -> list[list[str]]:
     """Split `order` (standings order) into tables. `met(a, b)` counts earlier meetings.
 
     Fewest repeat meetings first, then tables of neighbours in the standings: tables are filled
     from the top remaining player with whoever below has met the table least (nearest first), then
     any two players at different tables swap while that lowers (repeats, standings spread)."""
-    sizes = table_sizes(len(order), preferred, lo, hi)
+    sizes = table_sizes(len(order), preferred, lo, hi=hi)
     place = {p: i for i, p in enumerate(order)}
     remaining = list(order)
     tables: list[list[str]] = []

@@ -28,7 +28,6 @@ import re
 from typing import Any
 
 import grpc
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, tournaments_pb2
@@ -36,12 +35,14 @@ from tafel.rules.v1 import rules_pb2
 
 from gateway.actions import Actions
 from gateway.games import GameDirectory
-from gateway.ratings.book import RatingBook, pool_for
+from gateway.ratings.book import RatingBook
 from gateway.tournaments import engine, messages
 from gateway.tournaments.model import Entrant, Format, Game, Result, State
 from gateway.tournaments.store import Loaded, TournamentStore, now_ms
 from kit.errors import Refused
+from kit.loops import Loop
 from kit.redis.keys import record_key
+from kit.redis.layer import RedisLayer
 
 log = logging.getLogger("tafel.gateway.tournaments")
 
@@ -86,7 +87,7 @@ def _refused(code: grpc.StatusCode, reason: str, message: str) -> Refused:
 class TournamentRunner:
     def __init__(
         self,
-        redis: Redis,
+        redis: RedisLayer,
         store: TournamentStore,
         directory: GameDirectory,
         actions: Actions | None,
@@ -104,22 +105,21 @@ class TournamentRunner:
         self._starting = asyncio.Semaphore(start_concurrency)
         self._locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._sweeper: asyncio.Task[None] | None = None
+        self.sweeper = Loop("tournament sweeper", self._sweep_step, every_s=sweep_interval_s, log=log)
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
     def start(self) -> None:
-        if self._sweeper is None:
-            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_loop(), name="tournament sweeper")
+        self.sweeper.start()
 
     async def stop(self) -> None:
-        tasks = [t for t in (self._sweeper, *self._tasks) if t is not None]
+        await self.sweeper.stop()
+        tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        self._sweeper = None
         self._tasks.clear()
 
     def _spawn(self, tid: str) -> None:
@@ -144,17 +144,8 @@ class TournamentRunner:
         if tid is not None:
             self._spawn(tid)
 
-    async def _sweep_loop(self) -> None:
-        while True:
-            try:
-                await self.sweep_once()
-            except asyncio.CancelledError:
-                raise
-            except RedisError:
-                log.warning("tournament sweep failed: redis unavailable")
-            except Exception:
-                log.exception("tournament sweep failed")
-            await asyncio.sleep(self.sweep_interval_s)
+    async def _sweep_step(self) -> None:
+        await self.sweep_once()
 
     async def sweep_once(self) -> None:
         for tid in await self.store.due(now_ms()):
@@ -170,7 +161,7 @@ class TournamentRunner:
     async def _rating(self, spec_game: str, seats: int, player_id: str) -> float:
         if self.book is None:
             return 1500.0
-        pool = pool_for(spec_game, seats)
+        pool = await self.book.pools.pool_for(spec_game, seats)
         if pool is None:
             return 1500.0
         stored = await self.book.stored(pool, player_id)
@@ -287,10 +278,7 @@ class TournamentRunner:
         if not waiting:
             return state
         ids = [engine.game_id(tid, rnd.number, g) for g in waiting]
-        pipe = self.redis.pipeline(transaction=False)  # one GET per record: each its own slot
-        for game_id in ids:
-            pipe.get(record_key(game_id))
-        stored: list[Any] = await pipe.execute()
+        stored: list[Any] = await self.redis.many([("GET", record_key(game_id)) for game_id in ids])
         for g, raw in zip(waiting, stored, strict=True):
             if raw is None:
                 continue

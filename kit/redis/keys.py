@@ -227,6 +227,11 @@ def tournament_list_key(status: str = "all") -> str:
     return f"{TOURNAMENTS}:list:{status}"
 
 
+def tournament_request_key(organiser: str, request_id: str) -> str:
+    """string: the id a CreateTournament request made (kept a day, for retries)."""
+    return f"{TOURNAMENTS}:req:{organiser}:{request_id}"
+
+
 # ---------------------------------------------------------------------------------------------
 # Bot requests. Owner: gateway/bot_requests.py.
 

@@ -78,6 +78,8 @@ from services.kit.game import (
     InvalidOptions,
     OptionSpec,
     Outcome,
+    PersonalBests,
+    RatingPool,
     Resigned,
     TimedOut,
 )
@@ -155,6 +157,14 @@ class ColourSquareRules:
     title = "Colour Square"
     min_seats = 1
     max_seats = 6
+    # Tables and duels apart: a table result counts as n - 1 pairwise results at once
+    # (gateway/ratings/glicko2.py), so mixing them would move table players' ratings several
+    # times faster than duellists'. Solo games are not rated; they keep personal bests per sheet.
+    rating_pools: Sequence[RatingPool] = (
+        RatingPool("coloursquare", "Colour Square tables", 3, 6),
+        RatingPool("coloursquare-duel", "Colour Square duels", 2, 2),
+    )
+    personal_bests: PersonalBests | None = PersonalBests("coloursquare-solo", "side")
 
     # -- options -----------------------------------------------------------------------------------
 

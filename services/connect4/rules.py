@@ -16,6 +16,8 @@ from services.kit.game import (
     InvalidOptions,
     OptionSpec,
     Outcome,
+    PersonalBests,
+    RatingPool,
     Resigned,
     TimedOut,
 )
@@ -117,6 +119,8 @@ class Connect4Rules:
     title = "Connect Four"
     min_seats = 2
     max_seats = 2
+    rating_pools: Sequence[RatingPool] = (RatingPool("connect4", "Connect Four", 2, 2),)
+    personal_bests: PersonalBests | None = None
 
     def option_specs(self) -> Sequence[OptionSpec]:
         return (

@@ -53,6 +53,26 @@ class OptionSpec:
 
 
 @dataclass(frozen=True)
+class RatingPool:
+    """A leaderboard of the game: its rated games of min_seats..max_seats seats (at least two)
+    change the ratings in it (DescribeGame `rating_pools`; the first is the one matchmaking reads)."""
+
+    name: str  # unique across games, [a-z0-9-]
+    title: str
+    min_seats: int
+    max_seats: int
+
+
+@dataclass(frozen=True)
+class PersonalBests:
+    """Solo games keep personal bests by score, one board per value of the choice option
+    `board_option` (DescribeGame `personal_bests`)."""
+
+    name: str  # unique across games and pools
+    board_option: str
+
+
+@dataclass(frozen=True)
 class Outcome:
     """How a finished game ended.
 
@@ -82,6 +102,9 @@ class Rules(Protocol, Generic[StateT, MoveT, OptionsT, EventT, ViewT]):
     title: str  # human name, e.g. "Connect Four"
     min_seats: int
     max_seats: int
+    # How the platform rates finished games (DescribeGame): empty = one pool named after the game.
+    rating_pools: Sequence[RatingPool]
+    personal_bests: PersonalBests | None  # None: solo games, if any, are not kept
 
     def option_specs(self) -> Sequence[OptionSpec]: ...
 

@@ -27,6 +27,7 @@ from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 from kit.errors import Refused, abort, invalid
 from kit.redis.keys import meta_key
 from services.kit.codec import GameCodec, GameEnvelope, MalformedMessage, outcome_to_proto
+from services.kit.describe import describe_game
 from services.kit.game import IllegalMove, InvalidOptions, Rules
 from services.kit.metrics import RulesMetrics
 from services.kit.store import (
@@ -308,24 +309,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
     async def DescribeGame(
         self, request: rules_pb2.DescribeGameRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> rules_pb2.DescribeGameResponse:
-        response = rules_pb2.DescribeGameResponse(
-            game=self.rules.name,
-            title=self.rules.title,
-            min_seats=self.rules.min_seats,
-            max_seats=self.rules.max_seats,
-            default_options=self.envelope.options_to_union(self.rules.default_options()),
-            rules_url=self.rules_url,
-        )
-        for spec in self.rules.option_specs():
-            option = response.options.add(name=spec.name, description=spec.description, max_seats=spec.max_seats)
-            if spec.choices:
-                option.choice.choices.extend(spec.choices)
-                option.choice.default_value = str(spec.default)
-            else:
-                option.integer.minimum = spec.minimum or 0
-                option.integer.maximum = spec.maximum or 0
-                option.integer.default_value = int(spec.default)
-        return response
+        return describe_game(self.rules, self.codec, self.rules_url)
 
     async def CreateGame(
         self, request: rules_pb2.CreateGameRequest, context: grpc.aio.ServicerContext[Any, Any]

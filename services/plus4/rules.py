@@ -36,6 +36,8 @@ from services.kit.game import (
     InvalidOptions,
     OptionSpec,
     Outcome,
+    PersonalBests,
+    RatingPool,
     Resigned,
     Rules,
     TimedOut,
@@ -382,6 +384,8 @@ class Plus4Rules:
     title: str = "Plus 4"
     min_seats: int = SEATS
     max_seats: int = SEATS
+    rating_pools: Sequence[RatingPool] = (RatingPool("plus4", "Plus 4", SEATS, SEATS),)
+    personal_bests: PersonalBests | None = None
 
     # ---- options ----
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 from redis.asyncio import Redis
@@ -13,11 +13,18 @@ from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
 from gateway.games import GameMeta
-from gateway.ratings.book import RatingBook, RatingSweeper, Stored, hint_key, key
+from gateway.ratings.book import RatingBook
 from gateway.ratings.glicko2 import Rating, rate_table
+from gateway.ratings.pools import RatingPools
+from gateway.ratings.stored import Stored
+from gateway.ratings.sweeper import RatingSweeper
 from gateway.records import Records
 from kit.errors import Refused
+from kit.redis.keys import pool_key as key
+from kit.redis.keys import rated_hint_key as hint_key
+from kit.redis.layer import RedisLayer
 from tests.gateway.harness import other_db
+from tests.gateway.local_games import local_catalogue
 
 T0 = 1_700_000_000_000
 
@@ -30,6 +37,30 @@ async def db(redis_url: str) -> AsyncIterator[Redis]:
         yield client
     finally:
         await client.aclose()
+
+
+@pytest.fixture
+async def layers(db: Redis) -> AsyncIterator[list[RedisLayer]]:
+    """The layers the test's books run on (one per "replica"), closed after the test."""
+    opened: list[RedisLayer] = []
+    yield opened
+    for layer in opened:
+        await layer.close()
+
+
+BookOn = Callable[[Redis], RatingBook]
+
+
+@pytest.fixture
+def book_on(layers: list[RedisLayer]) -> BookOn:
+    """A rating book over a client (its own pipelined connection), with the catalogue's pools."""
+    pools = RatingPools(local_catalogue())
+
+    def make(client: Redis) -> RatingBook:
+        layers.append(RedisLayer.around(client))
+        return RatingBook(layers[-1], pools)
+
+    return make
 
 
 def player(name: str, guest: bool = False) -> play_pb2.Player:
@@ -60,16 +91,16 @@ def record(
     return out
 
 
-async def test_same_game_end_applied_once(db: Redis, redis_url: str) -> None:
+async def test_same_game_end_applied_once(db: Redis, redis_url: str, book_on: BookOn) -> None:
     a, b = player("ann"), player("bob")
     game = record([a, b], [1, 2])
-    book = RatingBook(db)
+    book = book_on(db)
     assert await book.apply_record(game) == "applied"
     assert await book.apply_record(game) == "already"
     # Another replica (own connection) and a burst of concurrent repeats change nothing.
     other = Redis.from_url(other_db(redis_url, 11))
     try:
-        results = await asyncio.gather(*(RatingBook(other).apply_record(game) for _ in range(5)))
+        results = await asyncio.gather(*(book_on(other).apply_record(game) for _ in range(5)))
     finally:
         await other.aclose()
     assert set(results) == {"already"}
@@ -83,35 +114,35 @@ async def test_same_game_end_applied_once(db: Redis, redis_url: str) -> None:
     assert await book.rating(a.player_id, "connect4") == pytest.approx(expect[0].rating, abs=1e-5)
 
 
-async def test_concurrent_first_applications_apply_once(db: Redis) -> None:
+async def test_concurrent_first_applications_apply_once(db: Redis, book_on: BookOn) -> None:
     a, b = player("cat"), player("dan")
     game = record([a, b], [1, 1])
-    results = await asyncio.gather(*(RatingBook(db).apply_record(game) for _ in range(8)))
+    results = await asyncio.gather(*(book_on(db).apply_record(game) for _ in range(8)))
     assert sorted(results) == ["already"] * 7 + ["applied"]
-    stored = await RatingBook(db).stored("connect4", a.player_id)
+    stored = await book_on(db).stored("connect4", a.player_id)
     assert stored is not None and stored.games == 1
 
 
-async def test_two_games_of_one_player_ending_together_both_count(db: Redis) -> None:
+async def test_two_games_of_one_player_ending_together_both_count(db: Redis, book_on: BookOn) -> None:
     a, b, c = player("eve"), player("fay"), player("gus")
-    book = RatingBook(db)
+    book = book_on(db)
     results = await asyncio.gather(book.apply_record(record([a, b], [1, 2])), book.apply_record(record([c, a], [1, 2])))
     assert results == ["applied", "applied"]
     stored = await book.stored("connect4", a.player_id)
     assert stored is not None and stored.games == 2
 
 
-async def test_unrated_solo_and_self_play_change_nothing(db: Redis) -> None:
+async def test_unrated_solo_and_self_play_change_nothing(db: Redis, book_on: BookOn) -> None:
     a, b = player("hal"), player("ida")
-    book = RatingBook(db)
+    book = book_on(db)
     assert await book.apply_record(record([a, b], [1, 2], rated=False)) == "skipped"
     assert await book.apply_record(record([a, a], [1, 2])) == "skipped"
     assert await book.stored("connect4", a.player_id) is None
 
 
-async def test_pools_by_table_size(db: Redis) -> None:
+async def test_pools_by_table_size(db: Redis, book_on: BookOn) -> None:
     people = [player(f"cs{i}") for i in range(4)]
-    book = RatingBook(db)
+    book = book_on(db)
     assert (
         await book.apply_record(record(people, [1, 2, 2, 4], game="coloursquare", scores=[30, 20, 20, 5])) == "applied"
     )
@@ -127,9 +158,9 @@ async def test_pools_by_table_size(db: Redis) -> None:
     assert names == {"coloursquare", "coloursquare-duel"}
 
 
-async def test_rd_grows_with_time_away(db: Redis) -> None:
+async def test_rd_grows_with_time_away(db: Redis, book_on: BookOn) -> None:
     a, b = player("jo"), player("kim")
-    book = RatingBook(db)
+    book = book_on(db)
     await book.apply_record(record([a, b], [1, 2], ended_ms=T0))
     first = await book.stored("connect4", a.player_id)
     await book.apply_record(record([a, b], [1, 2], ended_ms=T0 + 1000))
@@ -141,8 +172,8 @@ async def test_rd_grows_with_time_away(db: Redis) -> None:
     assert later.games == 3 and later.last_ms == T0 + 400 * 86_400_000
 
 
-async def test_leaderboard_pages_and_own_rank(db: Redis) -> None:
-    book = RatingBook(db)
+async def test_leaderboard_pages_and_own_rank(db: Redis, book_on: BookOn) -> None:
+    book = book_on(db)
     people = [player(f"lb{i:02d}") for i in range(12)]
     guest = player("guest-x", guest=True)
     # Everyone plays everyone once; lower index wins. Many games: some leave provisional.
@@ -178,8 +209,8 @@ def solo(p: play_pb2.Player, score: int, side: str = "A", ended_ms: int = T0) ->
     return record([p], [1], game="coloursquare", rated=False, scores=[score], options=options, ended_ms=ended_ms)
 
 
-async def test_personal_bests_per_sheet(db: Redis) -> None:
-    book = RatingBook(db)
+async def test_personal_bests_per_sheet(db: Redis, book_on: BookOn) -> None:
+    book = book_on(db)
     a, b, g = player("pb-a"), player("pb-b"), player("guest-pb", guest=True)
     first = solo(a, 40)
     assert await book.apply_record(first) == "applied"
@@ -202,9 +233,9 @@ class NoActions:
         return []
 
 
-async def test_crash_between_record_and_update_is_swept(db: Redis) -> None:
+async def test_crash_between_record_and_update_is_swept(db: Redis, book_on: BookOn) -> None:
     a, b = player("sw-a"), player("sw-b")
-    records = Records(db, NoActions())  # type: ignore[arg-type]
+    records = Records(RedisLayer.around(db), NoActions())  # type: ignore[arg-type]
     meta = GameMeta(
         game_id="swept-1",
         game="connect4",
@@ -217,7 +248,7 @@ async def test_crash_between_record_and_update_is_swept(db: Redis) -> None:
     )
     # The "crash": the record is written with no hook attached.
     written = await records.write(meta, games_pb2.Outcome(ranks=[2, 1]))
-    book = RatingBook(db)
+    book = book_on(db)
     assert await book.stored("connect4", a.player_id) is None
     sweeper = RatingSweeper(book, interval_s=1, lag_s=60)
     now = int(written.ended_at.ToMilliseconds())
@@ -233,10 +264,10 @@ async def test_crash_between_record_and_update_is_swept(db: Redis) -> None:
     assert stored is not None and stored.games == 1
 
 
-async def test_hook_on_records_applies_and_hints(db: Redis) -> None:
+async def test_hook_on_records_applies_and_hints(db: Redis, book_on: BookOn) -> None:
     a, b = player("hk-a"), player("hk-b")
-    records = Records(db, NoActions())  # type: ignore[arg-type]
-    book = RatingBook(db)
+    records = Records(RedisLayer.around(db), NoActions())  # type: ignore[arg-type]
+    book = book_on(db)
     records.hooks.append(book.on_record)
     meta = GameMeta(
         game_id="hooked-1",

@@ -133,7 +133,7 @@ def test_knockout_decider_limit_goes_to_higher_seed() -> None:
     ],
 )
 def test_table_sizes(count: int, size: int, expected: list[int]) -> None:
-    assert table_sizes(count, size) == expected
+    assert table_sizes(count, size, hi=6) == expected
 
 
 def _splits(players: list[str]) -> Iterator[list[list[str]]]:
@@ -150,7 +150,7 @@ def _splits(players: list[str]) -> Iterator[list[list[str]]]:
 def test_coloursquare_swiss_tables_of_4_with_12_players() -> None:
     rng = random.Random(12)
     people = entrants(12, rng)
-    state = run(Config(Format.TABLES, rounds=4, table_size=4), people, table_by_score(rng))
+    state = run(Config(Format.TABLES, rounds=4, table_size=4, largest_table=6), people, table_by_score(rng))
     assert state.finished and len(state.rounds) == 4
     meetings: Counter[frozenset[str]] = Counter()
     for rnd in state.rounds:
@@ -192,7 +192,7 @@ def test_coloursquare_swiss_tables_of_4_with_12_players() -> None:
 
 def test_table_seat_zero_rotates() -> None:
     rng = random.Random(3)
-    state = run(Config(Format.TABLES, rounds=3, table_size=4), entrants(12, rng), table_by_score(rng))
+    state = run(Config(Format.TABLES, rounds=3, table_size=4, largest_table=6), entrants(12, rng), table_by_score(rng))
     firsts = Counter(g.seats[0] for r in state.rounds for g in r.games)
     assert max(firsts.values()) == 1
 
@@ -300,6 +300,6 @@ def test_withdraw_unknown_player() -> None:
 
 def test_too_few_players() -> None:
     with pytest.raises(engine.TournamentError):
-        engine.start(Config(Format.TABLES, rounds=1), entrants(2))
+        engine.start(Config(Format.TABLES, rounds=1, largest_table=6), entrants(2))
     with pytest.raises(ValueError):
         Config(Format.SWISS, rounds=0)

@@ -14,6 +14,7 @@ from gateway.tournaments import engine
 from gateway.tournaments.feed import TournamentFeed
 from gateway.tournaments.model import Entrant, Format
 from gateway.tournaments.store import Spec, TournamentStore, now_ms
+from kit.redis.layer import RedisLayer
 from tests.gateway.harness import other_db
 
 
@@ -27,6 +28,15 @@ async def db(redis_url: str) -> AsyncIterator[Redis]:
         await client.aclose()
 
 
+@pytest.fixture
+async def layer(db: Redis) -> AsyncIterator[RedisLayer]:
+    opened = RedisLayer.around(db)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
 def spec(tid: str, capacity: int = 4) -> Spec:
     return Spec(
         tournament_id=tid,
@@ -36,6 +46,7 @@ def spec(tid: str, capacity: int = 4) -> Spec:
         format=Format.SWISS,
         rounds=2,
         table_size=0,
+        largest_table=0,
         per_move_ms=5000,
         capacity=capacity,
         starts_at_ms=0,
@@ -49,8 +60,8 @@ def joined(name: str) -> T.TournamentEvent:
     return T.TournamentEvent(player_joined=T.TournamentPlayerJoined(player=play_pb2.Player(player_id=name)))
 
 
-async def test_create_join_start_save(db: Redis) -> None:
-    store = TournamentStore(db)
+async def test_create_join_start_save(db: Redis, layer: RedisLayer) -> None:
+    store = TournamentStore(layer)
     assert await store.create(spec("t0000000000000001"), "req-1") == "t0000000000000001"
     assert await store.create(spec("t0000000000000002"), "req-1") == "t0000000000000001", "a retried request"
     for i in range(4):
@@ -77,8 +88,8 @@ async def test_create_join_start_save(db: Redis) -> None:
     assert await store.running() == ["t0000000000000001"]
 
 
-async def test_feed_catch_up_then_live_without_gaps(db: Redis, redis_url: str) -> None:
-    store = TournamentStore(db)
+async def test_feed_catch_up_then_live_without_gaps(db: Redis, redis_url: str, layer: RedisLayer) -> None:
+    store = TournamentStore(layer)
     tid = "t00000000000000aa"
     await store.create(spec(tid, capacity=200), "req-feed")
     for i in range(5):

@@ -12,9 +12,9 @@ import pytest
 from redis.asyncio import Redis
 from tafel.play.v1 import play_pb2, tournaments_pb2
 
-from gateway.ratings.book import key as rating_key
-from gateway.tournaments.store import t_key
+from kit.redis.keys import pool_key as rating_key
 from kit.redis.keys import record_key
+from kit.redis.keys import tournament_key as t_key
 from tests.gateway.harness import other_db
 from tests.gateway.tournaments.e2e import Bot, Client, Platform, rid, watch_until_over
 
