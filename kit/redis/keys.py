@@ -14,17 +14,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # ---------------------------------------------------------------------------------------------
-# A game's live keys. Owner: the rules service's GameStore (services/kit/store.py); the gateway
-# reads the state, the event stream and the action list, never writes them.
+# A game's live keys. Owner: the rules service's GameStore (services/kit/store.py, scripts in
+# lua/rules/); the gateway reads the state, the event stream and the action list through
+# kit/redis/game_reads.py, never writes them. All expire (live TTL, a shorter one once over).
 
 
 @dataclass(frozen=True)
 class GameKeys:
-    state: str  # hash: v version, s state bytes, g game, n seats, o options, l live, f finished, w wake
-    events: str  # stream: field e a GameEvent; ids <version>-<index>
-    requests: str  # hash: request id -> the first answer (bytes), for retries
+    # hash: v version, s state bytes, g game, n seats, o GameOptions bytes, l last event id,
+    # c the creating request id, f 1 when over, w the version the commuting window began at ("": none)
+    state: str
+    # stream: e a GameEvent, t the GameStatus after that event's move; ids <version>-<index>
+    events: str
+    # hash: request id -> the first answer (response bytes); "<request id>#" -> the digest of the
+    # request it answered (a reused id with another request is refused; "#" never occurs in an id)
+    requests: str
     actions: str  # list: RecordedAction per applied action (the game's record)
-    channel: str  # pub/sub: "a new version is committed" (payload: the stream ids)
+    channel: str  # pub/sub: a GameEventBatch per committed action that caused events
 
 
 def game_keys(game_id: str) -> GameKeys:
@@ -60,7 +66,8 @@ GAMES_LIVE = "tafel:games:live"  # zset: running games by creation time (per gam
 
 
 def meta_key(game_id: str) -> str:
-    """hash: g game type, p players per seat, o options, t per-move ms, r rated, src origin, c created."""
+    """hash: g game type, p players per seat (JSON), o options, t per-move ms, r rated, src origin,
+    c created (ms). Written once; its TTL follows the clock's (clocks/arm, rules/commit refresh it)."""
     return f"tafel:{{g:{game_id}}}:meta"
 
 

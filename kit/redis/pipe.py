@@ -1,8 +1,8 @@
 """A lean Redis connection for hot paths: one connection, commands pipelined (the replies come
 back in order and settle a queue of futures, parsed by hiredis in bulk), writes coalesced once per
-event-loop turn. The rules store runs its scripts on one (a move's commit, a game's creation and
-reads); the gateway runs its clock arm and history reads on one; everything else uses redis-py. A
-broken connection fails what is in flight with redis.exceptions.ConnectionError (callers answer
+event-loop turn. Each process has one, behind its RedisLayer (kit/redis/layer.py), which runs
+every script and hot command on it; blocking reads, scans and the like use redis-py. A broken
+connection fails what is in flight with redis.exceptions.ConnectionError (callers answer
 UNAVAILABLE) and the next call reconnects.
 
 Also the RESP reading and writing the gateway's pub/sub connection shares.
@@ -11,7 +11,6 @@ Also the RESP reading and writing the gateway's pub/sub connection shares.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import ssl
 from collections import deque
 from typing import Any
@@ -221,35 +220,4 @@ class RedisPipe:
             future.set_exception(RedisTimeoutError("redis did not answer in time"))
 
 
-class PipeScript:
-    """A Lua script run with EVALSHA over a RedisPipe (EVAL once when Redis does not know it)."""
-
-    def __init__(self, pipe: RedisPipe, source: str) -> None:
-        self.pipe = pipe
-        self.source = source
-        self.sha = hashlib.sha1(source.encode()).hexdigest()
-
-    async def __call__(self, keys: list[str], args: list[Any]) -> Any:
-        try:
-            return await self.pipe.call("EVALSHA", self.sha, len(keys), *keys, *args)
-        except ResponseError as error:
-            if not str(error).startswith("NOSCRIPT"):
-                raise
-        return await self.pipe.call("EVAL", self.source, len(keys), *keys, *args)
-
-
 Command = tuple[str | bytes | int | float, ...]
-
-
-async def run_commands(redis: Any, pipe: RedisPipe | None, commands: list[Command]) -> None:
-    """Run independent commands in one round trip: on the lean connection when there is one,
-    else as a redis-py pipeline (no transaction)."""
-    if not commands:
-        return
-    if pipe is not None:
-        await pipe.many(commands)
-        return
-    batch = redis.pipeline(transaction=False)
-    for parts in commands:
-        batch.execute_command(*parts)
-    await batch.execute()

@@ -12,8 +12,9 @@ trailing "[a b c]" group is all there or all absent (`KEYS: state events [clock 
 or 4 keys). A call with any other number of keys or arguments is a programming error and raises
 TypeError before anything reaches Redis, so the header cannot drift from the callers.
 
-Sharing a function between scripts: a file whose header has `-- Defines: name(arguments)`
-instead of KEYS/ARGV is a piece of Lua that is never run on its own, and a script takes it in
+Sharing a function between scripts: a file whose header has `-- Defines: name(arguments), ...`
+instead of KEYS/ARGV/Returns is a piece of Lua that is never run on its own (what its functions
+answer is documented beside them), and a script takes it in
 with a line `-- include: <owner>/<name>` in its body, replaced by that file's text when the
 script is loaded (the SHA is over the expanded source). The including script's header says what
 the function writes, so the keys it touches are still documented where they are written.

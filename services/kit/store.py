@@ -1,19 +1,8 @@
 """The Redis game store: every write of a game is one Lua script (kit/redis/lua/rules/), one
 round trip.
 
-Keys (kit/redis/keys.py game_keys) are hash-tagged by game (``{g:<id>}``) so one game's keys share
-a slot:
-
-- ``tafel:{g:ID}:state``  hash: ``v`` version, ``s`` state bytes, ``g`` game, ``n`` seats,
-  ``o`` options (GameOptions bytes), ``l`` last event id, ``c`` creating request id, ``f`` 1 when over,
-  ``w`` the version the current commuting window began at ("" = none; see RulesServicer)
-- stream entries carry ``e`` (the GameEvent) and ``t`` (the GameStatus after that event's move), so
-  replayed events carry the status live ones do
-- ``tafel:{g:ID}:events`` stream: field ``e`` holds a GameEvent; ids are ``<version>-<index>``
-- ``tafel:{g:ID}:reqs``   hash: request id -> the first answer (response bytes), for retries;
-  ``<request id>#`` -> a digest of the request it answered (a reused id with another request is
-  refused; ``#`` never occurs in an id)
-- ``tafel:{g:ID}:actions`` list: RecordedAction per applied action (the game's record)
+The keys, what each holds, and who reads them: kit/redis/keys.py game_keys (hash-tagged by game,
+so one game's keys share a slot). The reads are GameReads' (kit/redis/game_reads.py).
 
 A move compares the version, drops a repeated request id (answering with the first result), writes
 the new state, appends its events and publishes a wake-up carrying those events, atomically.

@@ -312,20 +312,23 @@ async def test_hub_slow_watcher_catches_up_from_the_stream(
 
 
 async def test_the_lean_redis_pipe(redis: Redis, redis_url: str) -> None:
-    from kit.redis.pipe import PipeScript, RedisPipe
+    from kit.redis.pipe import RedisPipe
+    from kit.redis.scripts import script
 
     pipe = RedisPipe(other_db(redis_url, 6), timeout_s=2.0)
     other = Redis.from_url(other_db(redis_url, 6))
+    layer = RedisLayer.around(other)
     try:
         key = f"pipe:{uuid.uuid4().hex}"
         # Pipelined calls answer in order, in the URL's database.
         replies = await asyncio.gather(*(pipe.call("INCR", key) for _ in range(50)))
         assert sorted(replies) == list(range(1, 51)) and int(await other.get(key)) == 50
         assert await redis.get(key) is None
-        script = PipeScript(pipe, "return {1, ARGV[1]}")
         await other.script_flush()
-        assert await script(keys=[key], args=["x"]) == [1, b"x"]  # NOSCRIPT, then EVAL
-        assert await script(keys=[key], args=["y"]) == [1, b"y"]
+        load = script("rules/load")  # a read: {answer, state fields, digest} of no game
+        nothing = [f"{key}:state", f"{key}:reqs"]
+        assert await layer.run(load, nothing, ["x"]) == [b"", [None] * 8, b""]  # NOSCRIPT, then EVAL
+        assert await layer.run(load, nothing, ["y"]) == [b"", [None] * 8, b""]
         # The connection dies: what is in flight fails as a RedisError, the next call reconnects.
         await other.execute_command("CLIENT", "KILL", "ID", await pipe.call("CLIENT", "ID"))
         await asyncio.sleep(0.05)
@@ -339,4 +342,5 @@ async def test_the_lean_redis_pipe(redis: Redis, redis_url: str) -> None:
         await other.delete(key)
     finally:
         await pipe.close()
+        await layer.close()
         await other.aclose()
