@@ -1,0 +1,219 @@
+"""GameService: read, move, resign, list, watch, the Play stream, and finished games' records.
+
+The unary calls and WatchGame run the shared steps (steps.py) under kit.errors.refusing (a refusal
+is the call's status, a Redis failure UNAVAILABLE); each Play stream is a PlaySession (session.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+from tafel.play.v1 import play_pb2, play_pb2_grpc
+from tafel.rules.v1 import rules_pb2
+
+from gateway.actions import Actions
+from gateway.auth import Authenticator
+from gateway.games import GameDirectory
+from gateway.metrics import GatewayMetrics
+from gateway.play.encoding import live_delivery, set_time
+from gateway.play.session import MatchSource, PlaySession
+from gateway.play.steps import GAME_STORE_UNAVAILABLE, ActionCounters, GameSteps
+from gateway.records import Records
+from gateway.watch.event_ids import check_event_id
+from gateway.watch.hub import EventHub
+from gateway.watch.watcher import LAST_OF_HISTORY
+from kit.errors import Refused, abort_stream, refusing
+
+
+class GameServicer(play_pb2_grpc.GameServiceServicer):
+    def __init__(
+        self,
+        auth: Authenticator,
+        directory: GameDirectory,
+        actions: Actions,
+        hub: EventHub,
+        records: Records,
+        metrics: GatewayMetrics,
+        *,
+        lobby: MatchSource | None = None,
+        drain_s: float = 5.0,
+    ) -> None:
+        self.steps = GameSteps(auth, directory, actions, hub, metrics)
+        self.auth = auth
+        self.directory = directory
+        self.actions = actions
+        self.router = actions.router
+        self.clocks = actions.clocks
+        self.hub = hub
+        self.records = records
+        self.metrics = metrics
+        self.lobby = lobby  # matchmaking on the Play stream (None: a gateway without a lobby)
+        self.stopping = asyncio.Event()
+        self.drain_s = drain_s  # how long a stopping Play stream waits for its moves in flight
+        self.unary = ActionCounters.of(metrics, "unary")
+        self.stream = ActionCounters.of(metrics, "stream")
+
+    def time_left(self, context: grpc.aio.ServicerContext[Any, Any]) -> float | None:
+        """The caller's deadline, if it is shorter than the rules service timeout."""
+        remaining: float | None = context.time_remaining()
+        if remaining is None or remaining >= self.router.timeout_s:
+            return None
+        return max(0.0, remaining)
+
+    # -- unary RPCs ---------------------------------------------------------------------------------
+
+    @refusing(GAME_STORE_UNAVAILABLE)
+    async def GetGame(
+        self, request: play_pb2.GetGameRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.GetGameResponse:
+        identity = self.auth.identity(context.invocation_metadata())
+        meta = await self.steps.meta(request.game_id, identity.player_id)
+        return await self.steps.game_view(meta, identity.player_id)
+
+    @refusing(GAME_STORE_UNAVAILABLE)
+    async def SubmitMove(
+        self, request: play_pb2.SubmitMoveRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.SubmitMoveResponse:
+        started = time.perf_counter()
+        try:
+            identity = self.auth.identity(context.invocation_metadata())
+            result = await self.steps.submit(identity, request, timeout_s=self.time_left(context))
+        except BaseException:
+            self.unary.refused.inc()
+            raise
+        self.unary.applied.inc()
+        self.unary.latency.observe(time.perf_counter() - started)
+        return result
+
+    @refusing(GAME_STORE_UNAVAILABLE)
+    async def Resign(
+        self, request: play_pb2.ResignRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.ResignResponse:
+        identity = self.auth.identity(context.invocation_metadata())
+        return await self.steps.resign(identity, request, timeout_s=self.time_left(context))
+
+    @refusing(GAME_STORE_UNAVAILABLE)
+    async def ListMyGames(
+        self, request: play_pb2.ListMyGamesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.ListMyGamesResponse:
+        identity = self.auth.identity(context.invocation_metadata())
+        games, token = await self.directory.list_for_player(identity.player_id, request.page_size, request.page_token)
+        return play_pb2.ListMyGamesResponse(games=games, next_page_token=token)
+
+    @refusing(GAME_STORE_UNAVAILABLE)
+    async def ListLiveGames(
+        self, request: play_pb2.ListLiveGamesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.ListLiveGamesResponse:
+        self.auth.identity(context.invocation_metadata())
+        games, token = await self.directory.list_live(request.game, request.page_size, request.page_token)
+        return play_pb2.ListLiveGamesResponse(games=games, next_page_token=token)
+
+    @refusing(GAME_STORE_UNAVAILABLE)
+    async def GetGameRecord(
+        self, request: play_pb2.GetGameRecordRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.GetGameRecordResponse:
+        viewer = self.auth.identity(context.invocation_metadata())
+        try:
+            record = await self.records.get(request.game_id, viewer.player_id)
+        except Refused as refused:
+            if refused.code != grpc.StatusCode.NOT_FOUND or not await self._settled_now(request.game_id):
+                raise
+            # The game ended a moment ago and the process that ended it has not written the
+            # record yet (or died before it could): settled now, so a finished game always has one.
+            record = await self.records.get(request.game_id, viewer.player_id)
+        return play_pb2.GetGameRecordResponse(record=record)
+
+    async def _settled_now(self, game_id: str) -> bool:
+        """Write the record of a game its rules service says is over; False if it is not (yet)."""
+        try:
+            meta = await self.directory.meta(game_id)
+        except Refused:
+            return False
+        if await self.records.exists(game_id):
+            return True  # written meanwhile (the viewer may still not be allowed to see it)
+        view = await self.router.get_view(meta.game, rules_pb2.GetViewRequest(game_id=game_id))
+        if not view.status.over:
+            return False
+        await self.actions.settle(meta, view.status)  # idempotent: the record is written once
+        return True
+
+    @refusing(GAME_STORE_UNAVAILABLE)
+    async def ListGameRecords(
+        self, request: play_pb2.ListGameRecordsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.ListGameRecordsResponse:
+        viewer = self.auth.identity(context.invocation_metadata())
+        records, token = await self.records.list(
+            player_id=request.player_id,
+            game=request.game,
+            page_size=request.page_size,
+            page_token=request.page_token,
+            viewer=viewer.player_id,
+        )
+        return play_pb2.ListGameRecordsResponse(records=records, next_page_token=token)
+
+    # -- streams ------------------------------------------------------------------------------------
+
+    # Responses may be pre-encoded bytes (see registration.py), hence the ignored overrides.
+    @refusing(GAME_STORE_UNAVAILABLE)
+    async def WatchGame(  # type: ignore[override]
+        self, request: play_pb2.WatchGameRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[play_pb2.WatchGameResponse | bytes]:
+        viewer = self.auth.identity(context.invocation_metadata())
+        meta = await self.steps.meta(request.game_id, viewer.player_id)
+        check_event_id(request.after_event_id)
+        self.metrics.watch_streams.inc()
+        try:
+            async with self.hub.watch(meta.game_id, request.after_event_id) as watch:
+                # Subscribed: tell the client the watch is live before any event arrives.
+                await context.send_initial_metadata(())
+                async for event, source in watch.events():
+                    current = watch.current
+                    if current is not None:
+                        self.metrics.events_sent.inc()
+                        yield live_delivery(current[0], current[1], meta, False)
+                        continue
+                    response = play_pb2.WatchGameResponse(event=event)
+                    if watch.status is not None and watch.status.version == event.version:
+                        response.status.CopyFrom(watch.status)
+                    if source == LAST_OF_HISTORY and event.WhichOneof("kind") != "ended":
+                        set_time(response.turn_deadline, await self.clocks.deadline(meta.game_id, event.version))
+                    else:
+                        set_time(response.turn_deadline, self.steps.deadline_of(meta, event, source, time.time()))
+                    self.metrics.events_sent.inc()
+                    yield response
+            if self.stopping.is_set():
+                # The gateway is stopping, not the game over: a retryable end, so clients watch
+                # again elsewhere from their last event id rather than take it for the game's end.
+                raise Refused(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "GATEWAY_STOPPING",
+                    "this gateway is stopping; watch again (elsewhere) from your last event id",
+                )
+        finally:
+            self.metrics.watch_streams.dec()
+
+    async def Play(  # type: ignore[override]
+        self, request_iterator: AsyncIterator[play_pb2.PlayRequest], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[play_pb2.PlayResponse | bytes]:
+        try:
+            identity = self.auth.identity(context.invocation_metadata())
+        except Refused as refused:
+            await abort_stream(request_iterator, context, refused)
+        session = PlaySession(
+            self.steps,
+            identity,
+            counters=self.stream,
+            stopping=self.stopping,
+            drain_s=self.drain_s,
+            lobby=self.lobby,
+        )
+        self.metrics.play_streams.inc()
+        try:
+            async for response in session.run(request_iterator):
+                yield response
+        finally:
+            self.metrics.play_streams.dec()

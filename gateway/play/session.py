@@ -1,0 +1,401 @@
+"""One Play stream: a reader task, one task per action, one pump per watched game, and the
+response generator as the only writer.
+
+The stream carries the unary calls' guarantees: the same request-id scoping (a retry on either
+path gets the first answer), versions, and watches that resume from an event id. The writer drains
+a queue; each action runs in its own task, so one slow game never holds up another on the same
+stream. With batching (PlayOptions.batch_responses) responses waiting together leave in one message,
+and an action's answer waits briefly for its own events so they leave together, events first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Protocol
+
+import grpc
+from redis.exceptions import RedisError
+from tafel.play.v1 import play_pb2
+
+from gateway.auth import Identity
+from gateway.play.encoding import encode_batch, live_delivery, set_time
+from gateway.play.steps import GAME_STORE_UNAVAILABLE, ActionCounters, GameSteps
+from gateway.watch.event_ids import check_event_id
+from gateway.watch.watcher import LAST_OF_HISTORY
+from kit.errors import Refused, as_refused, invalid
+
+log = logging.getLogger("tafel.gateway.play")
+MAX_IN_FLIGHT_PER_STREAM = 256
+OUT_QUEUE_LIMIT = 4096
+# How long a batching stream's answer waits for its action's own events (they come by pub/sub,
+# which can lag the answer on a busy gateway) before it leaves without them.
+OWN_EVENTS_WAIT_S = 0.5
+
+
+class MatchSource(Protocol):
+    """The lobby's matchmaking as the Play stream uses it (gateway/lobby.py)."""
+
+    def match_updates(
+        self, player: play_pb2.Player, request: play_pb2.FindMatchRequest
+    ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]: ...
+
+
+def refusal_of(refused: Refused) -> play_pb2.Refusal:
+    refusal = play_pb2.Refusal(code=refused.code.value[0], reason=refused.reason, message=refused.message)
+    if refused.current_version is not None:
+        refusal.current_version = refused.current_version
+    return refusal
+
+
+def answer_version(response: play_pb2.PlayResponse) -> int:
+    """The version an action's answer reports (0 for a refusal)."""
+    kind = response.WhichOneof("kind")
+    if kind == "move_accepted":
+        return int(response.move_accepted.version)
+    if kind == "resigned":
+        return int(response.resigned.version)
+    return 0
+
+
+_DONE = None
+MAX_BATCH = 64  # responses in one batched message
+
+
+class PlaySession:
+    """One Play stream: a reader task, one task per action, one pump per watched game, and the
+    response generator as the only writer."""
+
+    def __init__(
+        self,
+        steps: GameSteps,
+        identity: Identity,
+        *,
+        counters: ActionCounters,
+        stopping: asyncio.Event,
+        drain_s: float,
+        lobby: MatchSource | None,
+    ) -> None:
+        self.steps = steps
+        self.identity = identity
+        self.counters = counters
+        self.stopping = stopping  # set when the gateway stops: the stream drains and says `reconnect`
+        self.drain_s = drain_s
+        self.lobby = lobby
+        # Responses, live event deliveries already encoded (shared by every local watcher), or a
+        # group that must leave in one message (an action's parked events and its answer).
+        self.out: asyncio.Queue[play_pb2.PlayResponse | bytes | list[play_pb2.PlayResponse | bytes] | None] = (
+            asyncio.Queue(OUT_QUEUE_LIMIT)
+        )
+        self.batching = False  # PlayOptions.batch_responses
+        # With batching, a watched game's events that arrive while this stream's own action on
+        # that game is in flight wait for its answer and leave with it in one message.
+        self.acting: dict[str, int] = {}
+        self.parked: dict[str, list[play_pb2.PlayResponse | bytes]] = {}
+        self.passed: dict[str, int] = {}  # game -> the newest event version passed on (or parked)
+        self.progress = asyncio.Event()  # set whenever `passed` moves
+        self.slots = asyncio.Semaphore(MAX_IN_FLIGHT_PER_STREAM)
+        self.actions: set[asyncio.Task[None]] = set()
+        self.watches: dict[str, asyncio.Task[None]] = {}
+        self.finds: dict[int, asyncio.Task[None]] = {}  # find_match correlation id -> its search
+        self.reading_done = False
+        self.closed = False  # the response stream ended: answers of late actions are dropped
+
+    async def run(self, requests: AsyncIterator[play_pb2.PlayRequest]) -> AsyncIterator[play_pb2.PlayResponse | bytes]:
+        loop = asyncio.get_running_loop()
+        reader = loop.create_task(self._read(requests))
+        stopping = loop.create_task(self._drain_when_stopping(reader))
+        try:
+            while True:
+                response = await self.out.get()
+                if response is _DONE:
+                    break
+                if not self.batching:
+                    assert not isinstance(response, list)
+                    yield response
+                    continue
+                items = list(response) if isinstance(response, list) else [response]
+                ended = False
+                while len(items) < MAX_BATCH and not self.out.empty():
+                    more = self.out.get_nowait()
+                    if more is _DONE:
+                        ended = True
+                        break
+                    if isinstance(more, list):
+                        items.extend(more)
+                    else:
+                        items.append(more)
+                yield items[0] if len(items) == 1 else encode_batch(items)
+                if ended:
+                    break
+        finally:
+            # Action tasks are never cancelled: once sent, an action and its bookkeeping finish
+            # (this is what lets them run unshielded, one task per move).
+            self.closed = True
+            stopping.cancel()
+            reader.cancel()
+            for task in (*self.watches.values(), *self.finds.values()):
+                task.cancel()
+            while not self.out.empty():  # wakes any action waiting for room, so it can end
+                self.out.get_nowait()
+
+    async def _drain_when_stopping(self, reader: asyncio.Task[None]) -> None:
+        """The gateway is stopping: take no more requests, let the actions in flight finish and
+        answer, then end the stream (the client resumes elsewhere from its last event id)."""
+        await self.stopping.wait()
+        reader.cancel()
+        for task in (*self.watches.values(), *self.finds.values()):
+            task.cancel()
+        if self.actions:
+            await asyncio.wait(tuple(self.actions), timeout=self.drain_s)
+        # Said before the end, so a client tells a graceful stop from a finished conversation and
+        # reconnects (to another gateway: this one no longer takes calls) with what is unanswered.
+        move = play_pb2.Reconnect(reason="GATEWAY_STOPPING")
+        await self.out.put(play_pb2.PlayResponse(reconnect=move))
+        await self.out.put(_DONE)
+
+    def _check_session(self) -> None:
+        if self.identity.expires_at <= time.time():
+            raise Refused(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_EXPIRED", "the session has expired; sign in again")
+        self.steps.auth.check_not_revoked(self.identity)  # signed out while the stream is open
+
+    async def _read(self, requests: AsyncIterator[play_pb2.PlayRequest]) -> None:
+        try:
+            async for request in requests:
+                kind = request.WhichOneof("action")
+                correlation = request.correlation_id
+                if kind == "ping":
+                    pong = play_pb2.Pong(nonce=request.ping.nonce)
+                    await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, pong=pong))
+                    continue
+                try:
+                    self._check_session()
+                except Refused as refused:
+                    await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal_of(refused)))
+                    break
+                if kind in ("submit_move", "resign"):
+                    await self.slots.acquire()
+                    task = asyncio.get_running_loop().create_task(self._act(request))
+                    self.actions.add(task)
+                    task.add_done_callback(self._action_done)
+                elif kind == "watch":
+                    self._start_watch(correlation, request.watch)
+                elif kind == "stop_watching":
+                    await self._stop_watch(correlation, request.stop_watching.game_id)
+                elif kind == "find_match":
+                    self._start_find(correlation, request.find_match)
+                elif kind == "stop_finding":
+                    finding = self.finds.pop(request.stop_finding.find_correlation_id, None)
+                    if finding is not None:  # answered once the search has ended (its ticket is leaving)
+                        finding.cancel()
+                        await asyncio.wait((finding,))
+                    stopped = play_pb2.PlayResponse(
+                        correlation_id=correlation, match_update=play_pb2.FindMatchResponse()
+                    )
+                    await self.out.put(stopped)
+                elif kind == "set_options":
+                    self.batching = request.set_options.batch_responses
+                    if not self.batching:
+                        self._release_all_parked()
+                    answer = play_pb2.PlayResponse(correlation_id=correlation, options_set=request.set_options)
+                    await self.out.put(answer)
+                else:
+                    missing = invalid("ACTION_MISSING", "set one of the PlayRequest actions")
+                    await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal_of(missing)))
+        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+            pass
+        finally:
+            self.reading_done = True
+            for task in self.finds.values():  # a client that stopped sending leaves the queues
+                task.cancel()
+            if self.actions:
+                await asyncio.gather(*tuple(self.actions), return_exceptions=True)
+            if not self.watches:
+                await self.out.put(_DONE)
+
+    def _action_done(self, task: asyncio.Task[None]) -> None:
+        self.actions.discard(task)
+        self.slots.release()
+
+    async def _act(self, request: play_pb2.PlayRequest) -> None:
+        response = play_pb2.PlayResponse(correlation_id=request.correlation_id)
+        submit = request.WhichOneof("action") == "submit_move"
+        game_id = request.submit_move.game_id if submit else request.resign.game_id
+        parking = self.batching
+        if parking:
+            self.acting[game_id] = self.acting.get(game_id, 0) + 1
+        try:
+            await self._act_on(request, response)
+            if parking and game_id in self.watches:
+                await self._own_events(game_id, answer_version(response))
+        finally:
+            if parking:
+                left = self.acting[game_id] - 1
+                if left:
+                    self.acting[game_id] = left
+                else:
+                    del self.acting[game_id]
+        if self.closed:
+            return  # nobody reads this stream any more
+        parked = self.parked.pop(game_id, None) if game_id not in self.acting else None
+        await self.out.put([*parked, response] if parked else response)
+
+    async def _act_on(self, request: play_pb2.PlayRequest, response: play_pb2.PlayResponse) -> None:
+        steps = self.steps
+        started = time.perf_counter()
+        try:
+            if request.WhichOneof("action") == "submit_move":
+                await steps.submit(self.identity, request.submit_move, into=response.move_accepted, shielded=False)
+            else:
+                response.resigned.CopyFrom(await steps.resign(self.identity, request.resign))
+            self.counters.applied.inc()
+            self.counters.latency.observe(time.perf_counter() - started)
+        except Refused as refused:
+            response.Clear()
+            response.correlation_id = request.correlation_id
+            response.refusal.CopyFrom(refusal_of(refused))
+            self.counters.refused.inc()
+        except RedisError as error:
+            response.Clear()
+            response.correlation_id = request.correlation_id
+            response.refusal.CopyFrom(refusal_of(as_refused(error, GAME_STORE_UNAVAILABLE)))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("action failed")
+            response.Clear()
+            response.correlation_id = request.correlation_id
+            response.refusal.CopyFrom(
+                refusal_of(Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "the action failed; retry"))
+            )
+
+    async def _own_events(self, game_id: str, version: int) -> None:
+        """Hold a batching stream's answer until the pump has passed on its action's events (so
+        they leave together, events first), at most OWN_EVENTS_WAIT_S."""
+        if not version:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + OWN_EVENTS_WAIT_S
+        while self.passed.get(game_id, 0) < version and game_id in self.watches:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            self.progress.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.progress.wait(), remaining)
+
+    async def _deliver(self, game_id: str, delivery: play_pb2.PlayResponse | bytes, version: int) -> None:
+        """A watched game's event: parked while this stream's own action on the game is in
+        flight (batching streams only), else queued."""
+        if version > self.passed.get(game_id, 0):
+            self.passed[game_id] = version
+            self.progress.set()
+        if game_id in self.acting:
+            self.parked.setdefault(game_id, []).append(delivery)
+            return
+        await self.out.put(delivery)
+
+    def _release_all_parked(self) -> None:
+        for game_id in tuple(self.parked):
+            for delivery in self.parked.pop(game_id):
+                with contextlib.suppress(asyncio.QueueFull):
+                    self.out.put_nowait(delivery)
+
+    def _start_find(self, correlation: int, request: play_pb2.FindMatchRequest) -> None:
+        previous = self.finds.pop(correlation, None)
+        if previous is not None:  # the same request again (a resend): the new search replaces it
+            previous.cancel()
+        task = asyncio.get_running_loop().create_task(self._find(correlation, request, previous))
+        self.finds[correlation] = task
+
+        def done(finished: asyncio.Task[None]) -> None:
+            if self.finds.get(correlation) is finished:
+                del self.finds[correlation]
+
+        task.add_done_callback(done)
+
+    async def _find(
+        self, correlation: int, request: play_pb2.FindMatchRequest, previous: asyncio.Task[None] | None
+    ) -> None:
+        lobby = self.lobby
+        if previous is not None:
+            await asyncio.wait((previous,))  # its ticket leaves the queue first
+        try:
+            if lobby is None:
+                raise Refused(grpc.StatusCode.UNIMPLEMENTED, "NO_LOBBY", "this gateway has no matchmaking")
+            async with contextlib.aclosing(lobby.match_updates(self.identity.player(), request)) as updates:
+                async for update in updates:
+                    await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, match_update=update))
+        except (Refused, RedisError) as error:
+            refusal = refusal_of(as_refused(error, GAME_STORE_UNAVAILABLE))
+            await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal))
+
+    def _start_watch(self, correlation: int, request: play_pb2.WatchGameRequest) -> None:
+        self.parked.pop(request.game_id, None)  # the new watch replays from its own position
+        previous = self.watches.pop(request.game_id, None)
+        if previous is not None:
+            previous.cancel()
+        task = asyncio.get_running_loop().create_task(self._pump(correlation, request))
+        self.watches[request.game_id] = task
+
+        def done(finished: asyncio.Task[None]) -> None:
+            if self.watches.get(request.game_id) is finished:
+                del self.watches[request.game_id]
+            if self.reading_done and not self.watches and not self.actions:
+                with contextlib.suppress(asyncio.QueueFull):
+                    self.out.put_nowait(_DONE)
+
+        task.add_done_callback(done)
+
+    async def _stop_watch(self, correlation: int, game_id: str) -> None:
+        self.parked.pop(game_id, None)
+        task = self.watches.pop(game_id, None)
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        ack = play_pb2.GetGameResponse()
+        ack.summary.game_id = game_id
+        await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, watching=ack))
+
+    async def _pump(self, correlation: int, request: play_pb2.WatchGameRequest) -> None:
+        steps = self.steps
+        try:
+            meta = await steps.meta(request.game_id, self.identity.player_id)
+            check_event_id(request.after_event_id)
+            async with steps.hub.watch(meta.game_id, request.after_event_id) as watch:
+                view = await steps.game_view(meta, self.identity.player_id)
+                if not request.after_event_id:
+                    # One rule (play.proto, WatchGameRequest): with no id the view stands for the
+                    # history, and only events after it follow; with an id, the events after it.
+                    watch.start_after(view.last_event_id)
+                await watch.prepare()  # a bad starting point is refused before the answer
+                await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, watching=view))
+                async for event, source in watch.events():
+                    current = watch.current
+                    if current is not None:
+                        steps.metrics.events_sent.inc()
+                        live = live_delivery(current[0], current[1], meta, True)
+                        await self._deliver(meta.game_id, live, event.version)
+                        continue
+                    delivery = play_pb2.GameEventDelivery(game_id=meta.game_id, event=event)
+                    if watch.status is not None and watch.status.version == event.version:
+                        delivery.status.CopyFrom(watch.status)
+                    if source == LAST_OF_HISTORY and event.WhichOneof("kind") != "ended":
+                        summary = view.summary
+                        if summary.status.version == event.version and summary.HasField("turn_deadline"):
+                            # A version's deadline never changes once set: the one just read stands.
+                            delivery.turn_deadline.CopyFrom(summary.turn_deadline)
+                        else:
+                            deadline = await steps.clocks.deadline(meta.game_id, event.version)
+                            set_time(delivery.turn_deadline, deadline)
+                    else:
+                        set_time(delivery.turn_deadline, steps.deadline_of(meta, event, source, time.time()))
+                    steps.metrics.events_sent.inc()
+                    await self._deliver(meta.game_id, play_pb2.PlayResponse(event=delivery), event.version)
+        except (Refused, RedisError) as error:
+            refusal = refusal_of(as_refused(error, GAME_STORE_UNAVAILABLE))
+            await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal))
