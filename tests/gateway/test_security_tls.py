@@ -1,12 +1,11 @@
 """Issue 18.8/18.9: the platform with TLS from certificate files named in the environment, mutual
-TLS between gateway and rules service, and the SDK over TLS. Certificates are made here with the
-openssl command line (a private CA, a server certificate for 127.0.0.1, a gateway client one)."""
+TLS between gateway and rules service, and the SDK over TLS. Certificates come from
+tests/certificates.py (openssl: a private CA, a server certificate for 127.0.0.1, a client one)."""
 
 from __future__ import annotations
 
 import shutil
 import ssl
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,25 +16,11 @@ from tafel.client import TafelClient
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
+from tests.certificates import make_certificates
 from tests.gateway.harness import Proc, spawn, spawn_gateway
 from tools.redis_server import free_port
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
-
-
-def _openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def make_certificates(folder: Path) -> None:
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
-             "-days", "2", "-subj", "/CN=tafel test CA", cwd=folder)
-    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    for name in ("server", "client"):
-        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr",
-                 "-subj", f"/CN=tafel {name}", cwd=folder)
-        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                 "-out", f"{name}.pem", "-days", "2", "-extfile", "san.ext", cwd=folder)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type CallOptions, type Client, type Transport } from "@connectrpc/connect";
-import { fromCallError, NotFound, TafelError } from "./errors.js";
+import { certificateError, fromCallError, NotFound, TafelError } from "./errors.js";
 import { isAfter } from "./events.js";
 import type { GameEvent, GameMove, GameOptions } from "./gen/tafel/games/v1/games_pb.js";
 import {
@@ -46,7 +46,7 @@ import {
   type Tournament,
   type TournamentEvent,
 } from "./gen/tafel/play/v1/tournaments_pb.js";
-import { PlayStream } from "./play-stream.js";
+import { PlayStream, type PlayStreamOptions } from "./play-stream.js";
 import { RequestIds } from "./request-ids.js";
 import { resuming, sleep } from "./resume.js";
 
@@ -160,7 +160,8 @@ export class TafelClient {
         return await send(this.options());
       } catch (error) {
         const code = ConnectError.from(error).code;
-        if (RETRYABLE.has(code) && attempt < retries) {
+        // A refused certificate fails the same way every time: no retry.
+        if (RETRYABLE.has(code) && attempt < retries && certificateError(error) === undefined) {
           await sleep(delay);
           delay = Math.min(delay * 2, 2000);
           continue;
@@ -391,7 +392,7 @@ export class TafelClient {
 
   /** The bidirectional Play stream (native gRPC in Node; see play-stream.ts). `batchResponses`
    * lets the gateway send an action's answer and its own events in one message. */
-  playStream(options: { batchResponses?: boolean } = {}): PlayStream {
+  playStream(options: PlayStreamOptions = {}): PlayStream {
     return new PlayStream(this, options);
   }
 

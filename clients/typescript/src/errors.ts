@@ -34,6 +34,48 @@ export class RateLimited extends TafelError {}
 /** UNAVAILABLE: a dependency is down; retrying later is safe (requests are idempotent). */
 export class Unavailable extends TafelError {}
 export class DeadlineExceeded extends TafelError {}
+/** TLS refused: the server's certificate does not verify (an unknown CA, another name, expired).
+ * Not retried: the same certificate fails the same way. Fix the trust: give the CA (`ca`) or the
+ * name it was issued for (`serverName`) to the Node transport, or trust it in the system store. */
+export class CertificateError extends TafelError {}
+
+/** OpenSSL's verification codes as Node reports them (error.code), and Node's name check. */
+const CERTIFICATE_CODES: ReadonlyMap<string, string> = new Map([
+  ["ERR_TLS_CERT_ALTNAME_INVALID", "CERTIFICATE_NAME_MISMATCH"],
+  ["HOSTNAME_MISMATCH", "CERTIFICATE_NAME_MISMATCH"],
+  ["CERT_HAS_EXPIRED", "CERTIFICATE_EXPIRED"],
+  ["CERT_NOT_YET_VALID", "CERTIFICATE_EXPIRED"],
+  ["DEPTH_ZERO_SELF_SIGNED_CERT", "CERTIFICATE_UNTRUSTED"],
+  ["SELF_SIGNED_CERT_IN_CHAIN", "CERTIFICATE_UNTRUSTED"],
+  ["UNABLE_TO_VERIFY_LEAF_SIGNATURE", "CERTIFICATE_UNTRUSTED"],
+  ["UNABLE_TO_GET_ISSUER_CERT", "CERTIFICATE_UNTRUSTED"],
+  ["UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "CERTIFICATE_UNTRUSTED"],
+  ["CERT_SIGNATURE_FAILURE", "CERTIFICATE_UNTRUSTED"],
+  ["CERT_UNTRUSTED", "CERTIFICATE_UNTRUSTED"],
+  ["CERT_REJECTED", "CERTIFICATE_UNTRUSTED"],
+  ["CERT_REVOKED", "CERTIFICATE_UNTRUSTED"],
+  ["INVALID_CA", "CERTIFICATE_UNTRUSTED"],
+  ["INVALID_PURPOSE", "CERTIFICATE_UNTRUSTED"],
+]);
+
+/** The TLS verification failure somewhere in `error`'s cause chain, if that is what it is. */
+export function certificateError(error: unknown): CertificateError | undefined {
+  const seen = new Set<unknown>();
+  for (let cause = error; cause instanceof Error && !seen.has(cause); cause = (cause as { cause?: unknown }).cause) {
+    seen.add(cause);
+    if (cause instanceof CertificateError) return cause;
+    const code = (cause as { code?: unknown }).code;
+    const reason = typeof code === "string" ? CERTIFICATE_CODES.get(code) : undefined;
+    if (reason !== undefined) {
+      const hint =
+        reason === "CERTIFICATE_NAME_MISMATCH"
+          ? "connect by the name on the certificate or pass that name as serverName"
+          : "pass the CA that signed it as ca, or trust it in the system store";
+      return new CertificateError(reason, `the server's TLS certificate was refused (${code}: ${cause.message}); ${hint}`, Code.Unavailable);
+    }
+  }
+  return undefined;
+}
 
 type ErrorClass = new (reason: string, detail: string, code: Code) => TafelError;
 
@@ -59,6 +101,10 @@ export function errorFor(code: Code, reason: string, detail: string): TafelError
 export function fromCallError(error: unknown): TafelError {
   if (error instanceof TafelError) {
     return error;
+  }
+  const refused = certificateError(error);
+  if (refused !== undefined) {
+    return refused;
   }
   const connectError = ConnectError.from(error);
   const info = connectError.findDetails(ErrorInfoSchema)[0];

@@ -6,7 +6,7 @@ export { Code, ConnectError } from "@connectrpc/connect";
 export * from "./errors.js";
 export { eventPosition, isAfter } from "./events.js";
 export { moves, options, placeOnCell, placeOnJoker, type GameName } from "./moves.js";
-export { PlayStream } from "./play-stream.js";
+export { PlayStream, type PlayStreamOptions } from "./play-stream.js";
 export { RequestIds } from "./request-ids.js";
 export { createWebTransport, type WebProtocol, type WebTransportOptions } from "./transports.js";
 

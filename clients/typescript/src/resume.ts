@@ -3,7 +3,7 @@
 // and so does matchmaking (a search sent again with its request id takes over its ticket).
 
 import { Code, ConnectError } from "@connectrpc/connect";
-import { fromCallError, Unavailable } from "./errors.js";
+import { certificateError, fromCallError, Unavailable } from "./errors.js";
 
 /** A watch resumes from its last event after these: it is a read, so resuming is always safe. A
  * dropped connection surfaces as Unavailable, Internal, (fetch's "terminated") Unknown or, over
@@ -91,7 +91,8 @@ export async function* resuming<R>(stream: Resumable<R>): AsyncGenerator<R> {
       failures += 1;
     } catch (error) {
       const code = ConnectError.from(error).code;
-      const dropped = RESUMABLE.has(code) || (code === Code.Canceled && !call.signal.aborted);
+      const dropped =
+        (RESUMABLE.has(code) || (code === Code.Canceled && !call.signal.aborted)) && certificateError(error) === undefined;
       if (stream.signal?.aborted || !dropped || failures >= stream.maxRetries) {
         throw fromCallError(error);
       }

@@ -6,7 +6,8 @@
 import * as net from "node:net";
 import type { TestContext } from "node:test";
 import type { Interceptor, Transport } from "@connectrpc/connect";
-import { createWebTransport, TafelClient, VersionConflict, type games } from "../src/index.js";
+import assert from "node:assert/strict";
+import { createWebTransport, isAfter, TafelClient, VersionConflict, type games, type play, type PlayStream } from "../src/index.js";
 import { createNativeTransport } from "../src/node.js";
 import type { Strategy } from "../conformance/strategies.js";
 
@@ -18,7 +19,7 @@ export interface TransportKind {
   make: (via?: string, interceptors?: Interceptor[]) => Transport;
 }
 
-function required(name: string): string {
+export function required(name: string): string {
   const value = process.env[name];
   if (!value) {
     throw new Error(`${name} is not set: run these tests through tests/clients/test_typescript_sdk.py (or set it)`);
@@ -81,6 +82,73 @@ export async function playGame(client: TafelClient, gameId: string, seat: number
     await maybeMove();
   }
   return status;
+}
+
+/** `promise`, or a rejection naming `what` once `ms` have passed: a call that hangs fails its test
+ * with a message rather than the runner's timeout. */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface StreamPlay {
+  status: games.GameStatus;
+  /** The event ids the stream delivered, in order, after the watch's first view. */
+  delivered: string[];
+  /** The view's last event id when the watch began ("now"). */
+  from: string;
+}
+
+/** Play `seat` of `gameId` on a Play stream to the end: moves on the stream, the opponent's moves
+ * as the stream's events. `onSubmit(version)` runs right after each move is sent, before its
+ * answer (to cut a connection or stop a gateway with a move in flight). Every answer and event is
+ * awaited at most `answerMs`: a request the stream never answers fails the test by name. */
+export async function playOnStream(
+  client: TafelClient,
+  stream: PlayStream,
+  gameId: string,
+  seat: number,
+  strategy: Strategy,
+  { onSubmit, answerMs = 60_000 }: { onSubmit?: (version: bigint) => void; answerMs?: number } = {},
+): Promise<StreamPlay> {
+  const watching = await within(stream.watch(gameId), answerMs, "watch");
+  const first = watching.summary?.status;
+  assert.ok(first && watching.view, "the watch answered without a status and view");
+  let status: games.GameStatus = first;
+  let view: games.GameView = watching.view;
+  const delivered: string[] = [];
+  while (!status.over) {
+    if (status.toAct.includes(seat)) {
+      const answer = stream.submitMove(gameId, strategy(view, status.version), { expectedVersion: status.version });
+      onSubmit?.(status.version);
+      const accepted: play.SubmitMoveResponse = await within(answer, answerMs, `the move at version ${status.version}`);
+      assert.ok(accepted.status);
+      status = accepted.status;
+      continue;
+    }
+    const delivery = await within(stream.nextEvent(), answerMs, `an event after version ${status.version}`);
+    assert.equal(delivery.gameId, gameId);
+    if (delivery.event?.eventId) delivered.push(delivery.event.eventId);
+    if (delivery.status !== undefined && delivery.status.version >= status.version) status = delivery.status;
+    if (!status.over && status.toAct.includes(seat)) view = (await client.getGame(gameId)).view ?? view;
+  }
+  return { status, delivered, from: watching.lastEventId };
+}
+
+/** The ids of `gameId`'s events after `from`, from a watch of its whole history. */
+export async function eventIdsAfter(client: TafelClient, gameId: string, from: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const event of client.watch(gameId)) {
+    if (!from || isAfter(event.eventId, from)) ids.push(event.eventId);
+  }
+  return ids;
 }
 
 /** A TCP relay on loopback in front of a server, whose connections the test can cut: a real

@@ -1,31 +1,13 @@
 // The bidirectional Play stream (native gRPC only: browsers cannot open one): a whole Connect Four
-// game with moves and events on one stream per player; a refusal carries its reason.
+// game with moves and events on one stream per player; a refusal carries its reason; a stream
+// whose connection is cut mid-game (a move in flight) reopens by itself and goes on.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { IllegalMove, moves, Unavailable, type games, type PlayStream, type TafelClient } from "../src/index.js";
-import { guests, transportKinds } from "./platform.js";
+import { IllegalMove, moves, TafelClient, Unavailable } from "../src/index.js";
+import { createNativeTransport } from "../src/node.js";
+import { eventIdsAfter, guests, playOnStream, Relay, transportKinds } from "./platform.js";
 import { connect4Strategy } from "../conformance/strategies.js";
-
-async function playOnStream(client: TafelClient, stream: PlayStream, gameId: string, seat: number): Promise<games.GameStatus> {
-  const watching = await stream.watch(gameId);
-  let status = watching.summary?.status;
-  let view = watching.view;
-  assert.ok(status && view);
-  while (!status.over) {
-    if (status.toAct.includes(seat)) {
-      const answer = await stream.submitMove(gameId, connect4Strategy(view, status.version), { expectedVersion: status.version });
-      assert.ok(answer.status);
-      status = answer.status;
-      continue;
-    }
-    const delivery = await stream.nextEvent();
-    assert.equal(delivery.gameId, gameId);
-    if (delivery.status !== undefined && delivery.status.version >= status.version) status = delivery.status;
-    if (!status.over && status.toAct.includes(seat)) view = (await client.getGame(gameId)).view ?? view;
-  }
-  return status;
-}
 
 const native = transportKinds().filter((kind) => kind.name === "native gRPC");
 
@@ -46,14 +28,51 @@ for (const kind of native) {
         return true;
       });
 
-      const statuses = await Promise.all(players.map((p, i) => playOnStream(p, streams[i]!, gameId, matches[i]!.seat)));
-      assert.equal(statuses[0]?.over, true);
-      assert.equal(statuses[0]?.outcome?.ranks.length, 2);
-      assert.equal(statuses[0]?.version, statuses[1]?.version);
+      const plays = await Promise.all(players.map((p, i) => playOnStream(p, streams[i]!, gameId, matches[i]!.seat, connect4Strategy)));
+      assert.equal(plays[0]?.status.over, true);
+      assert.equal(plays[0]?.status.outcome?.ranks.length, 2);
+      assert.equal(plays[0]?.status.version, plays[1]?.status.version);
 
       streams[0]!.close();
       await streams[0]!.done;
       await assert.rejects(streams[0]!.watch(gameId), Unavailable);
+    });
+
+    test("a Play stream cut mid-game with a move in flight reopens: every move applied once, no event lost or repeated", async (t) => {
+      const relay = await Relay.start(kind.address);
+      t.after(() => relay.close());
+      const [host, guest] = (await guests(t, kind, 2)) as [TafelClient, TafelClient];
+      // The guest talks through the relay (same session): its connection is the one cut.
+      const cut = new TafelClient(createNativeTransport(relay.address));
+      t.after(() => cut.close());
+      const matches = await Promise.all([host.findMatch("connect4"), guest.findMatch("connect4")]);
+      const gameId = matches[0].gameId;
+      cut.session = guest.session;
+      const streams = [host.playStream(), cut.playStream()] as const;
+      t.after(() => streams.forEach((s) => s.close()));
+
+      const plays = await Promise.all([
+        playOnStream(host, streams[0], gameId, matches[0].seat, connect4Strategy),
+        playOnStream(cut, streams[1], gameId, matches[1].seat, connect4Strategy, {
+          // Cut twice: once with the guest's move just sent, once while it waits for the host.
+          onSubmit: (version) => {
+            if (version >= 2n && relay.cuts === 0) relay.cut();
+            else if (version >= 6n && relay.cuts === 1) setImmediate(() => relay.cut());
+          },
+        }),
+      ]);
+      assert.equal(relay.cuts, 2);
+      assert.ok(streams[1].reconnects >= 2, `reconnects: ${streams[1].reconnects}`);
+      assert.equal(plays[0].status.over, true);
+      assert.equal(plays[0].status.version, plays[1].status.version);
+      // Each move applied once: the record holds exactly as many moves as versions went by.
+      const record = await host.getRecord(gameId);
+      assert.equal(BigInt(record.actions.length), plays[0].status.version);
+      // What the cut stream delivered is the game's events after its first view, in order, once
+      // each (it may stop reading before the last ones: its own winning move ends its loop).
+      const all = await eventIdsAfter(host, gameId, plays[1].from);
+      assert.ok(plays[1].delivered.length > 0);
+      assert.deepEqual(plays[1].delivered, all.slice(0, plays[1].delivered.length));
     });
   });
 }
