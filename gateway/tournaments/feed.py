@@ -21,9 +21,11 @@ from tafel.play.v1 import tournaments_pb2
 
 from kit.redis.keys import tournament_events_key as events_key
 from kit.redis.keys import tournament_key
+from kit.retry import Attempts, Backoff
 
 log = logging.getLogger("tafel.gateway.tournaments")
 QUEUE_SIZE = 2_000
+READ_BACKOFF = Backoff(first_s=0.5, cap_s=2.0)  # between failed reads while Redis is away
 _SLOW: tuple[str, bytes] = ("", b"slow")
 _CLOSED: tuple[str, bytes] = ("", b"closed")
 
@@ -126,6 +128,7 @@ class TournamentFeed:
                     self._cursors.pop(tid, None)
 
     async def _run(self) -> None:
+        failures = Attempts(READ_BACKOFF)
         while True:
             if not self._cursors:
                 self._changed.clear()
@@ -136,8 +139,9 @@ class TournamentFeed:
                 result: Any = await self.reader.xread(streams, count=500, block=self.block_ms)
             except RedisError:
                 log.warning("tournament feed read failed; retrying")
-                await asyncio.sleep(0.5)
+                await failures.failed()
                 continue
+            failures.reset()
             for raw_key, rows in result or []:
                 key = _text(raw_key)
                 tid = key[len(tournament_key("")) : -len(":events")]
