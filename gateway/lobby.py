@@ -9,7 +9,6 @@ defaults spelled out" meet in the same matchmaking queue.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
@@ -23,20 +22,16 @@ from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 from tafel.rules.v1 import rules_pb2
 
-from gateway.matchmaking import (
-    DEFAULT_REDIS_SLOTS,
-    BucketSpec,
-    GameStarter,
-    HashRatings,
-    Matchmaker,
-    MatchmakingSettings,
-    RatingSource,
-    Wakeups,
-)
-from gateway.rooms import Rooms, RoomSettings, RoomSnapshot, normalize_code
+from gateway.matchmaking.matchmaker import Matchmaker
+from gateway.matchmaking.model import BucketSpec
+from gateway.matchmaking.ports import GameStarter, RatingSource
+from gateway.matchmaking.ratings_source import HashRatings
+from gateway.rooms import Rooms, RoomSnapshot, normalize_code
+from gateway.settings import MatchmakingSettings, RoomSettings
 from kit.errors import Refused, abort, invalid
 from kit.ids import check_id
 from kit.redis.layer import RedisLayer
+from kit.redis.pubsub import PubSub
 
 log = logging.getLogger("tafel.gateway.lobby")
 MAX_GAME_NAME = 64
@@ -252,38 +247,29 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
         router: GameCatalog,
         settings: LobbySettings,
         *,
+        pubsub: PubSub,
         matchmaking: MatchmakingSettings,
         rooms: RoomSettings,
         ratings: RatingSource | None = None,
     ) -> None:
         self.layer = layer
-        # Matchmaking and rooms take the layer's two halves until they take the layer itself.
-        redis, pipe = layer.client, layer.pipe
         self.auth = authenticator
         self.router = router
         self.settings = settings
-        # The lobby shares the process's Redis client: at most this many of its scripts run at once.
-        slots = asyncio.Semaphore(DEFAULT_REDIS_SLOTS)
-        self.matchmaker = Matchmaker(
-            redis, directory, ratings or HashRatings(redis), matchmaking, slots=slots, pipe=pipe
-        )
-        self.rooms = Rooms(redis, directory, rooms, slots=slots, pipe=pipe)
-        self.wakeups = Wakeups(redis)
-        self.matchmaker.attach(self.wakeups)
-        self.rooms.attach(self.wakeups)
+        self.matchmaker = Matchmaker(layer, pubsub, directory, ratings or HashRatings(layer), matchmaking)
+        self.rooms = Rooms(layer, pubsub, directory, rooms)
         self._started = False
-        self._start_lock = asyncio.Lock()
 
     async def start(self) -> None:
-        """Open the lobby's pub/sub connection (done lazily on the first waiting call otherwise)."""
-        async with self._start_lock:
-            if not self._started:
-                await self.wakeups.start()
-                self._started = True
+        """Subscribe to the lobby's wake-ups (done lazily on the first waiting call otherwise)."""
+        if not self._started:
+            await self.matchmaker.listen()
+            await self.rooms.listen()
+            self._started = True
 
     async def close(self) -> None:
         await self.matchmaker.close()
-        await self.wakeups.close()
+        self.rooms.close()
 
     async def _describe(self, game: str) -> rules_pb2.DescribeGameResponse:
         check_game(self.router, game)

@@ -203,9 +203,6 @@ class Rooms:
         for event in self._watchers.get(payload.decode(errors="replace"), ()):
             event.set()
 
-    async def _run(self, name: str, code: str, args: list[Any]) -> Any:
-        return await self.layer.run(script(f"rooms/{name}"), room_keys(code), args)
-
     # -- operations ------------------------------------------------------------------------------
 
     async def create(
@@ -223,9 +220,9 @@ class Rooms:
         expires = now + int(self.settings.room_ttl_s * 1000)
         for _ in range(8):
             code = new_code()
-            raw = await self._run(
-                "create",
-                code,
+            raw = await self.layer.run(
+                script("rooms/create"),
+                room_keys(code),
                 [
                     game,
                     options.SerializeToString(deterministic=True),
@@ -245,8 +242,10 @@ class Rooms:
         raise Refused(grpc.StatusCode.UNAVAILABLE, "NO_FREE_CODE", "could not find a free room code; retry")
 
     async def join(self, code: str, player: play_pb2.Player) -> RoomSnapshot:
-        raw = await self._run(
-            "join", code, [player.player_id, player.SerializeToString(), new_room_game_id(), ROOMS_CHANNEL, code]
+        raw = await self.layer.run(
+            script("rooms/join"),
+            room_keys(code),
+            [player.player_id, player.SerializeToString(), new_room_game_id(), ROOMS_CHANNEL, code],
         )
         status = _text(raw[0])
         if status == "NOT_FOUND":
@@ -259,9 +258,9 @@ class Rooms:
         return await self._settled(room)
 
     async def leave(self, code: str, player: play_pb2.Player) -> RoomSnapshot:
-        raw = await self._run(
-            "leave",
-            code,
+        raw = await self.layer.run(
+            script("rooms/leave"),
+            room_keys(code),
             [player.player_id, ROOMS_CHANNEL, code, self.now_ms(), int(self.settings.closed_ttl_s * 1000)],
         )
         status = _text(raw[0])
@@ -275,7 +274,9 @@ class Rooms:
         return room
 
     async def start(self, code: str, player: play_pb2.Player) -> RoomSnapshot:
-        raw = await self._run("start", code, [player.player_id, new_room_game_id(), ROOMS_CHANNEL, code])
+        raw = await self.layer.run(
+            script("rooms/start"), room_keys(code), [player.player_id, new_room_game_id(), ROOMS_CHANNEL, code]
+        )
         status = _text(raw[0])
         if status == "NOT_FOUND":
             raise _not_found(code)
@@ -299,7 +300,7 @@ class Rooms:
         return await self._settled_quietly(room)
 
     async def _get(self, code: str) -> RoomSnapshot | None:
-        raw = await self._run("read", code, [])
+        raw = await self.layer.run(script("rooms/read"), room_keys(code), [])
         if _text(raw[0]) == "NOT_FOUND":
             return None
         return _snapshot(code, raw[1])
@@ -383,8 +384,10 @@ class Rooms:
         return await self._settle_as(room, "started", int(self.settings.started_ttl_s * 1000))
 
     async def _settle_as(self, room: RoomSnapshot, state: str, ttl_ms: int) -> RoomSnapshot:
-        raw = await self._run(
-            "settle", room.code, [room.game_id, ROOMS_CHANNEL, room.code, self.now_ms() + ttl_ms, state]
+        raw = await self.layer.run(
+            script("rooms/settle"),
+            room_keys(room.code),
+            [room.game_id, ROOMS_CHANNEL, room.code, self.now_ms() + ttl_ms, state],
         )
         if _text(raw[0]) == "NOT_FOUND":
             raise _not_found(room.code)

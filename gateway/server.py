@@ -186,7 +186,15 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     records.hooks.append(runner.on_record)
 
     lobby = LobbyServicer(
-        layer, auth, directory, router, settings, matchmaking=settings.matchmaking, rooms=settings.rooms, ratings=book
+        layer,
+        auth,
+        directory,
+        router,
+        settings,
+        pubsub=pubsub,
+        matchmaking=settings.matchmaking,
+        rooms=settings.rooms,
+        ratings=book,
     )
     # Moves in flight get most of the stop's grace: the streams must say `reconnect` and end
     # before the server cancels what is left at the end of it.

@@ -14,6 +14,7 @@ import pytest
 import redis as redis_sync
 from redis.asyncio import Redis
 
+from kit.redis.layer import RedisLayer
 from tools.redis_server import RedisProcess, start_redis
 
 
@@ -66,6 +67,16 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
         yield client
     finally:
         await client.aclose()
+
+
+@pytest.fixture
+async def layer(redis_url: str) -> AsyncIterator[RedisLayer]:
+    """The platform's Redis client object (kit/redis/layer.py) on the test Redis."""
+    redis_layer = RedisLayer.connect(redis_url, max_connections=16)
+    try:
+        yield redis_layer
+    finally:
+        await redis_layer.close()
 
 
 @pytest.fixture

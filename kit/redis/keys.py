@@ -143,9 +143,15 @@ def room_keys(code: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Matchmaking. Owner: gateway/matchmaking.
+# Matchmaking. Owner: gateway/matchmaking. A bucket's keys share {mm:<bucket>}; a player's claims
+# (one search per game) share {mmp:<player>}: taken before the bucket's script, never in it.
 
 MATCHED_CHANNEL = "tafel:lobby:matched"  # pub/sub: tickets paired (payload names them)
+
+
+def match_claim_key(player_id: str, game: str) -> str:
+    """string: "<bucket id>|<ticket id>", the player's one search for this game (TTL: the lease)."""
+    return f"tafel:{{mmp:{player_id}}}:{game}"
 
 
 def ratings_source_key(game: str) -> str:

@@ -8,12 +8,15 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-from redis.asyncio import BlockingConnectionPool, Redis
 from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
-from gateway.matchmaking import BucketSpec, Matchmaker, MatchmakingSettings, Wakeups
+from gateway.matchmaking.matchmaker import Matchmaker
+from gateway.matchmaking.model import BucketSpec
+from gateway.settings import MatchmakingSettings
+from kit.redis.layer import RedisLayer
+from kit.redis.pubsub import PubSub
 
 
 @dataclass
@@ -107,20 +110,28 @@ FAST = MatchmakingSettings(
 
 
 @asynccontextmanager
+async def process_redis(redis_url: str) -> AsyncIterator[tuple[RedisLayer, PubSub]]:
+    """What one gateway process has: its Redis layer and its one pub/sub connection."""
+    layer = RedisLayer.connect(redis_url, max_connections=16)
+    pubsub = PubSub(redis_url)
+    try:
+        yield layer, pubsub
+    finally:
+        await pubsub.close()
+        await layer.close()
+
+
+@asynccontextmanager
 async def gateway_side(
     redis_url: str, starter: RecordingStarter, settings: MatchmakingSettings = FAST
 ) -> AsyncIterator[Matchmaker]:
-    client = Redis(connection_pool=BlockingConnectionPool.from_url(redis_url, max_connections=16))
-    wakeups = Wakeups(client)
-    matchmaker = Matchmaker(client, starter, FixedRatings(), settings)
-    matchmaker.attach(wakeups)
-    await wakeups.start()
-    try:
-        yield matchmaker
-    finally:
-        await matchmaker.close()
-        await wakeups.close()
-        await client.aclose()
+    async with process_redis(redis_url) as (layer, pubsub):
+        matchmaker = Matchmaker(layer, pubsub, starter, FixedRatings(), settings)
+        await matchmaker.listen()
+        try:
+            yield matchmaker
+        finally:
+            await matchmaker.close()
 
 
 async def run_to_match(

@@ -15,8 +15,9 @@ from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
-from gateway.matchmaking import BucketSpec, bucket_keys
+from gateway.matchmaking.model import BucketSpec
 from kit.errors import reason_of
+from kit.redis.keys import bucket_keys
 from tests.gateway.conftest import GatewaySystem
 from tests.gateway.lobby_e2e import Guest, guest_on, lobby_keys, own_time_control, tables_system
 

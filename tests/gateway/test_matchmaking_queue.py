@@ -8,9 +8,12 @@ import dataclasses
 import random
 from collections import Counter
 
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 
-from gateway.matchmaking import MAX_MATCHES_PER_PAIRING, FormedMatch, MatchQueue, bucket_keys, new_ticket_id
+from gateway.matchmaking.model import FormedMatch, new_ticket_id
+from gateway.matchmaking.queue import MAX_MATCHES_PER_PAIRING, MatchQueue
+from kit.redis.keys import bucket_keys
+from kit.redis.layer import RedisLayer
 from tests.gateway.lobby_helpers import FAST, player, spec
 
 NOW = 1_700_000_000_000
@@ -33,8 +36,8 @@ def seated(matches: list[FormedMatch]) -> list[str]:
 
 async def test_200_tickets_from_two_connections_are_each_paired_exactly_once(redis_url: str) -> None:
     # Two separate clients, each with a small pool, as two gateway processes would have.
-    a = Redis(connection_pool=BlockingConnectionPool.from_url(redis_url, max_connections=8))
-    b = Redis(connection_pool=BlockingConnectionPool.from_url(redis_url, max_connections=8))
+    a = RedisLayer.connect(redis_url, max_connections=8)
+    b = RedisLayer.connect(redis_url, max_connections=8)
     try:
         settings = dataclasses.replace(FAST, lease_s=600, ticket_ttl_s=600)
         queues = [MatchQueue(a, settings), MatchQueue(b, settings)]
@@ -75,16 +78,16 @@ async def test_200_tickets_from_two_connections_are_each_paired_exactly_once(red
         keys = bucket_keys(bucket.bucket_id)
         for m in formed:
             for seat, t in enumerate(m.tickets):
-                assert await a.hget(keys.results, t) == f"{m.game_id}|{seat}".encode()
-        assert await a.zcard(keys.queue) == 0
-        assert await a.hlen(keys.owners) == 0
+                assert await a.client.hget(keys.results, t) == f"{m.game_id}|{seat}".encode()
+        assert await a.client.zcard(keys.queue) == 0
+        assert await a.client.hlen(keys.owners) == 0
     finally:
-        await a.aclose()
-        await b.aclose()
+        await a.close()
+        await b.close()
 
 
-async def test_close_ratings_are_preferred(redis: Redis) -> None:
-    queue = MatchQueue(redis, LONG)
+async def test_close_ratings_are_preferred(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, LONG)
     bucket = spec()
     t1500, t1800, t1510 = await queue_tickets(queue, bucket.bucket_id, [1500, 1800, 1510])
     matches = await queue.pair(bucket, NOW + 10)
@@ -94,8 +97,8 @@ async def test_close_ratings_are_preferred(redis: Redis) -> None:
     assert statuses[0].kind == "queued"
 
 
-async def test_the_rating_window_widens_with_waiting(redis: Redis) -> None:
-    queue = MatchQueue(redis, LONG)
+async def test_the_rating_window_widens_with_waiting(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, LONG)
     bucket = spec()
     low, high = await queue_tickets(queue, bucket.bucket_id, [1500, 1800])
     # 300 apart: windows are 100 at first, 100 + 10/s: 20 s later still 300 - not quite ...
@@ -106,8 +109,8 @@ async def test_the_rating_window_widens_with_waiting(redis: Redis) -> None:
     assert [set(m.tickets) for m in matches] == [{low, high}]
 
 
-async def test_a_long_wait_accepts_a_newcomer_far_away(redis: Redis) -> None:
-    queue = MatchQueue(redis, LONG)
+async def test_a_long_wait_accepts_a_newcomer_far_away(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, LONG)
     bucket = spec()
     (old,) = await queue_tickets(queue, bucket.bucket_id, [2300], now=NOW)
     (new,) = await queue_tickets(queue, bucket.bucket_id, [1500], now=NOW + 90_000)
@@ -116,15 +119,15 @@ async def test_a_long_wait_accepts_a_newcomer_far_away(redis: Redis) -> None:
     assert [set(m.tickets) for m in matches] == [{old, new}]
 
 
-async def test_windows_never_exceed_the_maximum(redis: Redis) -> None:
-    queue = MatchQueue(redis, LONG)
+async def test_windows_never_exceed_the_maximum(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, LONG)
     bucket = spec()
     await queue_tickets(queue, bucket.bucket_id, [1000, 2200])
     assert await queue.pair(bucket, NOW + 59_000) == []
 
 
-async def test_tables_fill_to_the_maximum(redis: Redis) -> None:
-    queue = MatchQueue(redis, LONG)
+async def test_tables_fill_to_the_maximum(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, LONG)
     bucket = spec(2, 6, game="coloursquare")
     tickets = await queue_tickets(queue, bucket.bucket_id, [1500 + i for i in range(13)])
     matches = await queue.pair(bucket, NOW + 100)
@@ -136,8 +139,8 @@ async def test_tables_fill_to_the_maximum(redis: Redis) -> None:
     assert await queue.pair(bucket, NOW + 50_000) == []
 
 
-async def test_a_table_starts_at_its_minimum_after_the_fill_wait(redis: Redis) -> None:
-    queue = MatchQueue(redis, LONG)
+async def test_a_table_starts_at_its_minimum_after_the_fill_wait(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, LONG)
     bucket = spec(3, 6, game="coloursquare")
     tickets = await queue_tickets(queue, bucket.bucket_id, [1500, 1510, 1490])
     assert await queue.pair(bucket, NOW + 100) == []  # at the minimum, not full, no wait yet
@@ -147,8 +150,8 @@ async def test_a_table_starts_at_its_minimum_after_the_fill_wait(redis: Redis) -
     assert [len(m.players) for m in matches] == [3]
 
 
-async def test_below_the_minimum_a_table_never_starts(redis: Redis) -> None:
-    queue = MatchQueue(redis, FAST)
+async def test_below_the_minimum_a_table_never_starts(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, FAST)
     bucket = spec(3, 6, game="coloursquare")
     tickets = await queue_tickets(queue, bucket.bucket_id, [1500, 1510])
     for t in range(0, 60_000, 4_000):
@@ -156,9 +159,9 @@ async def test_below_the_minimum_a_table_never_starts(redis: Redis) -> None:
         await queue.renew(bucket.bucket_id, tickets, NOW + t)
 
 
-async def test_tables_of_every_size_from_2_to_6(redis: Redis) -> None:
+async def test_tables_of_every_size_from_2_to_6(redis: Redis, layer: RedisLayer) -> None:
     for size in range(2, 7):
-        queue = MatchQueue(redis, LONG)
+        queue = MatchQueue(layer, LONG)
         bucket = spec(size, size, game="coloursquare")
         tickets = await queue_tickets(queue, bucket.bucket_id, [1500.0] * (size * 3 + 1))
         matches = await queue.pair(bucket, NOW + 100)
@@ -173,8 +176,8 @@ async def test_tables_of_every_size_from_2_to_6(redis: Redis) -> None:
             assert seats == list(range(size))
 
 
-async def test_a_table_keeps_to_its_rating_window(redis: Redis) -> None:
-    queue = MatchQueue(redis, LONG)
+async def test_a_table_keeps_to_its_rating_window(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, LONG)
     bucket = spec(2, 4, game="coloursquare")
     near = await queue_tickets(queue, bucket.bucket_id, [1500, 1520, 1540, 1560])
     far = await queue_tickets(queue, bucket.bucket_id, [2500, 2510])
@@ -185,8 +188,8 @@ async def test_a_table_keeps_to_its_rating_window(redis: Redis) -> None:
     assert [set(m.tickets) for m in matches] == [set(far)]
 
 
-async def test_cancel_removes_the_ticket(redis: Redis) -> None:
-    queue = MatchQueue(redis, FAST)
+async def test_cancel_removes_the_ticket(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, FAST)
     bucket = spec()
     first, second = await queue_tickets(queue, bucket.bucket_id, [1500, 2500])
     assert await queue.cancel(bucket.bucket_id, first) is True
@@ -199,8 +202,8 @@ async def test_cancel_removes_the_ticket(redis: Redis) -> None:
     assert await redis.zcard(keys.queue) == 0 and await redis.hlen(keys.tickets) == 0
 
 
-async def test_a_ticket_whose_lease_lapses_is_gone(redis: Redis) -> None:
-    queue = MatchQueue(redis, FAST)
+async def test_a_ticket_whose_lease_lapses_is_gone(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, FAST)
     bucket = spec()
     (ghost,) = await queue_tickets(queue, bucket.bucket_id, [1500])
     # Its gateway died: nobody renews it. After the lease (5 s) it is gone, never paired.
@@ -213,8 +216,8 @@ async def test_a_ticket_whose_lease_lapses_is_gone(redis: Redis) -> None:
     assert await redis.hexists(keys.players, ghost) == 0
 
 
-async def test_renewed_tickets_still_expire_at_the_hard_limit(redis: Redis) -> None:
-    queue = MatchQueue(redis, FAST)
+async def test_renewed_tickets_still_expire_at_the_hard_limit(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, FAST)
     bucket = spec()
     (ticket,) = await queue_tickets(queue, bucket.bucket_id, [1500])
     for t in range(0, 60_000, 4_000):
@@ -222,16 +225,16 @@ async def test_renewed_tickets_still_expire_at_the_hard_limit(redis: Redis) -> N
     assert (await queue.renew(bucket.bucket_id, [ticket], NOW + 60_001))[0].kind == "gone"
 
 
-async def test_the_bucket_keys_expire(redis: Redis) -> None:
-    queue = MatchQueue(redis, FAST)
+async def test_the_bucket_keys_expire(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, FAST)
     bucket = spec()
     await queue_tickets(queue, bucket.bucket_id, [1500])
     ttl = await redis.pttl(bucket_keys(bucket.bucket_id).queue)
     assert 0 < ttl <= (FAST.ticket_ttl_s + FAST.result_ttl_s + FAST.lease_s) * 1000
 
 
-async def test_one_ticket_per_player_per_bucket(redis: Redis) -> None:
-    queue = MatchQueue(redis, FAST)
+async def test_one_ticket_per_player_per_bucket(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, FAST)
     bucket, other = spec(), spec()
     me = player()
     first = new_ticket_id()
@@ -242,8 +245,8 @@ async def test_one_ticket_per_player_per_bucket(redis: Redis) -> None:
     assert await queue.enqueue(bucket.bucket_id, new_ticket_id(), me, 1500, NOW) is None
 
 
-async def test_results_are_dropped_after_their_ttl(redis: Redis) -> None:
-    queue = MatchQueue(redis, FAST)
+async def test_results_are_dropped_after_their_ttl(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, FAST)
     bucket = spec()
     tickets = await queue_tickets(queue, bucket.bucket_id, [1500, 1500])
     (match,) = await queue.pair(bucket, NOW + 10)
@@ -261,8 +264,8 @@ async def test_results_are_dropped_after_their_ttl(redis: Redis) -> None:
     assert await redis.hlen(keys.results) == 0 and await redis.hlen(keys.players) == 0
 
 
-async def test_one_call_forms_a_bounded_number_of_matches(redis: Redis) -> None:
-    queue = MatchQueue(redis, LONG)
+async def test_one_call_forms_a_bounded_number_of_matches(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, LONG)
     bucket = spec()
     tickets = await queue_tickets(queue, bucket.bucket_id, [1500.0] * (2 * MAX_MATCHES_PER_PAIRING + 10))
     first = await queue.pair(bucket, NOW + 10_000)

@@ -12,10 +12,8 @@ import pytest
 from redis.asyncio import Redis
 from tafel.play.v1 import play_pb2
 
-from gateway.matchmaking import (
-    bucket_keys,
-)
 from kit.errors import Refused
+from kit.redis.keys import bucket_keys
 from tests.gateway.lobby_helpers import FAST, RecordingStarter, gateway_side, player, run_to_match, spec
 
 

@@ -11,7 +11,10 @@ from redis.asyncio import Redis
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 
-from gateway.matchmaking import MatchQueue, bucket_keys, new_ticket_id
+from gateway.matchmaking.model import new_ticket_id
+from gateway.matchmaking.queue import MatchQueue
+from kit.redis.keys import bucket_keys
+from kit.redis.layer import RedisLayer
 from tests.gateway.conftest import GatewaySystem
 from tests.gateway.harness import Client, Seating, spawn_gateway
 from tests.gateway.lobby_e2e import Guest, guest_on, own_time_control
@@ -20,8 +23,8 @@ from tests.gateway.lobby_helpers import FAST, player, spec
 NOW = 1_700_000_000_000
 
 
-async def test_a_resent_search_takes_over_its_ticket_and_the_old_owner_cannot_withdraw_it(redis: Redis) -> None:
-    queue = MatchQueue(redis, FAST)
+async def test_a_resent_search_takes_over_its_ticket_and_the_old_owner_cannot_withdraw_it(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, FAST)
     bucket = spec()
     who = player("takeover")
     first = await queue.take(bucket.bucket_id, new_ticket_id(), who, 1500, NOW, request_id="rq-1", owner="o1")

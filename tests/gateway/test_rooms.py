@@ -11,31 +11,28 @@ from contextlib import asynccontextmanager
 
 import grpc
 import pytest
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 from tafel.play.v1 import play_pb2
 
 from gateway.games import PRIVATE_ORIGIN
-from gateway.matchmaking import Wakeups
-from gateway.rooms import CODE_ALPHABET, Rooms, normalize_code, room_keys
+from gateway.rooms import CODE_ALPHABET, Rooms, normalize_code
 from gateway.settings import RoomSettings
 from kit.errors import Refused
-from tests.gateway.lobby_helpers import RecordingStarter, connect4_options, player
+from kit.redis.keys import room_keys
+from tests.gateway.lobby_helpers import RecordingStarter, connect4_options, player, process_redis
 
 FAST = RoomSettings(room_ttl_s=60.0, started_ttl_s=60.0, closed_ttl_s=5.0, poll_s=0.5)
 
 
 @asynccontextmanager
 async def rooms_on(redis_url: str, starter: RecordingStarter, settings: RoomSettings = FAST) -> AsyncIterator[Rooms]:
-    client = Redis(connection_pool=BlockingConnectionPool.from_url(redis_url, max_connections=16))
-    wakeups = Wakeups(client)
-    rooms = Rooms(client, starter, settings)
-    rooms.attach(wakeups)
-    await wakeups.start()
-    try:
-        yield rooms
-    finally:
-        await wakeups.close()
-        await client.aclose()
+    async with process_redis(redis_url) as (layer, pubsub):
+        rooms = Rooms(layer, pubsub, starter, settings)
+        await rooms.listen()
+        try:
+            yield rooms
+        finally:
+            rooms.close()
 
 
 async def table(rooms: Rooms, host: play_pb2.Player, seats: int = 2, min_seats: int = 2, game: str = "connect4"):  # type: ignore[no-untyped-def]

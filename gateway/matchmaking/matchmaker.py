@@ -1,0 +1,499 @@
+"""The process side of matchmaking: per-bucket workers and the waiting streams.
+
+Takes tickets for this process's searches (FindMatch calls and Play-stream searches), pairs their
+buckets every tick (and at once on a new ticket), starts the games this process paired, and tells
+each waiting stream its game id and seat. One search per player per game (claims.py) is checked
+before a ticket is taken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from redis.exceptions import RedisError
+from tafel.play.v1 import play_pb2
+
+from gateway.matchmaking.claims import SearchClaims, claim_token
+from gateway.matchmaking.model import BucketSpec, MatchDetails, Taken, TicketStatus, new_ticket_id
+from gateway.matchmaking.ports import GameStarter, RatingSource
+from gateway.matchmaking.queue import MAX_MATCHES_PER_PAIRING, TAKEN_OVER, MatchQueue
+from gateway.settings import MatchmakingSettings
+from kit.errors import Refused
+from kit.redis.keys import MATCHED_CHANNEL
+from kit.redis.layer import RedisLayer
+from kit.redis.pubsub import PubSub, Subscription
+from kit.retry import Backoff, retrying
+
+log = logging.getLogger("tafel.gateway.matchmaking")
+
+_FINAL_REFUSALS = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION)
+_WITHDRAW_BACKOFF = Backoff(first_s=0.2, cap_s=1.0)
+
+
+@dataclass
+class _Waiter:
+    ticket_id: str
+    player_id: str
+    enqueued_ms: int
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    status: TicketStatus = field(default_factory=lambda: TicketStatus("queued"))
+    matched_at: float | None = None  # monotonic time this process first saw it paired
+    details: MatchDetails | None = None  # set when this process started the match itself
+    gone: asyncio.Event = field(default_factory=asyncio.Event)  # its search ended, ticket withdrawn
+
+
+@dataclass
+class _Bucket:
+    spec: BucketSpec
+    waiters: dict[str, _Waiter] = field(default_factory=dict)
+    poke: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+    renew_now: bool = True  # renew the leases (and learn statuses) on the next pass
+    renewed_at: float = 0.0  # monotonic
+
+
+class Matchmaker:
+    """This process's searches; any number of processes share the queues in Redis."""
+
+    def __init__(
+        self,
+        layer: RedisLayer,
+        pubsub: PubSub,
+        starter: GameStarter,
+        ratings: RatingSource,
+        settings: MatchmakingSettings,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.queue = MatchQueue(layer, settings)
+        self.claims = SearchClaims(layer, settings.lease_ms)
+        self.pubsub = pubsub
+        self.starter = starter
+        self.ratings = ratings
+        self.settings = settings
+        self.clock = clock
+        self._buckets: dict[str, _Bucket] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._starting: set[str] = set()
+        # (game, player) -> the end of a search (its ticket's removal, its claim's release), in flight
+        self._withdrawing: dict[tuple[str, str], asyncio.Task[Any]] = {}
+        self._closing = False  # the gateway is stopping: waiting searches end
+        self._subscription: Subscription | None = None
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def listen(self) -> None:
+        """Subscribe to the wake-ups of matches started elsewhere (idempotent). Waiters also learn
+        their matches on lease renewal, so a wake-up lost (or a slow confirmation) only delays them."""
+        if self._subscription is None:
+            self.pubsub.start()
+            self._subscription = self.pubsub.subscribe(MATCHED_CHANNEL, self._on_wakeup, on_live=self._on_live)
+        with contextlib.suppress(TimeoutError):
+            await self._subscription.ready()
+
+    def _on_live(self, again: bool) -> None:
+        if again:  # wake-ups may have been lost while reconnecting: every bucket renews now
+            for bucket in self._buckets.values():
+                bucket.renew_now = True
+                bucket.poke.set()
+
+    def _on_wakeup(self, _channel: bytes, payload: bytes) -> None:
+        bucket_id, _, tickets = payload.decode(errors="replace").partition("|")
+        bucket = self._buckets.get(bucket_id)
+        if bucket is None:
+            return
+        if tickets:
+            waiting = [bucket.waiters.get(t) for t in tickets.split(",")]
+            if not any(w is not None and not w.status.started for w in waiting):
+                return  # none of this match's seats waits here, or they already know
+        bucket.renew_now = True
+        bucket.poke.set()
+
+    async def close(self) -> None:
+        """Stop: every waiting search ends UNAVAILABLE (GATEWAY_STOPPING: search again elsewhere,
+        with the same request id) once its ticket has left the queue, then the workers stop."""
+        self._closing = True
+        if self._subscription is not None:
+            self._subscription.cancel()
+        waiters = [w for b in self._buckets.values() for w in b.waiters.values()]
+        for waiter in waiters:
+            waiter.wake.set()
+        if waiters:
+            ends = [asyncio.ensure_future(w.gone.wait()) for w in waiters]
+            await asyncio.wait(ends, timeout=self.settings.update_s + 2.0)
+            for end in ends:
+                end.cancel()
+        tasks = [b.task for b in self._buckets.values() if b.task is not None] + list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
+        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
+        task.set_name(name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # -- a waiting stream ----------------------------------------------------------------------
+
+    async def find(
+        self, spec: BucketSpec, player: play_pb2.Player, request_id: str = ""
+    ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]:
+        """Queue `player` and stream MatchQueued updates, then MatchFound. Raises Refused
+        (ALREADY_EXISTS if the player already searches for this game, DEADLINE_EXCEEDED when the
+        ticket expired). Closing the generator early (a cancelled call) removes the ticket. With a
+        `request_id`, a search sent again takes over its ticket."""
+        if self._closing:
+            raise Refused(grpc.StatusCode.UNAVAILABLE, "GATEWAY_STOPPING", "this gateway is stopping; search elsewhere")
+        if spec.max_seats <= 1:
+            async for message in self._solo(spec, player):
+                yield message
+            return
+        withdrawing = self._withdrawing.get((spec.game, player.player_id))
+        if withdrawing is not None:  # this player's previous search for the game is still ending
+            with contextlib.suppress(Exception):
+                await asyncio.shield(withdrawing)
+        rating = await self.ratings.rating(player.player_id, spec.game)
+        ticket_id = new_ticket_id()
+        owner = new_ticket_id()  # this stream, as the holder of the ticket
+        now = self.now_ms()
+        enqueue = asyncio.ensure_future(self._take(spec, player, ticket_id, rating, now, request_id, owner))
+        try:
+            taken = await asyncio.shield(enqueue)
+        except asyncio.CancelledError:
+            # Withdrawn while the ticket was being written: take it out once it is in.
+            self._withdraw(spec, player, ticket_id, self._withdraw_after(enqueue, spec, player.player_id, owner))
+            raise
+        if not taken.queued:
+            raise Refused(
+                grpc.StatusCode.ALREADY_EXISTS,
+                "ALREADY_QUEUED",
+                "you already search for a match of this game; stop that search first",
+                metadata={"ticket_id": taken.ticket_id},
+            )
+        ticket_id = taken.ticket_id
+        waiter = _Waiter(ticket_id, player.player_id, taken.enqueued_ms)
+        bucket = self._bucket(spec)
+        bucket.waiters[ticket_id] = waiter
+        if taken.resumed:
+            bucket.renew_now = True  # it may have been paired meanwhile: learn that on this pass
+        bucket.poke.set()
+        done = False
+        try:
+            yield self._queued(waiter)
+            while True:
+                try:
+                    await asyncio.wait_for(waiter.wake.wait(), self.settings.update_s)
+                except TimeoutError:
+                    yield self._queued(waiter)
+                    continue
+                waiter.wake.clear()
+                status = waiter.status
+                if self._closing and not (status.kind == "matched" and status.started):
+                    raise Refused(
+                        grpc.StatusCode.UNAVAILABLE,
+                        "GATEWAY_STOPPING",
+                        "this gateway is stopping; search again (with the same request id) elsewhere",
+                    )
+                if status.kind == "gone":
+                    done = True
+                    raise Refused(
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                        "TICKET_EXPIRED",
+                        "no match was found in time; ask again",
+                    )
+                if status.kind == "matched" and status.refused:
+                    done = True
+                    raise Refused(
+                        grpc.StatusCode.FAILED_PRECONDITION,
+                        "MATCH_REFUSED",
+                        "the game's rules service refused these settings for this table; change them",
+                    )
+                if status.kind == "matched" and status.started:
+                    done = True
+                    details = waiter.details or await self.queue.lookup(spec.bucket_id, status.game_id)
+                    yield self._found(ticket_id, status, details)
+                    return
+                if status.kind == "matched" and waiter.matched_at is not None:
+                    waited = time.monotonic() - waiter.matched_at
+                    if waited > self.settings.start_grace_s * 4:
+                        done = True
+                        raise Refused(
+                            grpc.StatusCode.UNAVAILABLE,
+                            "MATCH_NOT_STARTED",
+                            "a match was found but its game could not be started; ask again",
+                        )
+        finally:
+            if bucket.waiters.get(ticket_id) is waiter:  # a resent search may hold the ticket now
+                del bucket.waiters[ticket_id]
+            # The call ended early (cancelled, disconnected): take the ticket out of the queue;
+            # either way the search's claim on the game is released. In a task of its own, so the
+            # cancellation of this one cannot stop it.
+            ending = (
+                self._cancel(spec, player.player_id, ticket_id, owner)
+                if not done
+                else self._release(spec, player.player_id, ticket_id)
+            )
+            task = self._withdraw(spec, player, ticket_id, ending)
+            # The search ends once its ticket has left the queue (a caller that withdraws and
+            # searches again must not race its own old ticket); shielded, so a second
+            # cancellation cannot stop the removal.
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.shield(task)
+            waiter.gone.set()
+
+    async def _take(
+        self,
+        spec: BucketSpec,
+        player: play_pb2.Player,
+        ticket_id: str,
+        rating: float,
+        now_ms: int,
+        request_id: str,
+        owner: str,
+    ) -> Taken:
+        """Claim the player's search for the game, then queue in the bucket (claims.py says why
+        in this order); a claim held for another bucket of the game refuses the search."""
+        pid, game, bucket_id = player.player_id, spec.game, spec.bucket_id
+        mine = claim_token(bucket_id, ticket_id)
+        holder = await self.claims.claim(pid, game, mine)
+        if holder is not None:
+            held_bucket, _, held_ticket = holder.partition("|")
+            if held_bucket != bucket_id:
+                return Taken(held_ticket, queued=False, resumed=False, enqueued_ms=0)
+            # This bucket's: its script decides (a take-over, the player's other ticket here, or
+            # a claim left by a search that never queued).
+        claimed = holder or mine
+        try:
+            taken = await self.queue.take(
+                bucket_id, ticket_id, player, rating, now_ms, request_id=request_id, owner=owner
+            )
+        except Exception:
+            if holder is None:
+                with contextlib.suppress(Exception):
+                    await self.claims.release(pid, game, mine)
+            raise
+        final = claim_token(bucket_id, taken.ticket_id)
+        if final != claimed:
+            await self.claims.claim(pid, game, final, replacing=claimed)
+        return taken
+
+    async def _withdraw_after(
+        self, enqueue: asyncio.Future[Taken], spec: BucketSpec, player_id: str, owner: str
+    ) -> None:
+        with contextlib.suppress(Exception):
+            taken = await enqueue
+            if taken.queued:
+                await self._cancel(spec, player_id, taken.ticket_id, owner)
+
+    def _withdraw(
+        self, spec: BucketSpec, player: play_pb2.Player, ticket_id: str, removal: Awaitable[Any]
+    ) -> asyncio.Task[Any]:
+        """Run a search's end in a task of its own; the player's next search for the game waits
+        for it (see find)."""
+        key = (spec.game, player.player_id)
+        task = self._spawn(removal, f"mm-cancel-{ticket_id}")
+        self._withdrawing[key] = task
+
+        def done(finished: asyncio.Task[Any]) -> None:
+            if self._withdrawing.get(key) is finished:
+                del self._withdrawing[key]
+
+        task.add_done_callback(done)
+        return task
+
+    async def _cancel(self, spec: BucketSpec, player_id: str, ticket_id: str, owner: str) -> None:
+        """Withdraw a ticket and release its claim, unless a resent search holds both now."""
+
+        async def withdraw() -> None:
+            if await self.queue.withdraw(spec.bucket_id, ticket_id, owner) != TAKEN_OVER:
+                await self.claims.release(player_id, spec.game, claim_token(spec.bucket_id, ticket_id))
+
+        with contextlib.suppress(RedisError):  # the leases (ticket and claim) will drop them
+            await retrying(withdraw, on=(RedisError,), attempts=3, backoff=_WITHDRAW_BACKOFF)
+
+    async def _release(self, spec: BucketSpec, player_id: str, ticket_id: str) -> None:
+        """A search that ended (paired, expired, refused) frees the game for the player's next one."""
+        token = claim_token(spec.bucket_id, ticket_id)
+        with contextlib.suppress(RedisError):  # the claim's lease will drop it
+            await retrying(
+                lambda: self.claims.release(player_id, spec.game, token),
+                on=(RedisError,),
+                attempts=3,
+                backoff=_WITHDRAW_BACKOFF,
+            )
+
+    async def _solo(self, spec: BucketSpec, player: play_pb2.Player) -> AsyncIterator[play_pb2.FindMatchResponse]:
+        """A one-seat table needs no queue: the game starts at once."""
+        ticket_id = new_ticket_id()
+        game_id = await self.starter.start_game(
+            game=spec.game,
+            options=spec.options,
+            players=[player],
+            per_move_s=spec.per_move_ms / 1000.0,
+            rated=False,
+            origin="match",
+            game_id=f"m-{ticket_id}",
+        )
+        found = play_pb2.MatchFound(ticket_id=ticket_id, game_id=game_id, seat=0)
+        found.players.add(seat=0, player=player)
+        yield play_pb2.FindMatchResponse(matched=found)
+
+    def _queued(self, waiter: _Waiter) -> play_pb2.FindMatchResponse:
+        waited_s = max(0.0, (self.now_ms() - waiter.enqueued_ms) / 1000.0)
+        queued = play_pb2.MatchQueued(ticket_id=waiter.ticket_id, rating_window=self.settings.window(waited_s))
+        queued.waited.FromMilliseconds(int(waited_s * 1000))
+        return play_pb2.FindMatchResponse(queued=queued)
+
+    @staticmethod
+    def _found(ticket_id: str, status: TicketStatus, details: MatchDetails | None) -> play_pb2.FindMatchResponse:
+        found = play_pb2.MatchFound(ticket_id=ticket_id, game_id=status.game_id, seat=status.seat)
+        if details is not None:
+            for seat, player in enumerate(details.players):
+                found.players.add(seat=seat, player=player)
+        return play_pb2.FindMatchResponse(matched=found)
+
+    # -- the per-bucket worker -----------------------------------------------------------------
+
+    def _bucket(self, spec: BucketSpec) -> _Bucket:
+        bucket = self._buckets.get(spec.bucket_id)
+        if bucket is None:
+            bucket = _Bucket(spec)
+            self._buckets[spec.bucket_id] = bucket
+        if bucket.task is None or bucket.task.done():
+            bucket.task = asyncio.create_task(self._work(bucket), name=f"mm-bucket-{spec.bucket_id}")
+        return bucket
+
+    async def _work(self, bucket: _Bucket) -> None:
+        spec = bucket.spec
+        try:
+            while bucket.waiters:
+                bucket.poke.clear()
+                try:
+                    await self._tick(bucket)
+                except RedisError:
+                    log.warning("matchmaking tick failed: redis unavailable", extra={"bucket": spec.bucket_id})
+                except Exception:  # never let one bad tick stop the bucket's waiters being served
+                    log.exception("matchmaking tick failed", extra={"bucket": spec.bucket_id})
+                if not bucket.waiters:
+                    break
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(bucket.poke.wait(), self.settings.tick_s)
+        finally:
+            if self._buckets.get(spec.bucket_id) is bucket and not bucket.waiters:
+                del self._buckets[spec.bucket_id]
+
+    async def _tick(self, bucket: _Bucket) -> None:
+        """Pair on every pass (a new ticket pokes one); renew the leases, which also tells the
+        waiters of matches formed elsewhere, once per tick or when a wake-up names a local seat:
+        renewing every waiter on every new ticket made a busy bucket quadratic."""
+        spec = bucket.spec
+        matches = await self.queue.pair(spec, self.now_ms())
+        for match in matches:
+            self._start_soon(spec, match.game_id, match.players, match.tickets)
+        if len(matches) >= MAX_MATCHES_PER_PAIRING:
+            bucket.poke.set()
+        now = time.monotonic()
+        if not bucket.renew_now and now - bucket.renewed_at < self.settings.tick_s:
+            return
+        bucket.renew_now = False
+        bucket.renewed_at = now
+        waiters = list(bucket.waiters.values())
+        statuses = await self.queue.renew(spec.bucket_id, [w.ticket_id for w in waiters], self.now_ms())
+        # The claims of the searches still queued get the same lease (one round trip: the
+        # pipelined connection sends these together).
+        await asyncio.gather(
+            *(
+                self.claims.refresh(w.player_id, spec.game, claim_token(spec.bucket_id, w.ticket_id))
+                for w, status in zip(waiters, statuses, strict=True)
+                if status.kind == "queued"
+            )
+        )
+        for waiter, status in zip(waiters, statuses, strict=True):
+            if status.kind == "queued":
+                continue
+            if status.kind == "matched" and not status.started and not status.refused:
+                if waiter.matched_at is None:
+                    waiter.matched_at = time.monotonic()
+                elif time.monotonic() - waiter.matched_at > self.settings.start_grace_s:
+                    # The gateway that paired it has not started the game: start it here (the
+                    # game id is fixed, so this cannot create a second game).
+                    details = await self.queue.lookup(spec.bucket_id, status.game_id)
+                    if details is not None:
+                        self._start_soon(spec, status.game_id, details.players, details.tickets)
+            waiter.status = status
+            waiter.wake.set()
+
+    def _start_soon(
+        self, spec: BucketSpec, game_id: str, players: Sequence[play_pb2.Player], tickets: Sequence[str]
+    ) -> None:
+        if game_id in self._starting:
+            return
+        self._starting.add(game_id)
+        self._spawn(self._start(spec, game_id, tuple(players), tuple(tickets)), f"mm-start-{game_id}")
+
+    def _wake_started(self, spec: BucketSpec, details: MatchDetails) -> None:
+        """This process started the match: its own waiters learn their seats now, without a
+        renewal round trip (waiters on other replicas learn it from the wake-up)."""
+        bucket = self._buckets.get(spec.bucket_id)
+        if bucket is None:
+            return
+        for seat, ticket in enumerate(details.tickets):
+            waiter = bucket.waiters.get(ticket)
+            if waiter is not None:
+                waiter.status = TicketStatus("matched", details.game_id, seat, started=True)
+                waiter.details = details
+                waiter.wake.set()
+
+    async def _start(
+        self, spec: BucketSpec, game_id: str, players: tuple[play_pb2.Player, ...], tickets: tuple[str, ...]
+    ) -> None:
+        try:
+            for attempt in range(4):
+                try:
+                    await self.starter.start_game(
+                        game=spec.game,
+                        options=spec.options,
+                        players=players,
+                        per_move_s=spec.per_move_ms / 1000.0,
+                        rated=not any(p.guest for p in players),
+                        origin="match",
+                        game_id=game_id,
+                    )
+                    await self.queue.mark_started(spec.bucket_id, game_id, tickets)
+                    self._wake_started(spec, MatchDetails(game_id, tickets, players, started=True))
+                    return
+                except asyncio.CancelledError:
+                    raise
+                except Refused as refused:
+                    if refused.code not in _FINAL_REFUSALS:
+                        log.warning("could not start a matched game: %s", refused.reason, extra={"game_id": game_id})
+                        await asyncio.sleep(0.25 * 2**attempt)
+                        continue
+                    # It will never start (e.g. options this table size does not allow): tell the
+                    # waiters now rather than let them wait.
+                    log.warning("a matched game was refused: %s", refused.reason, extra={"game_id": game_id})
+                    await self.queue.mark_started(spec.bucket_id, game_id, tickets, refused=True)
+                    return
+                except Exception:
+                    log.warning(
+                        "could not start a matched game",
+                        exc_info=True,
+                        extra={"game_id": game_id, "attempt": attempt + 1},
+                    )
+                    await asyncio.sleep(0.25 * 2**attempt)
+        finally:
+            self._starting.discard(game_id)

@@ -1,0 +1,168 @@
+"""The Redis side of one matchmaking bucket: every method is one script (one round trip) on the
+bucket's keys (kit/redis/keys.py bucket_keys, one hash tag), in kit/redis/lua/matchmaking/."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tafel.play.v1 import play_pb2
+
+from gateway.matchmaking.model import BucketSpec, FormedMatch, MatchDetails, Taken, TicketStatus
+from gateway.settings import MatchmakingSettings
+from kit.redis.keys import MATCHED_CHANNEL, bucket_keys
+from kit.redis.layer import RedisLayer
+from kit.redis.scripts import script
+
+# One pairing call forms at most this many matches (keeping each script short); a worker that
+# hit the limit pairs again at once.
+MAX_MATCHES_PER_PAIRING = 200
+# What a withdrawal found (cancel.lua's answers).
+WITHDRAWN, PAIRED, UNKNOWN, TAKEN_OVER = 1, 2, 0, 3
+
+
+def reply_text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _player(raw: Any) -> play_pb2.Player:
+    data = raw if isinstance(raw, bytes) else str(raw).encode()
+    return play_pb2.Player.FromString(data)
+
+
+class MatchQueue:
+    def __init__(self, layer: RedisLayer, settings: MatchmakingSettings) -> None:
+        self.layer = layer
+        self.settings = settings
+
+    @property
+    def _keys_ttl_ms(self) -> int:
+        s = self.settings
+        return int((s.ticket_ttl_s + s.result_ttl_s + s.lease_s) * 1000)
+
+    async def enqueue(
+        self, bucket_id: str, ticket_id: str, player: play_pb2.Player, rating: float, now_ms: int
+    ) -> str | None:
+        """Queue a ticket; None when done, else the id of the player's ticket already queued."""
+        taken = await self.take(bucket_id, ticket_id, player, rating, now_ms)
+        return None if taken.queued else taken.ticket_id
+
+    async def take(
+        self,
+        bucket_id: str,
+        ticket_id: str,
+        player: play_pb2.Player,
+        rating: float,
+        now_ms: int,
+        *,
+        request_id: str = "",
+        owner: str = "",
+    ) -> Taken:
+        """Queue `ticket_id`, or, for a search sent again with the same request id, take over the
+        ticket it queued before (still queued or already paired)."""
+        s = self.settings
+        request_key = f"{player.player_id}|{request_id}" if request_id else ""
+        result = await self.layer.run(
+            script("matchmaking/enqueue"),
+            bucket_keys(bucket_id).all(),
+            [
+                ticket_id,
+                player.player_id,
+                player.SerializeToString(),
+                repr(float(rating)),
+                now_ms,
+                now_ms + s.lease_ms,
+                now_ms + int(s.ticket_ttl_s * 1000),
+                self._keys_ttl_ms,
+                request_key,
+                owner,
+            ],
+        )
+        kind = int(result[0])
+        if kind == 1:
+            return Taken(ticket_id, queued=True, resumed=False, enqueued_ms=now_ms)
+        if kind == 2:
+            return Taken(reply_text(result[1]), queued=True, resumed=True, enqueued_ms=int(result[2]))
+        return Taken(reply_text(result[1]), queued=False, resumed=False, enqueued_ms=0)
+
+    async def withdraw(self, bucket_id: str, ticket_id: str, owner: str = "") -> int:
+        """Take a ticket out of the queue: WITHDRAWN, PAIRED (too late), UNKNOWN (gone), or
+        TAKEN_OVER (`owner` no longer holds it: a resent search does; left alone)."""
+        result = await self.layer.run(script("matchmaking/cancel"), bucket_keys(bucket_id).all(), [ticket_id, owner])
+        return int(result[0])
+
+    async def cancel(self, bucket_id: str, ticket_id: str, owner: str = "") -> bool:
+        """Remove a queued ticket; False when it was already paired or gone, or when `owner` no
+        longer holds it (a resent search took it over)."""
+        return await self.withdraw(bucket_id, ticket_id, owner) == WITHDRAWN
+
+    async def renew(self, bucket_id: str, tickets: Sequence[str], now_ms: int) -> list[TicketStatus]:
+        if not tickets:
+            return []
+        raw = await self.layer.run(
+            script("matchmaking/renew"),
+            bucket_keys(bucket_id).all(),
+            [now_ms, now_ms + self.settings.lease_ms, self._keys_ttl_ms, *tickets],
+        )
+        out: list[TicketStatus] = []
+        for item in raw:
+            text = reply_text(item)
+            if text == "q":
+                out.append(TicketStatus("queued"))
+            elif text.startswith("m|"):
+                _, game_id, seat, started = text.split("|")
+                out.append(TicketStatus("matched", game_id, int(seat), started == "1", started == "f"))
+            else:
+                out.append(TicketStatus("gone"))
+        return out
+
+    async def pair(self, spec: BucketSpec, now_ms: int) -> list[FormedMatch]:
+        s = self.settings
+        raw = await self.layer.run(
+            script("matchmaking/pair"),
+            bucket_keys(spec.bucket_id).all(),
+            [
+                now_ms,
+                s.base_window,
+                repr(s.widen_per_s / 1000.0),
+                s.max_window,
+                spec.min_seats,
+                spec.max_seats,
+                int(s.fill_wait_s * 1000),
+                int(s.result_ttl_s * 1000),
+                self._keys_ttl_ms,
+                MAX_MATCHES_PER_PAIRING,
+            ],
+        )
+        return [
+            FormedMatch(
+                game_id=reply_text(game_id),
+                tickets=tuple(reply_text(t) for t in tickets),
+                players=tuple(_player(p) for p in players),
+            )
+            for game_id, tickets, players in raw
+        ]
+
+    async def lookup(self, bucket_id: str, game_id: str) -> MatchDetails | None:
+        raw = await self.layer.run(script("matchmaking/lookup"), bucket_keys(bucket_id).all(), [game_id])
+        if not raw:
+            return None
+        return MatchDetails(
+            game_id=game_id,
+            tickets=tuple(reply_text(raw[0]).split(",")),
+            players=tuple(_player(p) for p in raw[2:]),
+            started=reply_text(raw[1]) == "1",
+        )
+
+    async def mark_started(
+        self, bucket_id: str, game_id: str, tickets: Sequence[str] = (), *, refused: bool = False
+    ) -> bool:
+        # The wake-up names the bucket and the match's tickets: only a replica holding one of
+        # those tickets' streams needs to look (the one that started it has told its own).
+        payload = f"{bucket_id}|{','.join(tickets)}"
+        result = await self.layer.run(
+            script("matchmaking/started"),
+            bucket_keys(bucket_id).all(),
+            [game_id, MATCHED_CHANNEL, payload, "f" if refused else "1"],
+        )
+        return int(result) == 1
