@@ -15,7 +15,8 @@ from tafel.autoplay import Strategy, play_game
 from tafel.client import TafelClient
 from tafel.errors import TafelError, from_rpc_error
 from tafel.games.v1 import games_pb2
-from tafel.play.v1 import bots_pb2, bots_pb2_grpc
+from tafel.play.v1 import bots_pb2
+from tafel.retry import Attempts, Backoff
 
 log = logging.getLogger("tafel.bots")
 
@@ -43,17 +44,6 @@ def random_strategy(game: str, rng: random.Random | None = None) -> Strategy:
     return choose
 
 
-async def request_bot(client: TafelClient, room_code: str, level: int) -> str:
-    stub = bots_pb2_grpc.BotServiceStub(client.channel)
-    try:
-        response = await stub.RequestBot(
-            bots_pb2.RequestBotRequest(room_code=room_code, level=level), metadata=client.metadata()
-        )
-    except grpc.aio.AioRpcError as error:
-        raise from_rpc_error(error) from None
-    return str(response.request_id)
-
-
 async def run_bot(client: TafelClient, game: str, level: int, games: int) -> int:
     played = 0
     while games == 0 or played < games:
@@ -79,26 +69,25 @@ async def serve_request(client: TafelClient, request: bots_pb2.BotRequest) -> No
 
 async def run_pool(client: TafelClient, games: list[str], *, ready: asyncio.Event | None = None) -> int:
     """Serve bot requests until cancelled; each request is played in its own task."""
-    stub = bots_pb2_grpc.BotServiceStub(client.channel)
     tasks: set[asyncio.Task[Any]] = set()
-    failures = 0
+    # The pool outlasts a gateway's restart: up to 31 failed attempts in a row, 5 s apart at most.
+    attempts = Attempts(31, Backoff(first_s=0.2, cap_s=5.0))
     while True:
-        call = stub.ServeBotRequests(bots_pb2.ServeBotRequestsRequest(games=games), metadata=client.metadata())
+        call = client.bots.ServeBotRequests(bots_pb2.ServeBotRequestsRequest(games=games), metadata=client.metadata())
         try:
             if ready is not None:
                 ready.set()
-            if failures == 0:
+            if attempts.failures == 0:
                 print(f"READY bot-pool {','.join(games)}", flush=True)
             async for item in call:
-                failures = 0
+                attempts.reset()
                 task = asyncio.get_running_loop().create_task(_serve_logged(client, item.request))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
         except grpc.aio.AioRpcError as error:
-            if error.code() != grpc.StatusCode.UNAVAILABLE or failures > 30:
+            if error.code() != grpc.StatusCode.UNAVAILABLE or attempts.exhausted:
                 raise from_rpc_error(error) from None
-            failures += 1
-            await asyncio.sleep(min(0.1 * 2**failures, 5.0))
+            await attempts.failed()
 
 
 async def _serve_logged(client: TafelClient, request: bots_pb2.BotRequest) -> None:

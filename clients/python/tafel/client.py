@@ -13,70 +13,40 @@ connection is always safe: the server applies it once and answers the same way.
 from __future__ import annotations
 
 import asyncio
-import itertools
-import os
-import secrets
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
-from google.protobuf.duration_pb2 import Duration
 from google.protobuf.message import Message
 
 from tafel.errors import NotFound, TafelError, Unavailable, from_rpc_error
 from tafel.games.v1 import games_pb2
 from tafel.messages import game_move, game_options
-from tafel.play.v1 import play_pb2, play_pb2_grpc, tournaments_pb2, tournaments_pb2_grpc
+from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2, play_pb2_grpc, tournaments_pb2, tournaments_pb2_grpc
 from tafel.play_stream import PlayStream
+from tafel.requests import duration, event_position, find_match_request, is_after, new_request_id
+from tafel.retry import RETRYABLE, STREAM_RETRYABLE, Attempts, Backoff, service_config
 
-T = TypeVar("T")
-# CANCELLED as an RPC error is the server's doing (a gateway whose stop grace ran out): this side's
-# own cancellations surface as asyncio's, never as a status. Every call the SDK retries is safe to
-# repeat (state-changing ones carry request ids).
-RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED)
-# A long-lived stream also resumes after INTERNAL.
-STREAM_RETRYABLE = (*RETRYABLE, grpc.StatusCode.INTERNAL)
+# Older callers import these from here.
+__all__ = [
+    "RETRYABLE",
+    "STREAM_RETRYABLE",
+    "TafelClient",
+    "event_position",
+    "find_match_request",
+    "new_request_id",
+]
 
-
-# Request ids: a random prefix per process and a counter. Unique without a system call per id
-# (uuid4 reads the OS's random source each time: a visible share of a fast bot's CPU).
-_REQUEST_PREFIX = secrets.token_hex(8)
-_REQUEST_COUNTER = itertools.count(1)
-
-
-def _new_request_prefix() -> None:
-    global _REQUEST_PREFIX
-    _REQUEST_PREFIX = secrets.token_hex(8)
-
-
-os.register_at_fork(after_in_child=_new_request_prefix)  # a forked child must not repeat ids
-
-
-def new_request_id() -> str:
-    return f"{_REQUEST_PREFIX}-{next(_REQUEST_COUNTER):x}"
-
-
-def find_match_request(
-    game: str,
-    options: Message | None = None,
-    *,
-    per_move_s: float | None = None,
-    min_seats: int = 0,
-    max_seats: int = 0,
-) -> play_pb2.FindMatchRequest:
-    # The request id lets a resend (after a lost connection, through any gateway) take over the
-    # ticket this search queued instead of being refused ALREADY_QUEUED.
-    request = play_pb2.FindMatchRequest(
-        game=game, options=game_options(options), min_seats=min_seats, max_seats=max_seats,
-        request_id=new_request_id(),
-    )
-    if per_move_s is not None:
-        request.time_control.per_move.CopyFrom(_duration(per_move_s))
-    return request
+STREAM_ATTEMPTS = 20  # consecutive failed attempts before a resuming stream gives up
 
 
 def _channel(targets: Sequence[str], tls: bool, root_certificates: bytes | None) -> grpc.aio.Channel:
-    options: list[tuple[str, Any]] = [("grpc.keepalive_time_ms", 20_000), ("grpc.http2.bdp_probe", 0)]
+    options: list[tuple[str, Any]] = [
+        ("grpc.keepalive_time_ms", 20_000),
+        ("grpc.http2.bdp_probe", 0),
+        # Unary calls are retried by gRPC itself (tafel/retry.py says which and how).
+        ("grpc.service_config", service_config()),
+    ]
     if len(targets) == 1:
         target = targets[0]
     else:
@@ -90,10 +60,12 @@ def _channel(targets: Sequence[str], tls: bool, root_certificates: bytes | None)
 
 
 class TafelClient:
-    """A connection to tafel's gateway(s). Create with `await TafelClient.connect(...)`."""
+    """A connection to tafel's gateway(s). Create with `await TafelClient.connect(...)`, whose
+    channel retries unary calls (tafel/retry.py); a channel made elsewhere brings its own policy."""
 
     def __init__(self, channel: grpc.aio.Channel) -> None:
         self.channel = channel
+        self.bots = bots_pb2_grpc.BotServiceStub(channel)
         self.accounts = play_pb2_grpc.AccountServiceStub(channel)
         self.lobby = play_pb2_grpc.LobbyServiceStub(channel)
         self.games = play_pb2_grpc.GameServiceStub(channel)
@@ -133,25 +105,18 @@ class TafelClient:
             return ()
         return (("authorization", f"Bearer {self.session.token}"),)
 
-    async def _call(self, method: Any, request: Message, *, retries: int = 3, timeout: float = 30.0) -> Any:
-        """A unary call with the token, mapped errors and safe retries of UNAVAILABLE."""
-        delay = 0.1
-        for attempt in range(retries + 1):
-            try:
-                return await method(request, metadata=self.metadata(), timeout=timeout)
-            except grpc.aio.AioRpcError as error:
-                if error.code() in RETRYABLE and attempt < retries:
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, 2.0)
-                    continue
-                raise from_rpc_error(error) from None
-        raise Unavailable("UNAVAILABLE", "no answer")  # pragma: no cover - loop always returns/raises
+    async def _call(self, method: Any, request: Message, *, timeout: float = 30.0) -> Any:
+        """A unary call with the token and mapped errors (the channel's retry policy retries it)."""
+        try:
+            return await method(request, metadata=self.metadata(), timeout=timeout)
+        except grpc.aio.AioRpcError as error:
+            raise from_rpc_error(error) from None
 
     # -- accounts -----------------------------------------------------------------------------------
 
     async def register(self, username: str, password: str) -> play_pb2.Player:
         response = await self._call(
-            self.accounts.Register, play_pb2.RegisterRequest(username=username, password=password), retries=0
+            self.accounts.Register, play_pb2.RegisterRequest(username=username, password=password)
         )
         self.session = response.session
         return self.player
@@ -206,25 +171,24 @@ class TafelClient:
         the task) leaves the queue. A lost connection or a stopping gateway sends the search
         again (same request id: it takes over its ticket) until it is matched."""
         request = find_match_request(game, options, per_move_s=per_move_s, min_seats=min_seats, max_seats=max_seats)
-        failures = 0
+        attempts = Attempts(STREAM_ATTEMPTS)
         while True:
             call = self.lobby.FindMatch(request, metadata=self.metadata())
             try:
                 async for update in call:
-                    failures = 0
+                    attempts.reset()
                     yield update
                     if update.WhichOneof("status") == "matched":
                         return
                 # Ended without a match (a gateway stopping): search again.
             except grpc.aio.AioRpcError as error:
-                if error.code() not in STREAM_RETRYABLE or failures >= 20:
+                if error.code() not in STREAM_RETRYABLE or attempts.exhausted:
                     raise from_rpc_error(error) from None
             finally:
                 call.cancel()
-            failures += 1
-            if failures > 20:
+            if attempts.exhausted:
                 raise Unavailable("UNAVAILABLE", "matchmaking could not be reached")
-            await asyncio.sleep(min(0.05 * 2**failures, 2.0))
+            await attempts.failed()
 
     async def find_match(self, game: str, options: Message | None = None, **kwargs: Any) -> play_pb2.MatchFound:
         """Queue and wait until matched; returns the game id and seat."""
@@ -245,8 +209,8 @@ class TafelClient:
         """`watchable`: strangers may find and watch the room's game (private by default)."""
         request = play_pb2.CreateRoomRequest(game=game, options=game_options(options), seats=seats, watchable=watchable)
         if per_move_s is not None:
-            request.time_control.per_move.CopyFrom(_duration(per_move_s))
-        return (await self._call(self.lobby.CreateRoom, request, retries=0)).room  # type: ignore[no-any-return]
+            request.time_control.per_move.CopyFrom(duration(per_move_s))
+        return (await self._call(self.lobby.CreateRoom, request)).room  # type: ignore[no-any-return]
 
     async def join_room(self, code: str) -> play_pb2.Room:
         return (await self._call(self.lobby.JoinRoom, play_pb2.JoinRoomRequest(code=code))).room  # type: ignore[no-any-return]
@@ -285,15 +249,17 @@ class TafelClient:
         """GetGame, waiting while the game is still being created (a tournament round or a room
         announces its game id a moment before the game exists)."""
         deadline = asyncio.get_running_loop().time() + timeout_s
-        delay = 0.05
+        backoff = Backoff(first_s=0.05, cap_s=1.0, jitter=0.0)
+        tries = 0
         while True:
             try:
                 return await self.get_game(game_id)
             except NotFound:
+                tries += 1
+                delay = backoff.delay(tries)
                 if asyncio.get_running_loop().time() + delay > deadline:
                     raise
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
 
     async def submit_move(
         self,
@@ -346,9 +312,8 @@ class TafelClient:
 
     async def request_bot(self, room_code: str, level: int) -> str:
         """Ask the bot pool for a bot of `level` (1-3) to join your room."""
-        from tafel.botplay import request_bot
-
-        return await request_bot(self, room_code, level)
+        request = bots_pb2.RequestBotRequest(room_code=room_code, level=level)
+        return str((await self._call(self.bots.RequestBot, request)).request_id)
 
     # -- ratings and tournaments --------------------------------------------------------------------
 
@@ -396,7 +361,7 @@ class TafelClient:
         """A tournament's events (joins, rounds with their games, results, standings), resuming
         by itself after a dropped connection; ends after the tournament finishes."""
         last = after_event_id
-        failures = 0
+        attempts = Attempts(max_retries)
         while True:
             call = self.tournaments.WatchTournament(
                 tournaments_pb2.WatchTournamentRequest(tournament_id=tournament_id, after_event_id=last),
@@ -404,17 +369,16 @@ class TafelClient:
             )
             try:
                 async for response in call:
-                    failures = 0
+                    attempts.reset()
                     last = response.event.event_id
                     yield response.event
                     if response.event.WhichOneof("kind") in ("finished", "cancelled"):
                         return
                 return
             except grpc.aio.AioRpcError as error:
-                if error.code() not in RETRYABLE or failures >= max_retries:
+                if error.code() not in RETRYABLE or attempts.exhausted:
                     raise from_rpc_error(error) from None
-                failures += 1
-                await asyncio.sleep(min(0.05 * 2**failures, 2.0))
+                await attempts.failed()
             finally:
                 call.cancel()
 
@@ -430,15 +394,15 @@ class TafelClient:
         """A game's events from after `after_event_id`, resuming by itself after a dropped
         connection from the last event seen: nothing lost, nothing repeated."""
         last = after_event_id
-        failures = 0
+        attempts = Attempts(max_retries)
         while True:
             call = self.games.WatchGame(
                 play_pb2.WatchGameRequest(game_id=game_id, after_event_id=last), metadata=self.metadata()
             )
             try:
                 async for response in call:
-                    failures = 0
-                    if last and not _after(response.event.event_id, last):
+                    attempts.reset()
+                    if last and not is_after(response.event.event_id, last):
                         continue  # defensive: never hand the caller an event twice
                     last = response.event.event_id
                     yield response
@@ -447,7 +411,7 @@ class TafelClient:
             except grpc.aio.AioRpcError as error:
                 # CANCELLED: the server's (a gateway whose stop grace ran out), as this side
                 # cancels the call only once the caller is gone.
-                if error.code() not in STREAM_RETRYABLE or failures >= max_retries:
+                if error.code() not in STREAM_RETRYABLE or attempts.exhausted:
                     raise from_rpc_error(error) from None
             finally:
                 call.cancel()
@@ -455,35 +419,18 @@ class TafelClient:
             # other end (a gateway stopping) is not the game's: resume from the last event.
             if await self._watched_to_the_end(game_id, last):
                 return
-            failures += 1
-            if failures > max_retries:
+            if attempts.exhausted:
                 raise Unavailable("UNAVAILABLE", f"the watch of {game_id} kept ending before the game did")
-            await asyncio.sleep(min(0.05 * 2**failures, 2.0))
+            await attempts.failed()
 
     async def _watched_to_the_end(self, game_id: str, last: str) -> bool:
         game = await self.get_game(game_id)
         if not game.summary.status.over:
             return False
-        return not game.last_event_id or (bool(last) and not _after(game.last_event_id, last))
+        return not game.last_event_id or (bool(last) and not is_after(game.last_event_id, last))
 
     async def watch(
         self, game_id: str, after_event_id: str = "", *, stop_at_end: bool = True
     ) -> AsyncIterator[games_pb2.GameEvent]:
         async for response in self.watch_with_deadlines(game_id, after_event_id, stop_at_end=stop_at_end):
             yield response.event
-
-
-def event_position(event_id: str) -> tuple[int, int]:
-    """Event ids are "<version>-<index>"; order them numerically."""
-    version, _, index = event_id.partition("-")
-    return int(version), int(index or 0)
-
-
-def _after(event_id: str, last: str) -> bool:
-    return event_position(event_id) > event_position(last)
-
-
-def _duration(seconds: float) -> Duration:
-    duration = Duration()
-    duration.FromNanoseconds(int(seconds * 1e9))
-    return duration

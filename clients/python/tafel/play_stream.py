@@ -21,22 +21,31 @@ import asyncio
 import contextlib
 import itertools
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import grpc
 from google.protobuf.message import Message
 
 from tafel.errors import TafelError, Unavailable, error_for
-from tafel.play.v1 import play_pb2
-
-if TYPE_CHECKING:
-    from tafel.client import TafelClient
+from tafel.messages import game_move
+from tafel.play.v1 import play_pb2, play_pb2_grpc
+from tafel.requests import find_match_request, is_after, new_request_id
+from tafel.retry import Attempts
 
 MAX_RECONNECTS = 20
 
 
+class Connection(Protocol):
+    """What the stream needs of its client (a TafelClient): the stub and the call's token."""
+
+    @property
+    def games(self) -> play_pb2_grpc.GameServiceStub: ...
+
+    def metadata(self) -> tuple[tuple[str, str], ...]: ...
+
+
 class PlayStream:
-    def __init__(self, client: TafelClient, *, batch_responses: bool = True) -> None:
+    def __init__(self, client: Connection, *, batch_responses: bool = True) -> None:
         self.client = client
         self.batch_responses = batch_responses
         self._ids = itertools.count(1)
@@ -99,9 +108,6 @@ class PlayStream:
     async def submit_move(
         self, game_id: str, move: Message, *, expected_version: int, request_id: str | None = None
     ) -> play_pb2.SubmitMoveResponse:
-        from tafel.client import new_request_id
-        from tafel.messages import game_move
-
         submit = play_pb2.SubmitMoveRequest(
             game_id=game_id,
             expected_version=expected_version,
@@ -111,8 +117,6 @@ class PlayStream:
         return (await self._request(submit_move=submit)).move_accepted
 
     async def resign(self, game_id: str, *, request_id: str | None = None) -> play_pb2.ResignResponse:
-        from tafel.client import new_request_id
-
         resign = play_pb2.ResignRequest(game_id=game_id, request_id=request_id or new_request_id())
         return (await self._request(resign=resign)).resigned
 
@@ -146,8 +150,6 @@ class PlayStream:
         """Each status of a search on this stream until matched. Closing the iterator (or
         cancelling the task) withdraws the ticket: iterate inside `contextlib.aclosing(...)` so that
         breaking out withdraws it at once. After a reconnect the search is sent again."""
-        from tafel.client import find_match_request
-
         self._check_open()
         request = find_match_request(game, options, per_move_s=per_move_s, min_seats=min_seats, max_seats=max_seats)
         correlation = next(self._ids)
@@ -196,7 +198,7 @@ class PlayStream:
             raise Unavailable("STREAM_CLOSED", "the play stream was closed")
 
     async def _run(self) -> None:
-        failures = 0
+        attempts = Attempts(MAX_RECONNECTS)
         reconnecting = False  # the first connection sends what the outbox already holds
         while not self._closed:
             call = self.client.games.Play(metadata=self.client.metadata())
@@ -207,15 +209,18 @@ class PlayStream:
                 elif self.batch_responses:
                     self._outbox.put_nowait(self._set_options())
                 async for response in call:
-                    failures = 0
+                    attempts.reset()
                     self._dispatch(response)
                 # Ended with OK while this side still talks: the gateway stopped gracefully (it
                 # said `reconnect` first). Not the end of the conversation: move and resume.
             except grpc.aio.AioRpcError as error:
                 # CANCELLED here is the server's doing (this side cancels only in close()): a
                 # gateway whose stop grace ran out. Like UNAVAILABLE, a reason to move.
-                if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL,
-                                        grpc.StatusCode.CANCELLED):
+                if error.code() not in (
+                    grpc.StatusCode.UNAVAILABLE,
+                    grpc.StatusCode.INTERNAL,
+                    grpc.StatusCode.CANCELLED,
+                ):
                     self._fail_all(error_for(error.code(), error.code().name, error.details() or ""))
                     return
             finally:
@@ -223,13 +228,12 @@ class PlayStream:
                 call.cancel()
             if self._closed:
                 return
-            failures += 1
             reconnecting = True
             self.reconnects += 1
-            if failures > MAX_RECONNECTS:
+            if attempts.exhausted:
                 self._fail_all(Unavailable("UNAVAILABLE", "the play stream could not reconnect"))
                 return
-            await asyncio.sleep(min(0.05 * 2**failures, 2.0))
+            await attempts.failed()
 
     def _set_options(self) -> play_pb2.PlayRequest:
         return play_pb2.PlayRequest(correlation_id=0, set_options=play_pb2.PlayOptions(batch_responses=True))
@@ -272,7 +276,7 @@ class PlayStream:
         if kind == "event":
             delivery = response.event
             last = self._last_event.get(delivery.game_id)
-            if last is not None and last and not _newer(delivery.event.event_id, last):
+            if last is not None and last and not is_after(delivery.event.event_id, last):
                 return  # already delivered before a reconnect
             if delivery.game_id in self._last_event:
                 self._last_event[delivery.game_id] = delivery.event.event_id
@@ -309,9 +313,3 @@ def _code(value: int) -> tuple[int, str]:
         if code.value[0] == value:
             return code.value  # type: ignore[no-any-return]
     return grpc.StatusCode.UNKNOWN.value  # type: ignore[no-any-return]
-
-
-def _newer(event_id: str, last: str) -> bool:
-    from tafel.client import event_position
-
-    return event_position(event_id) > event_position(last)

@@ -8,8 +8,9 @@ from rich.console import Console
 from rich.table import Table
 
 from tafel.cli.describe import GAME_TITLES
-from tafel.client import TafelClient, _duration
+from tafel.client import TafelClient
 from tafel.play.v1 import tournaments_pb2 as tp
+from tafel.requests import duration
 
 FORMATS = {
     "swiss": tp.TOURNAMENT_FORMAT_SWISS,
@@ -101,7 +102,7 @@ async def tournaments(client: TafelClient, args: argparse.Namespace, console: Co
             "capacity": args.capacity,
         }
         if args.per_move:
-            fields["time_control"] = {"per_move": _duration(args.per_move)}
+            fields["time_control"] = {"per_move": duration(args.per_move)}
         created = await client.create_tournament(**fields)
         console.print(
             f"created {created.name}: id [bold]{created.tournament_id}[/bold]. Players join with"

@@ -1,0 +1,71 @@
+"""What the SDK puts in its requests: request ids, the find-match request, durations, and the
+order of event ids (to resume a watch after the last event seen). Below the client and the play
+stream, which both use them (the SDK's layers: errors/retry -> requests -> play_stream -> client
+-> botplay)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+
+from google.protobuf.duration_pb2 import Duration
+from google.protobuf.message import Message
+
+from tafel.messages import game_options
+from tafel.play.v1 import play_pb2
+
+# Request ids: a random prefix per process and a counter. Unique without a system call per id
+# (uuid4 reads the OS's random source each time: a visible share of a fast bot's CPU).
+_REQUEST_PREFIX = secrets.token_hex(8)
+_REQUEST_COUNTER = itertools.count(1)
+
+
+def _new_request_prefix() -> None:
+    global _REQUEST_PREFIX
+    _REQUEST_PREFIX = secrets.token_hex(8)
+
+
+os.register_at_fork(after_in_child=_new_request_prefix)  # a forked child must not repeat ids
+
+
+def new_request_id() -> str:
+    return f"{_REQUEST_PREFIX}-{next(_REQUEST_COUNTER):x}"
+
+
+def duration(seconds: float) -> Duration:
+    value = Duration()
+    value.FromNanoseconds(int(seconds * 1e9))
+    return value
+
+
+def find_match_request(
+    game: str,
+    options: Message | None = None,
+    *,
+    per_move_s: float | None = None,
+    min_seats: int = 0,
+    max_seats: int = 0,
+) -> play_pb2.FindMatchRequest:
+    # The request id lets a resend (after a lost connection, through any gateway) take over the
+    # ticket this search queued instead of being refused ALREADY_QUEUED.
+    request = play_pb2.FindMatchRequest(
+        game=game,
+        options=game_options(options),
+        min_seats=min_seats,
+        max_seats=max_seats,
+        request_id=new_request_id(),
+    )
+    if per_move_s is not None:
+        request.time_control.per_move.CopyFrom(duration(per_move_s))
+    return request
+
+
+def event_position(event_id: str) -> tuple[int, int]:
+    """Event ids are "<version>-<index>"; order them numerically."""
+    version, _, index = event_id.partition("-")
+    return int(version), int(index or 0)
+
+
+def is_after(event_id: str, last: str) -> bool:
+    return event_position(event_id) > event_position(last)

@@ -1,0 +1,106 @@
+"""Retries in the SDK, in one place.
+
+Unary calls: gRPC's own retry policy, set in the channel's service config (``service_config()``,
+which `TafelClient.connect` installs): a call that fails UNAVAILABLE (a gateway restarting, or its
+dependency down), CANCELLED by the server (a gateway whose stop grace ran out) or
+DEADLINE_EXCEEDED is tried again up to three times with exponential backoff, on whichever gateway
+the channel picks next. Every call it retries is safe to repeat: state-changing ones carry request
+ids. The three that do not (Register, CreateRoom, RequestBot) are left out: retried, they could
+make a second account, room or bot request.
+
+Long-lived streams (watches, matchmaking, the play stream, the bot pool) resume themselves from
+where they were; between attempts they wait `Attempts.failed()`: exponential backoff with a cap
+and jitter, and a limit on consecutive failures.
+
+(The servers' equivalent is kit/retry.py; a client package for third parties cannot import the
+platform's kit, hence this module.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from dataclasses import dataclass
+
+import grpc
+
+from tafel.play.v1 import bots_pb2, play_pb2, tournaments_pb2
+
+# CANCELLED as an RPC error is the server's doing (a gateway whose stop grace ran out): this side's
+# own cancellations surface as asyncio's, never as a status.
+RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED)
+# A long-lived stream also resumes after INTERNAL.
+STREAM_RETRYABLE = (*RETRYABLE, grpc.StatusCode.INTERNAL)
+
+NOT_IDEMPOTENT = frozenset({"Register", "CreateRoom", "RequestBot"})
+UNARY_ATTEMPTS = 4  # the first try and three retries
+
+
+@dataclass(frozen=True)
+class Backoff:
+    first_s: float = 0.1
+    cap_s: float = 2.0
+    factor: float = 2.0
+    jitter: float = 0.2  # 0..1: the share of a delay that may be taken off at random
+
+    def delay(self, failures: int) -> float:
+        """The wait after the `failures`-th consecutive failure (1 = the first)."""
+        nominal = min(self.cap_s, self.first_s * self.factor ** max(0, failures - 1))
+        return nominal * (1.0 - self.jitter * random.random())
+
+
+class Attempts:
+    """Consecutive failures of one stream, the backoff between its attempts and when to give up."""
+
+    def __init__(self, limit: int, backoff: Backoff | None = None) -> None:
+        self.limit = limit
+        self.backoff = backoff or Backoff()
+        self.failures = 0
+
+    @property
+    def exhausted(self) -> bool:
+        """As many consecutive failures as allowed: the next one is final."""
+        return self.failures >= self.limit
+
+    async def failed(self) -> None:
+        """Count a failure and wait the backoff before the next attempt."""
+        self.failures += 1
+        await asyncio.sleep(self.backoff.delay(self.failures))
+
+    def reset(self) -> None:
+        """The stream delivered again: later failures start from the first delay."""
+        self.failures = 0
+
+
+def retried_methods() -> list[dict[str, str]]:
+    """Every unary method of the public API that is safe to repeat, as service-config names."""
+    names = []
+    for module in (play_pb2, tournaments_pb2, bots_pb2):
+        for service in module.DESCRIPTOR.services_by_name.values():
+            for method in service.methods:
+                if method.client_streaming or method.server_streaming or method.name in NOT_IDEMPOTENT:
+                    continue
+                names.append({"service": service.full_name, "method": method.name})
+    return names
+
+
+def service_config(backoff: Backoff | None = None) -> str:
+    """The channel's service config (JSON): the retry policy for the unary methods."""
+    policy = backoff or Backoff()
+    return json.dumps(
+        {
+            "methodConfig": [
+                {
+                    "name": retried_methods(),
+                    "retryPolicy": {
+                        "maxAttempts": UNARY_ATTEMPTS,
+                        "initialBackoff": f"{policy.first_s}s",
+                        "maxBackoff": f"{policy.cap_s}s",
+                        "backoffMultiplier": policy.factor,
+                        "retryableStatusCodes": [code.name for code in RETRYABLE],
+                    },
+                }
+            ]
+        }
+    )
