@@ -268,17 +268,21 @@ def knockout_first_round(players: Sequence[str]) -> list[tuple[str, ...]]:
 
 
 def table_sizes(count: int, preferred: int, lo: int = 3, *, hi: int) -> list[int]:
-    """Table sizes for `count` players, largest first. Fewer than `lo` players: one small table."""
+    """Table sizes for `count` players, largest first, none above `hi`. Fewer than `lo` players:
+    one small table."""
     if count < 2:
         return []
     if count < lo:
         return [count]
+    fewest = max(1, math.ceil(count / hi))  # no table may seat more than the game does
     best: tuple[float, int] | None = None
-    for tables in range(max(1, math.ceil(count / hi)), count // lo + 1):
+    for tables in range(fewest, count // lo + 1):
         cost = abs(count / tables - preferred)
         if best is None or cost < best[0] - 1e-9:
             best = (cost, tables)
-    tables = best[1] if best else 1
+    # No split into lo..hi exists (5 players, tables of 3..4): the game's limit wins, a table
+    # gets fewer than lo.
+    tables = best[1] if best else fewest
     base, extra = divmod(count, tables)
     return [base + 1] * extra + [base] * (tables - extra)
 

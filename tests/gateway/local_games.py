@@ -3,10 +3,13 @@ what a gateway feature reads from DescribeGame, for tests that need no running r
 
 from __future__ import annotations
 
+from tafel.rules.v1 import rules_pb2
+
 from gateway.catalogue import Described
 from kit.catalog import GAMES
 from services.kit.describe import describe_game, load_game
 
 
-def local_catalogue() -> Described:
-    return Described(describe_game(*load_game(package)) for package in GAMES.values())
+def local_catalogue(*more: rules_pb2.DescribeGameResponse) -> Described:
+    """Every catalogued game's description, then `more` (games no catalogue lists)."""
+    return Described([*(describe_game(*load_game(package)) for package in GAMES.values()), *more])

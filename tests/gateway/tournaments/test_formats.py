@@ -303,3 +303,13 @@ def test_too_few_players() -> None:
         engine.start(Config(Format.TABLES, rounds=1, largest_table=6), entrants(2))
     with pytest.raises(ValueError):
         Config(Format.SWISS, rounds=0)
+
+
+@pytest.mark.parametrize("largest", [3, 4, 5, 6, 8])
+def test_tables_never_seat_more_than_the_game(largest: int) -> None:
+    # The largest table is the game's (DescribeGame max_seats), not the format's.
+    for count in range(2, 40):
+        for preferred in range(3, largest + 1):
+            sizes = table_sizes(count, preferred, hi=largest)
+            assert sum(sizes) == count and max(sizes) <= largest
+            assert max(sizes) - min(sizes) <= 1

@@ -1,0 +1,115 @@
+"""Rating pools and personal-best boards come from the games' descriptions: a game the gateway has
+never heard of, described by its rules service, is rated and listed with no gateway change."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2
+from tafel.rules.v1 import rules_pb2
+
+from gateway.ratings.book import RatingBook
+from gateway.ratings.pools import RatingPools, boards_of, pools_of
+from kit.errors import Refused
+from kit.redis.layer import RedisLayer
+from tests.gateway.harness import other_db
+from tests.gateway.local_games import local_catalogue
+
+T0 = 1_700_000_000_000
+
+
+def new_game(**fields: object) -> rules_pb2.DescribeGameResponse:
+    """A game that is in no catalogue and that the gateway's code has never named."""
+    described = rules_pb2.DescribeGameResponse(game="hexfive", title="Hex Five", min_seats=1, max_seats=4)
+    described.options.add(name="level").choice.CopyFrom(
+        rules_pb2.Choices(choices=["easy", "hard"], default_value="easy")
+    )
+    for name, value in fields.items():
+        if name == "rating_pools":
+            described.rating_pools.extend(value)  # type: ignore[arg-type]
+        else:
+            getattr(described, name).CopyFrom(value)
+    return described
+
+
+@pytest.fixture
+async def layer(redis_url: str) -> AsyncIterator[RedisLayer]:
+    client = Redis.from_url(other_db(redis_url, 11))
+    await client.flushdb()
+    opened = RedisLayer.around(client)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+        await client.aclose()
+
+
+def record(game: str, names: list[str], ranks: list[int], scores: list[int] | None = None) -> play_pb2.GameRecord:
+    out = play_pb2.GameRecord(
+        game_id=uuid.uuid4().hex[:12],
+        game=game,
+        players=[
+            play_pb2.SeatedPlayer(seat=i, player=play_pb2.Player(player_id=f"id-{n}", username=n))
+            for i, n in enumerate(names)
+        ],
+        outcome=games_pb2.Outcome(ranks=ranks, scores=scores or []),
+        rated=True,
+    )
+    out.ended_at.FromMilliseconds(T0)
+    return out
+
+
+def test_a_game_listing_no_pools_gets_one_named_after_it() -> None:
+    (pool,) = pools_of(new_game())
+    assert (pool.name, pool.game, pool.title, pool.min_seats, pool.max_seats) == (
+        "hexfive",
+        "hexfive",
+        "Hex Five",
+        2,
+        4,
+    )
+    assert boards_of(new_game()) is None
+    solo_only = rules_pb2.DescribeGameResponse(game="patience", title="Patience", min_seats=1, max_seats=1)
+    assert pools_of(solo_only) == ()
+
+
+def test_described_pools_and_boards_are_taken_as_they_are() -> None:
+    described = new_game(
+        rating_pools=[rules_pb2.RatingPool(name="hexfive-duel", title="duels", min_seats=2, max_seats=2)],
+        personal_bests=rules_pb2.PersonalBests(name="hexfive-solo", board_option="level"),
+    )
+    assert [p.name for p in pools_of(described)] == ["hexfive-duel"]
+    boards = boards_of(described)
+    assert boards is not None and boards.choices == ("easy", "hard") and boards.default == "easy"
+    # A record without the game's options counts on the default board.
+    assert boards.board_of(games_pb2.GameOptions()) == "easy"
+
+
+async def test_a_new_game_is_rated_listed_and_kept_without_gateway_code(layer: RedisLayer) -> None:
+    described = new_game(
+        rating_pools=[
+            rules_pb2.RatingPool(name="hexfive", title="Hex Five tables", min_seats=3, max_seats=4),
+            rules_pb2.RatingPool(name="hexfive-duel", title="Hex Five duels", min_seats=2, max_seats=2),
+        ],
+        personal_bests=rules_pb2.PersonalBests(name="hexfive-solo", board_option="level"),
+    )
+    pools = RatingPools(local_catalogue(described))
+    book = RatingBook(layer, pools)
+    assert await book.apply_record(record("hexfive", ["a", "b", "c"], [1, 2, 3])) == "applied"
+    assert await book.apply_record(record("hexfive", ["a", "b"], [2, 1])) == "applied"
+    assert await book.apply_record(record("hexfive", ["a"], [1], scores=[17])) == "applied"
+    listed = [(p.name, p.game, p.min_seats, p.max_seats) for p in await pools.listed()]
+    assert listed[-2:] == [("hexfive", "hexfive", 3, 4), ("hexfive-duel", "hexfive", 2, 2)]
+    entries, _, _, total = await book.leaderboard("hexfive", include_provisional=True, page_size=10, page_token="")
+    assert total == 3 and [e.username for e in entries] == ["a", "b", "c"]
+    assert {pool for pool, _, _ in await book.ratings_of("id-a")} == {"hexfive", "hexfive-duel"}
+    assert await book.rating("id-a", "hexfive") == entries[0].stored.rating.rating  # the first pool
+    assert [(b.sheet, b.score) for b in await book.bests_of("id-a")] == [("easy", 17)]
+    # A board the game does not describe is refused, naming the ones it has.
+    with pytest.raises(Refused) as refused:
+        await book.personal_bests("Z", page_size=5, page_token="")
+    assert refused.value.reason == "BAD_SHEET" and "A, B" in refused.value.message
