@@ -29,12 +29,15 @@ from kit.errors import Refused
 from kit.redis.keys import MATCHED_CHANNEL
 from kit.redis.layer import RedisLayer
 from kit.redis.pubsub import PubSub, Subscription
-from kit.retry import Backoff, retrying
+from kit.retry import Attempts, Backoff, retrying
 
 log = logging.getLogger("tafel.gateway.matchmaking")
 
 _FINAL_REFUSALS = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION)
 _WITHDRAW_BACKOFF = Backoff(first_s=0.2, cap_s=1.0)
+# A matched game's creation is tried 4 times, 0.25 s, 0.5 s, 1 s, 2 s apart (the waiters on any
+# replica start it themselves after start_grace_s if all of them fail).
+_START_BACKOFF = Backoff(first_s=0.25, cap_s=2.0)
 
 
 @dataclass
@@ -288,7 +291,12 @@ class Matchmaker:
             raise
         final = claim_token(bucket_id, taken.ticket_id)
         if final != claimed:
-            await self.claims.claim(pid, game, final, replacing=claimed)
+            holder = await self.claims.claim(pid, game, final, replacing=claimed)
+            other_bucket, _, other_ticket = (holder or "").partition("|")
+            if holder is not None and other_bucket != bucket_id and taken.queued and not taken.resumed:
+                # The claim ran out meanwhile and a search in another bucket took it: that one stands.
+                await self.queue.withdraw(bucket_id, taken.ticket_id, owner)
+                return Taken(other_ticket, queued=False, resumed=False, enqueued_ms=0)
         return taken
 
     async def _withdraw_after(
@@ -461,6 +469,7 @@ class Matchmaker:
     async def _start(
         self, spec: BucketSpec, game_id: str, players: tuple[play_pb2.Player, ...], tickets: tuple[str, ...]
     ) -> None:
+        attempts = Attempts(_START_BACKOFF)
         try:
             for attempt in range(4):
                 try:
@@ -481,7 +490,7 @@ class Matchmaker:
                 except Refused as refused:
                     if refused.code not in _FINAL_REFUSALS:
                         log.warning("could not start a matched game: %s", refused.reason, extra={"game_id": game_id})
-                        await asyncio.sleep(0.25 * 2**attempt)
+                        await attempts.failed()
                         continue
                     # It will never start (e.g. options this table size does not allow): tell the
                     # waiters now rather than let them wait.
@@ -494,6 +503,6 @@ class Matchmaker:
                         exc_info=True,
                         extra={"game_id": game_id, "attempt": attempt + 1},
                     )
-                    await asyncio.sleep(0.25 * 2**attempt)
+                    await attempts.failed()
         finally:
             self._starting.discard(game_id)

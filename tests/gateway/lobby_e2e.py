@@ -36,6 +36,11 @@ async def guest_on(channel: grpc.aio.Channel) -> Guest:
     return Guest(session, play_pb2_grpc.LobbyServiceStub(channel), play_pb2_grpc.GameServiceStub(channel))
 
 
+def same_player_on(guest: Guest, channel: grpc.aio.Channel) -> Guest:
+    """The guest's session, through another gateway."""
+    return Guest(guest.session, play_pb2_grpc.LobbyServiceStub(channel), play_pb2_grpc.GameServiceStub(channel))
+
+
 def own_time_control() -> play_pb2.TimeControl:
     """A per-move time no other test uses, so a test's tickets meet only each other."""
     control = play_pb2.TimeControl()

@@ -11,9 +11,13 @@ import dataclasses
 import grpc
 import pytest
 from redis.asyncio import Redis
+from tafel.play.v1 import play_pb2
 
-from kit.errors import Refused
+from kit.errors import Refused, reason_of
 from kit.redis.keys import match_claim_key
+from tests.gateway.conftest import GatewaySystem
+from tests.gateway.harness import spawn_gateway
+from tests.gateway.lobby_e2e import guest_on, own_time_control, same_player_on
 from tests.gateway.lobby_helpers import FAST, RecordingStarter, gateway_side, player, run_to_match, spec
 
 
@@ -88,3 +92,38 @@ async def test_the_claim_lives_as_long_as_the_ticket_lease_and_is_renewed_with_i
         assert (await refused_search(mm.find(spec(per_move_ms=90_000), me))).reason == "ALREADY_QUEUED"
         await first.aclose()
         assert await redis.exists(claim) == 0
+
+
+async def test_a_killed_gateways_claim_runs_out_with_its_lease(gw_system: GatewaySystem) -> None:
+    lease_s = 6.0  # the claim's TTL is the killed gateway's lease
+    doomed = spawn_gateway(gw_system.redis_url, gw_system.routes, name="gateway-doomed-claim", TAFEL_MM_LEASE_S="6")
+    channels = [grpc.aio.insecure_channel(address) for address in (doomed.address, gw_system.gateways[0].address)]
+    try:
+        me = await guest_on(channels[0])
+        lost = me.lobby.FindMatch(
+            play_pb2.FindMatchRequest(game="connect4", time_control=own_time_control()), metadata=me.md, timeout=60
+        )
+        assert (await lost.read()).HasField("queued")
+        doomed.kill()  # kill -9: nobody withdraws the ticket or releases the claim
+        survivor = same_player_on(me, channels[1])
+        elsewhere = play_pb2.FindMatchRequest(game="connect4", time_control=own_time_control())
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await survivor.lobby.FindMatch(elsewhere, metadata=me.md, timeout=10).read()
+        assert refused.value.code() == grpc.StatusCode.ALREADY_EXISTS and reason_of(refused.value) == "ALREADY_QUEUED"
+        # Nobody renews the claim: within its lease (and a margin for a busy machine) it is gone.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + lease_s + 15
+        while True:
+            search = survivor.lobby.FindMatch(elsewhere, metadata=me.md, timeout=10)
+            try:
+                assert (await search.read()).HasField("queued")
+                break
+            except grpc.aio.AioRpcError as error:
+                if reason_of(error) != "ALREADY_QUEUED" or loop.time() > deadline:
+                    raise
+            await asyncio.sleep(0.25)
+        search.cancel()
+    finally:
+        doomed.kill()
+        for channel in channels:
+            await channel.close()

@@ -9,7 +9,7 @@ import asyncio
 import grpc
 from redis.asyncio import Redis
 from tafel.games.v1 import games_pb2
-from tafel.play.v1 import play_pb2, play_pb2_grpc
+from tafel.play.v1 import play_pb2
 
 from gateway.matchmaking.model import new_ticket_id
 from gateway.matchmaking.queue import MatchQueue
@@ -17,7 +17,7 @@ from kit.redis.keys import bucket_keys
 from kit.redis.layer import RedisLayer
 from tests.gateway.conftest import GatewaySystem
 from tests.gateway.harness import Client, Seating, spawn_gateway
-from tests.gateway.lobby_e2e import Guest, guest_on, own_time_control
+from tests.gateway.lobby_e2e import guest_on, own_time_control, same_player_on
 from tests.gateway.lobby_helpers import FAST, player, spec
 
 NOW = 1_700_000_000_000
@@ -40,10 +40,6 @@ async def test_a_resent_search_takes_over_its_ticket_and_the_old_owner_cannot_wi
     assert await queue.cancel(bucket.bucket_id, first.ticket_id, "o2") is True
     keys = bucket_keys(bucket.bucket_id)
     assert await redis.hlen(keys.requests) == 0  # nothing left behind for the request id
-
-
-def same_player_on(guest: Guest, channel: grpc.aio.Channel) -> Guest:
-    return Guest(guest.session, play_pb2_grpc.LobbyServiceStub(channel), play_pb2_grpc.GameServiceStub(channel))
 
 
 async def matched(call: grpc.aio.UnaryStreamCall) -> play_pb2.MatchFound:  # type: ignore[type-arg]
