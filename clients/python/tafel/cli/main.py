@@ -22,12 +22,11 @@ import asyncio
 import getpass
 import os
 import sys
-from typing import Any
 
-from google.protobuf.message import Message
 from rich.console import Console
 from rich.table import Table
 
+from tafel.cli.shared import id_column
 from tafel.client import TafelClient
 from tafel.errors import AlreadyExists, InvalidArgument, NotFound, TafelError, Unauthenticated, Unavailable
 
@@ -272,11 +271,6 @@ async def leaderboard(client: TafelClient, game: str, console: Console) -> int:
     return 0
 
 
-def id_column(table: Table, header: str, ids: list[str]) -> None:
-    """An id column that never shortens an id (it is there to be copied)."""
-    table.add_column(header, no_wrap=True, min_width=max((len(i) for i in ids), default=len(header)))
-
-
 def error_line(error: TafelError, args: argparse.Namespace) -> tuple[str, int]:
     """One readable line per failure (never a traceback), and the exit status."""
     if isinstance(error, Unavailable):
@@ -304,27 +298,6 @@ def main(argv: list[str] | None = None) -> None:
         line, code = error_line(error, args)
         console.print(line, highlight=False, soft_wrap=True)
     sys.exit(code)
-
-
-def per_move(seconds: float | None) -> dict[str, Any]:
-    return {"per_move_s": seconds} if seconds else {}
-
-
-def table_options(args: argparse.Namespace) -> Message | None:
-    """The game's own options from --target/--mode/--side (None: the game's defaults)."""
-    from tafel.coloursquare.v1 import coloursquare_pb2
-    from tafel.plus4.v1 import plus4_pb2
-
-    if args.game == "plus4" and (args.target or args.mode):
-        mode = {
-            "points": plus4_pb2.MODE_POINTS,
-            "first_line": plus4_pb2.MODE_FIRST_LINE,
-            "rounds": plus4_pb2.MODE_ROUNDS,
-        }
-        return plus4_pb2.Options(target=args.target, mode=mode[args.mode or "points"])
-    if args.game == "coloursquare" and (args.target or args.side):
-        return coloursquare_pb2.Options(target=args.target, side=args.side or "")
-    return None
 
 
 if __name__ == "__main__":

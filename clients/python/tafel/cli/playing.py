@@ -7,13 +7,12 @@ import argparse
 from rich.console import Console
 
 from tafel.cli.describe import GAME_TITLES
+from tafel.cli.shared import per_move, table_options
 from tafel.client import TafelClient
 from tafel.errors import NotFound
 
 
 async def play(client: TafelClient, args: argparse.Namespace, console: Console) -> int:
-    from tafel.cli.main import per_move, table_options
-
     timing = per_move(args.per_move)
     options = table_options(args)
     title = GAME_TITLES.get(args.game, args.game)

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tafel.cli.describe import GAME_TITLES
+from tafel.cli.shared import id_column
 from tafel.client import TafelClient
 from tafel.play.v1 import tournaments_pb2 as tp
 from tafel.requests import duration
@@ -72,8 +73,6 @@ def event_line(event: tp.TournamentEvent, me: str) -> str:
 
 async def tournaments(client: TafelClient, args: argparse.Namespace, console: Console) -> int:
     if args.action == "list":
-        from tafel.cli.main import id_column
-
         listed = await client.list_tournaments()
         table = Table()
         id_column(table, "id", [t.tournament_id for t in listed])

@@ -1,0 +1,37 @@
+"""What several of the terminal client's commands share: a table column for ids, and the game
+options and time control read from the command line. Its own module because main.py dispatches
+to the commands' modules, which must not import main.py back (an import cycle)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from google.protobuf.message import Message
+from rich.table import Table
+
+from tafel.coloursquare.v1 import coloursquare_pb2
+from tafel.plus4.v1 import plus4_pb2
+
+
+def id_column(table: Table, header: str, ids: list[str]) -> None:
+    """An id column that never shortens an id (it is there to be copied)."""
+    table.add_column(header, no_wrap=True, min_width=max((len(i) for i in ids), default=len(header)))
+
+
+def per_move(seconds: float | None) -> dict[str, Any]:
+    return {"per_move_s": seconds} if seconds else {}
+
+
+def table_options(args: argparse.Namespace) -> Message | None:
+    """The game's own options from --target/--mode/--side (None: the game's defaults)."""
+    if args.game == "plus4" and (args.target or args.mode):
+        mode = {
+            "points": plus4_pb2.MODE_POINTS,
+            "first_line": plus4_pb2.MODE_FIRST_LINE,
+            "rounds": plus4_pb2.MODE_ROUNDS,
+        }
+        return plus4_pb2.Options(target=args.target, mode=mode[args.mode or "points"])
+    if args.game == "coloursquare" and (args.target or args.side):
+        return coloursquare_pb2.Options(target=args.target, side=args.side or "")
+    return None

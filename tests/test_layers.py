@@ -1,0 +1,274 @@
+"""The import layers (docs/architecture.md, "Layers"), read from the source with ast (nothing is
+imported, so a module-level side effect cannot hide an import). Every import counts, including
+ones inside functions and under `if TYPE_CHECKING:`: a function-level import is still a
+dependency, only a later one.
+
+From the bottom:
+- pure rules modules (services/<game>/*.py but their codec and entry point, services/kit/game.py):
+  the standard library and each other, nothing else: no grpc, redis, generated (`tafel.*`) or
+  protobuf code, so the bots and the services share one implementation of each game;
+- kit/: no services, gateway or SDK code;
+- services/ (the rules tier): kit, pure rules, generated code; no gateway or SDK code; the rules
+  tier's own kit (services/kit) imports no game package;
+- gateway/: kit and generated code; no rules-service code at all (no game package, no
+  services.kit) and no SDK code;
+- the Python SDK (clients/python/tafel): generated code and pure rules; no kit, services or gateway
+  code (it is a package for third parties);
+- no import cycles among the modules of any one of these packages.
+`violations()` applies the rules to a source tree; the last test runs it on small trees that
+break each rule once, so the check itself is shown to catch what it is for.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Source folders and the module name each one's files have.
+PACKAGES = {"kit": "kit", "services": "services", "gateway": "gateway", "clients/python/tafel": "tafel"}
+GAME_PACKAGE_OTHER_THAN_RULES = ("codec", "__main__")  # a game package's modules that are not pure
+# The rules contract, and the package __init__s that importing a rules module runs first.
+PURE_KIT_MODULES = frozenset({"services", "services.kit", "services.kit.game"})
+# Remaining gateway -> services.kit imports, to shrink to nothing (empty: the gateway is free of it).
+GATEWAY_SERVICES_KIT_ALLOWLIST: frozenset[tuple[str, str]] = frozenset()
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str
+    path: Path
+    shown: str  # the path from the tree's root, for messages
+    is_package: bool
+
+
+@dataclass(frozen=True)
+class Edge:
+    importer: str
+    imported: str  # a module of the tree when it is one, else the name as written
+    line: int
+
+
+def modules_of(root: Path) -> dict[str, Module]:
+    found: dict[str, Module] = {}
+    for folder, prefix in PACKAGES.items():
+        base = root / folder
+        for path in sorted(base.rglob("*.py")) if base.is_dir() else ():
+            parts = list(path.relative_to(base).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            if is_package:
+                parts = parts[:-1]
+            name = ".".join([prefix, *parts])
+            found[name] = Module(name, path, str(path.relative_to(root)), is_package)
+    return found
+
+
+def _absolute(module: Module, level: int, written: str | None) -> str:
+    """The absolute name of a relative import (`from . import x`, `from ..a import b`)."""
+    package = module.name.split(".") if module.is_package else module.name.split(".")[:-1]
+    base = package[: len(package) - (level - 1)] if level > 1 else package
+    return ".".join([*base, written] if written else base)
+
+
+def edges_of(module: Module, known: dict[str, Module]) -> Iterator[Edge]:
+    tree = ast.parse(module.path.read_text(encoding="utf-8"), filename=str(module.path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Edge(module.name, alias.name, node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            source = _absolute(module, node.level, node.module) if node.level else (node.module or "")
+            for alias in node.names:
+                # `from a import b` imports the module a.b when there is one, else a name of a.
+                submodule = f"{source}.{alias.name}"
+                yield Edge(module.name, submodule if submodule in known else source, node.lineno)
+
+
+def graph_of(root: Path) -> tuple[dict[str, Module], list[Edge]]:
+    known = modules_of(root)
+    return known, [edge for module in known.values() for edge in edges_of(module, known)]
+
+
+def is_pure_rules(name: str) -> bool:
+    parts = name.split(".")
+    if name in PURE_KIT_MODULES:
+        return True
+    if len(parts) < 2 or parts[0] != "services" or parts[1] == "kit":
+        return False
+    return len(parts) == 2 or parts[2] not in GAME_PACKAGE_OTHER_THAN_RULES
+
+
+def tier_of(name: str, known: dict[str, Module]) -> str:
+    """kit | pure | services | gateway | sdk | generated | stdlib | external."""
+    top = name.split(".")[0]
+    if top == "kit":
+        return "kit"
+    if top == "gateway":
+        return "gateway"
+    if top == "services":
+        return "pure" if is_pure_rules(name) else "services"
+    if top == "tafel":
+        # The SDK's modules and the generated code share the `tafel` namespace; generated
+        # modules are the ones no SDK file defines.
+        return "sdk" if name in known else "generated"
+    if top in sys.stdlib_module_names or top == "__future__":
+        return "stdlib"
+    return "external"
+
+
+def game_package(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[1] if len(parts) >= 2 and parts[0] == "services" and parts[1] != "kit" else None
+
+
+ALLOWED = {
+    "pure": {"pure", "stdlib"},
+    "kit": {"kit", "generated", "stdlib", "external"},
+    "services": {"services", "pure", "kit", "generated", "stdlib", "external"},
+    "gateway": {"gateway", "kit", "generated", "stdlib", "external"},
+    "sdk": {"sdk", "pure", "generated", "stdlib", "external"},
+}
+
+
+def layer_violations(known: dict[str, Module], edges: list[Edge]) -> list[str]:
+    found = []
+    for edge in edges:
+        importer, imported = tier_of(edge.importer, known), tier_of(edge.imported, known)
+        where = f"{known[edge.importer].shown}:{edge.line}"
+        if imported not in ALLOWED[importer]:
+            if importer == "gateway" and (edge.importer, edge.imported) in GATEWAY_SERVICES_KIT_ALLOWLIST:
+                continue
+            found.append(f"{edge.importer} ({where}) is {importer} and imports {edge.imported} ({imported})")
+        elif importer == "services" and edge.importer.startswith("services.kit.") and game_package(edge.imported):
+            found.append(f"{edge.importer} ({where}): the rules tier's kit imports a game, {edge.imported}")
+    return found
+
+
+def cycles(known: dict[str, Module], edges: list[Edge]) -> list[list[str]]:
+    """Import cycles among modules of one package (Tarjan's strongly connected components)."""
+    following: dict[str, set[str]] = {name: set() for name in known}
+    for edge in edges:
+        same_package = edge.imported.split(".")[0] == edge.importer.split(".")[0]
+        if edge.imported in known and same_package and edge.imported != edge.importer:
+            # Importing a.b.c runs the package a.b first; a package's own __init__ importing its
+            # modules is not a cycle with them.
+            following[edge.importer].add(edge.imported)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(name: str) -> None:
+        index[name] = low[name] = len(index)
+        stack.append(name)
+        on_stack.add(name)
+        for other in sorted(following[name]):
+            if other not in index:
+                visit(other)
+                low[name] = min(low[name], low[other])
+            elif other in on_stack:
+                low[name] = min(low[name], index[other])
+        if low[name] == index[name]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == name:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for name in sorted(following):
+        if name not in index:
+            visit(name)
+    return found
+
+
+def violations(root: Path) -> list[str]:
+    known, edges = graph_of(root)
+    return layer_violations(known, edges) + [f"import cycle: {' -> '.join(c)}" for c in cycles(known, edges)]
+
+
+# -- the repository ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def repository() -> tuple[dict[str, Module], list[Edge]]:
+    return graph_of(ROOT)
+
+
+def test_the_walk_sees_every_tier(repository: tuple[dict[str, Module], list[Edge]]) -> None:
+    known, edges = repository
+    tiers = {tier_of(name, known) for name in known}
+    assert tiers == {"kit", "pure", "services", "gateway", "sdk"}
+    for game in ("connect4", "plus4", "coloursquare"):
+        assert is_pure_rules(f"services.{game}.rules") and f"services.{game}.rules" in known
+    assert len(edges) > 500  # the walk really reads the imports
+
+
+def test_each_tier_imports_only_what_it_may(repository: tuple[dict[str, Module], list[Edge]]) -> None:
+    known, edges = repository
+    assert layer_violations(known, edges) == []
+
+
+def test_the_gateway_allowlist_only_shrinks(repository: tuple[dict[str, Module], list[Edge]]) -> None:
+    """Every allowlisted gateway -> services.kit import must still exist: remove it when fixed."""
+    _, edges = repository
+    present = {(edge.importer, edge.imported) for edge in edges}
+    assert GATEWAY_SERVICES_KIT_ALLOWLIST <= present
+
+
+def test_no_import_cycles(repository: tuple[dict[str, Module], list[Edge]]) -> None:
+    known, edges = repository
+    assert cycles(known, edges) == []
+
+
+# -- the check itself -----------------------------------------------------------------------------
+
+
+BROKEN = {
+    "kit/uses_gateway.py": "from gateway.server import serve\n",
+    "services/connect4/rules.py": "import grpc\n",
+    "services/plus4/rules.py": "def later() -> None:\n    from tafel.plus4.v1 import plus4_pb2\n",
+    "services/plus4/codec.py": "from services.plus4.rules import RULES\nfrom tafel.plus4.v1 import plus4_pb2\n",
+    "services/kit/store.py": "from services.connect4 import rules\n",
+    "gateway/ratings.py": "from services.coloursquare.scoring import ranking\n",
+    "gateway/games.py": "from services.kit.store import GameStore\n",
+    "clients/python/tafel/client.py": "from tafel.play_stream import PlayStream\nfrom kit.errors import Refused\n",
+    "clients/python/tafel/play_stream.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+    "    from tafel.client import TafelClient\n",
+}
+
+
+def test_the_check_catches_each_kind_of_bad_import(tmp_path: Path) -> None:
+    for relative, source in BROKEN.items():
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+    for package in ("services", "services/connect4", "services/plus4", "services/coloursquare", "services/kit"):
+        (tmp_path / package).mkdir(parents=True, exist_ok=True)
+        (tmp_path / package / "__init__.py").touch()
+    (tmp_path / "services/coloursquare/scoring.py").write_text("import json\n", encoding="utf-8")
+    found = "\n".join(violations(tmp_path))
+    for expected in (
+        "kit.uses_gateway (kit/uses_gateway.py:1) is kit and imports gateway.server (gateway)",
+        "services.connect4.rules (services/connect4/rules.py:1) is pure and imports grpc (external)",
+        "services.plus4.rules (services/plus4/rules.py:2) is pure and imports tafel.plus4.v1 (generated)",
+        "services.kit.store (services/kit/store.py:1): the rules tier's kit imports a game, services.connect4.rules",
+        "gateway.ratings (gateway/ratings.py:1) is gateway and imports services.coloursquare.scoring (pure)",
+        "gateway.games (gateway/games.py:1) is gateway and imports services.kit.store (services)",
+        "tafel.client (clients/python/tafel/client.py:2) is sdk and imports kit.errors (kit)",
+        "import cycle: tafel.client -> tafel.play_stream",
+    ):
+        assert expected in found
+    # What the tiers may do is not reported: a codec imports generated code and its rules.
+    assert "services.plus4.codec" not in found
+    assert "services.coloursquare.scoring" not in found.replace("imports services.coloursquare.scoring", "")
