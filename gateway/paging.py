@@ -11,6 +11,7 @@ from typing import Any
 
 from kit.errors import invalid
 from kit.redis.layer import RedisLayer
+from kit.redis.replies import text
 
 MAX_PAGE_SIZE = 100
 DEFAULT_PAGE_SIZE = 20
@@ -40,10 +41,6 @@ def page_size_of(value: int) -> int:
     if value < 0:
         raise invalid("BAD_PAGE_SIZE", "page_size must not be negative")
     return min(value or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
-
-
-def text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 async def ranked_page(

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 from tafel.play.v1 import play_pb2
 
-from gateway.paging import ranked_page, text
+from gateway.paging import ranked_page
 from gateway.ratings.pools import Boards, RatingPools
 from kit.errors import invalid
 from kit.redis.keys import pool_key
 from kit.redis.layer import RedisLayer
+from kit.redis.replies import text
 from kit.redis.scripts import script
 
 

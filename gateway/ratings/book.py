@@ -38,7 +38,7 @@ from typing import Any
 
 from tafel.play.v1 import play_pb2
 
-from gateway.paging import ranked_page, text
+from gateway.paging import ranked_page
 from gateway.ratings.bests import Best, PersonalBests
 from gateway.ratings.glicko2 import DEFAULT_TAU, PROVISIONAL_RD, RATING_PERIOD_DAYS, Rating, age, rate_table
 from gateway.ratings.pools import RatingPools
@@ -46,6 +46,7 @@ from gateway.ratings.stored import Stored
 from kit.errors import invalid
 from kit.redis.keys import pool_key, rated_hint_key
 from kit.redis.layer import RedisLayer
+from kit.redis.replies import text
 from kit.redis.scripts import script
 
 log = logging.getLogger("tafel.gateway.ratings")

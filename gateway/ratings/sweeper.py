@@ -13,10 +13,10 @@ from typing import Any
 
 from tafel.play.v1 import play_pb2
 
-from gateway.paging import text
 from gateway.ratings.book import RatingBook
 from kit.loops import Loop
 from kit.redis.keys import RATINGS_SWEEP_CURSOR, RATINGS_SWEEP_LOCK, RECORDS, rated_hint_key, record_key
+from kit.redis.replies import text
 from kit.redis.scripts import script
 
 log = logging.getLogger("tafel.gateway.ratings")

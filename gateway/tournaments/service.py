@@ -16,7 +16,7 @@ from tafel.play.v1 import tournaments_pb2, tournaments_pb2_grpc
 from gateway.auth import Authenticator
 from gateway.catalogue import Catalogue
 from gateway.lobby import LobbySettings, canonical_options, per_move_ms
-from gateway.paging import decode_offset, encode_offset, page_size_of, text
+from gateway.paging import decode_offset, encode_offset, page_size_of
 from gateway.tournaments import messages
 from gateway.tournaments.feed import FeedClosed, SlowWatcher, TournamentFeed
 from gateway.tournaments.model import MIN_TABLE, Format
@@ -25,6 +25,7 @@ from gateway.tournaments.store import Loaded, Spec, TournamentStore, now_ms
 from kit.errors import Refused, invalid, refusing
 from kit.ids import check_id
 from kit.redis.keys import tournament_list_key, tournament_request_key
+from kit.redis.replies import text
 
 log = logging.getLogger("tafel.gateway.tournaments")
 UNAVAILABLE = "tournaments are unavailable; retry"

@@ -34,6 +34,7 @@ from kit.redis.keys import (
     tournament_list_key,
 )
 from kit.redis.layer import RedisLayer
+from kit.redis.replies import pairs, text
 from kit.redis.scripts import script
 
 EVENTS_MAXLEN = 20_000
@@ -124,15 +125,6 @@ class Loaded:
     finished_ms: int
 
 
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
-
-
-def _pairs(flat: list[bytes]) -> dict[bytes, bytes]:
-    """An HGETALL reply (field, value, field, value, ...) as a dict."""
-    return dict(zip(flat[::2], flat[1::2], strict=True))
-
-
 def stamp(event: tournaments_pb2.TournamentEvent) -> bytes:
     if not event.HasField("at"):
         event.at.FromMilliseconds(now_ms())
@@ -157,7 +149,7 @@ class TournamentStore:
             ],
             [spec.tournament_id, spec.encode(), spec.created_ms, spec.starts_at_ms, REQUEST_TTL_S],
         )
-        return _text(reply)
+        return text(reply)
 
     async def load(self, tid: str) -> Loaded | None:
         flat_row, order, flat_who = await self.redis.many(
@@ -167,7 +159,7 @@ class TournamentStore:
                 ("HGETALL", tournament_key(tid, "who")),
             ]
         )
-        row, who = _pairs(flat_row), _pairs(flat_who)
+        row, who = pairs(flat_row), pairs(flat_who)
         if not row or b"spec" not in row:
             return None
         spec = Spec.decode(tid, row[b"spec"])
@@ -180,7 +172,7 @@ class TournamentStore:
                 players.append((str(data[0]), str(data[1]), bool(data[2])))
         return Loaded(
             spec=spec,
-            status=_text(row.get(b"status", b"")),
+            status=text(row.get(b"status", b"")),
             rev=int(row.get(b"rev", 0)),
             registration_version=int(row.get(b"rv", 0)),
             state=state,
@@ -276,15 +268,15 @@ class TournamentStore:
 
     async def started_games(self, tid: str) -> set[str]:
         raw: Any = await self.redis.call("HKEYS", tournament_key(tid, "started"))
-        return {_text(k) for k in raw}
+        return {text(k) for k in raw}
 
     async def mark_started(self, tid: str, game_id: str) -> None:
         await self.redis.call("HSET", tournament_key(tid, "started"), game_id, "1")
 
     async def due(self, now: int) -> list[str]:
         raw: Any = await self.redis.call("ZRANGEBYSCORE", TOURNAMENTS_DUE, "-inf", now, "LIMIT", 0, 100)
-        return [_text(x) for x in raw]
+        return [text(x) for x in raw]
 
     async def running(self) -> list[str]:
         raw: Any = await self.redis.call("SMEMBERS", TOURNAMENTS_RUNNING)
-        return sorted(_text(x) for x in raw)
+        return sorted(text(x) for x in raw)
