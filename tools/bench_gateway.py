@@ -246,7 +246,7 @@ async def scenario(
         session, stub = await bench.guest(index)
         players.append(kind(bench, session, stub))
     bench.active = games
-    await directory.redis.config_resetstat()
+    await directory.layer.client.config_resetstat()
     cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
     started = time.perf_counter()
     bench.measuring = True
@@ -256,7 +256,7 @@ async def scenario(
     bench.measuring = False
     elapsed = time.perf_counter() - started
     cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
-    commands: Any = await directory.redis.info("commandstats")
+    commands: Any = await directory.layer.client.info("commandstats")
     bench.stopping = True
     try:
         await asyncio.wait_for(bench.done.wait(), 30)
