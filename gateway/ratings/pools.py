@@ -119,9 +119,10 @@ class RatingPools:
             return None
         return boards_of(await self.catalogue.describe(game))
 
-    async def _descriptions(self) -> list[rules_pb2.DescribeGameResponse]:
-        """Every offered game's description; a game whose rules service does not answer is left
-        out (as ListGameTypes does), unless no game answers."""
+    async def _descriptions(self) -> tuple[list[rules_pb2.DescribeGameResponse], Refused | None]:
+        """Every offered game's description, and the refusal of the last game whose rules service
+        did not answer (None: all did). A game that does not answer is left out (as ListGameTypes
+        does), unless no game answers."""
         out: list[rules_pb2.DescribeGameResponse] = []
         last: Refused | None = None
         for game in self.catalogue.games:
@@ -132,15 +133,26 @@ class RatingPools:
                 log.warning("game left out of the leaderboards", extra={"game": game, "reason": refused.reason})
         if not out and last is not None:
             raise last
-        return out
+        return out, last
 
     async def listed(self) -> list[Pool]:
         """Every leaderboard, game by game in the catalogue's order."""
-        return [pool for description in await self._descriptions() for pool in pools_of(description)]
+        descriptions, _ = await self._descriptions()
+        return [pool for description in descriptions for pool in pools_of(description)]
 
     async def named(self, name: str) -> Pool | None:
-        return next((pool for pool in await self.listed() if pool.name == name), None)
+        """The leaderboard `name`; None when no game has it. Not found while a game's rules
+        service does not answer: that game's refusal (it may be the one that has it)."""
+        descriptions, missing = await self._descriptions()
+        for description in descriptions:
+            for pool in pools_of(description):
+                if pool.name == name:
+                    return pool
+        if missing is not None:
+            raise missing
+        return None
 
     async def all_boards(self) -> list[Boards]:
-        found = (boards_of(description) for description in await self._descriptions())
+        descriptions, _ = await self._descriptions()
+        found = (boards_of(description) for description in descriptions)
         return [boards for boards in found if boards is not None]

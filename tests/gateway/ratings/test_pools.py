@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 
+import grpc
 import pytest
 from redis.asyncio import Redis
 from tafel.games.v1 import games_pb2
@@ -113,3 +114,37 @@ async def test_a_new_game_is_rated_listed_and_kept_without_gateway_code(layer: R
     with pytest.raises(Refused) as refused:
         await book.personal_bests("Z", page_size=5, page_token="")
     assert refused.value.reason == "BAD_SHEET" and "A, B" in refused.value.message
+
+
+class OneServiceDown:
+    """The catalogue with one game's rules service not answering (as the router refuses then)."""
+
+    def __init__(self, down: str) -> None:
+        self.inner = local_catalogue()
+        self.down = down
+
+    @property
+    def games(self) -> tuple[str, ...]:
+        return self.inner.games
+
+    def offers(self, game: str) -> bool:
+        return self.inner.offers(game)
+
+    async def describe(self, game: str, *, timeout_s: float | None = None) -> rules_pb2.DescribeGameResponse:
+        if game == self.down:
+            raise Refused(grpc.StatusCode.UNAVAILABLE, "RULES_UNAVAILABLE", "the game's rules service is unavailable")
+        return await self.inner.describe(game)
+
+
+async def test_a_game_whose_service_is_down_is_left_out_not_denied() -> None:
+    down = next(iter(local_catalogue().games))
+    pools = RatingPools(OneServiceDown(down))
+    listed = [p.game for p in await pools.listed()]
+    assert down not in listed and listed
+    up = (await pools.listed())[0]
+    assert await pools.named(up.name) == up
+    # A leaderboard not found while a game is not answering may be that game's: UNAVAILABLE
+    # (retry), not "there is no such leaderboard".
+    with pytest.raises(Refused) as refused:
+        await pools.named(down)
+    assert refused.value.code is grpc.StatusCode.UNAVAILABLE
