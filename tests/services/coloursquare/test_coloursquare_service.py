@@ -59,6 +59,10 @@ async def test_describe_game(service: Service) -> None:
     assert options["timeouts_to_remove"].integer.default_value == 3
     assert options["max_rounds"].integer.default_value == 200
     assert response.default_options.coloursquare.side == "A"
+    # What the gateway's ratings read: tables and duels apart, solo bests per sheet.
+    pools = [(p.name, p.min_seats, p.max_seats) for p in response.rating_pools]
+    assert pools == [("coloursquare", 3, 6), ("coloursquare-duel", 2, 2)]
+    assert (response.personal_bests.name, response.personal_bests.board_option) == ("coloursquare-solo", "side")
 
 
 async def test_a_whole_three_player_game_matches_the_pure_rules(service: Service) -> None:
