@@ -1,8 +1,9 @@
 """Identity: accounts, guests and session tokens.
 
-- Accounts live in Redis, one hash per username (``tafel:{u:<lowercased name>}:account``: player
-  id, display name, scrypt salt and hash and parameters). Registration is one Lua script that
-  creates the hash only if it does not exist, so a username is taken exactly once, by any replica.
+- Accounts live in Redis, one hash per username (kit/redis/keys.py account_key: player id, display
+  name, scrypt salt and hash and parameters). Registration is one Lua script
+  (kit/redis/lua/auth/register.lua) that creates the hash only if it does not exist, so a username
+  is taken exactly once, by any replica.
 - Passwords are stored only as salted scrypt (hashlib.scrypt), computed off the event loop.
 - A session token is ``v1.<payload>.<signature>``: the payload (base64url JSON: player id, name,
   guest flag, expiry) signed with HMAC-SHA256 under TAFEL_TOKEN_SECRET, shared by every replica.
@@ -35,11 +36,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from redis.asyncio import Redis
 from tafel.play.v1 import play_pb2
 
 from gateway.sessions import Revocations
 from kit.errors import Refused, invalid
+from kit.redis.keys import account_key, failures_key, known_sources_key, source_failures_key
+from kit.redis.layer import RedisLayer
+from kit.redis.scripts import script
 
 USERNAME = re.compile(r"^[A-Za-z0-9_-]{3,24}$")
 GUEST_PREFIX = "guest-"
@@ -54,41 +57,10 @@ SIGN_IN, REGISTER = 0, 1  # hashing priorities
 TOKEN_VERSION = "v1"
 _CACHE_SIZE = 10_000
 
-REGISTER_LUA = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'id', ARGV[1], 'name', ARGV[2], 'salt', ARGV[3], 'hash', ARGV[4],
-           'n', ARGV[5], 'r', ARGV[6], 'p', ARGV[7], 'created', ARGV[8])
-return 1
-"""
-
-# KEYS: a failure counter hash (n: failures, t: last failure ms); ARGV: now ms, window s
-FAIL_LUA = """
-local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
-redis.call('HSET', KEYS[1], 't', ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-return n
-"""
-
-
-def account_key(username: str) -> str:
-    return f"tafel:{{u:{username.lower()}}}:account"
-
-
-def failures_key(username: str) -> str:
-    return f"tafel:{{u:{username.lower()}}}:fails"
-
-
-def known_sources_key(username: str) -> str:
-    return f"tafel:{{u:{username.lower()}}}:known"
-
 
 def source_id(source: str) -> str:
     """A source as stored: hashed, so the store holds no addresses in clear."""
     return hashlib.sha256(source.encode()).hexdigest()[:24]
-
-
-def source_failures_key(source: str) -> str:
-    return f"tafel:{{src:{source_id(source)}}}:fails"
 
 
 def delay_after(failures: int, free: int) -> float:
@@ -176,18 +148,16 @@ class Identity:
 class Authenticator:
     """Registers, signs in and recognises players. Shared by every servicer of a gateway."""
 
-    def __init__(self, redis: Redis, *, secret: bytes, token_ttl_s: int, hash_threads: int = 2) -> None:
+    def __init__(self, redis: RedisLayer, *, secret: bytes, token_ttl_s: int, hash_threads: int = 2) -> None:
         if len(secret) < 16:
             raise ValueError("the token secret must be at least 16 bytes")
         self.redis = redis
         self._secret = secret
         self.token_ttl_s = token_ttl_s
-        self._register = redis.register_script(REGISTER_LUA)
-        self._count_failure = redis.register_script(FAIL_LUA)
         self._hashing = HashQueue(hash_threads, max_waiting=(1024, 64))
         self._cache: OrderedDict[str, Identity] = OrderedDict()
         self._dummy_salt = secrets.token_bytes(16)
-        self.revocations = Revocations(redis, token_ttl_s)
+        self.revocations = Revocations(redis.client, token_ttl_s)
 
     # -- tokens -----------------------------------------------------------------------------------
 
@@ -292,21 +262,28 @@ class Authenticator:
         if not USERNAME.match(username):
             raise invalid("BAD_USERNAME", "a username is 3-24 characters of A-Z a-z 0-9 _ -", field="username")
         if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
-            raise invalid(
-                "BAD_PASSWORD", f"a password is {MIN_PASSWORD}-{MAX_PASSWORD} characters", field="password"
-            )
+            raise invalid("BAD_PASSWORD", f"a password is {MIN_PASSWORD}-{MAX_PASSWORD} characters", field="password")
 
     async def register(self, username: str, password: str, *, source: str = "") -> play_pb2.Session:
         self._check_credentials(username, password)
         if username.lower().startswith(GUEST_PREFIX):
-            raise invalid("BAD_USERNAME", f"usernames starting with \"{GUEST_PREFIX}\" are reserved", field="username")
+            raise invalid("BAD_USERNAME", f'usernames starting with "{GUEST_PREFIX}" are reserved', field="username")
         salt = secrets.token_bytes(16)
         digest = await self._hash(password, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P, priority=REGISTER)
         player = play_pb2.Player(player_id=new_player_id(), username=username, guest=False)
-        created = await self._register(
-            keys=[account_key(username)],
-            args=[player.player_id, username, salt.hex(), digest.hex(), SCRYPT_N, SCRYPT_R, SCRYPT_P,
-                  int(time.time() * 1000)],
+        created = await self.redis.run(
+            script("auth/register"),
+            [account_key(username)],
+            [
+                player.player_id,
+                username,
+                salt.hex(),
+                digest.hex(),
+                SCRYPT_N,
+                SCRYPT_R,
+                SCRYPT_P,
+                int(time.time() * 1000),
+            ],
         )
         if not int(created):
             raise Refused(grpc.StatusCode.ALREADY_EXISTS, "USERNAME_TAKEN", f"the username {username} is taken")
@@ -315,7 +292,7 @@ class Authenticator:
         return self.issue(player)
 
     async def _wait_s(self, key: str, free: int, now: float) -> float:
-        row: Any = await self.redis.hmget(key, "n", "t")
+        row: Any = await self.redis.call("HMGET", key, "n", "t")
         if row[0] is None:
             return 0.0
         return max(0.0, int(row[1] or 0) / 1000.0 + delay_after(int(row[0]), free) - now)
@@ -325,14 +302,13 @@ class Authenticator:
         account, or a source that has signed in to it before."""
         if session is not None and not session.guest and session.username.lower() == username.lower():
             return True
-        return bool(source) and bool(await self.redis.hexists(known_sources_key(username), source_id(source)))
+        return bool(source) and bool(await self.redis.call("HEXISTS", known_sources_key(username), source_id(source)))
 
     async def _remember(self, username: str, source: str) -> None:
         key = known_sources_key(username)
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.hset(key, source_id(source), int(time.time() * 1000))
-        pipe.expire(key, KNOWN_SOURCE_TTL_S)
-        await pipe.execute()
+        await self.redis.many(
+            [("HSET", key, source_id(source), int(time.time() * 1000)), ("EXPIRE", key, KNOWN_SOURCE_TTL_S)]
+        )
 
     async def sign_in(
         self, username: str, password: str, *, source: str = "", session: Identity | None = None
@@ -340,7 +316,7 @@ class Authenticator:
         if not USERNAME.match(username) or not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
             raise unauthenticated("BAD_CREDENTIALS", "wrong username or password")
         now = time.time()
-        wait = await self._wait_s(source_failures_key(source), SOURCE_FREE_FAILURES, now) if source else 0.0
+        wait = await self._wait_s(source_failures_key(source_id(source)), SOURCE_FREE_FAILURES, now) if source else 0.0
         if not wait and not await self._owner_vouched(username, source, session):
             wait = await self._wait_s(failures_key(username), ACCOUNT_FREE_FAILURES, now)
         if wait:
@@ -350,7 +326,8 @@ class Authenticator:
                 f"too many failed sign-ins; wait {math.ceil(wait)} s",
                 retry_after_s=wait,
             )
-        row: Any = await self.redis.hgetall(account_key(username))
+        flat: Any = await self.redis.call("HGETALL", account_key(username))
+        row = dict(zip(flat[::2], flat[1::2], strict=True))
         if not row:
             # Spend the same time as a real check so response times do not reveal usernames.
             await self._hash(password, self._dummy_salt, SCRYPT_N, SCRYPT_R, SCRYPT_P)
@@ -369,9 +346,10 @@ class Authenticator:
 
     async def _fail(self, username: str, source: str) -> None:
         now_ms = int(time.time() * 1000)
-        await self._count_failure(keys=[failures_key(username)], args=[now_ms, FAILURE_WINDOW_S])
+        counted = script("auth/fail")
+        await self.redis.run(counted, [failures_key(username)], [now_ms, FAILURE_WINDOW_S])
         if source:
-            await self._count_failure(keys=[source_failures_key(source)], args=[now_ms, FAILURE_WINDOW_S])
+            await self.redis.run(counted, [source_failures_key(source_id(source))], [now_ms, FAILURE_WINDOW_S])
 
     async def guest(self) -> play_pb2.Session:
         player = play_pb2.Player(

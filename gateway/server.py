@@ -167,7 +167,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     actions = Actions(directory, router, clocks, records)
     pubsub = PubSub(server.redis_url)
     hub = EventHub(pubsub, game_reads)
-    auth = Authenticator(redis, secret=settings.token_secret, token_ttl_s=settings.token_ttl_s)
+    auth = Authenticator(layer, secret=settings.token_secret, token_ttl_s=settings.token_ttl_s)
     metrics = GatewayMetrics()
 
     # Ratings and tournaments hang off the end of a game; the lobby's matchmaking reads the ratings.

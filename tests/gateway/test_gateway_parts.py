@@ -68,11 +68,11 @@ def test_settings_read_once_and_fail_fast() -> None:
             GatewaySettings.from_env(bad)
 
 
-async def test_tokens_are_signed_and_expire(redis: Redis) -> None:
-    auth = Authenticator(redis, secret=b"k" * 32, token_ttl_s=60)
+async def test_tokens_are_signed_and_expire(layer: RedisLayer) -> None:
+    auth = Authenticator(layer, secret=b"k" * 32, token_ttl_s=60)
     session = await auth.guest()
     assert auth.verify(session.token).player_id == session.player.player_id
-    other = Authenticator(redis, secret=b"j" * 32, token_ttl_s=60)
+    other = Authenticator(layer, secret=b"j" * 32, token_ttl_s=60)
     for verify, token in ((other.verify, session.token), (auth.verify, session.token + "x"), (auth.verify, "v1.a.b")):
         with pytest.raises(Refused) as caught:
             verify(token)

@@ -9,18 +9,18 @@ import uuid
 
 import grpc
 import pytest
-from redis.asyncio import Redis
 
 from gateway.auth import ACCOUNT_FREE_FAILURES, REGISTER, SIGN_IN, Authenticator, HashQueue
 from gateway.settings import PUBLISHED_SECRET, GatewaySettings
 from kit.errors import Refused
+from kit.redis.layer import RedisLayer
 from kit.settings import ConfigError
 
 PASSWORD = "correct horse battery"
 
 
-async def test_a_stranger_cannot_lock_the_owner_out(redis: Redis) -> None:
-    auth = Authenticator(redis, secret=b"x" * 32, token_ttl_s=3600)
+async def test_a_stranger_cannot_lock_the_owner_out(layer: RedisLayer) -> None:
+    auth = Authenticator(layer, secret=b"x" * 32, token_ttl_s=3600)
     name = f"owner{uuid.uuid4().hex[:8]}"
     await auth.register(name, PASSWORD, source="10.0.0.1")  # the owner's own machine
     for _ in range(ACCOUNT_FREE_FAILURES + 5):
