@@ -34,6 +34,7 @@ from tafel.play.v1 import play_pb2
 from tafel.rules.v1 import rules_pb2
 
 from gateway.clocks import Clocks
+from gateway.paging import page_size_of
 from gateway.rules_router import RulesRouter
 from kit.errors import Refused, invalid
 from kit.ids import check_id
@@ -42,8 +43,6 @@ from kit.redis.layer import RedisLayer
 from kit.redis.pipe import Command
 from kit.redis.scripts import script
 
-MAX_PAGE_SIZE = 100
-DEFAULT_PAGE_SIZE = 20
 _META_CACHE = 20_000
 
 # The origin of a game from a room whose owner did not make it watchable: it is never listed in the
@@ -145,12 +144,6 @@ class PageCursor:
             return cls(phase, float(score), member)
         except (binascii.Error, ValueError, TypeError):
             raise invalid("BAD_PAGE_TOKEN", "page_token is not a token this service issued") from None
-
-
-def page_size_of(value: int) -> int:
-    if value < 0:
-        raise invalid("BAD_PAGE_SIZE", "page_size must not be negative")
-    return min(value or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
 
 
 async def zpage_newest(
