@@ -171,16 +171,24 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         name = method.rsplit("/", 1)[-1]
         limiter = self
         deserializer, serializer = handler.request_deserializer, handler.response_serializer
+
+        async def admit(request: Any, context: grpc.aio.ServicerContext[Any, Any], stream: bool) -> str | None:
+            """Charge the call (and count the stream open), or refuse it; the caller, for streams."""
+            try:
+                player = limiter.charge(name, context)
+                if stream:
+                    limiter.open_stream(player)
+                return player
+            except Refused as refused:
+                if handler.request_streaming:
+                    await abort_stream(request, context, refused)
+                await abort(context, refused)
+
         if not handler.response_streaming:
             inner: Any = handler.stream_unary if handler.request_streaming else handler.unary_unary
 
             async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-                try:
-                    limiter.charge(name, context)
-                except Refused as refused:
-                    if handler.request_streaming:
-                        await abort_stream(request, context, refused)
-                    await abort(context, refused)
+                await admit(request, context, False)
                 result = inner(request, context)
                 return await result if inspect.isawaitable(result) else result
 
@@ -190,13 +198,7 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if inspect.isasyncgenfunction(inner):
 
             async def streaming_gen(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
-                try:
-                    player = limiter.charge(name, context)
-                    limiter.open_stream(player)
-                except Refused as refused:
-                    if handler.request_streaming:
-                        await abort_stream(request, context, refused)
-                    await abort(context, refused)
+                player = await admit(request, context, True)
                 try:
                     async for response in inner(request, context):
                         yield response
@@ -206,13 +208,7 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             return make(streaming_gen, deserializer, serializer)
 
         async def streaming(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            try:
-                player = limiter.charge(name, context)
-                limiter.open_stream(player)
-            except Refused as refused:
-                if handler.request_streaming:
-                    await abort_stream(request, context, refused)
-                await abort(context, refused)
+            player = await admit(request, context, True)
             try:
                 result = inner(request, context)
                 return await result if inspect.isawaitable(result) else result
