@@ -471,6 +471,16 @@ class Matchmaker:
     ) -> None:
         attempts = Attempts(_START_BACKOFF)
         try:
+            # Paired: the players' searches for the game are over, so their claims go now (before the
+            # game exists), not when each stream next runs: a player who searches again the moment
+            # MatchFound arrives must not find the old claim. (Each waiter releases it too.)
+            with contextlib.suppress(RedisError):
+                await asyncio.gather(
+                    *(
+                        self.claims.release(player.player_id, spec.game, claim_token(spec.bucket_id, ticket))
+                        for player, ticket in zip(players, tickets, strict=True)
+                    )
+                )
             for attempt in range(4):
                 try:
                     await self.starter.start_game(

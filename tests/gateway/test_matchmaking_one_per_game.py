@@ -57,6 +57,27 @@ async def test_after_a_match_the_player_may_search_the_same_game_again(redis_url
         await again.aclose()
 
 
+async def test_the_moment_a_match_is_found_the_player_may_search_the_game_again_anywhere(redis_url: str) -> None:
+    async with gateway_side(redis_url, RecordingStarter()) as one, gateway_side(redis_url, RecordingStarter()) as two:
+        me, you = player(), player()
+        bucket = spec()
+        mine, yours = one.find(bucket, me), two.find(bucket, you)
+        await anext(mine)
+        await anext(yours)
+
+        async def found(search: object) -> None:
+            while not (await anext(search)).HasField("matched"):  # type: ignore[call-overload]
+                pass
+
+        await asyncio.wait_for(asyncio.gather(found(mine), found(yours)), 30)
+        # Both streams still open (their ends not yet run): the claims went with the pairing.
+        again = two.find(spec(per_move_ms=90_000), me)
+        assert (await anext(again)).HasField("queued")
+        await again.aclose()
+        await mine.aclose()
+        await yours.aclose()
+
+
 async def test_a_taken_over_search_keeps_the_claim_when_its_old_stream_ends(redis_url: str) -> None:
     async with gateway_side(redis_url, RecordingStarter()) as one, gateway_side(redis_url, RecordingStarter()) as two:
         me = player()
