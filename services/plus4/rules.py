@@ -252,9 +252,8 @@ LINES: Final[tuple[tuple[Cell, ...], ...]] = _LINE_CELLS
 _LINE_MASKS: Final = tuple(_mask(cells) for cells in _LINE_CELLS)
 _COLUMN_MASKS: Final = tuple(_mask([(r, c) for r in range(ROWS)]) for c in range(COLUMNS))
 # The lines a push into column c can change: every row, that column, both diagonals.
-_LINES_THROUGH: Final = tuple(
-    tuple((i, _LINE_MASKS[i], _LINE_CELLS[i]) for i in (0, 1, 2, 3, 4 + c, 8, 9)) for c in range(COLUMNS)
-)
+_LINES_THROUGH: Final = tuple(tuple(_LINE_MASKS[i] for i in (0, 1, 2, 3, 4 + c, 8, 9)) for c in range(COLUMNS))
+_CELLS_OF: Final = dict(zip(_LINE_MASKS, _LINE_CELLS, strict=True))  # a line's cells by its mask
 _TOP_BITS: Final = tuple(_bit(0, c) for c in range(COLUMNS))
 _BOTTOM_BITS: Final = tuple(_bit(ROWS - 1, c) for c in range(COLUMNS))
 
@@ -463,180 +462,8 @@ class Plus4Rules:
         return _LEGAL[(state.ordinary[seat] > 0, state.bonus_in_hand[seat])]
 
     def apply_move(self, state: Plus4State, seat: int, move: Move) -> tuple[Plus4State, Sequence[Plus4Event]]:
-        # -- checks (in this order; a refused move changes nothing) --
-        if seat != 0 and seat != 1:
-            raise IllegalMove(BAD_SEAT, f"there is no seat {seat} in a two-player game")
-        if state.result is not None:
-            raise IllegalMove(GAME_OVER, "the game is over")
-        if seat != state.to_move:
-            raise IllegalMove(NOT_YOUR_TURN, f"it is seat {state.to_move}'s turn")
-        column = move.column
-        if type(column) is not int or not 0 <= column < COLUMNS:
-            raise IllegalMove(COLUMN_OUT_OF_RANGE, f"there is no column {column}: the columns are 0 to 3")
-        bonus = move.bonus
-        ordinary = state.ordinary
-        bonus_in_hand = state.bonus_in_hand
-        if bonus:
-            if not bonus_in_hand[seat]:
-                raise IllegalMove(NO_BONUS_DISC, "your bonus disc is not in your supply")
-            bonus_in_hand = (False, bonus_in_hand[1]) if seat == 0 else (bonus_in_hand[0], False)
-        else:
-            if ordinary[seat] == 0:
-                raise IllegalMove(NO_ORDINARY_DISC, "you have no ordinary disc in your supply")
-            ordinary = (ordinary[0] - 1, ordinary[1]) if seat == 0 else (ordinary[0], ordinary[1] - 1)
-
-        # -- the push --
-        red0 = state.red
-        blue0 = state.blue
-        bonus0 = state.bonus
-        colmask = _COLUMN_MASKS[column]
-        keep = ~colmask
-        bottom = _BOTTOM_BITS[column]
-        top = _TOP_BITS[column]
-        fell: DiscFellOut | None = None
-        if (red0 | blue0) & bottom:
-            fell_colour = 0 if red0 & bottom else 1
-            fell_bonus = bool(bonus0 & bottom)
-            fell = _FELL[fell_colour][1 if fell_bonus else 0]
-            if fell_bonus:
-                bonus_in_hand = (True, bonus_in_hand[1]) if fell_colour == 0 else (bonus_in_hand[0], True)
-            elif fell_colour == 0:
-                ordinary = (ordinary[0] + 1, ordinary[1])
-            else:
-                ordinary = (ordinary[0], ordinary[1] + 1)
-        red = (red0 & keep) | (((red0 & colmask) << 4) & colmask)
-        blue = (blue0 & keep) | (((blue0 & colmask) << 4) & colmask)
-        new_bonus = (bonus0 & keep) | (((bonus0 & colmask) << 4) & colmask)
-        if seat == 0:
-            red |= top
-        else:
-            blue |= top
-        if bonus:
-            new_bonus |= top
-        events: list[Plus4Event] = [DiscPushed(column, seat, bonus, red, blue, new_bonus)]
-        if fell is not None:
-            events.append(fell)
-
-        moves_made = state.moves_made + 1
-        options = state.options
-        mode = options.mode
-        round_no = state.round_no
-
-        # -- newly complete lines --
-        scored_now: list[LineScored] = []
-        red_new = False
-        blue_new = False
-        for _, m, cells in _LINES_THROUGH[column]:
-            if red & m == m and red0 & m != m:
-                red_new = True
-                pts = 2 if (new_bonus & m and mode is not Mode.FIRST_LINE) else 1
-                scored_now.append(LineScored(cells, 0, pts, moves_made, round_no))
-            elif blue & m == m and blue0 & m != m:
-                blue_new = True
-                pts = 2 if (new_bonus & m and mode is not Mode.FIRST_LINE) else 1
-                scored_now.append(LineScored(cells, 1, pts, moves_made, round_no))
-
-        scores = state.scores
-        round_wins = state.round_wins
-        scored = state.scored
-        result: Outcome | None = None
-        to_move: int | None
-        if scored_now:
-            events.extend(scored_now)
-            scored = scored + tuple(scored_now)
-            if mode is Mode.POINTS:
-                s0, s1 = scores
-                for line in scored_now:
-                    if line.colour == 0:
-                        s0 += line.points
-                    else:
-                        s1 += line.points
-                scores = (s0, s1)
-                target = options.target
-                if s0 >= target or s1 >= target:
-                    result = Outcome(_ranks(s0, s1), TARGET_REACHED, scores)
-            elif mode is Mode.FIRST_LINE:
-                if red_new and blue_new:
-                    ranks: tuple[int, int] = (1, 1)
-                else:
-                    ranks = _winner_ranks(0 if red_new else 1)
-                result = Outcome(ranks, LINE_COMPLETED, ())
-            else:  # rounds
-                w0, w1 = round_wins
-                winners: tuple[int, ...] = ()
-                if red_new:
-                    w0 += 1
-                    winners = (0,)
-                if blue_new:
-                    w1 += 1
-                    winners = (*winners, 1)
-                round_wins = (w0, w1)
-                target = options.target
-                if w0 >= target or w1 >= target:
-                    result = Outcome(_ranks(w0, w1), ROUNDS_TARGET_REACHED, round_wins)
-                elif moves_made >= options.move_limit:
-                    result = Outcome(_ranks(w0, w1), MOVE_LIMIT, round_wins)
-                emptied = result is None
-                events.append(RoundWon(round_no, winners, round_wins, _frame(red, blue, new_bonus), emptied))
-                if emptied:
-                    # A new round: empty frame, full supplies, the other seat starts.
-                    round_no += 1
-                    return (
-                        Plus4State(
-                            options=options,
-                            red=0,
-                            blue=0,
-                            bonus=0,
-                            ordinary=(ORDINARY_PER_SEAT, ORDINARY_PER_SEAT),
-                            bonus_in_hand=(True, True),
-                            scores=scores,
-                            round_wins=round_wins,
-                            to_move=(round_no - 1) % 2,
-                            moves_made=moves_made,
-                            round_no=round_no,
-                            scored=scored,
-                            result=None,
-                        ),
-                        events,
-                    )
-
-        if result is None and moves_made >= options.move_limit:
-            if mode is Mode.POINTS:
-                result = Outcome(_ranks(scores[0], scores[1]), MOVE_LIMIT, scores)
-            elif mode is Mode.ROUNDS:
-                result = Outcome(_ranks(round_wins[0], round_wins[1]), MOVE_LIMIT, round_wins)
-            else:
-                result = Outcome((1, 1), MOVE_LIMIT, ())
-
-        if result is not None:
-            to_move = None
-            events.append(GameEnded(result))
-        else:
-            other = 1 - seat
-            if ordinary[other] == 0 and not bonus_in_hand[other]:
-                events.append(_SKIPPED[other])
-                to_move = seat
-            else:
-                to_move = other
-
-        return (
-            Plus4State(
-                options=options,
-                red=red,
-                blue=blue,
-                bonus=new_bonus,
-                ordinary=ordinary,
-                bonus_in_hand=bonus_in_hand,
-                scores=scores,
-                round_wins=round_wins,
-                to_move=to_move,
-                moves_made=moves_made,
-                round_no=round_no,
-                scored=scored,
-                result=result,
-            ),
-            events,
-        )
+        events: list[Plus4Event] = []
+        return _push(state, seat, move, events), events
 
     def resign(self, state: Plus4State, seat: int) -> tuple[Plus4State, Sequence[Plus4Event]]:
         return self._forfeit(state, seat, RESIGNED, Resigned(seat))
@@ -695,6 +522,183 @@ class Plus4Rules:
             legal_moves=legal,
             result=state.result,
         )
+
+
+def next_state(state: Plus4State, move: Move) -> Plus4State:
+    """The position after the seat to move pushes `move`: `apply_move` without its events, for
+    searches (the bots look ahead with it, so they and the service cannot disagree about a push).
+    Raises IllegalMove as apply_move does."""
+    seat = state.to_move
+    if seat is None:
+        raise IllegalMove(GAME_OVER, "the game is over")
+    return _push(state, seat, move, None)
+
+
+def _push(state: Plus4State, seat: int, move: Move, events: list[Plus4Event] | None) -> Plus4State:
+    """apply_move's work; the events are appended to `events` unless it is None (a search)."""
+    # -- checks (in this order; a refused move changes nothing) --
+    if seat != 0 and seat != 1:
+        raise IllegalMove(BAD_SEAT, f"there is no seat {seat} in a two-player game")
+    if state.result is not None:
+        raise IllegalMove(GAME_OVER, "the game is over")
+    if seat != state.to_move:
+        raise IllegalMove(NOT_YOUR_TURN, f"it is seat {state.to_move}'s turn")
+    column = move.column
+    if type(column) is not int or not 0 <= column < COLUMNS:
+        raise IllegalMove(COLUMN_OUT_OF_RANGE, f"there is no column {column}: the columns are 0 to 3")
+    bonus = move.bonus
+    ordinary = state.ordinary
+    bonus_in_hand = state.bonus_in_hand
+    if bonus:
+        if not bonus_in_hand[seat]:
+            raise IllegalMove(NO_BONUS_DISC, "your bonus disc is not in your supply")
+        bonus_in_hand = (False, bonus_in_hand[1]) if seat == 0 else (bonus_in_hand[0], False)
+    else:
+        if ordinary[seat] == 0:
+            raise IllegalMove(NO_ORDINARY_DISC, "you have no ordinary disc in your supply")
+        ordinary = (ordinary[0] - 1, ordinary[1]) if seat == 0 else (ordinary[0], ordinary[1] - 1)
+
+    # -- the push --
+    red0 = state.red
+    blue0 = state.blue
+    bonus0 = state.bonus
+    colmask = _COLUMN_MASKS[column]
+    keep = ~colmask
+    bottom = _BOTTOM_BITS[column]
+    top = _TOP_BITS[column]
+    fell: DiscFellOut | None = None
+    if (red0 | blue0) & bottom:
+        fell_colour = 0 if red0 & bottom else 1
+        fell_bonus = bool(bonus0 & bottom)
+        fell = _FELL[fell_colour][1 if fell_bonus else 0]
+        if fell_bonus:
+            bonus_in_hand = (True, bonus_in_hand[1]) if fell_colour == 0 else (bonus_in_hand[0], True)
+        elif fell_colour == 0:
+            ordinary = (ordinary[0] + 1, ordinary[1])
+        else:
+            ordinary = (ordinary[0], ordinary[1] + 1)
+    red = (red0 & keep) | (((red0 & colmask) << 4) & colmask)
+    blue = (blue0 & keep) | (((blue0 & colmask) << 4) & colmask)
+    new_bonus = (bonus0 & keep) | (((bonus0 & colmask) << 4) & colmask)
+    if seat == 0:
+        red |= top
+    else:
+        blue |= top
+    if bonus:
+        new_bonus |= top
+    if events is not None:
+        events.append(DiscPushed(column, seat, bonus, red, blue, new_bonus))
+        if fell is not None:
+            events.append(fell)
+
+    moves_made = state.moves_made + 1
+    options = state.options
+    mode = options.mode
+    round_no = state.round_no
+
+    # -- newly complete lines --
+    scored_now: list[LineScored] = []
+    red_new = False
+    blue_new = False
+    for m in _LINES_THROUGH[column]:
+        if red & m == m and red0 & m != m:
+            red_new = True
+            pts = 2 if (new_bonus & m and mode is not Mode.FIRST_LINE) else 1
+            scored_now.append(LineScored(_CELLS_OF[m], 0, pts, moves_made, round_no))
+        elif blue & m == m and blue0 & m != m:
+            blue_new = True
+            pts = 2 if (new_bonus & m and mode is not Mode.FIRST_LINE) else 1
+            scored_now.append(LineScored(_CELLS_OF[m], 1, pts, moves_made, round_no))
+
+    scores = state.scores
+    round_wins = state.round_wins
+    scored = state.scored
+    result: Outcome | None = None
+    to_move: int | None
+    if scored_now:
+        if events is not None:
+            events.extend(scored_now)
+        scored = scored + tuple(scored_now)
+        if mode is Mode.POINTS:
+            s0, s1 = scores
+            for line in scored_now:
+                if line.colour == 0:
+                    s0 += line.points
+                else:
+                    s1 += line.points
+            scores = (s0, s1)
+            target = options.target
+            if s0 >= target or s1 >= target:
+                result = Outcome(_ranks(s0, s1), TARGET_REACHED, scores)
+        elif mode is Mode.FIRST_LINE:
+            if red_new and blue_new:
+                ranks: tuple[int, int] = (1, 1)
+            else:
+                ranks = _winner_ranks(0 if red_new else 1)
+            result = Outcome(ranks, LINE_COMPLETED, ())
+        else:  # rounds
+            w0, w1 = round_wins
+            winners: tuple[int, ...] = ()
+            if red_new:
+                w0 += 1
+                winners = (0,)
+            if blue_new:
+                w1 += 1
+                winners = (*winners, 1)
+            round_wins = (w0, w1)
+            target = options.target
+            if w0 >= target or w1 >= target:
+                result = Outcome(_ranks(w0, w1), ROUNDS_TARGET_REACHED, round_wins)
+            elif moves_made >= options.move_limit:
+                result = Outcome(_ranks(w0, w1), MOVE_LIMIT, round_wins)
+            emptied = result is None
+            if events is not None:
+                events.append(RoundWon(round_no, winners, round_wins, _frame(red, blue, new_bonus), emptied))
+            if emptied:
+                # A new round: empty frame, full supplies, the other seat starts.
+                round_no += 1
+                return Plus4State(
+                    options=options,
+                    red=0,
+                    blue=0,
+                    bonus=0,
+                    ordinary=(ORDINARY_PER_SEAT, ORDINARY_PER_SEAT),
+                    bonus_in_hand=(True, True),
+                    scores=scores,
+                    round_wins=round_wins,
+                    to_move=(round_no - 1) % 2,
+                    moves_made=moves_made,
+                    round_no=round_no,
+                    scored=scored,
+                    result=None,
+                )
+
+    if result is None and moves_made >= options.move_limit:
+        if mode is Mode.POINTS:
+            result = Outcome(_ranks(scores[0], scores[1]), MOVE_LIMIT, scores)
+        elif mode is Mode.ROUNDS:
+            result = Outcome(_ranks(round_wins[0], round_wins[1]), MOVE_LIMIT, round_wins)
+        else:
+            result = Outcome((1, 1), MOVE_LIMIT, ())
+
+    if result is not None:
+        to_move = None
+        if events is not None:
+            events.append(GameEnded(result))
+    else:
+        other = 1 - seat
+        if ordinary[other] == 0 and not bonus_in_hand[other]:
+            if events is not None:
+                events.append(_SKIPPED[other])
+            to_move = seat
+        else:
+            to_move = other
+
+    # positional: a search builds millions of these, and keywords cost a tenth of the push
+    return Plus4State(
+        options, red, blue, new_bonus, ordinary, bonus_in_hand, scores, round_wins, to_move, moves_made, round_no,
+        scored, result,
+    )
 
 
 _MODE_VALUES: Final = frozenset(m.value for m in Mode)

@@ -1,8 +1,8 @@
 """Bots for tafel's games: pure decision code that turns a game's public view into a move.
 
 - `tafel.bots.connect4`: a bitboard Connect Four solver (`solve`, `best_move`) and `Connect4Bot`.
-- `tafel.bots.plus4`: a Plus 4 simulator built from the view and `Plus4Bot`.
-- `tafel.bots.coloursquare`: legal placements from the view and `ColourSquareBot`.
+- `tafel.bots.plus4`: `Plus4Bot`, searching with the Plus 4 rules module itself.
+- `tafel.bots.coloursquare`: `ColourSquareBot`, on the view's legal placements and the rules' scoring.
 
 Each bot takes a level: 1 plays random legal moves, 2 looks one move ahead, 3 is the strongest.
 `make_bot(game, level)` builds one by game name. Bots never do I/O: the SDK feeds them views and

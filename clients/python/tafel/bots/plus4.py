@@ -1,9 +1,9 @@
-"""Plus 4: a compact simulator built from the public view, and the three bot levels.
+"""Plus 4: the three bot levels, searching with the platform's own rules.
 
-The simulator follows the rules page (shared/rules/plus-4.md) and uses only what
-`tafel.plus4.v1.View` shows: the 4 x 4 frame, both supplies, scores, round wins, whose turn, the move
-count and the options. The frame is three 16-bit masks (red discs, blue discs, bonus discs), bit
-``row * 4 + column`` with row 0 at the top, so a push is a handful of integer operations.
+The position comes from what `tafel.plus4.v1.View` shows (the frame, both supplies, scores, round
+wins, whose turn, the move count and the options), read into the rules module's `Plus4State`; every
+push the bots look ahead with is `services.plus4.rules.next_state`, the service's own push (its
+`apply_move` without the events), so a bot and the game cannot disagree about a rule.
 
 level 1: a random legal push.
 level 2: one-move look-ahead: the push that gains the most points (or wins at once) minus the best
@@ -18,212 +18,68 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Final
 
+from services.kit.game import Outcome
+from services.plus4.rules import (
+    COLUMNS,
+    LINES,
+    ROWS,
+    RULES,
+    Mode,
+    Move,
+    Plus4Options,
+    Plus4State,
+    next_state,
+)
 from tafel.plus4.v1 import plus4_pb2 as pb
 
-__all__ = ["Plus4Bot", "Plus4Sim", "Plus4State", "state_from_view"]
+__all__ = ["Plus4Bot", "search_move", "state_from_view"]
 
-ROWS: Final = 4
-COLUMNS: Final = 4
-ORDINARY_PER_SEAT: Final = 9
-
-MODE_POINTS: Final = pb.MODE_POINTS
-MODE_FIRST_LINE: Final = pb.MODE_FIRST_LINE
-MODE_ROUNDS: Final = pb.MODE_ROUNDS
-
-DEFAULT_TARGET: Final = 11
-DEFAULT_MOVE_LIMIT: Final = 400
-
-_LINE_CELLS: Final = (
-    *(tuple((r, c) for c in range(COLUMNS)) for r in range(ROWS)),
-    *(tuple((r, c) for r in range(ROWS)) for c in range(COLUMNS)),
-    tuple((i, i) for i in range(4)),
-    tuple((i, 3 - i) for i in range(4)),
-)
-LINE_MASKS: Final = tuple(sum(1 << (r * COLUMNS + c) for r, c in cells) for cells in _LINE_CELLS)
-COLUMN_MASKS: Final = tuple(sum(1 << (r * COLUMNS + c) for r in range(ROWS)) for c in range(COLUMNS))
-# the lines a push into column c can change: every row, that column, both diagonals
-_LINES_THROUGH: Final = tuple(tuple(LINE_MASKS[i] for i in (0, 1, 2, 3, 4 + c, 8, 9)) for c in range(COLUMNS))
-_TOP: Final = tuple(1 << c for c in range(COLUMNS))
-_BOTTOM: Final = tuple(1 << ((ROWS - 1) * COLUMNS + c) for c in range(COLUMNS))
-
-Move = tuple[int, bool]  # (column, bonus)
+_MODES: Final = {pb.MODE_POINTS: Mode.POINTS, pb.MODE_FIRST_LINE: Mode.FIRST_LINE, pb.MODE_ROUNDS: Mode.ROUNDS}
+_DEFAULTS: Final = Plus4Options()
+LINE_MASKS: Final = tuple(sum(1 << (r * COLUMNS + c) for r, c in cells) for cells in LINES)
 
 
-@dataclass(frozen=True, slots=True)
-class Plus4State:
-    """A whole Plus 4 position. `result` once over: 0 or 1 = that seat won, -1 = a draw."""
-
-    red: int
-    blue: int
-    bonus: int
-    ordinary: tuple[int, int]
-    in_hand: tuple[bool, bool]
-    scores: tuple[int, int]
-    round_wins: tuple[int, int]
-    to_move: int | None
-    moves_made: int
-    round_no: int
-    result: int | None = None
+def winner(result: Outcome) -> int:
+    """The seat that won a finished game, or -1 for a draw."""
+    ranks = result.ranks
+    if ranks[0] == ranks[1]:
+        return -1
+    return 0 if ranks[0] < ranks[1] else 1
 
 
-class Plus4Sim:
-    """The rules of one table (mode, target, move limit) as a pure `apply`."""
-
-    def __init__(self, mode: int = MODE_POINTS, target: int = DEFAULT_TARGET, move_limit: int = DEFAULT_MOVE_LIMIT):
-        self.mode = mode or MODE_POINTS
-        self.target = target or DEFAULT_TARGET
-        self.move_limit = move_limit or DEFAULT_MOVE_LIMIT
-
-    def new_game(self) -> Plus4State:
-        return Plus4State(0, 0, 0, (ORDINARY_PER_SEAT, ORDINARY_PER_SEAT), (True, True), (0, 0), (0, 0), 0, 0, 1)
-
-    @staticmethod
-    def moves(state: Plus4State) -> list[Move]:
-        seat = state.to_move
-        if seat is None:
-            return []
-        out: list[Move] = []
-        if state.ordinary[seat]:
-            out.extend((c, False) for c in range(COLUMNS))
-        if state.in_hand[seat]:
-            out.extend((c, True) for c in range(COLUMNS))
-        return out
-
-    def gains(self, state: Plus4State, move: Move) -> tuple[int, int]:
-        """Points (points mode; line counts otherwise) each seat would gain by this push."""
-        after = self.apply(state, move)
-        if self.mode == MODE_POINTS:
-            return after.scores[0] - state.scores[0], after.scores[1] - state.scores[1]
-        if self.mode == MODE_ROUNDS:
-            return after.round_wins[0] - state.round_wins[0], after.round_wins[1] - state.round_wins[1]
-        if after.result is None:
-            return 0, 0
-        return (1 if after.result in (0, -1) else 0), (1 if after.result in (1, -1) else 0)
-
-    def apply(self, state: Plus4State, move: Move) -> Plus4State:
-        """The position after the side to move pushes `move`; raises ValueError when illegal."""
-        seat = state.to_move
-        if seat is None:
-            raise ValueError("the game is over")
-        column, bonus = move
-        if not 0 <= column < COLUMNS:
-            raise ValueError(f"column {column} is outside the frame")
-        ord0, ord1 = state.ordinary
-        hand0, hand1 = state.in_hand
-        if bonus:
-            if not (hand0 if seat == 0 else hand1):
-                raise ValueError("the bonus disc is not in the supply")
-            if seat == 0:
-                hand0 = False
-            else:
-                hand1 = False
-        else:
-            if not (ord0 if seat == 0 else ord1):
-                raise ValueError("no ordinary disc in the supply")
-            if seat == 0:
-                ord0 -= 1
-            else:
-                ord1 -= 1
-        red0, blue0, bonus0 = state.red, state.blue, state.bonus
-        colmask = COLUMN_MASKS[column]
-        bottom = _BOTTOM[column]
-        if (red0 | blue0) & bottom:  # the bottom disc falls out, back to its owner
-            if bonus0 & bottom:
-                if red0 & bottom:
-                    hand0 = True
-                else:
-                    hand1 = True
-            elif red0 & bottom:
-                ord0 += 1
-            else:
-                ord1 += 1
-        keep = ~colmask
-        red = (red0 & keep) | (((red0 & colmask) << 4) & colmask)
-        blue = (blue0 & keep) | (((blue0 & colmask) << 4) & colmask)
-        bon = (bonus0 & keep) | (((bonus0 & colmask) << 4) & colmask)
-        top = _TOP[column]
-        if seat == 0:
-            red |= top
-        else:
-            blue |= top
-        if bonus:
-            bon |= top
-        moves_made = state.moves_made + 1
-        mode = self.mode
-        red_pts = blue_pts = 0
-        for m in _LINES_THROUGH[column]:
-            if red & m == m and red0 & m != m:
-                red_pts += 2 if bon & m and mode != MODE_FIRST_LINE else 1
-            elif blue & m == m and blue0 & m != m:
-                blue_pts += 2 if bon & m and mode != MODE_FIRST_LINE else 1
-        scores = state.scores
-        round_wins = state.round_wins
-        round_no = state.round_no
-        result: int | None = None
-        if red_pts or blue_pts:
-            if mode == MODE_POINTS:
-                scores = (scores[0] + red_pts, scores[1] + blue_pts)
-                if scores[0] >= self.target or scores[1] >= self.target:
-                    result = _compare(scores)
-            elif mode == MODE_FIRST_LINE:
-                result = -1 if red_pts and blue_pts else (0 if red_pts else 1)
-            else:
-                round_wins = (round_wins[0] + (1 if red_pts else 0), round_wins[1] + (1 if blue_pts else 0))
-                if round_wins[0] >= self.target or round_wins[1] >= self.target:
-                    result = _compare(round_wins)
-                elif moves_made >= self.move_limit:
-                    result = _compare(round_wins)
-                else:  # a new round: empty frame, full supplies, the other seat starts
-                    round_no += 1
-                    return Plus4State(
-                        0,
-                        0,
-                        0,
-                        (ORDINARY_PER_SEAT, ORDINARY_PER_SEAT),
-                        (True, True),
-                        scores,
-                        round_wins,
-                        (round_no - 1) % 2,
-                        moves_made,
-                        round_no,
-                    )
-        if result is None and moves_made >= self.move_limit:
-            if mode == MODE_POINTS:
-                result = _compare(scores)
-            elif mode == MODE_ROUNDS:
-                result = _compare(round_wins)
-            else:
-                result = -1
-        to_move: int | None
-        if result is not None:
-            to_move = None
-        else:
-            other = 1 - seat
-            empty = (ord1 == 0 and not hand1) if other == 1 else (ord0 == 0 and not hand0)
-            to_move = seat if empty else other
-        return Plus4State(
-            red, blue, bon, (ord0, ord1), (hand0, hand1), scores, round_wins, to_move, moves_made, round_no, result
-        )
+def legal(state: Plus4State) -> Sequence[Move]:
+    seat = state.to_move
+    return () if seat is None else RULES.legal_moves(state, seat)
 
 
-def _compare(counts: tuple[int, int]) -> int:
-    if counts[0] > counts[1]:
-        return 0
-    if counts[1] > counts[0]:
-        return 1
-    return -1
+def gains(state: Plus4State, after: Plus4State) -> tuple[int, int]:
+    """Points (points mode; line counts otherwise) each seat gained from `state` to `after`."""
+    mode = state.options.mode
+    if mode is Mode.POINTS:
+        return after.scores[0] - state.scores[0], after.scores[1] - state.scores[1]
+    if mode is Mode.ROUNDS:
+        return after.round_wins[0] - state.round_wins[0], after.round_wins[1] - state.round_wins[1]
+    if after.result is None:
+        return 0, 0
+    won = winner(after.result)
+    return (1 if won in (0, -1) else 0), (1 if won in (1, -1) else 0)
 
 
 # -- from the public view ---------------------------------------------------------------------------
 
 
-def state_from_view(view: pb.View) -> tuple[Plus4Sim, Plus4State]:
-    """The table's rules and the position shown by a view."""
+def state_from_view(view: pb.View) -> Plus4State:
+    """The position a view shows, as the rules module's state (without the history of scored lines,
+    which no rule reads)."""
     options = view.options
-    sim = Plus4Sim(options.mode, options.target, options.move_limit)
+    table = Plus4Options(
+        _MODES.get(options.mode, _DEFAULTS.mode),
+        options.target or _DEFAULTS.target,
+        options.move_limit or _DEFAULTS.move_limit,
+    )
     red = blue = bonus = 0
     if len(view.frame) != ROWS:
         raise ValueError(f"the frame has {len(view.frame)} rows, not {ROWS}")
@@ -243,19 +99,21 @@ def state_from_view(view: pb.View) -> tuple[Plus4Sim, Plus4State]:
     supplies = list(view.supplies) or [pb.Supply(), pb.Supply()]
     scores = tuple(view.scores) or (0, 0)
     round_wins = tuple(view.round_wins) or (0, 0)
-    state = Plus4State(
+    return Plus4State(
+        options=table,
         red=red,
         blue=blue,
         bonus=bonus,
         ordinary=(supplies[0].ordinary, supplies[1].ordinary),
-        in_hand=(supplies[0].bonus, supplies[1].bonus),
+        bonus_in_hand=(supplies[0].bonus, supplies[1].bonus),
         scores=(scores[0], scores[1]),
         round_wins=(round_wins[0], round_wins[1]),
         to_move=view.to_move if view.HasField("to_move") else None,
         moves_made=view.moves_made,
         round_no=view.round or 1,
+        scored=(),
+        result=None,
     )
-    return sim, state
 
 
 # -- search ----------------------------------------------------------------------------------------
@@ -268,12 +126,19 @@ class _Abort(Exception):
     pass
 
 
+def _value(result: Outcome, me: int) -> int:
+    won = winner(result)
+    return 0 if won == -1 else (_INF if won == me else -_INF)
+
+
 class Searcher:
     """Minimax with alpha-beta for one table, values from `me`'s side."""
 
-    def __init__(self, sim: Plus4Sim, me: int, deadline: float, max_nodes: int | None) -> None:
-        self.sim = sim
+    def __init__(self, me: int, mode: Mode, deadline: float, max_nodes: int | None) -> None:
         self.me = me
+        # the enum members looked up once: evaluate runs at every leaf
+        self.points = mode is Mode.POINTS
+        self.rounds = mode is Mode.ROUNDS
         self.deadline = deadline
         self.max_nodes = max_nodes
         self.nodes = 0
@@ -281,8 +146,7 @@ class Searcher:
     def evaluate(self, s: Plus4State) -> int:
         me = self.me
         if s.result is not None:
-            return 0 if s.result == -1 else (_INF if s.result == me else -_INF)
-        mode = self.sim.mode
+            return _value(s.result, me)
         if me == 0:
             mine, theirs = s.red, s.blue
         else:
@@ -296,10 +160,10 @@ class Searcher:
                 value += weight[a.bit_count()]
             elif b and not a:
                 value -= weight[b.bit_count()]
-        if mode == MODE_POINTS:
+        if self.points:
             value += 400 * (s.scores[me] - s.scores[1 - me])
-            value += 6 * (int(s.in_hand[me]) - int(s.in_hand[1 - me]))
-        elif mode == MODE_ROUNDS:
+            value += 6 * (int(s.bonus_in_hand[me]) - int(s.bonus_in_hand[1 - me]))
+        elif self.rounds:
             value += 400 * (s.round_wins[me] - s.round_wins[1 - me])
         return value
 
@@ -314,8 +178,7 @@ class Searcher:
             return v - ply if v >= _INF else (v + ply if v <= -_INF else v)
         if depth <= 0:
             return self.evaluate(s)
-        sim = self.sim
-        children = [sim.apply(s, m) for m in sim.moves(s)]
+        children = [next_state(s, m) for m in legal(s)]
         maximizing = s.to_move == self.me
         if depth >= 2:
             children.sort(key=self.evaluate, reverse=maximizing)
@@ -343,7 +206,6 @@ class Searcher:
 
 
 def search_move(
-    sim: Plus4Sim,
     state: Plus4State,
     *,
     max_seconds: float | None = 0.3,
@@ -354,7 +216,7 @@ def search_move(
     me = state.to_move
     if me is None:
         raise ValueError("the game is over")
-    moves = sim.moves(state)
+    moves = legal(state)
     if not moves:
         raise ValueError("no legal move")
     start = time.perf_counter()
@@ -365,17 +227,17 @@ def search_move(
     nodes_left = max_nodes
     for depth in range(1, max_depth + 1):
         deadline = float("inf") if depth == 1 or max_seconds is None else start + max_seconds
-        searcher = Searcher(sim, me, deadline, None if depth == 1 else nodes_left)
+        searcher = Searcher(me, state.options.mode, deadline, None if depth == 1 else nodes_left)
         scored: list[tuple[int, int, Move]] = []
         alpha = -_INF * 2
         try:
             for i, m in enumerate(order):
-                v = searcher.search(sim.apply(state, m), depth - 1, alpha, _INF * 2, 1)
+                v = searcher.search(next_state(state, m), depth - 1, alpha, _INF * 2, 1)
                 scored.append((v, -i, m))
                 alpha = max(alpha, v)
         except _Abort:
             break
-        scored.sort(reverse=True)
+        scored.sort(key=lambda entry: entry[:2], reverse=True)  # (value, -index): Move has no order
         best_value, _, best_move = scored[0]
         completed = depth
         order = [m for _, _, m in scored]
@@ -415,53 +277,49 @@ class Plus4Bot:
         self.last_depth = 0
 
     def choose(self, view: pb.View) -> pb.Move:
-        sim, state = state_from_view(view)
-        column, bonus = self.choose_move(sim, state)
-        return pb.Move(column=column, bonus=bonus)
+        move = self.choose_move(state_from_view(view))
+        return pb.Move(column=move.column, bonus=move.bonus)
 
-    def choose_move(self, sim: Plus4Sim, state: Plus4State) -> Move:
-        moves = sim.moves(state)
+    def choose_move(self, state: Plus4State) -> Move:
+        moves = legal(state)
         if not moves:
             raise ValueError("no legal move: the game is over or the supply is empty")
         if self.level == 1:
             return self.rng.choice(moves)
         if self.level == 2:
-            return self._look_ahead(sim, state, moves)
+            return self._look_ahead(state, moves)
         move, _, depth = search_move(
-            sim, state, max_seconds=self.move_seconds, max_nodes=self.move_nodes, max_depth=self.max_depth
+            state, max_seconds=self.move_seconds, max_nodes=self.move_nodes, max_depth=self.max_depth
         )
         self.last_depth = depth
         return move
 
-    def _look_ahead(self, sim: Plus4Sim, state: Plus4State, moves: list[Move]) -> Move:
+    def _look_ahead(self, state: Plus4State, moves: Sequence[Move]) -> Move:
         me = state.to_move
         assert me is not None
         best: list[Move] = []
         best_value = -_INF
         for m in moves:
-            after = sim.apply(state, m)
+            after = next_state(state, m)
             if after.result is not None:
-                value = _INF if after.result == me else (0 if after.result == -1 else -_INF)
+                value = _value(after.result, me)
             else:
-                gained = sim.gains(state, m)
+                gained = gains(state, after)
                 value = gained[me] - gained[1 - me]
                 if after.to_move is not None and after.to_move != me:
-                    value -= max(
-                        (_reply_gain(sim, after, r, 1 - me) for r in sim.moves(after)),
-                        default=0,
-                    )
+                    value -= max((_reply_gain(after, r, 1 - me) for r in legal(after)), default=0)
             if value > best_value:
                 best, best_value = [m], value
             elif value == best_value:
                 best.append(m)
         # keep the bonus disc for a push that scores with it
-        plain = [m for m in best if not m[1]]
+        plain = [m for m in best if not m.bonus]
         return self.rng.choice(plain or best)
 
 
-def _reply_gain(sim: Plus4Sim, state: Plus4State, move: Move, seat: int) -> int:
-    after = sim.apply(state, move)
+def _reply_gain(state: Plus4State, move: Move, seat: int) -> int:
+    after = next_state(state, move)
     if after.result is not None:
-        return _INF if after.result == seat else (0 if after.result == -1 else -_INF)
-    gained = sim.gains(state, move)
+        return _value(after.result, seat)
+    gained = gains(state, after)
     return gained[seat] - gained[1 - seat]
