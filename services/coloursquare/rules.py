@@ -70,7 +70,7 @@ from services.coloursquare.moves import (
     most_placeable,
     write,
 )
-from services.coloursquare.scoring import breakdown, coloured_bridges, competition_ranks, ranking
+from services.coloursquare.scoring import breakdown, coloured_bridges, competition_ranks, is_correct, ranking
 from services.coloursquare.sheets import SHEETS, Sheet
 from services.kit.game import (
     GameEnded,
@@ -144,7 +144,7 @@ def _close(
         if any(v is None for v in four):
             continue
         total = sum(v for v in four if v is not None)
-        ok = square.low <= total <= square.high
+        ok = is_correct(square, total)
         status[i] = Status.CORRECT if ok else Status.WRONG
         if ok:
             correct.append(i)

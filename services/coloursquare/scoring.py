@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from services.coloursquare.model import Breakdown, Player, Status
-from services.coloursquare.sheets import Kind, Sheet
+from services.coloursquare.sheets import Kind, Sheet, Square
 
 BRIDGE_POINTS = 5
 PURPLE_POINTS = 5
@@ -17,37 +17,39 @@ def square_sum(player: Player, square: int) -> int:
     return sum(v for v in player.cells[square * 4 : square * 4 + 4] if v is not None)
 
 
+def is_correct(square: Square, total: int) -> bool:
+    """A closed square is correct when its four values sum into its goal."""
+    return square.low <= total <= square.high
+
+
 def coloured_bridges(sheet: Sheet, player: Player) -> tuple[tuple[int, int], ...]:
     """Bridges whose two squares are both correct and neither orange."""
     status = player.status
+    return tuple((a, b) for a, b in sheet.colourable if status[a] is Status.CORRECT and status[b] is Status.CORRECT)
+
+
+def score(sheet: Sheet, circled: Sequence[int | None], wrong: int, open_: int, jokers: int) -> Breakdown:
+    """The score in parts from what decides it: per square its sum when it is correct (None when it
+    is not), the number of wrong squares and of open ones to count (the open ones only once the game
+    is over), the jokers' total. `breakdown` scores a player's sheet with it, and the bots the sheets
+    they imagine, so both count alike."""
+    bridges = [(a, b) for a, b in sheet.colourable if circled[a] is not None and circled[b] is not None]
+    bridged: set[int] = {i for pair in bridges for i in pair}
     squares = sheet.squares
-    return tuple(
-        (a, b)
-        for a, b in sheet.bridges
-        if status[a] is Status.CORRECT
-        and status[b] is Status.CORRECT
-        and squares[a].kind is not Kind.ORANGE
-        and squares[b].kind is not Kind.ORANGE
-    )
+    purple = PURPLE_POINTS * sum(1 for i in bridged if squares[i].kind is Kind.PURPLE)
+    sums = sum(v for v in circled if v is not None)
+    bridge_points = BRIDGE_POINTS * len(bridges)
+    total = sums + bridge_points + purple + WRONG_POINTS * wrong + OPEN_POINTS * open_ - jokers
+    return Breakdown(sums, bridge_points, purple, WRONG_POINTS * wrong, OPEN_POINTS * open_, -jokers, total)
 
 
 def breakdown(sheet: Sheet, player: Player, over: bool) -> Breakdown:
     """The score in parts. Open squares cost -10 only once the game is over."""
     status = player.status
-    circled = sum(square_sum(player, i) for i, s in enumerate(status) if s is Status.CORRECT)
-    bridges = coloured_bridges(sheet, player)
-    bridged: set[int] = {i for pair in bridges for i in pair}
-    purple = sum(
-        PURPLE_POINTS
-        for i, sq in enumerate(sheet.squares)
-        if sq.kind is Kind.PURPLE and status[i] is Status.CORRECT and i in bridged
-    )
-    wrong = WRONG_POINTS * sum(1 for s in status if s is Status.WRONG)
-    open_ = OPEN_POINTS * sum(1 for s in status if s is Status.OPEN) if over else 0
-    jokers = -sum(v for v in player.jokers if v is not None)
-    bridge_points = BRIDGE_POINTS * len(bridges)
-    total = circled + bridge_points + purple + wrong + open_ + jokers
-    return Breakdown(circled, bridge_points, purple, wrong, open_, jokers, total)
+    circled = [square_sum(player, i) if s is Status.CORRECT else None for i, s in enumerate(status)]
+    wrong = sum(1 for s in status if s is Status.WRONG)
+    open_ = sum(1 for s in status if s is Status.OPEN) if over else 0
+    return score(sheet, circled, wrong, open_, sum(v for v in player.jokers if v is not None))
 
 
 def competition_ranks(scores: Sequence[int], removed: Sequence[bool]) -> tuple[int, ...]:

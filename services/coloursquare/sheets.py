@@ -61,6 +61,7 @@ class Sheet:
     squares: tuple[Square, ...]  # row-major
     bridges: tuple[tuple[int, int], ...]  # every pair of orthogonally adjacent squares (a < b)
     neighbours: tuple[tuple[int, ...], ...]  # per square, the adjacent squares
+    colourable: tuple[tuple[int, int], ...] = ()  # the bridges that can ever be coloured: neither square orange
 
     @property
     def size(self) -> int:
@@ -144,6 +145,9 @@ def parse_sheet(data: Any, name: str | None = None) -> Sheet:
         squares=tuple(squares),
         bridges=tuple(sorted(bridges)),
         neighbours=neighbours,
+        colourable=tuple(
+            (a, b) for a, b in sorted(bridges) if Kind.ORANGE not in (squares[a].kind, squares[b].kind)
+        ),
     )
 
 

@@ -1,9 +1,12 @@
-"""Colour Square: legal placements from the public view, and the three bot levels.
+"""Colour Square: the three bot levels, on the platform's own rules.
 
-Everything comes from `tafel.coloursquare.v1.View`: the printed sheet (goals, kinds, pre-printed
-values), the bot's own sheet (cells, statuses, jokers), the roll, the phase and whose round it is
-(active seat: two different coloured dice; passive seats: the white die; a final turn: any of the
-five, placing optional), and how many dice it must place (`must_place`).
+What a seat may do comes from `tafel.coloursquare.v1.View`: the bot's own sheet (cells, statuses,
+jokers), the roll, the phase and whose round it is (active seat: two different coloured dice;
+passive seats: the white die; a final turn: any of the five, placing optional), how many dice it
+must place (`must_place`), and where each die may go (`legal_placements`, which the service lists
+with its own rules). The printed sheet is the rules module's (`services.coloursquare.sheets`, by the
+view's sheet name), and every score the bots count is `services.coloursquare.scoring.score`, the
+rules' own scoring (with its constants): a bot and the game cannot disagree about a rule.
 
 level 1: a random legal placement list.
 level 2: greedy: the placement list with the best immediate score change (closing squares, bridges,
@@ -23,9 +26,11 @@ from __future__ import annotations
 import itertools
 import random
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Final
 
+from services.coloursquare.scoring import BRIDGE_POINTS, PURPLE_POINTS, WRONG_POINTS, is_correct, score
+from services.coloursquare.sheets import SHEETS, Kind, Sheet
 from tafel.coloursquare.v1 import coloursquare_pb2 as pb
 
 __all__ = [
@@ -34,6 +39,7 @@ __all__ = [
     "SheetLayout",
     "Situation",
     "hit_probability",
+    "layout_of",
     "legal_moves",
     "situation_from_view",
 ]
@@ -41,15 +47,13 @@ __all__ = [
 RED, YELLOW, GREEN, BLUE, WHITE = range(5)  # die indexes; the first four are also cell colours
 _DIE_TO_PB: Final = (pb.DIE_RED, pb.DIE_YELLOW, pb.DIE_GREEN, pb.DIE_BLUE, pb.DIE_WHITE)
 _COLOUR_TO_PB: Final = (pb.COLOUR_RED, pb.COLOUR_YELLOW, pb.COLOUR_GREEN, pb.COLOUR_BLUE)
+_DIE_FROM_PB: Final = {value: index for index, value in enumerate(_DIE_TO_PB)}
+_COLOUR_FROM_PB: Final = {value: index for index, value in enumerate(_COLOUR_TO_PB)}
 
 OPEN = pb.SQUARE_STATUS_OPEN
 CORRECT = pb.SQUARE_STATUS_CORRECT
 WRONG = pb.SQUARE_STATUS_WRONG
 CROSSED = pb.SQUARE_STATUS_CROSSED
-
-BRIDGE_POINTS: Final = 5
-PURPLE_POINTS: Final = 5
-WRONG_POINTS: Final = -10
 
 ROLE_NONE, ROLE_ACTIVE, ROLE_PASSIVE, ROLE_FINAL = range(4)
 
@@ -90,6 +94,9 @@ class SquareInfo:
 
 @dataclass(frozen=True)
 class SheetLayout:
+    """The rules' sheet, and its squares in the form the odds model reads fast."""
+
+    sheet: Sheet
     rows: int
     columns: int
     squares: tuple[SquareInfo, ...]
@@ -109,42 +116,36 @@ class Situation:
     role: int
     must_place: int
     max_dice: int
+    # per die (R Y G B W) where it may go now: the view's legal placements, cells then joker fields
+    targets: tuple[tuple[Placement, ...], ...] = ((), (), (), (), ())
     others: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = ()  # other live seats: (cells, status)
 
 
-def layout_from_proto(sheet: pb.Sheet) -> SheetLayout:
-    rows, columns = sheet.rows, sheet.columns
-    infos: list[SquareInfo | None] = [None] * (rows * columns)
-    for sq in sheet.squares:
-        fixed = [0, 0, 0, 0]
-        for printed in sq.printed:
-            fixed[printed.colour - 1] = printed.value
-        infos[sq.row * columns + sq.column] = SquareInfo(
-            low=sq.goal_low,
-            high=max(sq.goal_low, sq.goal_high),
-            purple=sq.kind == pb.SQUARE_KIND_PURPLE,
-            orange=sq.kind == pb.SQUARE_KIND_ORANGE,
-            fixed=(fixed[0], fixed[1], fixed[2], fixed[3]),
+@cache
+def layout_of(name: str) -> SheetLayout:
+    """The layout of the rules' sheet `name` (ValueError for a sheet the rules do not have)."""
+    sheet = SHEETS.get(name)
+    if sheet is None:
+        raise ValueError(f"unknown sheet {name!r}")
+    squares = tuple(
+        SquareInfo(
+            low=sq.low,
+            high=sq.high,
+            purple=sq.kind is Kind.PURPLE,
+            orange=sq.kind is Kind.ORANGE,
+            fixed=(sq.fixed[0] or 0, sq.fixed[1] or 0, sq.fixed[2] or 0, sq.fixed[3] or 0),
         )
-    if any(info is None for info in infos):
-        raise ValueError("the sheet does not list every square")
-    squares = tuple(info for info in infos if info is not None)
-    neighbours: list[list[int]] = [[] for _ in squares]
-    bridges: list[tuple[int, int]] = []
-    for r in range(rows):
-        for c in range(columns):
-            i = r * columns + c
-            for j in ((i + 1) if c + 1 < columns else -1, (i + columns) if r + 1 < rows else -1):
-                if j < 0:
-                    continue
-                neighbours[i].append(j)
-                neighbours[j].append(i)
-                if not squares[i].orange and not squares[j].orange:
-                    bridges.append((i, j))
-    return SheetLayout(rows, columns, squares, tuple(tuple(sorted(n)) for n in neighbours), tuple(bridges))
+        for sq in sheet.squares
+    )
+    return SheetLayout(sheet, sheet.rows, sheet.cols, squares, sheet.neighbours, sheet.colourable)
 
 
-_LAYOUTS: dict[bytes, SheetLayout] = {}
+def _placement(placement: pb.Placement, columns: int) -> Placement:
+    die = _DIE_FROM_PB[placement.die]
+    if placement.WhichOneof("target") == "joker":
+        return Placement(die, -1, placement.joker)
+    cell = placement.cell
+    return Placement(die, cell.row * columns + cell.column, _COLOUR_FROM_PB[cell.colour])
 
 
 def situation_from_view(view: pb.View) -> Situation:
@@ -152,10 +153,7 @@ def situation_from_view(view: pb.View) -> Situation:
     if not view.HasField("seat"):
         raise ValueError("a spectator's view: no seat to play for")
     seat = view.seat
-    key = view.sheet.SerializeToString()
-    layout = _LAYOUTS.get(key)
-    if layout is None:
-        layout = _LAYOUTS[key] = layout_from_proto(view.sheet)
+    layout = layout_of(view.sheet.name)
     mine = None
     my_cells: tuple[int, ...] = ()
     my_status: tuple[int, ...] = ()
@@ -180,6 +178,10 @@ def situation_from_view(view: pb.View) -> Situation:
             role = ROLE_FINAL
         elif view.phase == pb.PHASE_ROUND:
             role = ROLE_ACTIVE if seat == view.active_seat else ROLE_PASSIVE
+    targets: list[list[Placement]] = [[], [], [], [], []]
+    for placement in view.legal_placements:
+        found = _placement(placement, layout.columns)
+        targets[found.die].append(found)
     return Situation(
         layout=layout,
         cells=my_cells,
@@ -189,6 +191,7 @@ def situation_from_view(view: pb.View) -> Situation:
         role=role,
         must_place=view.must_place,
         max_dice=view.max_dice,
+        targets=tuple(tuple(t) for t in targets),
         others=tuple(others),
     )
 
@@ -196,39 +199,14 @@ def situation_from_view(view: pb.View) -> Situation:
 # -- where dice can go ---------------------------------------------------------------------------------
 
 
-def colour_targets(s: Situation, colour: int, value: int) -> list[Placement]:
-    out = []
-    for i, sq in enumerate(s.layout.squares):
-        if s.status[i] == OPEN and not s.cells[i * 4 + colour]:
-            fixed = sq.fixed[colour]
-            if not fixed or fixed == value:
-                out.append(Placement(colour, i, colour))
-    return out
-
-
-def white_targets(s: Situation) -> list[Placement]:
-    out = []
-    for i, sq in enumerate(s.layout.squares):
-        if s.status[i] == OPEN:
-            for colour in range(4):
-                if not s.cells[i * 4 + colour] and not sq.fixed[colour]:
-                    out.append(Placement(WHITE, i, colour))
-    return out
-
-
-def joker_targets(s: Situation, die: int) -> list[Placement]:
-    return [Placement(die, -1, j) for j in range(2) if not s.jokers[j]]
-
-
 def legal_moves(s: Situation) -> list[Move]:
     """Every legal placement list of an active or passive seat (as the rules list them). A final turn
     has far too many to list: use `final_choices`."""
     if s.role == ROLE_PASSIVE:
-        options = [*white_targets(s), *joker_targets(s, WHITE)]
-        return [(p,) for p in options] if s.must_place else [()]
+        return [(p,) for p in s.targets[WHITE]] if s.must_place else [()]
     if s.role != ROLE_ACTIVE:
         return [()]
-    per_die = [[*colour_targets(s, k, s.roll[k]), *joker_targets(s, k)] for k in range(4)]
+    per_die = s.targets[:4]
     need = s.must_place
     if need <= 0:
         return [()]
@@ -246,11 +224,7 @@ def legal_moves(s: Situation) -> list[Move]:
 def final_choices(s: Situation) -> list[list[Placement | None]]:
     """Per die (R Y G B W) the places it may go in a final turn, None = not placed. Placements must
     not share a cell or a joker field."""
-    out: list[list[Placement | None]] = []
-    for k in range(4):
-        out.append([None, *colour_targets(s, k, s.roll[k]), *joker_targets(s, k)])
-    out.append([None, *white_targets(s), *joker_targets(s, WHITE)])
-    return out
+    return [[None, *s.targets[k]] for k in range(5)]
 
 
 # -- scores --------------------------------------------------------------------------------------------
@@ -276,8 +250,7 @@ def _closed_status(layout: SheetLayout, cells: list[int], status: tuple[int, ...
         four = cells[i * 4 : i * 4 + 4]
         if all(four):
             total = sum(four)
-            sq = layout.squares[i]
-            new[i] = CORRECT if sq.low <= total <= sq.high else WRONG
+            new[i] = CORRECT if is_correct(layout.sheet.squares[i], total) else WRONG
     return new
 
 
@@ -287,24 +260,9 @@ def sheet_score(
     status: list[int] | tuple[int, ...],
     jokers: list[int] | tuple[int, ...],
 ) -> int:
-    """The score as it stands (open squares not yet counted)."""
-    score = 0
-    correct = [st == CORRECT for st in status]
-    for i, st in enumerate(status):
-        if st == CORRECT:
-            score += sum(cells[i * 4 : i * 4 + 4])
-        elif st == WRONG:
-            score += WRONG_POINTS
-    bridged: set[int] = set()
-    for a, b in layout.bridges:
-        if correct[a] and correct[b]:
-            score += BRIDGE_POINTS
-            bridged.add(a)
-            bridged.add(b)
-    for i in bridged:
-        if layout.squares[i].purple:
-            score += PURPLE_POINTS
-    return score - sum(jokers)
+    """The score as it stands (open squares not yet counted), by the rules' scoring."""
+    circled = [sum(cells[i * 4 : i * 4 + 4]) if st == CORRECT else None for i, st in enumerate(status)]
+    return score(layout.sheet, circled, sum(1 for st in status if st == WRONG), 0, sum(jokers)).total
 
 
 def immediate_gain(s: Situation, move: Move) -> int:
@@ -523,7 +481,7 @@ class ColourSquareBot:
         # that writes both dice into one square (their interplay is what the singles miss)
         per_die: list[list[Placement]] = []
         for k in range(4):
-            options = [*colour_targets(s, k, s.roll[k]), *joker_targets(s, k)]
+            options = list(s.targets[k])
             options.sort(key=lambda p: valuer.after((p,)), reverse=True)
             per_die.append(options)
         candidates: set[Move] = set()
@@ -578,9 +536,10 @@ def best_final(s: Situation) -> Move:
     left open costs as much as a wrong close, so nothing else is worth placing)."""
     layout = s.layout
     roll = s.roll
+    allowed = {p for options in s.targets for p in options if not p.joker}  # the view's legal cells
     # every way to complete one open square correctly: (dice mask, placements)
     ways: list[tuple[int, int, Move]] = []  # (square, dice mask, placements)
-    for i, sq in enumerate(layout.squares):
+    for i, square in enumerate(layout.sheet.squares):
         if s.status[i] != OPEN:
             continue
         four = s.cells[i * 4 : i * 4 + 4]
@@ -588,25 +547,20 @@ def best_final(s: Situation) -> Move:
         if not empty or len(empty) > 5:
             continue
         base = sum(four)
-        # each empty cell takes its own die, or the white die (at most one cell, never pre-printed)
+        # each empty cell takes its own die, or the white die (at most one cell)
         for white_at in [None, *empty]:
             placements: list[Placement] = []
             total = base
             ok = True
             for k in empty:
-                if k == white_at:
-                    if sq.fixed[k]:
-                        ok = False
-                        break
-                    placements.append(Placement(WHITE, i, k))
-                    total += roll[WHITE]
-                else:
-                    if sq.fixed[k] and sq.fixed[k] != roll[k]:
-                        ok = False
-                        break
-                    placements.append(Placement(k, i, k))
-                    total += roll[k]
-            if ok and sq.low <= total <= sq.high:
+                die = WHITE if k == white_at else k
+                placement = Placement(die, i, k)
+                if placement not in allowed:
+                    ok = False
+                    break
+                placements.append(placement)
+                total += roll[die]
+            if ok and is_correct(square, total):
                 mask = sum(1 << p.die for p in placements)
                 ways.append((i, mask, tuple(placements)))
     best: Move = ()
