@@ -208,7 +208,10 @@ RATINGS_SWEEP_CURSOR = "tafel:ratings:sweep:cursor"  # string: end time the swee
 
 
 def pool_key(pool: str, part: str) -> str:
-    """A rating pool's keys: ratings (hash), board / all / names (zsets), applied:<game id>, best:<sheet>."""
+    """A rating pool's keys (gateway/ratings/book.py): ratings (hash), board / all (zsets), names
+    (hash), applied:<game id>; a game's personal-best boards (bests.py) under their own name:
+    best:<board> (zset), bestgame:<board> (hash), names. Pool and board names come from the games'
+    DescribeGame answers."""
     return f"tafel:{{r:{pool}}}:{part}"
 
 
