@@ -11,7 +11,8 @@ Cluster), so it is taken *before* the bucket's enqueue script runs and is a leas
 3. point the claim at the ticket the bucket answered (a resumed or prior ticket), by compare-and-set.
 
 The waiting stream's gateway extends the claim with the ticket's lease on every renewal (only if
-it still holds it), and releases it (compare-and-delete) when the search ends: paired, expired,
+it still holds it), and releases it (compare-and-delete) when the search ends: paired (the
+gateway that formed the match releases its players' claims before creating the game), expired,
 refused or withdrawn, but not when a resent search took the ticket over (that search holds the
 same claim now). A crash anywhere leaves at most a claim that runs out with the lease, exactly as
 the crashed gateway's ticket does: the player is never blocked longer than their ticket would
