@@ -42,13 +42,8 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         lobby: MatchSource | None = None,
         drain_s: float = 5.0,
     ) -> None:
-        self.steps = GameSteps(auth, directory, actions, hub, metrics)
+        self.steps = GameSteps(auth, directory, actions, hub, metrics)  # (the parts, shared with the streams)
         self.auth = auth
-        self.directory = directory
-        self.actions = actions
-        self.router = actions.router
-        self.clocks = actions.clocks
-        self.hub = hub
         self.records = records
         self.metrics = metrics
         self.lobby = lobby  # matchmaking on the Play stream (None: a gateway without a lobby)
@@ -60,7 +55,7 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
     def time_left(self, context: grpc.aio.ServicerContext[Any, Any]) -> float | None:
         """The caller's deadline, if it is shorter than the rules service timeout."""
         remaining: float | None = context.time_remaining()
-        if remaining is None or remaining >= self.router.timeout_s:
+        if remaining is None or remaining >= self.steps.router.timeout_s:
             return None
         return max(0.0, remaining)
 
@@ -101,7 +96,9 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         self, request: play_pb2.ListMyGamesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.ListMyGamesResponse:
         identity = self.auth.identity(context.invocation_metadata())
-        games, token = await self.directory.list_for_player(identity.player_id, request.page_size, request.page_token)
+        games, token = await self.steps.directory.list_for_player(
+            identity.player_id, request.page_size, request.page_token
+        )
         return play_pb2.ListMyGamesResponse(games=games, next_page_token=token)
 
     @refusing(GAME_STORE_UNAVAILABLE)
@@ -109,7 +106,7 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         self, request: play_pb2.ListLiveGamesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.ListLiveGamesResponse:
         self.auth.identity(context.invocation_metadata())
-        games, token = await self.directory.list_live(request.game, request.page_size, request.page_token)
+        games, token = await self.steps.directory.list_live(request.game, request.page_size, request.page_token)
         return play_pb2.ListLiveGamesResponse(games=games, next_page_token=token)
 
     @refusing(GAME_STORE_UNAVAILABLE)
@@ -130,15 +127,15 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
     async def _settled_now(self, game_id: str) -> bool:
         """Write the record of a game its rules service says is over; False if it is not (yet)."""
         try:
-            meta = await self.directory.meta(game_id)
+            meta = await self.steps.directory.meta(game_id)
         except Refused:
             return False
         if await self.records.exists(game_id):
             return True  # written meanwhile (the viewer may still not be allowed to see it)
-        view = await self.router.get_view(meta.game, rules_pb2.GetViewRequest(game_id=game_id))
+        view = await self.steps.router.get_view(meta.game, rules_pb2.GetViewRequest(game_id=game_id))
         if not view.status.over:
             return False
-        await self.actions.settle(meta, view.status)  # idempotent: the record is written once
+        await self.steps.actions.settle(meta, view.status)  # idempotent: the record is written once
         return True
 
     @refusing(GAME_STORE_UNAVAILABLE)
@@ -167,7 +164,7 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         check_event_id(request.after_event_id)
         self.metrics.watch_streams.inc()
         try:
-            async with self.hub.watch(meta.game_id, request.after_event_id) as watch:
+            async with self.steps.hub.watch(meta.game_id, request.after_event_id) as watch:
                 # Subscribed: tell the client the watch is live before any event arrives.
                 await context.send_initial_metadata(())
                 async for event, source in watch.events():
@@ -180,7 +177,7 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
                     if watch.status is not None and watch.status.version == event.version:
                         response.status.CopyFrom(watch.status)
                     if source == LAST_OF_HISTORY and event.WhichOneof("kind") != "ended":
-                        set_time(response.turn_deadline, await self.clocks.deadline(meta.game_id, event.version))
+                        set_time(response.turn_deadline, await self.steps.clocks.deadline(meta.game_id, event.version))
                     else:
                         set_time(response.turn_deadline, self.steps.deadline_of(meta, event, source, time.time()))
                     self.metrics.events_sent.inc()

@@ -15,8 +15,9 @@ the reading task and must not block; one that raises is logged and the others st
 
 The connection speaks RESP directly (subscribe/unsubscribe/ping and pushed messages, parsed by
 hiredis in bulk): the move path's pub/sub delivery is hot (docs/benchmarks.md), and owning the
-connection is what tells exactly when a subscription is live. It reconnects by itself with one
-backoff, pings to notice a silent connection, and re-subscribes everything after a reconnect.
+connection is what tells exactly when a subscription is live. It reconnects by itself (kit/loops.py
+with kit/retry.py's backoff), pings to notice a silent connection, and re-subscribes everything
+after a reconnect.
 
 Sharded pub/sub (SSUBSCRIBE, Redis 7 Cluster, issue 17) plugs in at `PubSub._route`: it picks the
 connection and the command family of a channel; today every channel goes to the one connection.
@@ -25,15 +26,15 @@ connection and the command family of a channel; today every channel goes to the 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kit.loops import Loop
 from kit.redis.pipe import PARSE_ERRORS, READ_SIZE, RespError, command, open_redis, read_reply, reply_parser
-from kit.retry import Attempts, Backoff
+from kit.retry import Backoff
 
 log = logging.getLogger("tafel.redis.pubsub")
 
@@ -44,6 +45,8 @@ CONNECT_TIMEOUT_S = 5.0
 CONFIRM_TIMEOUT_S = 5.0
 PING_EVERY_S = 15.0
 RECONNECT_BACKOFF = Backoff(first_s=0.05, cap_s=2.0)
+# A connection that failed or broke: reconnect with backoff (kit/loops.py logs the outage once).
+LOST = (OSError, asyncio.IncompleteReadError, ValueError, *PARSE_ERRORS)
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,9 @@ class Link:
         self._waiting: dict[tuple[Kind, bytes], deque[_Channel]] = {}
         self._writer: asyncio.StreamWriter | None = None
         self._connected = False
-        self._task: asyncio.Task[None] | None = None
+        self._loop = Loop(
+            "redis pub/sub", self._connection, every_s=1.0, log=log, backoff=RECONNECT_BACKOFF, outages=LOST
+        )
         self._closed = False
         self._last_reply = 0.0
         self.messages = 0
@@ -122,16 +127,12 @@ class Link:
         self.client_id: int | None = None  # the connection's Redis client id (tests kill it)
 
     def start(self) -> None:
-        if self._task is None and not self._closed:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="redis pub/sub")
+        if not self._closed:
+            self._loop.start()
 
     async def close(self) -> None:
-        self._closed = True
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        self._closed = True  # for good: a feature's late start() does not reopen it
+        await self._loop.stop()
         if self._writer is not None:
             self._writer.close()
             self._writer = None
@@ -191,43 +192,34 @@ class Link:
         self.client_id = reply if isinstance(reply, int) else None
         return reader, writer
 
-    async def _run(self) -> None:
-        backoff = Attempts(RECONNECT_BACKOFF)
-        while not self._closed:
-            try:
-                reader, writer = await asyncio.wait_for(self._open(), CONNECT_TIMEOUT_S)
-            except (OSError, ConnectionError, TimeoutError) as error:
-                log.warning("pub/sub connect failed", extra={"error": type(error).__name__})
-                await backoff.failed()
-                continue
-            backoff.reset()
-            again = self.connects > 0
-            self.connects += 1
-            self._writer = writer
-            self._waiting.clear()
-            self._connected = True
+    async def _connection(self) -> float:
+        """One connection's life (a step of the Loop): connect, subscribe everything, read until it
+        breaks (raising one of LOST, so the Loop backs off and calls again)."""
+        reader, writer = await asyncio.wait_for(self._open(), CONNECT_TIMEOUT_S)
+        self._loop.healthy()
+        again = self.connects > 0
+        self.connects += 1
+        self._writer = writer
+        self._waiting.clear()
+        self._connected = True
+        for channels in self.channels.values():
+            for channel in channels.values():
+                channel.again = again
+                self._send_subscribe(channel)
+        pinger = asyncio.get_running_loop().create_task(self._ping(writer))
+        try:
+            await self._read(reader)
+        finally:
+            pinger.cancel()
+            self._connected = False
+            self._writer = None
+            writer.close()
             for channels in self.channels.values():
                 for channel in channels.values():
-                    channel.again = again
-                    self._send_subscribe(channel)
-            pinger = asyncio.get_running_loop().create_task(self._ping(writer))
-            try:
-                await self._read(reader)
-            except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError, *PARSE_ERRORS) as error:
-                if not self._closed:
-                    log.warning("pub/sub connection lost", extra={"error": type(error).__name__})
-            finally:
-                pinger.cancel()
-                self._connected = False
-                self._writer = None
-                writer.close()
-                for channels in self.channels.values():
-                    for channel in channels.values():
-                        channel.confirmed = False
-                        for subscription in channel.subscriptions:
-                            subscription.live.clear()
-            if not self._closed:
-                await backoff.failed()
+                    channel.confirmed = False
+                    for subscription in channel.subscriptions:
+                        subscription.live.clear()
+        return 0.0
 
     async def _ping(self, writer: asyncio.StreamWriter) -> None:
         while True:

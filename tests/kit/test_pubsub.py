@@ -11,6 +11,7 @@ import pytest
 from redis.asyncio import Redis
 
 from kit.redis.pubsub import OnMessage, PubSub
+from tools.redis_server import start_redis
 
 
 @pytest.fixture
@@ -103,3 +104,27 @@ async def test_after_a_lost_connection_it_resubscribes_and_says_so(pubsub: PubSu
     assert subscription.live.is_set() and pubsub.client_id != killed
     await redis.publish(channel, b"after")
     assert await got(queue) == (channel.encode(), b"after")
+
+
+async def test_it_comes_back_when_redis_does() -> None:
+    own = start_redis()  # its own server: this test stops and restarts it
+    pubsub = PubSub(own.url)
+    pubsub.start()
+    try:
+        queue, on_message = collector()
+        lives: asyncio.Queue[bool] = asyncio.Queue()
+        subscription = pubsub.subscribe("t:ps:back", on_message, on_live=lives.put_nowait)
+        assert await asyncio.wait_for(lives.get(), 5.0) is False
+        own.stop()  # connection refused while it is away: retried with backoff
+        own = start_redis(port=own.port)
+        assert await asyncio.wait_for(lives.get(), 10.0) is True
+        assert subscription.live.is_set()
+        back = Redis.from_url(own.url)
+        try:
+            await back.publish("t:ps:back", b"hello again")
+        finally:
+            await back.aclose()
+        assert await got(queue) == (b"t:ps:back", b"hello again")
+    finally:
+        await pubsub.close()
+        own.stop()
