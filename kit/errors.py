@@ -93,7 +93,7 @@ def refusing(message: str = STORE_UNAVAILABLE, *, internal: str = INTERNAL) -> C
     def refusal_for(error: Exception) -> Refused | None:
         if isinstance(error, (Refused, RedisError)):
             return as_refused(error, message)
-        if isinstance(error, grpc.aio.AbortError):
+        if isinstance(error, grpc.aio.AbortError) or getattr(error, ABORTED, False):
             return None
         _log.exception("call failed")
         return Refused(grpc.StatusCode.INTERNAL, "INTERNAL", internal)
@@ -151,9 +151,18 @@ def status_of(refused: Refused) -> grpc.Status:
     return rpc_status.to_status(status)
 
 
+ABORTED = "tafel_aborted"  # set on what a context's abort() raised, so @refusing lets it through
+
+
 async def abort(context: grpc.aio.ServicerContext[object, object], refused: Refused) -> NoReturn:
     status = status_of(refused)
-    await context.abort(status.code, status.details, status.trailing_metadata)
+    try:
+        await context.abort(status.code, status.details, status.trailing_metadata)
+    except Exception as raised:
+        # grpc.aio raises AbortError; the web edge's context (gateway/web) a ConnectError. Either
+        # is the call's answer on its way out, not a failure of the handler.
+        setattr(raised, ABORTED, True)
+        raise
     raise AssertionError("unreachable: abort raises")
 
 

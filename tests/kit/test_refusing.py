@@ -11,7 +11,7 @@ import grpc
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from kit.errors import Refused, reason_of, refusing
+from kit.errors import Refused, abort, reason_of, refusing
 
 SECRET = "connection refused to 10.0.0.7:6379"
 
@@ -25,6 +25,8 @@ class Handlers:
             raise RedisConnectionError(SECRET)
         if request == b"bug":
             raise ZeroDivisionError(SECRET)
+        if request == b"abort":  # a handler may still answer by aborting itself
+            await abort(context, Refused(grpc.StatusCode.FAILED_PRECONDITION, "NOT_NOW", "not now"))
         return b"ok:" + request
 
     @refusing("widgets are unavailable; retry", internal="the widget call failed; retry")
@@ -77,6 +79,27 @@ async def test_unary_maps_refusals_and_redis_failures(channel: grpc.aio.Channel)
         await _unary(channel, b"bug")
     assert bug.value.code() == grpc.StatusCode.INTERNAL and reason_of(bug.value) == "INTERNAL"
     assert bug.value.details() == "the server failed to answer; retry"
+    with pytest.raises(grpc.aio.AioRpcError) as aborted:
+        await _unary(channel, b"abort")
+    assert aborted.value.code() == grpc.StatusCode.FAILED_PRECONDITION and reason_of(aborted.value) == "NOT_NOW"
+
+
+class EdgeAbort(Exception):
+    """What a non-grpc context's abort raises (the web edge's is connectrpc's ConnectError)."""
+
+
+class EdgeLikeContext:
+    async def abort(self, code: grpc.StatusCode, details: str = "", trailing_metadata: Any = ()) -> None:
+        raise EdgeAbort(code, details)
+
+
+async def test_an_abort_by_another_context_passes_through_unchanged() -> None:
+    with pytest.raises(EdgeAbort) as raised:
+        await Handlers().unary(b"abort", EdgeLikeContext())  # type: ignore[arg-type]
+    assert raised.value.args == (grpc.StatusCode.FAILED_PRECONDITION, "not now")
+    with pytest.raises(EdgeAbort) as mapped:
+        await Handlers().unary(b"redis", EdgeLikeContext())  # type: ignore[arg-type]
+    assert mapped.value.args == (grpc.StatusCode.UNAVAILABLE, "widgets are unavailable; retry")
 
 
 async def test_stream_maps_failures_after_its_first_message(channel: grpc.aio.Channel) -> None:
