@@ -13,7 +13,6 @@ multiply with players.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 from collections.abc import AsyncIterator, Sequence
@@ -23,10 +22,11 @@ import grpc
 from redis.exceptions import RedisError
 from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2
 
-from kit.errors import Refused, abort, invalid
+from kit.errors import Refused, invalid, refusing
 from kit.redis.keys import bot_queue_key
 from kit.redis.layer import RedisLayer
 from kit.redis.scripts import script
+from kit.retry import Attempts
 
 REQUEST_TTL_S = 600
 BLOCK_S = 2
@@ -48,52 +48,48 @@ class BotServicer(bots_pb2_grpc.BotServiceServicer):
         self.rooms = rooms
         self.games = tuple(games)
 
+    @refusing("retry later")
     async def RequestBot(
         self, request: bots_pb2.RequestBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> bots_pb2.RequestBotResponse:
-        try:
-            player = await self.auth.player(context)
-            if request.level not in LEVELS:
-                raise invalid("BAD_LEVEL", f"level must be 1, 2 or 3, not {request.level}", field="level")
-            if not request.room_code:
-                raise invalid("BAD_ROOM_CODE", "room_code is required", field="room_code")
-            room = await self.rooms.room(request.room_code)
-            if room.state != play_pb2.ROOM_STATE_OPEN:
-                raise Refused(grpc.StatusCode.FAILED_PRECONDITION, "ROOM_NOT_OPEN", "the room is not open")
-            if player.player_id not in {p.player_id for p in room.players}:
-                raise Refused(
-                    grpc.StatusCode.PERMISSION_DENIED, "NOT_IN_ROOM", "only a player in the room may ask for a bot"
-                )
-            request_id = secrets.token_hex(8)
-            entry = json.dumps(
-                {"request_id": request_id, "game": room.game, "room_code": room.code, "level": request.level}
+        player = await self.auth.player(context)
+        if request.level not in LEVELS:
+            raise invalid("BAD_LEVEL", f"level must be 1, 2 or 3, not {request.level}", field="level")
+        if not request.room_code:
+            raise invalid("BAD_ROOM_CODE", "room_code is required", field="room_code")
+        room = await self.rooms.room(request.room_code)
+        if room.state != play_pb2.ROOM_STATE_OPEN:
+            raise Refused(grpc.StatusCode.FAILED_PRECONDITION, "ROOM_NOT_OPEN", "the room is not open")
+        if player.player_id not in {p.player_id for p in room.players}:
+            raise Refused(
+                grpc.StatusCode.PERMISSION_DENIED, "NOT_IN_ROOM", "only a player in the room may ask for a bot"
             )
-            await self.layer.run(script("bots/request"), [bot_queue_key(room.game)], [entry, REQUEST_TTL_S])
-            return bots_pb2.RequestBotResponse(request_id=request_id)
-        except Refused as refused:
-            await abort(context, refused)
-        except RedisError:
-            await abort(context, Refused(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", "retry later"))
+        request_id = secrets.token_hex(8)
+        entry = json.dumps(
+            {"request_id": request_id, "game": room.game, "room_code": room.code, "level": request.level}
+        )
+        await self.layer.run(script("bots/request"), [bot_queue_key(room.game)], [entry, REQUEST_TTL_S])
+        return bots_pb2.RequestBotResponse(request_id=request_id)
 
+    @refusing("retry later")
     async def ServeBotRequests(
         self, request: bots_pb2.ServeBotRequestsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[bots_pb2.ServeBotRequestsResponse]:
-        try:
-            await self.auth.player(context)
-            games = list(request.games) or list(self.games)
-            unknown = [g for g in games if g not in self.games]
-            if unknown:
-                raise invalid("UNKNOWN_GAME", f"no such game: {', '.join(unknown)}", field="games")
-        except Refused as refused:
-            await abort(context, refused)
+        await self.auth.player(context)
+        games = list(request.games) or list(self.games)
+        unknown = [g for g in games if g not in self.games]
+        if unknown:
+            raise invalid("UNKNOWN_GAME", f"no such game: {', '.join(unknown)}", field="games")
         keys = [bot_queue_key(g) for g in games]
+        outage = Attempts()
         while not context.cancelled():
             try:
                 # Blocking: on a pooled redis-py connection, never the shared pipelined one.
                 popped: Any = await self.layer.client.blpop(keys, timeout=BLOCK_S)
             except RedisError:
-                await asyncio.sleep(1.0)  # Redis away: keep the stream, try again
+                await outage.failed()  # Redis away: keep the stream, try again
                 continue
+            outage.reset()
             if popped is None:
                 continue
             data = json.loads(popped[1])

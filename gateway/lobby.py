@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Protocol
 
 import grpc
 from google.protobuf import descriptor
 from google.protobuf.message import Message
-from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 from tafel.rules.v1 import rules_pb2
@@ -26,15 +25,17 @@ from gateway.matchmaking.matchmaker import Matchmaker
 from gateway.matchmaking.model import BucketSpec
 from gateway.matchmaking.ports import GameStarter, RatingSource
 from gateway.matchmaking.ratings_source import HashRatings
-from gateway.rooms import Rooms, RoomSnapshot, normalize_code
+from gateway.rooms import Rooms, normalize_code
 from gateway.settings import MatchmakingSettings, RoomSettings
-from kit.errors import Refused, abort, invalid
+from kit.errors import Refused, abort, invalid, refusing
 from kit.ids import check_id
 from kit.redis.layer import RedisLayer
 from kit.redis.pubsub import PubSub
 
 log = logging.getLogger("tafel.gateway.lobby")
 MAX_GAME_NAME = 64
+# Every lobby handler: refusals as their status, a Redis failure UNAVAILABLE, a bug INTERNAL.
+lobby_call = refusing("the lobby's storage is unavailable; retry", internal="the lobby failed to answer; retry")
 
 # ---------------------------------------------------------------------------------------------
 # What the lobby needs from the rest of the gateway
@@ -277,6 +278,7 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
 
     # -- game types ------------------------------------------------------------------------------
 
+    @lobby_call
     async def ListGameTypes(
         self, request: play_pb2.ListGameTypesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.ListGameTypesResponse:
@@ -295,21 +297,14 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
 
     # -- matchmaking -----------------------------------------------------------------------------
 
+    @lobby_call
     async def FindMatch(
         self, request: play_pb2.FindMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]:
-        try:
-            player = await self.auth.player(context)
-            async with contextlib.aclosing(self.match_updates(player, request)) as updates:
-                async for message in updates:
-                    yield message
-        except Refused as refused:
-            await abort(context, refused)
-        except RedisError:
-            await abort(context, _store_unavailable())
-        except Exception:
-            log.exception("lobby call failed")
-            await abort(context, _internal())
+        player = await self.auth.player(context)
+        async with contextlib.aclosing(self.match_updates(player, request)) as updates:
+            async for message in updates:
+                yield message
 
     async def match_updates(
         self, player: play_pb2.Player, request: play_pb2.FindMatchRequest
@@ -334,98 +329,65 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
 
     # -- rooms -----------------------------------------------------------------------------------
 
+    @lobby_call
     async def CreateRoom(
         self, request: play_pb2.CreateRoomRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.CreateRoomResponse:
-        async def run() -> RoomSnapshot:
-            player = await self.auth.player(context)
-            description = await self._describe(request.game)
-            seats = room_seats(description, request.seats)
-            # Checked against the room's size now, not when it fills.
-            options = canonical_options(request.game, request.options, description, most_seats=seats)
-            per_move = per_move_ms(self.settings, request.time_control)
-            return await self.rooms.create(
-                game=request.game,
-                options=options,
-                per_move_ms=per_move,
-                seats=seats,
-                min_seats=max(1, int(description.min_seats)),
-                host=player,
-                watchable=request.watchable,
-            )
+        player = await self.auth.player(context)
+        description = await self._describe(request.game)
+        seats = room_seats(description, request.seats)
+        # Checked against the room's size now, not when it fills.
+        options = canonical_options(request.game, request.options, description, most_seats=seats)
+        per_move = per_move_ms(self.settings, request.time_control)
+        room = await self.rooms.create(
+            game=request.game,
+            options=options,
+            per_move_ms=per_move,
+            seats=seats,
+            min_seats=max(1, int(description.min_seats)),
+            host=player,
+            watchable=request.watchable,
+        )
+        return play_pb2.CreateRoomResponse(room=room.to_proto())
 
-        return play_pb2.CreateRoomResponse(room=(await self._room_call(context, run)).to_proto())
-
+    @lobby_call
     async def JoinRoom(
         self, request: play_pb2.JoinRoomRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.JoinRoomResponse:
-        async def run() -> RoomSnapshot:
-            player = await self.auth.player(context)
-            return await self.rooms.join(normalize_code(request.code), player)
+        player = await self.auth.player(context)
+        room = await self.rooms.join(normalize_code(request.code), player)
+        return play_pb2.JoinRoomResponse(room=room.to_proto())
 
-        return play_pb2.JoinRoomResponse(room=(await self._room_call(context, run)).to_proto())
-
+    @lobby_call
     async def LeaveRoom(
         self, request: play_pb2.LeaveRoomRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.LeaveRoomResponse:
-        async def run() -> RoomSnapshot:
-            player = await self.auth.player(context)
-            return await self.rooms.leave(normalize_code(request.code), player)
+        player = await self.auth.player(context)
+        room = await self.rooms.leave(normalize_code(request.code), player)
+        return play_pb2.LeaveRoomResponse(room=room.to_proto())
 
-        return play_pb2.LeaveRoomResponse(room=(await self._room_call(context, run)).to_proto())
-
+    @lobby_call
     async def StartRoom(
         self, request: play_pb2.StartRoomRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.StartRoomResponse:
-        async def run() -> RoomSnapshot:
-            player = await self.auth.player(context)
-            return await self.rooms.start(normalize_code(request.code), player)
+        player = await self.auth.player(context)
+        room = await self.rooms.start(normalize_code(request.code), player)
+        return play_pb2.StartRoomResponse(room=room.to_proto())
 
-        return play_pb2.StartRoomResponse(room=(await self._room_call(context, run)).to_proto())
-
+    @lobby_call
     async def GetRoom(
         self, request: play_pb2.GetRoomRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.GetRoomResponse:
-        async def run() -> RoomSnapshot:
-            await self.auth.player(context)
-            return await self.rooms.get(normalize_code(request.code))
+        await self.auth.player(context)
+        room = await self.rooms.get(normalize_code(request.code))
+        return play_pb2.GetRoomResponse(room=room.to_proto())
 
-        return play_pb2.GetRoomResponse(room=(await self._room_call(context, run)).to_proto())
-
+    @lobby_call
     async def WatchRoom(
         self, request: play_pb2.WatchRoomRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[play_pb2.WatchRoomResponse]:
-        try:
-            await self.auth.player(context)
-            code = normalize_code(request.code)
-            await self.start()
-            async for room in self.rooms.watch(code):
-                yield play_pb2.WatchRoomResponse(room=room.to_proto())
-        except Refused as refused:
-            await abort(context, refused)
-        except RedisError:
-            await abort(context, _store_unavailable())
-        except Exception:
-            log.exception("lobby call failed")
-            await abort(context, _internal())
-
-    async def _room_call(
-        self, context: grpc.aio.ServicerContext[Any, Any], run: Callable[[], Awaitable[RoomSnapshot]]
-    ) -> RoomSnapshot:
-        try:
-            return await run()
-        except Refused as refused:
-            await abort(context, refused)
-        except RedisError:
-            await abort(context, _store_unavailable())
-        except Exception:
-            log.exception("lobby call failed")
-            await abort(context, _internal())
-
-
-def _internal() -> Refused:
-    return Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "the lobby failed to answer; retry")
-
-
-def _store_unavailable() -> Refused:
-    return Refused(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", "the lobby's storage is unavailable; retry")
+        await self.auth.player(context)
+        code = normalize_code(request.code)
+        await self.start()
+        async for room in self.rooms.watch(code):
+            yield play_pb2.WatchRoomResponse(room=room.to_proto())
