@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
 from kit.redis.client import redis_client
+from kit.redis.cluster import ClusterPipe, cluster_url_of, is_cluster_url
 from kit.redis.pipe import Command, RedisPipe, url_of
 from kit.redis.scripts import Script
 
@@ -24,8 +26,10 @@ class RedisLayer:
         self, client: Redis, *, url: str | None = None, timeout_s: float = 5.0, owns_client: bool = True
     ) -> None:
         self.client = client
-        self.url = url or url_of(client)
-        self.pipe = RedisPipe(self.url, timeout_s=timeout_s)
+        self.url = url or (cluster_url_of(client) if isinstance(client, RedisCluster) else url_of(client))
+        # A Redis Cluster URL (redis+cluster://, kit/redis/cluster.py): one pipe per master, by slot.
+        cluster = is_cluster_url(self.url)
+        self.pipe = (ClusterPipe if cluster else RedisPipe)(self.url, timeout_s=timeout_s)
         self._owns_client = owns_client
 
     @classmethod
