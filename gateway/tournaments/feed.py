@@ -4,7 +4,8 @@ Each tournament's events are a Redis Stream (kit/redis/keys.py tournament_events
 missed (XRANGE after its last id), then takes live events from the process's feed: one task on
 its own connection reading every watched stream with one XREAD BLOCK call, fanning entries out to
 the local watchers' queues. The feed's cursor for a stream is taken before the watcher's catch-up
-read, so nothing falls between the two; ids already delivered are skipped.
+read, so nothing falls between the two; ids already delivered are skipped. The reader is a
+kit.loops.Loop step: a Redis failure backs off (kit/retry.py), logged once per outage.
 """
 
 from __future__ import annotations
@@ -16,22 +17,20 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 from tafel.play.v1 import tournaments_pb2
 
+from kit.loops import Loop
 from kit.redis.keys import tournament_events_key as events_key
 from kit.redis.keys import tournament_key
-from kit.retry import Attempts, Backoff
+from kit.redis.replies import text
+from kit.retry import Backoff
 
 log = logging.getLogger("tafel.gateway.tournaments")
 QUEUE_SIZE = 2_000
+IDLE_S = 60.0  # nothing watched: the reader waits (a new watcher wakes it)
 READ_BACKOFF = Backoff(first_s=0.5, cap_s=2.0)  # between failed reads while Redis is away
 _SLOW: tuple[str, bytes] = ("", b"slow")
 _CLOSED: tuple[str, bytes] = ("", b"closed")
-
-
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 def id_key(event_id: str) -> tuple[int, int]:
@@ -61,23 +60,18 @@ class TournamentFeed:
         self.block_ms = block_ms
         self._queues: dict[str, set[asyncio.Queue[tuple[str, bytes]]]] = {}
         self._cursors: dict[str, str] = {}
-        self._changed = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        # The one blocking reader: a Redis failure backs off (kit/loops.py, logged once per outage).
+        self.loop = Loop("tournament feed", self._read_once, every_s=1.0, log=log, backoff=READ_BACKOFF)
 
     @property
     def watchers(self) -> int:
         return sum(len(q) for q in self._queues.values())
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="tournament feed")
+        self.loop.start()
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self.loop.stop()
         for queues in self._queues.values():
             for queue in queues:
                 with contextlib.suppress(asyncio.QueueEmpty):
@@ -96,9 +90,9 @@ class TournamentFeed:
         queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(QUEUE_SIZE)
         if tid not in self._cursors:
             last: Any = await self.redis.xrevrange(key, count=1)
-            self._cursors.setdefault(tid, _text(last[0][0]) if last else "0-0")
+            self._cursors.setdefault(tid, text(last[0][0]) if last else "0-0")
         self._queues.setdefault(tid, set()).add(queue)
-        self._changed.set()
+        self.loop.wake()  # a stream to read: the reader starts on it (if it was idle)
         try:
             seen = after or "0-0"
             while True:
@@ -107,7 +101,7 @@ class TournamentFeed:
                 if not rows:
                     break
                 for raw_id, fields in rows:
-                    seen = _text(raw_id)
+                    seen = text(raw_id)
                     yield decode(seen, fields)
             while live:
                 event_id, raw = await queue.get()
@@ -127,34 +121,26 @@ class TournamentFeed:
                     del self._queues[tid]
                     self._cursors.pop(tid, None)
 
-    async def _run(self) -> None:
-        failures = Attempts(READ_BACKOFF)
-        while True:
-            if not self._cursors:
-                self._changed.clear()
-                await self._changed.wait()
-                continue
-            streams: dict[Any, Any] = {events_key(tid): cursor for tid, cursor in self._cursors.items()}
-            try:
-                result: Any = await self.reader.xread(streams, count=500, block=self.block_ms)
-            except RedisError:
-                log.warning("tournament feed read failed; retrying")
-                await failures.failed()
-                continue
-            failures.reset()
-            for raw_key, rows in result or []:
-                key = _text(raw_key)
-                tid = key[len(tournament_key("")) : -len(":events")]
-                for raw_id, fields in rows:
-                    event_id = _text(raw_id)
-                    if tid in self._cursors:
-                        self._cursors[tid] = event_id
-                    raw = fields.get(b"e", b"")
-                    for queue in list(self._queues.get(tid, ())):
-                        try:
-                            queue.put_nowait((event_id, raw))
-                        except asyncio.QueueFull:
-                            self._queues[tid].discard(queue)
-                            with contextlib.suppress(asyncio.QueueEmpty):
-                                queue.get_nowait()
-                            queue.put_nowait(_SLOW)
+    async def _read_once(self) -> float:
+        """One XREAD BLOCK over every watched stream, fanned out; the seconds until the next."""
+        if not self._cursors:
+            return IDLE_S
+        streams: dict[Any, Any] = {events_key(tid): cursor for tid, cursor in self._cursors.items()}
+        result: Any = await self.reader.xread(streams, count=500, block=self.block_ms)
+        for raw_key, rows in result or []:
+            key = text(raw_key)
+            tid = key[len(tournament_key("")) : -len(":events")]
+            for raw_id, fields in rows:
+                event_id = text(raw_id)
+                if tid in self._cursors:
+                    self._cursors[tid] = event_id
+                raw = fields.get(b"e", b"")
+                for queue in list(self._queues.get(tid, ())):
+                    try:
+                        queue.put_nowait((event_id, raw))
+                    except asyncio.QueueFull:
+                        self._queues[tid].discard(queue)
+                        with contextlib.suppress(asyncio.QueueEmpty):
+                            queue.get_nowait()
+                        queue.put_nowait(_SLOW)
+        return 0.0
