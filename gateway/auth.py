@@ -157,7 +157,7 @@ class Authenticator:
         self._hashing = HashQueue(hash_threads, max_waiting=(1024, 64))
         self._cache: OrderedDict[str, Identity] = OrderedDict()
         self._dummy_salt = secrets.token_bytes(16)
-        self.revocations = Revocations(redis.client, token_ttl_s)
+        self.revocations = Revocations(redis, token_ttl_s)
 
     # -- tokens -----------------------------------------------------------------------------------
 

@@ -17,11 +17,13 @@ import logging
 import time
 from typing import Any
 
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from kit.redis.keys import REVOKED_SESSIONS, SESSIONS_CHANNEL, SIGNED_OUT_PLAYERS
+from kit.redis.layer import RedisLayer
+from kit.redis.pipe import Command
 from kit.redis.pubsub import PubSub, Subscription
+from kit.redis.replies import pairs
 from kit.retry import Attempts, Backoff
 
 log = logging.getLogger("tafel.gateway.sessions")
@@ -29,7 +31,7 @@ LOAD_BACKOFF = Backoff(first_s=0.1, cap_s=5.0)
 
 
 class Revocations:
-    def __init__(self, redis: Redis, token_ttl_s: int) -> None:
+    def __init__(self, redis: RedisLayer, token_ttl_s: int) -> None:
         self.redis = redis
         self.token_ttl_s = token_ttl_s
         self.sessions: dict[str, float] = {}
@@ -58,20 +60,22 @@ class Revocations:
     async def revoke_session(self, session_id: str, expires_at: float) -> None:
         payload = f"s:{session_id}:{expires_at}"
         self._apply(payload)
-        await self.redis.hset(REVOKED_SESSIONS, session_id, str(expires_at))
-        await self.redis.publish(SESSIONS_CHANNEL, payload)
+        await self.redis.many(
+            [("HSET", REVOKED_SESSIONS, session_id, str(expires_at)), ("PUBLISH", SESSIONS_CHANNEL, payload)]
+        )
 
     async def revoke_player(self, player_id: str, before_ms: int) -> None:
         payload = f"p:{player_id}:{before_ms}"
         self._apply(payload)
-        await self.redis.hset(SIGNED_OUT_PLAYERS, player_id, str(before_ms))
-        await self.redis.publish(SESSIONS_CHANNEL, payload)
+        await self.redis.many(
+            [("HSET", SIGNED_OUT_PLAYERS, player_id, str(before_ms)), ("PUBLISH", SESSIONS_CHANNEL, payload)]
+        )
 
     async def load(self) -> None:
         """Read every revocation, dropping those no unexpired token can match any more."""
         now = time.time()
-        sessions: Any = await self.redis.hgetall(REVOKED_SESSIONS)
-        players: Any = await self.redis.hgetall(SIGNED_OUT_PLAYERS)
+        replies: Any = await self.redis.many([("HGETALL", REVOKED_SESSIONS), ("HGETALL", SIGNED_OUT_PLAYERS)])
+        sessions, players = pairs(replies[0]), pairs(replies[1])
         stale_sessions = [sid for sid, expires in sessions.items() if float(expires) <= now]
         stale_players = [pid for pid, before in players.items() if int(before) / 1000 + self.token_ttl_s <= now]
         for sid, expires in sessions.items():
@@ -80,12 +84,14 @@ class Revocations:
         for pid, before in players.items():
             if pid not in stale_players:
                 self.players[pid.decode()] = max(int(before), self.players.get(pid.decode(), 0))
+        forget: list[Command] = []
         if stale_sessions:
-            await self.redis.hdel(REVOKED_SESSIONS, *stale_sessions)
+            forget.append(("HDEL", REVOKED_SESSIONS, *stale_sessions))
         if stale_players:
-            await self.redis.hdel(SIGNED_OUT_PLAYERS, *stale_players)
-        for sid in [sid for sid, expires in self.sessions.items() if expires <= now]:
-            del self.sessions[sid]
+            forget.append(("HDEL", SIGNED_OUT_PLAYERS, *stale_players))
+        await self.redis.many(forget)
+        for gone in [session for session, expires in self.sessions.items() if expires <= now]:
+            del self.sessions[gone]
 
     def start(self, pubsub: PubSub) -> None:
         if self._subscription is None:
