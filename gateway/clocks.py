@@ -14,26 +14,27 @@ Every replica runs a sweeper. It claims due deadlines with one script (moved to 
 with a lease, so a replica that dies mid-timeout leaves the claim to be taken again when the lease
 ends), applies a Timeout for the first seat still to act (request id derived from the version, so
 two replicas can never time a seat out twice), and sleeps until the next deadline, a local wake-up,
-or at most TAFEL_CLOCK_MAX_WAIT_S (deadlines armed by other replicas). Deadlines live only in Redis,
-so a timeout still applies after every gateway was restarted.
+or at most TAFEL_CLOCK_MAX_WAIT_S (deadlines armed by other replicas); the loop is kit/loops.py's
+(an outage logged once, retried with backoff). Deadlines live only in Redis, so a timeout still
+applies after every gateway was restarted.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 
+from kit.loops import Loop
 from kit.redis.keys import CLOCKS, CLOCKS_CLAIMED, clock_key, meta_key
 from kit.redis.layer import RedisLayer
 from kit.redis.scripts import script
+from kit.retry import Backoff
 
 log = logging.getLogger("tafel.gateway.clocks")
 CLAIM_BATCH = 100
@@ -81,10 +82,9 @@ class Clocks:
         self.ttl_s = ttl_s
         self.max_wait_s = max_wait_s
         self.lease_ms = int(lease_s * 1000)
-        self._wake = asyncio.Event()
         self._next_due_ms: float = 0.0
         self._slots = asyncio.Semaphore(concurrency)
-        self._task: asyncio.Task[None] | None = None
+        self._loop: Loop | None = None
         self._handling: set[asyncio.Task[None]] = set()
         self._inflight: set[str] = set()
         self.fired = 0
@@ -108,8 +108,8 @@ class Clocks:
     def armed(self, deadline_ms: int) -> None:
         """A deadline was armed (here or by a rules service for this process's action): wake the
         sweeper if it comes before the one it sleeps towards."""
-        if deadline_ms > 0 and (self._next_due_ms == 0 or deadline_ms < self._next_due_ms):
-            self._wake.set()
+        if self._loop is not None and deadline_ms > 0 and (self._next_due_ms == 0 or deadline_ms < self._next_due_ms):
+            self._loop.wake()
 
     async def deadline(self, game_id: str, version: int) -> float | None:
         """The deadline in force at `version`, if that is the clock's version."""
@@ -122,15 +122,22 @@ class Clocks:
     # -- the sweeper --------------------------------------------------------------------------------
 
     def start(self, handler: DueHandler) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._sweep(handler), name="clock sweeper")
+        if self._loop is None:
+            # A Redis outage is retried with backoff capped at the longest wait, so the sweeps
+            # resume within max_wait_s of Redis coming back.
+            self._loop = Loop(
+                "clock sweeper",
+                lambda: self._sweep_step(handler),
+                every_s=self.max_wait_s,
+                log=log,
+                backoff=Backoff(first_s=min(0.1, self.max_wait_s), cap_s=self.max_wait_s),
+            )
+            self._loop.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        if self._loop is not None:
+            await self._loop.stop()
+            self._loop = None
         for task in tuple(self._handling):
             task.cancel()
         if self._handling:
@@ -172,26 +179,17 @@ class Clocks:
         finally:
             self._inflight.discard(due.member)
 
-    async def _sweep(self, handler: DueHandler) -> None:
-        while True:
-            self._wake.clear()
-            try:
-                claimed, next_ms = await self.sweep_once(handler)
-            except RedisError:
-                log.warning("clock sweep failed: redis unavailable")
-                claimed, next_ms = 0, None
-                await asyncio.sleep(self.max_wait_s)
-            if claimed >= CLAIM_BATCH:
-                continue
-            wait = self.max_wait_s
-            if next_ms is not None:
-                wait = min(wait, max(0.0, (next_ms - now_ms()) / 1000.0))
-                self._next_due_ms = next_ms
-            else:
-                self._next_due_ms = 0
-            if wait > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), wait)
+    async def _sweep_step(self, handler: DueHandler) -> float:
+        """One sweep; the seconds until the next (the next deadline, at most max_wait_s, since
+        other replicas arm deadlines this one does not hear of)."""
+        claimed, next_ms = await self.sweep_once(handler)
+        if claimed >= CLAIM_BATCH:
+            return 0.0  # more are due: at once
+        if next_ms is None:
+            self._next_due_ms = 0
+            return self.max_wait_s
+        self._next_due_ms = next_ms
+        return min(self.max_wait_s, max(0.0, (next_ms - now_ms()) / 1000.0))
 
 
 def seats_text(seats: Sequence[int]) -> str:
