@@ -16,7 +16,7 @@ from tafel.plus4.v1 import plus4_pb2
 from tafel.rules.v1 import rules_pb2
 
 from kit.redis.keys import CLOCKS as CLOCKS_KEY
-from kit.redis.keys import clock_key, game_keys
+from kit.redis.keys import clock_key, game_keys, meta_key
 from services.connect4.codec import CODEC
 from services.connect4.rules import RULES
 from services.kit.store import GameStore
@@ -348,3 +348,22 @@ async def test_a_bad_turn_clock_is_refused_and_changes_nothing(service: Service,
     view = await service.stub.GetView(rules_pb2.GetViewRequest(game_id=game_id))
     assert view.status.version == 0
     assert not await service.redis.exists(clock_key(game_id))
+
+
+async def test_the_commit_keeps_alive_only_the_games_metadata_key(service: Service) -> None:
+    """turn_clock.keep_alive may name the game's metadata key and nothing else, not even another key
+    of the same game: the commit script refreshes keys the store names, never the caller's."""
+    game_id = await create(service)
+    other = game_keys(game_id).requests  # the game's hash tag, but the rules service's own key
+    clock = rules_pb2.TurnClock(per_move_ms=1000, ttl_s=600, keep_alive=[meta_key(game_id), other])
+    code, reason, message = await refusal(
+        service.stub.ApplyMove(apply_request(game_id, 0, 0, move=c4(3), turn_clock=clock))
+    )
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_TURN_CLOCK") and meta_key(game_id) in message
+    assert not await service.redis.exists(clock_key(game_id))
+    # Without the metadata key in keep_alive, the clock is armed and the metadata left alone.
+    await service.redis.set(meta_key(game_id), "x")
+    plain = rules_pb2.TurnClock(per_move_ms=1000, ttl_s=600)
+    response = await service.stub.ApplyMove(apply_request(game_id, 0, 0, move=c4(3), turn_clock=plain))
+    assert response.clock_armed and await service.redis.ttl(meta_key(game_id)) == -1
+    await service.redis.delete(meta_key(game_id))
