@@ -64,9 +64,6 @@ class LobbySettings(Protocol):
     @property
     def max_per_move_s(self) -> float: ...
 
-    @property
-    def ticket_ttl_s(self) -> int: ...
-
 
 # ---------------------------------------------------------------------------------------------
 # Validation

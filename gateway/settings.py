@@ -16,7 +16,7 @@ Core (GatewaySettings):
 - ``TAFEL_TOKEN_TTL_S`` session lifetime (default 1 day), ``TAFEL_PER_MOVE_S`` default per-move
   time (60), ``TAFEL_MIN_PER_MOVE_S`` / ``TAFEL_MAX_PER_MOVE_S`` the range a client may ask for
   (5 s .. 1 day), ``TAFEL_TICKET_TTL_S`` how long a matchmaking ticket waits (300; read into
-  MatchmakingSettings.ticket_ttl_s too), ``TAFEL_RULES_STREAMS`` long-lived ApplyMoves streams per
+  MatchmakingSettings.ticket_ttl_s), ``TAFEL_RULES_STREAMS`` long-lived ApplyMoves streams per
   rules replica (2), ``TAFEL_RULES_TIMEOUT_S`` how long to wait for a rules service (5),
   ``TAFEL_CLOCK_MAX_WAIT_S`` the longest a clock sweeper sleeps between looks at Redis (1),
   ``TAFEL_RECORD_TTL_S`` how long a finished game's record is kept (0 = forever),
@@ -277,7 +277,6 @@ class GatewaySettings:
     per_move_s: float = 60.0
     min_per_move_s: float = 5.0
     max_per_move_s: float = 24 * 3600.0
-    ticket_ttl_s: int = 300
     rules_streams: int = 2
     rules_timeout_s: float = 5.0
     clock_max_wait_s: float = 1.0
@@ -318,7 +317,6 @@ class GatewaySettings:
         if min_per_move > max_per_move:
             raise ConfigError("TAFEL_MIN_PER_MOVE_S must not exceed TAFEL_MAX_PER_MOVE_S")
         per_move = env.number("TAFEL_PER_MOVE_S", 60.0, 0.1, 7 * 24 * 3600.0)
-        ticket_ttl_s = env.integer("TAFEL_TICKET_TTL_S", 300, 5, 24 * 3600)
         return cls(
             server=server,
             rules=rules,
@@ -327,7 +325,6 @@ class GatewaySettings:
             per_move_s=per_move,
             min_per_move_s=min_per_move,
             max_per_move_s=max_per_move,
-            ticket_ttl_s=ticket_ttl_s,
             rules_streams=env.integer("TAFEL_RULES_STREAMS", 2, 1, 64),
             rules_timeout_s=env.number("TAFEL_RULES_TIMEOUT_S", 5.0, 0.1, 300.0),
             clock_max_wait_s=env.number("TAFEL_CLOCK_MAX_WAIT_S", 1.0, 0.01, 60.0),
