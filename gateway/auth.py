@@ -346,10 +346,10 @@ class Authenticator:
 
     async def _fail(self, username: str, source: str) -> None:
         now_ms = int(time.time() * 1000)
-        counted = script("auth/fail")
-        await self.redis.run(counted, [failures_key(username)], [now_ms, FAILURE_WINDOW_S])
+        await self.redis.run(script("auth/fail"), [failures_key(username)], [now_ms, FAILURE_WINDOW_S])
         if source:
-            await self.redis.run(counted, [source_failures_key(source_id(source))], [now_ms, FAILURE_WINDOW_S])
+            key = source_failures_key(source_id(source))
+            await self.redis.run(script("auth/fail"), [key], [now_ms, FAILURE_WINDOW_S])
 
     async def guest(self) -> play_pb2.Session:
         player = play_pb2.Player(
