@@ -91,6 +91,15 @@ class ClusterAddress:
         return [f"{host}:{port}" for host, port in self.nodes]
 
 
+def node_urls(url: str) -> list[str]:
+    """Plain redis:// URLs of a cluster URL's nodes ([url] itself when it names one server): where
+    a connection that needs one node (plain pub/sub, which a cluster broadcasts) may go."""
+    if not is_cluster_url(url):
+        return [url]
+    address = ClusterAddress.parse(url)
+    return [address.node_url(seed) for seed in address.seeds()]
+
+
 def cluster_client(url: str, *, max_connections: int = 256) -> Redis:
     """redis-py's cluster client for `.client`. Typed as Redis: it answers the same commands, so
     features are written once; what it cannot do (a transaction or a multi-key command across
@@ -116,7 +125,9 @@ def cluster_url_of(client: Any) -> str:
     username = client.connection_kwargs.get("username") or ""
     auth = f"{quote(username)}:{quote(password)}@" if password else ""
     scheme = "rediss+cluster" if client.connection_kwargs.get("ssl") else "redis+cluster"
-    nodes = ",".join(f"{node.host}:{node.port}" for node in client.get_nodes())
+    # Before its first command the client knows only its startup nodes.
+    known = client.get_nodes() or list(client.nodes_manager.startup_nodes.values())
+    nodes = ",".join(f"{node.host}:{node.port}" for node in known)
     return f"{scheme}://{auth}{nodes}/"
 
 

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kit.loops import Loop
+from kit.redis.cluster import node_urls
 from kit.redis.pipe import PARSE_ERRORS, READ_SIZE, RespError, command, open_redis, read_reply, reply_parser
 from kit.retry import Backoff
 
@@ -112,6 +113,9 @@ class Link:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        # A Redis Cluster broadcasts plain pub/sub to every node: any one will do, the next one
+        # after a failed connection (kit/redis/cluster.py).
+        self._urls = node_urls(url)
         self.channels: dict[Kind, dict[bytes, _Channel]] = {CHANNEL: {}, PATTERN: {}}
         # Subscriptions sent and not yet confirmed, in order, per kind and name.
         self._waiting: dict[tuple[Kind, bytes], deque[_Channel]] = {}
@@ -125,6 +129,7 @@ class Link:
         self.messages = 0
         self.connects = 0
         self.client_id: int | None = None  # the connection's Redis client id (tests kill it)
+        self._loop_attempts = 0  # connections tried, to go round a cluster's nodes
 
     def start(self) -> None:
         if not self._closed:
@@ -182,7 +187,9 @@ class Link:
     # -- the connection -----------------------------------------------------------------------------
 
     async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        reader, writer = await open_redis(self.url, select_db=False)  # pub/sub ignores databases
+        url = self._urls[self._loop_attempts % len(self._urls)]
+        self._loop_attempts += 1
+        reader, writer = await open_redis(url, select_db=False)  # pub/sub ignores databases
         try:
             writer.write(command("CLIENT", "ID"))
             reply = await read_reply(reader)
