@@ -98,6 +98,13 @@ def refusing(message: str = STORE_UNAVAILABLE, *, internal: str = INTERNAL) -> C
         _log.exception("call failed")
         return Refused(grpc.StatusCode.INTERNAL, "INTERNAL", internal)
 
+    async def answer(error: Exception, context: grpc.aio.ServicerContext[object, object]) -> NoReturn:
+        """End the call with the status `error` maps to; an abort on its way out goes on as it is."""
+        refused = refusal_for(error)
+        if refused is None:
+            raise error
+        await abort(context, refused)
+
     def decorate(handler: Handler) -> Handler:
         if inspect.isasyncgenfunction(handler):
 
@@ -107,11 +114,8 @@ def refusing(message: str = STORE_UNAVAILABLE, *, internal: str = INTERNAL) -> C
                     async with contextlib.aclosing(handler(*args, **kwargs)) as responses:
                         async for response in responses:
                             yield response
-                except Exception as error:  # mapped, or re-raised below
-                    refused = refusal_for(error)
-                    if refused is None:
-                        raise
-                    await abort(_context_of(args, kwargs), refused)
+                except Exception as error:
+                    await answer(error, _context_of(args, kwargs))
 
             return cast(Handler, streaming)
 
@@ -119,11 +123,8 @@ def refusing(message: str = STORE_UNAVAILABLE, *, internal: str = INTERNAL) -> C
         async def unary(*args: Any, **kwargs: Any) -> Any:
             try:
                 return await handler(*args, **kwargs)
-            except Exception as error:  # mapped, or re-raised below
-                refused = refusal_for(error)
-                if refused is None:
-                    raise
-                await abort(_context_of(args, kwargs), refused)
+            except Exception as error:
+                await answer(error, _context_of(args, kwargs))
 
         return cast(Handler, unary)
 
