@@ -178,7 +178,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     runner = TournamentRunner(
         layer, tournament_store, directory, actions, book, sweep_interval_s=extra.tournament_sweep_s
     )
-    feed = TournamentFeed(redis, redis_client(server.redis_url, max_connections=2))
+    feed = TournamentFeed(layer, redis_client(server.redis_url, max_connections=2))  # own client: XREAD BLOCK
     # The game-end path (Records calls its hooks in order): ratings first (awaited), then the
     # tournament (in the background). Registered here because the runner itself applies actions,
     # which write records: the one cycle in the assembly, closed by these two observers.

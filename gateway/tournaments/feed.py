@@ -1,11 +1,12 @@
 """Tournament event streams for watchers: one blocking reader per gateway process.
 
-Each tournament's events are a Redis Stream (kit/redis/keys.py tournament_events_key). A watcher first reads what it
-missed (XRANGE after its last id), then takes live events from the process's feed: one task on
-its own connection reading every watched stream with one XREAD BLOCK call, fanning entries out to
-the local watchers' queues. The feed's cursor for a stream is taken before the watcher's catch-up
-read, so nothing falls between the two; ids already delivered are skipped. The reader is a
-kit.loops.Loop step: a Redis failure backs off (kit/retry.py), logged once per outage.
+Each tournament's events are a Redis Stream (kit/redis/keys.py tournament_events_key). A watcher
+first reads what it missed (XRANGE after its last id, on the Redis layer), then takes live events
+from the process's feed: one task on its own connection reading every watched stream with one
+XREAD BLOCK call, fanning entries out to the local watchers' queues. The feed's cursor for a stream
+is taken before the watcher's catch-up read, so nothing falls between the two; ids already
+delivered are skipped. The reader is a kit.loops.Loop step: a Redis failure backs off
+(kit/retry.py), logged once per outage.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from tafel.play.v1 import tournaments_pb2
 from kit.loops import Loop
 from kit.redis.keys import tournament_events_key as events_key
 from kit.redis.keys import tournament_key
-from kit.redis.replies import text
+from kit.redis.layer import RedisLayer
+from kit.redis.replies import pairs, text
 from kit.retry import Backoff
 
 log = logging.getLogger("tafel.gateway.tournaments")
@@ -54,8 +56,8 @@ class FeedClosed(Exception):
 
 
 class TournamentFeed:
-    def __init__(self, redis: Redis, reader: Redis, *, block_ms: int = 500) -> None:
-        self.redis = redis  # shared client: catch-up reads
+    def __init__(self, layer: RedisLayer, reader: Redis, *, block_ms: int = 500) -> None:
+        self.layer = layer  # catch-up reads, on the pipelined connection
         self.reader = reader  # own connection: the blocking XREAD
         self.block_ms = block_ms
         self._queues: dict[str, set[asyncio.Queue[tuple[str, bytes]]]] = {}
@@ -89,7 +91,7 @@ class TournamentFeed:
         key = events_key(tid)
         queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(QUEUE_SIZE)
         if tid not in self._cursors:
-            last: Any = await self.redis.xrevrange(key, count=1)
+            last: Any = await self.layer.call("XREVRANGE", key, "+", "-", "COUNT", 1)
             self._cursors.setdefault(tid, text(last[0][0]) if last else "0-0")
         self._queues.setdefault(tid, set()).add(queue)
         self.loop.wake()  # a stream to read: the reader starts on it (if it was idle)
@@ -97,12 +99,12 @@ class TournamentFeed:
             seen = after or "0-0"
             while True:
                 ms, seq = id_key(seen)
-                rows: Any = await self.redis.xrange(key, min=f"{ms}-{seq + 1}", count=500)
+                rows: Any = await self.layer.call("XRANGE", key, f"{ms}-{seq + 1}", "+", "COUNT", 500)
                 if not rows:
                     break
                 for raw_id, fields in rows:
                     seen = text(raw_id)
-                    yield decode(seen, fields)
+                    yield decode(seen, pairs(fields))
             while live:
                 event_id, raw = await queue.get()
                 if (event_id, raw) == _SLOW:

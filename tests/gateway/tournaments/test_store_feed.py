@@ -94,7 +94,7 @@ async def test_feed_catch_up_then_live_without_gaps(db: Redis, redis_url: str, l
     await store.create(spec(tid, capacity=200), "req-feed")
     for i in range(5):
         await store.join(tid, (f"a{i}", "", False), 200, joined(f"a{i}"))
-    feed = TournamentFeed(db, Redis.from_url(other_db(redis_url, 14)), block_ms=100)
+    feed = TournamentFeed(layer, Redis.from_url(other_db(redis_url, 14)), block_ms=100)
     seen: list[str] = []
     ids: list[str] = []
 
