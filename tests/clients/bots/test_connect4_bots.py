@@ -136,3 +136,28 @@ def test_level3_beats_level2() -> None:
         wins += outcome.ranks[seat] == 1 and not outcome.is_draw
     print(f"\nConnect Four, level 3 vs level 2, 10 games: {wins} won")
     assert wins >= 8
+
+
+def test_level3_proves_past_its_first_share_rather_than_guess() -> None:
+    """A random 8-disc position off the bot's own lines (not in the book) whose result-keeping proof
+    takes ~0.5 M nodes (tens of ms): with a 1 ms first share the proof goes on (PROOF_SECONDS) and
+    the move is a proven winning one; without the extension the bot falls back to the heuristic's
+    unproven guess. The limits leave seconds of margin on a loaded machine."""
+    native = load_native()
+    if native is None:
+        pytest.skip("the compiled solver is not built")
+    moves = "57214321"  # a win for the side to move (checked below with an unbounded solve)
+    view = view_after(moves)
+    board = board_from_view(view)
+    native.clear()  # the table is the process's: start both bots cold
+    proving = Connect4Bot(3, perfect_seconds=0.001, proof_seconds=20.0)
+    assert proving.book is None or proving.book.lookup(board.current, board.mask) is None
+    column = proving.column(view)
+    assert proving.last is not None and proving.last.outcome == 1
+    e = board.engine
+    after, after_mask = e.play(board.current, board.mask, column)
+    assert native.solve(after, after_mask, board.nb + 1, weak=True) == -1  # the opponent is lost
+    native.clear()
+    guessing = Connect4Bot(3, perfect_seconds=0.001, proof_seconds=None, move_seconds=0.001)
+    guessing.column(view)
+    assert guessing.last is not None and guessing.last.outcome is None

@@ -38,6 +38,7 @@ from tafel.connect4.v1 import connect4_pb2 as pb
 __all__ = [
     "EXACT_REMAINING",
     "PERFECT_SECONDS",
+    "PROOF_SECONDS",
     "Analysis",
     "Board",
     "Connect4Bot",
@@ -59,6 +60,12 @@ EXACT_REMAINING = 14
 PERFECT_SECONDS = 0.09
 _WEAK_SHARE = 0.85
 _SOLVER_SHARE = 0.9
+# When the result-keeping search has not finished in its share, it goes on, on the table it warmed,
+# up to this long in all before the heuristic guesses: a position off the bot's own lines with 8-14
+# discs can take the solver seconds (a median of 30 ms, a tail of 2-3 s at 8 discs), and a wrong
+# guess there changes the result. 2 s is well under the shortest turn clock the gateway allows (5 s;
+# 60 s by default), and the bot pool thinks in a thread while the C search runs without the GIL.
+PROOF_SECONDS = 2.0
 # Heuristic values are kept below WIN; a proven result r (in moves-to-go units) is r * WIN.
 WIN = 1000
 _LOWER = 1 << 10  # transposition-table code: value + _LOWER marks a lower bound, else an upper bound
@@ -714,6 +721,7 @@ class Connect4Bot:
         exact_nodes: int | None = 20_000,
         perfect_seconds: float | None = PERFECT_SECONDS,
         perfect_nodes: int | None = None,
+        proof_seconds: float | None = PROOF_SECONDS,
         book: bool = True,
         native: bool = True,
     ) -> None:
@@ -726,6 +734,7 @@ class Connect4Bot:
         self.exact_nodes = exact_nodes
         self.perfect_seconds = perfect_seconds
         self.perfect_nodes = perfect_nodes
+        self.proof_seconds = proof_seconds
         self.book = load_book() if book else None
         self.native = load_native() if native else None
         self._engine: Engine | None = None
@@ -830,6 +839,16 @@ class Connect4Bot:
                     max_seconds=None if seconds is None else seconds * _WEAK_SHARE,
                     max_nodes=None if nodes is None else int(nodes * _WEAK_SHARE),
                 )
+                if weak is None and seconds is not None and self.proof_seconds is not None:
+                    # the proof goes on (see PROOF_SECONDS); the exact score then has no time left
+                    weak = native.best(
+                        board.current,
+                        board.mask,
+                        board.nb,
+                        weak=True,
+                        max_seconds=max(self.proof_seconds - (time.perf_counter() - started), 0.001),
+                        max_nodes=None if nodes is None else int(nodes * _WEAK_SHARE),
+                    )
                 if weak is None:
                     return None
                 spent = native.nodes
