@@ -44,7 +44,9 @@ class MatchSource(Protocol):
     ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]: ...
 
 
-def refusal_of(refused: Refused) -> play_pb2.Refusal:
+def refusal_of(error: Refused | RedisError) -> play_pb2.Refusal:
+    """A refusal as the stream sends it (a Redis failure is STORE_UNAVAILABLE, retryable)."""
+    refused = as_refused(error, GAME_STORE_UNAVAILABLE)
     refusal = play_pb2.Refusal(code=refused.code.value[0], reason=refused.reason, message=refused.message)
     if refused.current_version is not None:
         refusal.current_version = refused.current_version
@@ -253,24 +255,18 @@ class PlaySession:
                 response.resigned.CopyFrom(await steps.resign(self.identity, request.resign))
             self.counters.applied.inc()
             self.counters.latency.observe(time.perf_counter() - started)
-        except Refused as refused:
+        except Exception as error:  # the answer is a refusal, whatever went wrong (never its text)
+            refusal: Refused | RedisError
+            if isinstance(error, Refused | RedisError):
+                refusal = error
+            else:
+                log.exception("action failed")
+                refusal = Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "the action failed; retry")
+            if isinstance(error, Refused):
+                self.counters.refused.inc()
             response.Clear()
             response.correlation_id = request.correlation_id
-            response.refusal.CopyFrom(refusal_of(refused))
-            self.counters.refused.inc()
-        except RedisError as error:
-            response.Clear()
-            response.correlation_id = request.correlation_id
-            response.refusal.CopyFrom(refusal_of(as_refused(error, GAME_STORE_UNAVAILABLE)))
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("action failed")
-            response.Clear()
-            response.correlation_id = request.correlation_id
-            response.refusal.CopyFrom(
-                refusal_of(Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "the action failed; retry"))
-            )
+            response.refusal.CopyFrom(refusal_of(refusal))
 
     async def _own_events(self, game_id: str, version: int) -> None:
         """Hold a batching stream's answer until the pump has passed on its action's events (so
@@ -330,7 +326,7 @@ class PlaySession:
                 async for update in updates:
                     await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, match_update=update))
         except (Refused, RedisError) as error:
-            refusal = refusal_of(as_refused(error, GAME_STORE_UNAVAILABLE))
+            refusal = refusal_of(error)
             await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal))
 
     def _start_watch(self, correlation: int, request: play_pb2.WatchGameRequest) -> None:
@@ -397,5 +393,5 @@ class PlaySession:
                     steps.metrics.events_sent.inc()
                     await self._deliver(meta.game_id, play_pb2.PlayResponse(event=delivery), event.version)
         except (Refused, RedisError) as error:
-            refusal = refusal_of(as_refused(error, GAME_STORE_UNAVAILABLE))
+            refusal = refusal_of(error)
             await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal))
