@@ -44,6 +44,7 @@ from kit.errors import Refused, invalid
 from kit.redis.keys import ROOMS_CHANNEL, room_keys
 from kit.redis.layer import RedisLayer
 from kit.redis.pubsub import PubSub, Subscription
+from kit.redis.replies import text
 from kit.redis.scripts import script
 
 log = logging.getLogger("tafel.gateway.rooms")
@@ -113,31 +114,27 @@ class RoomSnapshot:
         return self.state in ("started", "closed")
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def _bytes(value: Any) -> bytes:
     return value if isinstance(value, bytes) else str(value).encode()
 
 
 def _snapshot(code: str, raw: Any) -> RoomSnapshot:
     flat, players = raw
-    meta = {_text(flat[i]): flat[i + 1] for i in range(0, len(flat), 2)}
+    meta = {text(flat[i]): flat[i + 1] for i in range(0, len(flat), 2)}
     return RoomSnapshot(
         code=code,
-        state=_text(meta.get("s", b"closed")),
-        game=_text(meta.get("g", b"")),
+        state=text(meta.get("s", b"closed")),
+        game=text(meta.get("g", b"")),
         options=games_pb2.GameOptions.FromString(_bytes(meta.get("o", b""))),
         per_move_ms=int(meta.get("pm", 0)),
         host=play_pb2.Player.FromString(_bytes(meta.get("hb", b""))),
         players=tuple(play_pb2.Player.FromString(_bytes(p)) for p in players),
         seats=int(meta.get("n", 0)),
         min_seats=int(meta.get("mn", 0)),
-        game_id=_text(meta.get("gid", b"")),
+        game_id=text(meta.get("gid", b"")),
         expires_ms=int(meta.get("x", 0)),
         version=int(meta.get("v", 0)),
-        watchable=_text(meta.get("w", b"0")) == "1",
+        watchable=text(meta.get("w", b"0")) == "1",
     )
 
 
@@ -237,7 +234,7 @@ class Rooms:
                     1 if watchable else 0,
                 ],
             )
-            if _text(raw[0]) == "OK":
+            if text(raw[0]) == "OK":
                 return await self._settled(_snapshot(code, raw[1]))
         raise Refused(grpc.StatusCode.UNAVAILABLE, "NO_FREE_CODE", "could not find a free room code; retry")
 
@@ -247,7 +244,7 @@ class Rooms:
             room_keys(code),
             [player.player_id, player.SerializeToString(), new_room_game_id(), ROOMS_CHANNEL, code],
         )
-        status = _text(raw[0])
+        status = text(raw[0])
         if status == "NOT_FOUND":
             raise _not_found(code)
         room = _snapshot(code, raw[1])
@@ -263,7 +260,7 @@ class Rooms:
             room_keys(code),
             [player.player_id, ROOMS_CHANNEL, code, self.now_ms(), int(self.settings.closed_ttl_s * 1000)],
         )
-        status = _text(raw[0])
+        status = text(raw[0])
         if status == "NOT_FOUND":
             raise _not_found(code)
         room = _snapshot(code, raw[1])
@@ -277,7 +274,7 @@ class Rooms:
         raw = await self.layer.run(
             script("rooms/start"), room_keys(code), [player.player_id, new_room_game_id(), ROOMS_CHANNEL, code]
         )
-        status = _text(raw[0])
+        status = text(raw[0])
         if status == "NOT_FOUND":
             raise _not_found(code)
         room = _snapshot(code, raw[1])
@@ -301,7 +298,7 @@ class Rooms:
 
     async def _get(self, code: str) -> RoomSnapshot | None:
         raw = await self.layer.run(script("rooms/read"), room_keys(code), [])
-        if _text(raw[0]) == "NOT_FOUND":
+        if text(raw[0]) == "NOT_FOUND":
             return None
         return _snapshot(code, raw[1])
 
@@ -389,6 +386,6 @@ class Rooms:
             room_keys(room.code),
             [room.game_id, ROOMS_CHANNEL, room.code, self.now_ms() + ttl_ms, state],
         )
-        if _text(raw[0]) == "NOT_FOUND":
+        if text(raw[0]) == "NOT_FOUND":
             raise _not_found(room.code)
         return _snapshot(room.code, raw[1])

@@ -21,9 +21,9 @@ have been queued, and a claim never names a ticket that outlives it unrenewed.
 
 from __future__ import annotations
 
-from gateway.matchmaking.queue import reply_text
 from kit.redis.keys import match_claim_key
 from kit.redis.layer import RedisLayer
+from kit.redis.replies import text
 from kit.redis.scripts import script
 
 
@@ -42,7 +42,7 @@ class SearchClaims:
         result = await self.layer.run(
             script("matchmaking/claim"), [match_claim_key(player_id, game)], [token, replacing, self.lease_ms]
         )
-        return None if int(result[0]) == 1 else reply_text(result[1])
+        return None if int(result[0]) == 1 else text(result[1])
 
     async def refresh(self, player_id: str, game: str, token: str) -> None:
         await self.layer.run(script("matchmaking/refresh"), [match_claim_key(player_id, game)], [token, self.lease_ms])

@@ -12,6 +12,7 @@ from gateway.matchmaking.model import BucketSpec, FormedMatch, MatchDetails, Tak
 from gateway.settings import MatchmakingSettings
 from kit.redis.keys import MATCHED_CHANNEL, bucket_keys
 from kit.redis.layer import RedisLayer
+from kit.redis.replies import text
 from kit.redis.scripts import script
 
 # One pairing call forms at most this many matches (keeping each script short); a worker that
@@ -19,10 +20,6 @@ from kit.redis.scripts import script
 MAX_MATCHES_PER_PAIRING = 200
 # What a withdrawal found (cancel.lua's answers).
 WITHDRAWN, PAIRED, UNKNOWN, TAKEN_OVER = 1, 2, 0, 3
-
-
-def reply_text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _player(raw: Any) -> play_pb2.Player:
@@ -82,8 +79,8 @@ class MatchQueue:
         if kind == 1:
             return Taken(ticket_id, queued=True, resumed=False, enqueued_ms=now_ms)
         if kind == 2:
-            return Taken(reply_text(result[1]), queued=True, resumed=True, enqueued_ms=int(result[2]))
-        return Taken(reply_text(result[1]), queued=False, resumed=False, enqueued_ms=0)
+            return Taken(text(result[1]), queued=True, resumed=True, enqueued_ms=int(result[2]))
+        return Taken(text(result[1]), queued=False, resumed=False, enqueued_ms=0)
 
     async def withdraw(self, bucket_id: str, ticket_id: str, owner: str = "") -> int:
         """Take a ticket out of the queue: WITHDRAWN, PAIRED (too late), UNKNOWN (gone), or
@@ -106,11 +103,11 @@ class MatchQueue:
         )
         out: list[TicketStatus] = []
         for item in raw:
-            text = reply_text(item)
-            if text == "q":
+            answer = text(item)
+            if answer == "q":
                 out.append(TicketStatus("queued"))
-            elif text.startswith("m|"):
-                _, game_id, seat, started = text.split("|")
+            elif answer.startswith("m|"):
+                _, game_id, seat, started = answer.split("|")
                 out.append(TicketStatus("matched", game_id, int(seat), started == "1", started == "f"))
             else:
                 out.append(TicketStatus("gone"))
@@ -136,8 +133,8 @@ class MatchQueue:
         )
         return [
             FormedMatch(
-                game_id=reply_text(game_id),
-                tickets=tuple(reply_text(t) for t in tickets),
+                game_id=text(game_id),
+                tickets=tuple(text(t) for t in tickets),
                 players=tuple(_player(p) for p in players),
             )
             for game_id, tickets, players in raw
@@ -149,9 +146,9 @@ class MatchQueue:
             return None
         return MatchDetails(
             game_id=game_id,
-            tickets=tuple(reply_text(raw[0]).split(",")),
+            tickets=tuple(text(raw[0]).split(",")),
             players=tuple(_player(p) for p in raw[2:]),
-            started=reply_text(raw[1]) == "1",
+            started=text(raw[1]) == "1",
         )
 
     async def mark_started(
