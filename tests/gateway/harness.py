@@ -69,7 +69,8 @@ def spawn(
 ) -> Proc:
     """`python -m <module>` with the env `make run` gives it; returns once it prints LISTENING."""
     full = dict(os.environ)
-    full.update(env, PYTHONUNBUFFERED="1", TAFEL_HOST="127.0.0.1")
+    full.update(PYTHONUNBUFFERED="1", TAFEL_HOST="127.0.0.1")
+    full.update(env)  # may name another loopback address (TAFEL_HOST=127.0.0.2)
     full.setdefault("TAFEL_PORT", str(free_port()))
     process = subprocess.Popen(
         [sys.executable, *python_args, "-m", module], cwd=ROOT, env=full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -171,11 +172,15 @@ class Client:
         await self.channel.close()
 
 
-async def failure(call: Any) -> tuple[grpc.StatusCode, str | None]:
+async def failure(call: Any, timeout_s: float = 30.0) -> tuple[grpc.StatusCode, str | None]:
     try:
-        await call
+        # Bounded: an answer that never comes fails the test here, by name, instead of hanging it
+        # until the suite's timeout (a stream read has no deadline of its own).
+        await asyncio.wait_for(call, timeout_s)
     except grpc.aio.AioRpcError as error:
         return error.code(), reason_of(error)
+    except TimeoutError:
+        raise AssertionError(f"no answer (neither success nor refusal) within {timeout_s} s") from None
     raise AssertionError("the call succeeded but was expected to fail")
 
 
@@ -218,7 +223,8 @@ class PlayStream:
         self._next += 1
         correlation = self._next
         async with self._writing:
-            await self.call.write(play_pb2.PlayRequest(correlation_id=correlation, **action))
+            # Bounded like every wait here: a write the gateway never takes fails, not hangs.
+            await asyncio.wait_for(self.call.write(play_pb2.PlayRequest(correlation_id=correlation, **action)), 10)
         return correlation
 
     async def wait_for(self, predicate: Any, timeout_s: float = 10.0) -> None:

@@ -291,7 +291,7 @@ async def test_refusals_on_the_play_stream(gw_system: GatewaySystem, seats: Seat
     await stream.close()
 
     # A stream with a bad token is refused at once.
-    call = a.games.Play(metadata=(("authorization", "Bearer nonsense"),))
+    call = a.games.Play(metadata=(("authorization", "Bearer nonsense"),), timeout=10)
     code, _ = await failure(call.read())
     assert code == grpc.StatusCode.UNAUTHENTICATED
 
