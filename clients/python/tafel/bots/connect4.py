@@ -16,7 +16,8 @@ so lines never wrap between columns. A position is `current` (the discs of the s
 Level 3 (`Connect4Bot(3)`) on the standard 7 x 6 board: the opening book (connect4_book: its own
 move in every position it can reach in the first plies), else the compiled solver
 (connect4_native, the same search in C) within `PERFECT_SECONDS`: a move keeping the game's result,
-then the exact best score if that fits. Only if those run out, or the library is not built, the
+then the exact best score if that fits; a result proof that has not finished goes on up to
+`PROOF_SECONDS`. Only if those run out, or the library is not built, the
 engine here: exact when at most `EXACT_REMAINING` (14) moves remain, an exact try within a small
 node budget before that, else an iterative-deepening depth-limited search with a threat/parity
 evaluation. Other board sizes use the depth-limited search only.
@@ -702,9 +703,10 @@ class Connect4Bot:
     level 2: one-move look-ahead: win now, else block the opponent's immediate win, else avoid a
       column that lets the opponent win on top of it, else prefer the centre.
     level 3 on 7 x 6: a perfect move. The opening book (connect4_book) where it has the position,
-      else the compiled solver (connect4_native) within `perfect_seconds` (or `perfect_nodes`): the
-      exact best score first, then, if that does not finish in its share, a move that keeps the
-      game's result (win, draw or loss); in a lost position whose exact score is unknown, the
+      else the compiled solver (connect4_native) within `perfect_seconds` (or `perfect_nodes`): a
+      move that keeps the game's result (win, draw or loss) first, then the exact best score in what
+      is left; a result proof unfinished in its share goes on up to `proof_seconds` in all (time
+      budgets only; None: no extension); in a lost position whose exact score is unknown, the
       heuristic's move (all moves keep a loss). Only when both run out, or the library is not built, the
       pure-Python engine: exact within `EXACT_REMAINING` moves of the end (and earlier when an
       exact solve fits in `exact_nodes`), otherwise depth-limited search for `move_seconds` (or
