@@ -9,30 +9,36 @@ and the rules service then answers in batches too. A broken stream fails its
 pending actions with UNAVAILABLE and reconnects with backoff; the router then retries the action on
 the next replica with the same request id, which the rules service answers at most once.
 
-A game always goes to the same replica (hash of its id) while that replica is up, so the replica's
-decoded-state cache hits. CreateGame, GetView and DescribeGame are unary calls.
+A game always goes to the same replica while the set of replicas holds still and that replica is
+up, so the replica's decoded-state cache hits: rendezvous hashing over the current set, which moves
+few games when a replica joins or leaves. The set is fixed (``host:port`` list) or found by DNS and
+kept up to date (``dns:///name:port``, gateway/rules_discovery.py). CreateGame, GetView and
+DescribeGame are unary calls.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import itertools
 import logging
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import grpc
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
+from gateway.rules_discovery import Discovery, DnsTarget, Resolve, resolve_dns
 from kit.errors import Refused, reason_of
 from kit.retry import Attempts, Backoff
 
 log = logging.getLogger("tafel.gateway.rules")
 STATUS_BY_VALUE: dict[int, grpc.StatusCode] = {code.value[0]: code for code in grpc.StatusCode}
 _RETRY_ATTEMPTS = 3
+_MASK = (1 << 64) - 1
 _T = TypeVar("_T")
 
 
@@ -219,12 +225,53 @@ class RulesAccess:
     metadata: tuple[tuple[str, str], ...] = ()
 
 
+def _mix(value: int) -> int:
+    """splitmix64's finaliser: spreads close inputs over all 64 bits."""
+    value = ((value ^ (value >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    value = ((value ^ (value >> 27)) * 0x94D049BB133111EB) & _MASK
+    return value ^ (value >> 31)
+
+
+def _key(text: str) -> int:
+    # Not hash(): every gateway process must put a game on the same replica.
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+
+
+class Seeded(Protocol):
+    seed: int
+
+
+_R = TypeVar("_R", bound=Seeded)
+
+
+def rendezvous(game_id: str, replicas: Sequence[_R]) -> list[_R]:
+    """The replicas in the order a game tries them: highest score of (game, replica) first.
+
+    Rendezvous hashing: adding a replica moves only the games it now wins (about 1/N of them) and
+    removing one moves only its own games, each to its own next choice, so the other replicas'
+    cached states stay hot through a scale-up or a pod's restart."""
+    key = _key(game_id)
+    return sorted(replicas, key=lambda replica: _mix(key ^ replica.seed), reverse=True)
+
+
 class Replica:
     def __init__(
-        self, game: str, address: str, streams: int, max_message_bytes: int, access: RulesAccess
+        self,
+        game: str,
+        address: str,
+        streams: int,
+        max_message_bytes: int,
+        access: RulesAccess,
+        *,
+        tls_name: str | None = None,
     ) -> None:
         self.address = address
-        options = channel_options(max_message_bytes)
+        self.seed = _key(address)
+        self.retired = False  # no longer in the game's set: no new actions, closed after a grace
+        options: list[tuple[str, int | str]] = [*channel_options(max_message_bytes)]
+        if tls_name is not None and access.credentials is not None:
+            # A discovered replica is dialled by its pod IP; its certificate names the Service.
+            options.append(("grpc.ssl_target_name_override", tls_name))
         self.channel = (
             grpc.aio.insecure_channel(address, options=options)
             if access.credentials is None
@@ -234,14 +281,87 @@ class Replica:
         self.stub = rules_pb2_grpc.RulesServiceStub(self.channel)
         self.streams = [MoveStream(self.stub, f"{game}@{address}#{i}", self.metadata) for i in range(streams)]
 
+    def start(self) -> None:
+        for stream in self.streams:
+            stream.start()
+
     async def close(self) -> None:
         for stream in self.streams:
             await stream.close()
         await self.channel.close()
 
 
+class ReplicaSet:
+    """One game type's replicas: a fixed list, or the set its Discovery last found."""
+
+    def __init__(self, make: Callable[[str], Replica], *, retire_after_s: float) -> None:
+        self._make = make
+        self._retire_after_s = retire_after_s
+        self.replicas: tuple[Replica, ...] = ()
+        self.discovery: Discovery | None = None
+        self._started = False
+        self._retiring: dict[Replica, asyncio.Task[None]] = {}
+
+    def update(self, addresses: Sequence[str]) -> None:
+        current = {replica.address: replica for replica in self.replicas}
+        replicas = []
+        for address in addresses:
+            replica = current.pop(address, None)
+            if replica is None:
+                replica = self._make(address)
+                if self._started:
+                    replica.start()
+            replicas.append(replica)
+        self.replicas = tuple(replicas)
+        for gone in current.values():
+            # Answers already on their way still arrive: close once the longest action could wait.
+            gone.retired = True
+            task = asyncio.get_running_loop().create_task(self._close_later(gone), name=f"retire {gone.address}")
+            self._retiring[gone] = task
+
+    async def _close_later(self, replica: Replica) -> None:
+        await asyncio.sleep(self._retire_after_s)
+        self._retiring.pop(replica, None)
+        await replica.close()
+
+    def start(self) -> None:
+        self._started = True
+        for replica in self.replicas:
+            replica.start()
+        if self.discovery is not None:
+            self.discovery.start()
+
+    async def close(self) -> None:
+        if self.discovery is not None:
+            await self.discovery.stop()
+        retiring, self._retiring = self._retiring, {}
+        for replica, task in retiring.items():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await replica.close()
+        for replica in self.replicas:
+            await replica.close()
+
+    async def order(self, game_id: str, wait_s: float) -> list[Replica]:
+        """Where game_id's action goes, best first; waits up to wait_s for a first lookup."""
+        if not self.replicas and self.discovery is not None and wait_s > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.discovery.resolved.wait(), wait_s)
+        return rendezvous(game_id, self.replicas)
+
+    def suspect(self) -> None:
+        """A replica failed: a discovered set is looked up again soon (a pod may be gone)."""
+        if self.discovery is not None:
+            self.discovery.suspect()
+
+
 class RulesRouter:
-    """Where each game type's actions go. One per gateway process."""
+    """Where each game type's actions go. One per gateway process.
+
+    ``addresses`` per game: fixed ``host:port`` entries, or one ``dns:///name:port`` entry whose
+    addresses are looked up every ``resolve_every_s`` (gateway/rules_discovery.py; ``resolve`` is
+    the lookup, injected by tests)."""
 
     def __init__(
         self,
@@ -251,40 +371,56 @@ class RulesRouter:
         timeout_s: float = 5.0,
         max_message_bytes: int = 4 << 20,
         access: RulesAccess | None = None,
+        resolve_every_s: float = 5.0,
+        resolve: Resolve = resolve_dns,
     ) -> None:
         self.timeout_s = timeout_s
         access = access or RulesAccess()
-        self._replicas: dict[str, list[Replica]] = {
-            game: [Replica(game, address, streams_per_replica, max_message_bytes, access) for address in addrs]
-            for game, addrs in addresses.items()
-            if addrs
-        }
+        self._sets: dict[str, ReplicaSet] = {}
+        for game, entries in addresses.items():
+            if not entries:
+                continue
+            target = DnsTarget.parse(entries[0]) if len(entries) == 1 else None
+            tls_name = target.host if target is not None else None
+
+            def make(address: str, game: str = game, tls_name: str | None = tls_name) -> Replica:
+                return Replica(game, address, streams_per_replica, max_message_bytes, access, tls_name=tls_name)
+
+            replica_set = ReplicaSet(make, retire_after_s=timeout_s)
+            if target is None:
+                replica_set.update(entries)
+            else:
+                replica_set.discovery = Discovery(
+                    game, target, replica_set.update, every_s=resolve_every_s, resolve=resolve
+                )
+            self._sets[game] = replica_set
         self._descriptions: dict[str, rules_pb2.DescribeGameResponse] = {}
 
     @property
     def games(self) -> tuple[str, ...]:
-        return tuple(self._replicas)
+        return tuple(self._sets)
 
     def offers(self, game: str) -> bool:
-        return game in self._replicas
+        return game in self._sets
+
+    def replicas(self, game: str) -> tuple[str, ...]:
+        """The addresses game's actions go to now."""
+        replica_set = self._sets.get(game)
+        return () if replica_set is None else tuple(replica.address for replica in replica_set.replicas)
 
     def start(self) -> None:
-        for replicas in self._replicas.values():
-            for replica in replicas:
-                for stream in replica.streams:
-                    stream.start()
+        for replica_set in self._sets.values():
+            replica_set.start()
 
     async def close(self) -> None:
-        for replicas in self._replicas.values():
-            for replica in replicas:
-                await replica.close()
+        for replica_set in self._sets.values():
+            await replica_set.close()
 
-    def _order(self, game: str, game_id: str) -> list[Replica]:
-        replicas = self._replicas.get(game)
-        if not replicas:
+    def _set(self, game: str) -> ReplicaSet:
+        replica_set = self._sets.get(game)
+        if replica_set is None:
             raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME", f"there is no game type {game} here")
-        first = zlib.crc32(game_id.encode()) % len(replicas)
-        return replicas[first:] + replicas[:first]
+        return replica_set
 
     def _stream(self, replica: Replica, game_id: str) -> MoveStream:
         streams = replica.streams
@@ -304,32 +440,37 @@ class RulesRouter:
         timeout = self.timeout_s if timeout_s is None else timeout_s
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        order = self._order(game, request.game_id)
-        for attempt in range(_RETRY_ATTEMPTS * len(order)):
-            replica = order[attempt % len(order)]
-            stream = self._stream(replica, request.game_id)
-            if not stream.up:
-                # Give a reconnecting stream a moment (it may just be starting).
-                if not await stream.wait_up(min(0.2, max(0.0, deadline - loop.time()))):
+        replica_set = self._set(game)
+        for _ in range(_RETRY_ATTEMPTS):
+            # The current set each round: a replica added or dropped meanwhile counts.
+            for replica in await replica_set.order(request.game_id, deadline - loop.time()):
+                if replica.retired:
                     continue
-            try:
-                future = stream.submit(request)
-            except _Transport:
-                continue
-            remaining = deadline - loop.time()
-            timer = loop.call_later(max(0.0, remaining), _expire, future)
-            try:
-                answer = await future
-            except _Transport:
-                continue
-            except TimeoutError:
-                stream.forget(future)
-                raise rules_timeout() from None
-            finally:
-                timer.cancel()
-            if answer.WhichOneof("result") == "applied":
-                return answer.applied
-            raise refused_from_refusal(answer.refusal)
+                stream = self._stream(replica, request.game_id)
+                if not stream.up:
+                    # Give a reconnecting stream a moment (it may just be starting).
+                    if not await stream.wait_up(min(0.2, max(0.0, deadline - loop.time()))):
+                        replica_set.suspect()
+                        continue
+                try:
+                    future = stream.submit(request)
+                except _Transport:
+                    continue
+                remaining = deadline - loop.time()
+                timer = loop.call_later(max(0.0, remaining), _expire, future)
+                try:
+                    answer = await future
+                except _Transport:
+                    replica_set.suspect()
+                    continue
+                except TimeoutError:
+                    stream.forget(future)
+                    raise rules_timeout() from None
+                finally:
+                    timer.cancel()
+                if answer.WhichOneof("result") == "applied":
+                    return answer.applied
+                raise refused_from_refusal(answer.refusal)
         raise rules_unavailable()
 
     async def _unary(
@@ -338,8 +479,9 @@ class RulesRouter:
         timeout = self.timeout_s if timeout_s is None else timeout_s
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        replica_set = self._set(game)
         last: Refused | None = None
-        for replica in self._order(game, game_id):
+        for replica in await replica_set.order(game_id, deadline - loop.time()):
             remaining = deadline - loop.time()
             if remaining <= 0:
                 break
@@ -349,6 +491,7 @@ class RulesRouter:
                 last = refused_from_error(error)
                 if last.code != grpc.StatusCode.UNAVAILABLE:
                     raise last from None
+                replica_set.suspect()
         raise last or rules_unavailable()
 
     async def create_game(

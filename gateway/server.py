@@ -157,6 +157,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         settings.rules,
         streams_per_replica=settings.rules_streams,
         timeout_s=settings.rules_timeout_s,
+        resolve_every_s=settings.rules_resolve_s,
         max_message_bytes=max(server.max_message_bytes, 4 << 20),
         access=rules_access(settings),
     )

@@ -12,7 +12,10 @@ Core (GatewaySettings):
   every gateway replica must share it.
 - ``TAFEL_RULES_<GAME>`` for each game in kit.catalog.GAMES, e.g.
   ``TAFEL_RULES_CONNECT4=127.0.0.1:50061`` — ``host:port``, a comma-separated list for several
-  replicas. Unset = ``127.0.0.1:<the catalog's default port>``; ``off`` = the game is not offered.
+  replicas, or ``dns:///name:port``: a name resolving to one address per replica (a Kubernetes
+  headless Service), looked up again every ``TAFEL_RULES_RESOLVE_S`` (5) and soon after a replica
+  fails (gateway/rules_discovery.py). Unset = ``127.0.0.1:<the catalog's default port>``; ``off`` =
+  the game is not offered.
 - ``TAFEL_TOKEN_TTL_S`` session lifetime (default 1 day), ``TAFEL_PER_MOVE_S`` default per-move
   time (60), ``TAFEL_MIN_PER_MOVE_S`` / ``TAFEL_MAX_PER_MOVE_S`` the range a client may ask for
   (5 s .. 1 day), ``TAFEL_TICKET_TTL_S`` how long a matchmaking ticket waits (300; read into
@@ -91,6 +94,12 @@ def rules_env_name(game: str) -> str:
 
 
 def parse_addresses(name: str, raw: str) -> tuple[str, ...]:
+    if raw.strip().startswith("dns:///"):
+        target = raw.strip()
+        match = _ADDRESS.match(target[len("dns:///") :])
+        if match is None or not 1 <= int(match.group(2)) <= 65535:
+            raise ConfigError(f"{name} must be dns:///name:port (one name), got {target!r}")
+        return (target,)
     addresses = tuple(part.strip() for part in raw.split(",") if part.strip())
     if not addresses:
         raise ConfigError(f"{name} must list at least one host:port")
@@ -279,6 +288,7 @@ class GatewaySettings:
     max_per_move_s: float = 24 * 3600.0
     rules_streams: int = 2
     rules_timeout_s: float = 5.0
+    rules_resolve_s: float = 5.0
     clock_max_wait_s: float = 1.0
     record_ttl_s: int = 0
     game_ttl_s: int = 7 * 24 * 3600
@@ -327,6 +337,7 @@ class GatewaySettings:
             max_per_move_s=max_per_move,
             rules_streams=env.integer("TAFEL_RULES_STREAMS", 2, 1, 64),
             rules_timeout_s=env.number("TAFEL_RULES_TIMEOUT_S", 5.0, 0.1, 300.0),
+            rules_resolve_s=env.number("TAFEL_RULES_RESOLVE_S", 5.0, 0.1, 3600.0),
             clock_max_wait_s=env.number("TAFEL_CLOCK_MAX_WAIT_S", 1.0, 0.01, 60.0),
             record_ttl_s=env.integer("TAFEL_RECORD_TTL_S", 0, 0, 10 * 365 * 24 * 3600),
             game_ttl_s=env.integer("TAFEL_GAME_TTL_S", 7 * 24 * 3600, 60, 365 * 24 * 3600),

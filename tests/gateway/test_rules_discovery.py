@@ -1,0 +1,181 @@
+"""The gateway finds its rules replicas by DNS (gateway/rules_discovery.py) and spreads games over
+them by rendezvous hashing (gateway/rules_router.py).
+
+On loopback one name cannot easily resolve to several addresses, so the lookup is injected (a name
+-> 127.0.0.2:p, 127.0.0.3:p, ...: the whole of 127/8 is loopback on Linux) and the replicas are
+real rules processes bound to those addresses; each one's own metrics say how many moves it
+answered. A gateway process with ``dns:///127.0.0.1:p`` checks the setting end to end with the
+system resolver."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pytest
+from tafel.rules.v1 import rules_pb2
+
+from gateway.rules_router import RulesRouter, rendezvous
+from gateway.settings import parse_addresses
+from kit.settings import ConfigError
+from tests.gateway.harness import Client, Proc, c4_move, new_id, seating, spawn, spawn_gateway, spawn_rules
+from tools.redis_server import free_port
+
+NAME = "connect4.rules.test"
+GAMES = 48
+
+
+@dataclass
+class Named:
+    seed: int
+
+
+def test_rendezvous_spreads_games_and_a_new_replica_takes_only_its_share() -> None:
+    three = [Named(seed) for seed in (0x1111, 0x2222, 0x3333)]
+    four = [*three, Named(0x4444)]
+    ids = [f"game-{i}" for i in range(3000)]
+    before = {game_id: rendezvous(game_id, three)[0] for game_id in ids}
+    after = {game_id: rendezvous(game_id, four)[0] for game_id in ids}
+    for replica in three:
+        assert 800 < sum(1 for owner in before.values() if owner is replica) < 1200
+    moved = [game_id for game_id in ids if before[game_id] is not after[game_id]]
+    assert all(after[game_id] is four[3] for game_id in moved)  # only to the new replica
+    assert 550 < len(moved) < 950  # about a quarter
+    # A replica gone: only its games move, each to its own second choice.
+    without = [three[0], three[2]]
+    for game_id in ids:
+        order = rendezvous(game_id, three)
+        assert rendezvous(game_id, without)[0] is (order[1] if order[0] is three[1] else order[0])
+
+
+def test_the_setting_takes_one_dns_name_or_fixed_addresses() -> None:
+    assert parse_addresses("T", "dns:///connect4:50060") == ("dns:///connect4:50060",)
+    assert parse_addresses("T", "a:1,b:2") == ("a:1", "b:2")
+    for bad in ("dns:///connect4", "dns:///a:1,b:2", "dns:///a:0", "dns://a:1"):
+        with pytest.raises(ConfigError):
+            parse_addresses("T", bad)
+
+
+@dataclass
+class Resolver:
+    """DNS for the test: the name answers ``answers``; ``answered`` is set by every lookup."""
+
+    answers: list[str]
+    answered: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def __call__(self, host: str, port: int) -> Sequence[str]:
+        assert (host, port) == (NAME, self.port)
+        self.answered.set()
+        return list(self.answers)
+
+    @property
+    def port(self) -> int:
+        return int(self.answers[0].rsplit(":", 1)[1])
+
+    async def change(self, router: RulesRouter, answers: list[str]) -> None:
+        """Answer ``answers`` from now on; returns once the router routes over them."""
+        self.answers = answers
+        self.answered.clear()
+        await asyncio.wait_for(self.answered.wait(), 10)
+        # The lookup's answer is applied before the step yields again, so this holds now.
+        assert router.replicas("connect4") == tuple(answers)
+
+
+@dataclass
+class Replica:
+    proc: Proc
+    metrics_port: int
+
+    @property
+    def address(self) -> str:
+        return self.proc.address
+
+    async def applied(self) -> int:
+        host = self.address.rsplit(":", 1)[0]
+        url = f"http://{host}:{self.metrics_port}/metrics"
+        text = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read().decode())
+        match = re.search(r'^tafel_rules_moves_total\{game="connect4",outcome="APPLIED"\} (\S+)$', text, re.M)
+        return int(float(match.group(1))) if match else 0
+
+
+def start_replica(redis_url: str, host: str, port: int) -> Replica:
+    metrics = free_port()
+    env = {"REDIS_URL": redis_url, "TAFEL_HOST": host, "TAFEL_PORT": str(port), "TAFEL_METRICS_PORT": str(metrics)}
+    replica = Replica(spawn(f"connect4@{host}", "services.connect4", env), metrics)
+    assert replica.address == f"{host}:{port}"
+    return replica
+
+
+async def move_all(router: RulesRouter, games: list[str], version: int) -> None:
+    """Move number version+1 in every game, all at once; every one must be applied."""
+
+    async def move(game_id: str) -> int:
+        request = rules_pb2.ApplyMoveRequest(
+            game_id=game_id, seat=version % 2, expected_version=version, request_id=new_id(), move=c4_move(version % 7)
+        )
+        return (await router.apply("connect4", request)).version
+
+    assert await asyncio.gather(*(move(game_id) for game_id in games)) == [version + 1] * len(games)
+
+
+async def counts(replicas: Sequence[Replica]) -> list[int]:
+    return [await replica.applied() for replica in replicas]
+
+
+async def test_moves_spread_over_discovered_replicas_through_a_kill_and_a_scale_up(redis_url: str) -> None:
+    port = free_port()
+    replicas = [start_replica(redis_url, f"127.0.0.{i}", port) for i in (2, 3, 4)]
+    a, b, c = replicas
+    resolver = Resolver([a.address, b.address])
+    router = RulesRouter({"connect4": (f"dns:///{NAME}:{port}",)}, resolve=resolver, resolve_every_s=0.2)
+    try:
+        router.start()
+        games = [new_id("g") for _ in range(GAMES)]
+        for game_id in games:  # the first call waits for the first lookup
+            await router.create_game("connect4", rules_pb2.CreateGameRequest(game_id=game_id, seats=2, request_id="c"))
+        assert router.replicas("connect4") == (a.address, b.address)
+
+        await move_all(router, games, 0)
+        spread = await counts((a, b))
+        assert sum(spread) == GAMES and min(spread) >= GAMES // 4, spread
+
+        # A replica added to the name gets its share of the games at once.
+        await resolver.change(router, [a.address, b.address, c.address])
+        await move_all(router, games, 1)
+        spread = [now - then for now, then in zip(await counts(replicas), [*spread, 0], strict=True)]
+        assert sum(spread) == GAMES and spread[2] >= GAMES // 8, spread
+
+        # A replica killed (still in DNS for a moment): its games go on on the others.
+        before = await counts((b, c))
+        a.proc.kill()
+        await move_all(router, games, 2)
+        after = await counts((b, c))
+        assert sum(after) - sum(before) == GAMES and all(x > y for x, y in zip(after, before, strict=True))
+        # ... and once DNS drops it, it is out of the set; the games keep moving.
+        await resolver.change(router, [b.address, c.address])
+        await move_all(router, games, 3)
+        assert sum(await counts((b, c))) - sum(after) == GAMES
+    finally:
+        await router.close()
+        for replica in replicas:
+            replica.proc.stop()
+
+
+async def test_a_gateway_process_resolves_its_rules_service_by_name(redis_url: str) -> None:
+    rules = spawn_rules(redis_url)
+    gateway = spawn_gateway(redis_url, {"connect4": f"dns:///{rules.address}"}, TAFEL_RULES_RESOLVE_S="0.5")
+    try:
+        a = await Client(gateway.address).guest()
+        b = await Client(gateway.address).guest()
+        async with seating(redis_url, {"connect4": rules.address}) as seats:
+            game_id = await seats.start([a.player, b.player])
+            assert (await a.move(game_id, 0, 3)).version == 1
+            assert (await b.move(game_id, 1, 4)).version == 2
+        await a.close()
+        await b.close()
+    finally:
+        gateway.stop()
+        rules.stop()
