@@ -1,7 +1,7 @@
 """deploy/ is checked, not just written (issue 17): every overlay renders and validates against the
 Kubernetes schemas, and what it renders has what a production deploy needs (restricted Pod
 Security fields, gRPC health probes, resources, disruption budgets, autoscaling, metrics scraping,
-a gateway that lists every rules replica); compose and the Dockerfile pass their checkers; and the
+autoscaled rules pods the gateway finds by DNS); compose and the Dockerfile pass their checkers; and the
 container health check answers from a real server."""
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ from typing import Any
 import pytest
 import yaml
 
+from gateway.settings import GatewaySettings
 from kit.catalog import GAMES
 from tests.clients.platform_fixture import ENV
 from tools import check_deploy
 from tools.platform import Platform
 
 WORKLOADS = {"Deployment", "StatefulSet"}
+BASE_ENV = {"REDIS_URL": "redis://127.0.0.1:6379/0", "TAFEL_TOKEN_SECRET": "x" * 16}
 
 
 @pytest.fixture(scope="module", params=[p.name for p in check_deploy.overlays()])
@@ -68,24 +70,33 @@ def test_every_pod_meets_restricted_pod_security_with_probes_and_resources(rende
     assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
 
 
-def test_rules_replicas_have_stable_names_the_gateway_lists_all_of(rendered: list[dict[str, Any]]) -> None:
-    sets, services = named(rendered, "StatefulSet"), named(rendered, "Service")
-    gateway = named(rendered, "Deployment")["gateway"]["spec"]["template"]["spec"]["containers"][0]
+def test_the_gateway_finds_autoscaled_rules_pods_through_headless_services(rendered: list[dict[str, Any]]) -> None:
+    deployments, services = named(rendered, "Deployment"), named(rendered, "Service")
+    autoscalers = named(rendered, "HorizontalPodAutoscaler")
+    gateway = deployments["gateway"]["spec"]["template"]["spec"]["containers"][0]
     env = {e["name"]: e.get("value") for e in gateway["env"]}
+    assert not named(rendered, "StatefulSet")  # rules pods need no stable names any more
     for game in GAMES:
-        assert services[game]["spec"]["clusterIP"] == "None"  # headless: one DNS name per pod
-        assert sets[game]["spec"]["serviceName"] == game
-        replicas = sets[game]["spec"]["replicas"]
-        listed = env[f"TAFEL_RULES_{game.upper()}"].split(",")
-        assert listed == [f"{game}-{i}.{game}:50060" for i in range(replicas)], game
-    assert sets["connect4"]["spec"]["replicas"] == 3  # the overlay's count reached the list too
+        # The gateway resolves the headless Service's name to every ready pod of the workload.
+        service, workload = services[game]["spec"], deployments[game]["spec"]
+        assert service["clusterIP"] == "None" and service["publishNotReadyAddresses"] is False
+        assert service["selector"].items() <= workload["template"]["metadata"]["labels"].items()
+        port = service["ports"][0]["port"]
+        assert env[f"TAFEL_RULES_{game.upper()}"] == f"dns:///{game}:{port}", game
+        assert GatewaySettings.from_env({**BASE_ENV, f"TAFEL_RULES_{game.upper()}": env[f"TAFEL_RULES_{game.upper()}"]})
+    for name in (*GAMES, "gateway"):
+        autoscaler = autoscalers[name]["spec"]
+        assert autoscaler["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": name}
+        assert 2 <= autoscaler["minReplicas"] < autoscaler["maxReplicas"], name
+        # The autoscaler owns the count: a `replicas` in the manifest would reset it on every apply.
+        assert "replicas" not in deployments[name]["spec"], name
+    if "tafel" in named(rendered, "Namespace"):  # the example overlay raised two floors
+        assert [autoscalers[name]["spec"]["minReplicas"] for name in ("connect4", "gateway")] == [3, 3]
 
 
-def test_disruption_budgets_autoscaler_network_policy_and_secret_names(rendered: list[dict[str, Any]]) -> None:
+def test_disruption_budgets_network_policy_and_secret_names(rendered: list[dict[str, Any]]) -> None:
     budgets = named(rendered, "PodDisruptionBudget")
     assert set(budgets) == {*GAMES, "gateway"}
-    autoscaler = named(rendered, "HorizontalPodAutoscaler")["gateway"]
-    assert autoscaler["spec"]["scaleTargetRef"]["name"] == "gateway" and autoscaler["spec"]["minReplicas"] >= 2
     policy = named(rendered, "NetworkPolicy")["rules-from-gateways-only"]
     assert policy["spec"]["podSelector"] == {"matchLabels": {"tier": "rules"}}
     template = yaml.safe_load((check_deploy.K8S / "secret.template.yaml").read_text())
@@ -132,7 +143,7 @@ def health(port: str, *service: str) -> int:
 def test_the_probes_and_health_check_ask_what_the_real_servers_serve(
     rendered: list[dict[str, Any]], connect4_and_gateway: Platform
 ) -> None:
-    workloads = {**named(rendered, "StatefulSet"), **named(rendered, "Deployment")}
+    workloads = named(rendered, "Deployment")
     ports = {
         "connect4": connect4_and_gateway.rules_addresses["connect4"][0].rsplit(":", 1)[1],
         "gateway": connect4_and_gateway.gateway_addresses[0].rsplit(":", 1)[1],
