@@ -416,7 +416,12 @@ async def test_accounts_and_listing(gw_system: GatewaySystem, seats: Seating, cl
     assert (await a.accounts.GetMe(play_pb2.GetMeRequest(), metadata=a.md)).player.guest
 
     # Live games page by page: each of ours exactly once.
-    ours = [await seats.start([a.player, b.player]) for _ in range(3)]
+    ours: list[str] = []
+    for _ in range(3):
+        ours.append(await seats.start([a.player, b.player]))
+        # Creation times are kept in milliseconds and games of one millisecond list in id order:
+        # distinct times make "newest first" one order (two starts once fell in the same one).
+        await asyncio.sleep(0.002)
     seen: list[str] = []
     token = ""
     while True:
