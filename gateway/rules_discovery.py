@@ -113,7 +113,7 @@ class Discovery:
         if found != self.addresses:
             log.info(
                 "rules replicas changed",
-                extra={"game": self.game, "name": self.target.host, "replicas": ",".join(found)},
+                extra={"game": self.game, "host": self.target.host, "replicas": ",".join(found)},
             )
             self.addresses = found
             self._on_change(found)
@@ -124,7 +124,7 @@ class Discovery:
         if not self._failing:
             log.warning(
                 "rules replicas not found; keeping the last set",
-                extra={"game": self.game, "name": self.target.host, "why": why, "replicas": len(self.addresses)},
+                extra={"game": self.game, "host": self.target.host, "why": why, "replicas": len(self.addresses)},
             )
             self._failing = True
         return self._retry_s

@@ -345,6 +345,8 @@ class ReplicaSet:
 
     async def order(self, game_id: str, wait_s: float) -> list[Replica]:
         """Where game_id's action goes, best first; waits up to wait_s for a first lookup."""
+        if self.discovery is not None and not self.discovery.loop.running:
+            self.discovery.start()  # a router used without start(), as its streams allow
         if not self.replicas and self.discovery is not None and wait_s > 0:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.discovery.resolved.wait(), wait_s)

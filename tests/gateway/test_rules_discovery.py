@@ -10,7 +10,9 @@ system resolver."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
+import socket
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 import pytest
 from tafel.rules.v1 import rules_pb2
 
+from gateway.rules_discovery import Discovery, DnsTarget
 from gateway.rules_router import RulesRouter, rendezvous
 from gateway.settings import parse_addresses
 from kit.settings import ConfigError
@@ -57,6 +60,36 @@ def test_the_setting_takes_one_dns_name_or_fixed_addresses() -> None:
     for bad in ("dns:///connect4", "dns:///a:1,b:2", "dns:///a:0", "dns://a:1"):
         with pytest.raises(ConfigError):
             parse_addresses("T", bad)
+
+
+async def test_a_failed_or_empty_lookup_keeps_the_last_set(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="tafel.gateway.rules")
+    answers: list[list[str] | OSError] = [
+        ["10.0.0.1:1", "10.0.0.2:1"],
+        socket.gaierror(socket.EAI_NONAME, "Name or service not known"),
+        [],
+        ["10.0.0.2:1"],
+    ]
+    last = asyncio.Event()
+
+    async def resolve(host: str, port: int) -> Sequence[str]:
+        if len(answers) == 1:
+            last.set()  # the last answer: applied before the loop yields again
+        answer = answers.pop(0) if len(answers) > 1 else answers[0]
+        if isinstance(answer, OSError):
+            raise answer
+        return answer
+
+    seen: list[tuple[str, ...]] = []
+    discovery = Discovery("connect4", DnsTarget("rules", 1), seen.append, every_s=0.01, resolve=resolve)
+    discovery.start()
+    try:
+        await asyncio.wait_for(last.wait(), 10)
+    finally:
+        await discovery.stop()
+    assert seen == [("10.0.0.1:1", "10.0.0.2:1"), ("10.0.0.2:1",)]  # nothing dropped in between
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == ["rules replicas not found; keeping the last set"]  # once for the outage
 
 
 @dataclass
@@ -125,7 +158,10 @@ async def counts(replicas: Sequence[Replica]) -> list[int]:
     return [await replica.applied() for replica in replicas]
 
 
-async def test_moves_spread_over_discovered_replicas_through_a_kill_and_a_scale_up(redis_url: str) -> None:
+async def test_moves_spread_over_discovered_replicas_through_a_kill_and_a_scale_up(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="tafel.gateway.rules")  # the gateway logs at INFO
     port = free_port()
     replicas = [start_replica(redis_url, f"127.0.0.{i}", port) for i in (2, 3, 4)]
     a, b, c = replicas
@@ -158,6 +194,12 @@ async def test_moves_spread_over_discovered_replicas_through_a_kill_and_a_scale_
         await resolver.change(router, [b.address, c.address])
         await move_all(router, games, 3)
         assert sum(await counts((b, c))) - sum(after) == GAMES
+        changes = [r.replicas for r in caplog.records if r.getMessage() == "rules replicas changed"]  # type: ignore[attr-defined]
+        assert changes == [
+            f"{a.address},{b.address}",
+            f"{a.address},{b.address},{c.address}",
+            f"{b.address},{c.address}",
+        ]
     finally:
         await router.close()
         for replica in replicas:
