@@ -8,9 +8,11 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from kit.redis.keys import clock_key, meta_key
 from kit.redis.layer import RedisLayer
 from kit.redis.pipe import command
 from services.kit.store import (
+    ClockArm,
     Committed,
     Conflict,
     GameStore,
@@ -122,6 +124,67 @@ async def test_finished_games_get_the_short_ttl(redis: Redis) -> None:
     await commit(store, game_id, 0, "a", over=True)
     for key in (game_keys(game_id).state, game_keys(game_id).events, game_keys(game_id).actions):
         assert 0 < await redis.ttl(key) <= 30
+    await store.layer.close()
+
+
+async def pttls(redis: Redis, keys: list[str]) -> list[int]:
+    return [int(await redis.pttl(key)) for key in keys]
+
+
+async def test_live_ttls_are_set_at_the_first_move_and_refreshed_only_when_a_sixteenth_has_passed(
+    redis: Redis,
+) -> None:
+    """Every key of a live game keeps at least 15/16 of the live TTL after every move (and never
+    more than it) without an EXPIRE on each key every move (lua/rules/commit.lua)."""
+    store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
+    game_id = new_game_id()
+    keys = game_keys(game_id)
+    every = [keys.state, keys.events, keys.requests, keys.actions]
+    # Created without a request id: the requests hash and the record list are made by the first move.
+    result = await store.create(
+        game_id=game_id, request_id="", game="test", seats=2, options=b"", state=b"s0",
+        created=NewEvent("0-1", b"created"), response=b"r0", publish=b"b0",
+    )
+    assert isinstance(result, Committed)
+    assert isinstance(await commit(store, game_id, 0, "a"), Committed)
+    assert all(600_000 * 15 / 16 < ttl <= 600_000 for ttl in await pttls(redis, every))
+    # Lowered by hand below the line but above it for the rest: the next move leaves them alone...
+    for key in every:
+        await redis.pexpire(key, 590_000)
+    assert isinstance(await commit(store, game_id, 1, "b"), Committed)
+    assert all(580_000 < ttl <= 590_000 for ttl in await pttls(redis, every))
+    # ...and once the state key has less than 15/16 left, every key gets the full TTL again.
+    for key in every:
+        await redis.pexpire(key, 560_000)
+    assert isinstance(await commit(store, game_id, 2, "c"), Committed)
+    assert all(590_000 < ttl <= 600_000 for ttl in await pttls(redis, every))
+    await store.layer.close()
+
+
+async def test_the_clock_and_metadata_ttls_follow_the_same_rule(redis: Redis) -> None:
+    store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
+    game_id = new_game_id()
+    meta = meta_key(game_id)
+    await redis.hset(meta, "g", "test")
+    await create(store, game_id)
+
+    async def move(version: int, now_ms: int, to_act: str = "1") -> Any:
+        return await store.commit(
+            game_id=game_id, expected_version=version, request_id=f"r{version}", state=b"s",
+            events=[NewEvent(f"{version + 1}-1", b"e")], response=b"a", over=to_act == "", publish=b"b",
+            action=b"act", clock=ClockArm(to_act=to_act, per_move_ms=1000, now_ms=now_ms, ttl_s=1600, keep_meta=True),
+        )
+
+    start = 1_000_000_000_000
+    assert await move(0, start) == Committed(start + 1000)
+    assert all(1_500_000 < ttl <= 1_600_000 for ttl in await pttls(redis, [clock_key(game_id), meta]))
+    for key in (clock_key(game_id), meta):
+        await redis.pexpire(key, 1_000_000)
+    # 99 s later (under a sixteenth of 1,600 s): armed, TTLs left alone; at 100 s: refreshed.
+    assert await move(1, start + 99_000) == Committed(start + 100_000)
+    assert all(990_000 < ttl <= 1_000_000 for ttl in await pttls(redis, [clock_key(game_id), meta]))
+    assert await move(2, start + 100_000) == Committed(start + 101_000)
+    assert all(1_590_000 < ttl <= 1_600_000 for ttl in await pttls(redis, [clock_key(game_id), meta]))
     await store.layer.close()
 
 

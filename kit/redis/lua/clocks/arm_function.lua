@@ -5,24 +5,30 @@
 -- An older version never overwrites a newer one; the previous deadline leaves the zset. A new turn
 -- gets now + per-move time; when the seats to act are a proper subset of those before (a
 -- simultaneous round still being filled in) the round keeps its deadline.
+-- The clock key's TTL is refreshed when a sixteenth of it has passed since the last refresh
+-- (field 'x', ms), not on every move: after any arming at least 15/16 of `ttl` is left, never more
+-- than `ttl`. The game's end always refreshes.
 -- Defines: arm(clock, clocks, game, version, toact, permove, now, ttl)
--- Returns: {1 armed | 0 not (an equal or newer version is armed), deadline ms ('0' over, '-1' stale)}
+-- Returns: {1 armed | 0 not (an equal or newer version is armed), deadline ms ('0' over, '-1' stale),
+--   1 when the clock key's TTL was refreshed (its companions, e.g. the metadata key, follow) | 0}
 local function arm(ck, zk, gid, version, toact, permove, now, ttl)
-  local v = redis.call('HGET', ck, 'v')
+  local cur = redis.call('HMGET', ck, 'v', 'm', 'a', 'd', 'x')
+  local v = cur[1]
   if v and tonumber(v) >= tonumber(version) then
-    if tonumber(v) == tonumber(version) then return {0, redis.call('HGET', ck, 'd') or '0'} end
-    return {0, '-1'}
+    if tonumber(v) == tonumber(version) then return {0, cur[4] or '0', 0} end
+    return {0, '-1', 0}
   end
-  local old = redis.call('HGET', ck, 'm')
+  local old = cur[2]
   if old and old ~= '' then redis.call('ZREM', zk, old) end
+  local at = tonumber(now)
   if toact == '' then
-    redis.call('HSET', ck, 'v', version, 'd', 0, 'a', '', 'm', '')
+    redis.call('HSET', ck, 'v', version, 'd', 0, 'a', '', 'm', '', 'x', at)
     redis.call('EXPIRE', ck, ttl)
-    return {1, '0'}
+    return {1, '0', 1}
   end
-  local deadline = tonumber(now) + tonumber(permove)
-  local olda = redis.call('HGET', ck, 'a')
-  local oldd = tonumber(redis.call('HGET', ck, 'd') or '0')
+  local deadline = at + tonumber(permove)
+  local olda = cur[3]
+  local oldd = tonumber(cur[4] or '0')
   if olda and olda ~= '' and oldd > 0 then
     local before = {}
     local nbefore = 0
@@ -37,7 +43,12 @@ local function arm(ck, zk, gid, version, toact, permove, now, ttl)
   end
   local member = gid .. '|' .. version .. '|' .. toact
   redis.call('ZADD', zk, deadline, member)
-  redis.call('HSET', ck, 'v', version, 'd', deadline, 'a', toact, 'm', member)
+  local refreshed = cur[5]
+  if refreshed and at >= tonumber(refreshed) and at - tonumber(refreshed) < ttl * 1000 / 16 then
+    redis.call('HSET', ck, 'v', version, 'd', deadline, 'a', toact, 'm', member)
+    return {1, tostring(deadline), 0}
+  end
+  redis.call('HSET', ck, 'v', version, 'd', deadline, 'a', toact, 'm', member, 'x', at)
   redis.call('EXPIRE', ck, ttl)
-  return {1, tostring(deadline)}
+  return {1, tostring(deadline), 1}
 end

@@ -5,7 +5,13 @@
 -- With the optional keys the same script arms the turn clock (one round trip a move): the clock
 -- keys are gateway/clocks.py's and are written only by arm() from clocks/arm_function; `meta`
 -- (gateway/games.py's metadata key, named by the store, never by the caller) gets the clock's TTL
--- when keepmeta is 1. No other key is touched.
+-- when keepmeta is 1, refreshed with the clock key's (see clocks/arm_function). No other key is
+-- touched.
+-- TTLs: the game's four keys get `ttl` at its first move (the record list and perhaps the requests
+-- hash are new then) and at its end (the finished TTL), and in between only when the state key has
+-- less than 15/16 of `ttl` left (one PTTL, instead of an EXPIRE on each key every move): after any
+-- move every key of the game has at least 15/16 of `ttl` left and never more than `ttl`. All four
+-- are refreshed together, so the state key's TTL stands for theirs.
 -- KEYS: state events requests actions [clock clocks meta]
 -- ARGV: version request state response over ttl channel publish action status digest window game toact permove now clockttl keepmeta ...
 -- (... = the events as event id, GameEvent pairs; game..keepmeta are '' without the clock keys)
@@ -35,24 +41,19 @@ end
 local FIXED = 18
 local prior = redis.call('HGET', KEYS[3], ARGV[2])
 if prior then return {1, prior, redis.call('HGET', KEYS[3], ARGV[2] .. '#') or ''} end
-local v = redis.call('HGET', KEYS[1], 'v')
+local cur = redis.call('HMGET', KEYS[1], 'v', 'l')
+local v = cur[1]
 if not v then return {3} end
 if tonumber(v) ~= tonumber(ARGV[1]) then return {2, v} end
 local version = tonumber(ARGV[1]) + 1
-local last = redis.call('HGET', KEYS[1], 'l')
+local last = cur[2]
 for i = FIXED + 1, #ARGV - 1, 2 do
   last = ARGV[i]
   redis.call('XADD', KEYS[2], last, 'e', ARGV[i + 1], 't', ARGV[10])
 end
 redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[3], 'l', last, 'f', ARGV[5], 'w', ARGV[12])
-redis.call('HSET', KEYS[3], ARGV[2], ARGV[4], ARGV[2] .. '#', ARGV[11])
-local ttl = tonumber(ARGV[6])
-redis.call('EXPIRE', KEYS[1], ttl)
-redis.call('EXPIRE', KEYS[2], ttl)
-redis.call('EXPIRE', KEYS[3], ttl)
-redis.call('RPUSH', KEYS[4], ARGV[9])
-redis.call('EXPIRE', KEYS[4], ttl)
-if #ARGV > FIXED then redis.call('PUBLISH', ARGV[7], ARGV[8]) end
+local answer = ARGV[4]
+local reply = {0}
 if #KEYS == 7 then
   local clockttl = tonumber(ARGV[17])
   local armed = arm(KEYS[5], KEYS[6], ARGV[13], version, ARGV[14], ARGV[15], ARGV[16], clockttl)
@@ -61,9 +62,20 @@ if #KEYS == 7 then
     -- The kept answer gets the deadline armed with it (ApplyMoveResponse.turn_deadline, appended
     -- as an encoded field: protobuf merges concatenated messages), so a retry that comes after
     -- the game moved on (the clock no longer holds this version) is answered with it too.
-    redis.call('HSET', KEYS[3], ARGV[2], ARGV[4] .. pb_timestamp_field(42, deadline))
+    answer = answer .. pb_timestamp_field(42, deadline)
   end
-  if ARGV[18] == '1' then redis.call('EXPIRE', KEYS[7], clockttl) end
-  return {0, armed[2]}
+  if ARGV[18] == '1' and armed[3] == 1 then redis.call('EXPIRE', KEYS[7], clockttl) end
+  reply = {0, armed[2]}
 end
-return {0}
+redis.call('HSET', KEYS[3], ARGV[2], answer, ARGV[2] .. '#', ARGV[11])
+redis.call('RPUSH', KEYS[4], ARGV[9])
+-- After the writes: a key the move created (the record list, a requests hash) gets its TTL.
+local ttl = tonumber(ARGV[6])
+if version == 1 or ARGV[5] == '1' or redis.call('PTTL', KEYS[1]) < ttl * 1000 * 15 / 16 then
+  redis.call('EXPIRE', KEYS[1], ttl)
+  redis.call('EXPIRE', KEYS[2], ttl)
+  redis.call('EXPIRE', KEYS[3], ttl)
+  redis.call('EXPIRE', KEYS[4], ttl)
+end
+if #ARGV > FIXED then redis.call('PUBLISH', ARGV[7], ARGV[8]) end
+return reply
