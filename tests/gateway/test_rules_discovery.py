@@ -12,18 +12,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import shutil
 import socket
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import grpc
 import pytest
 from tafel.rules.v1 import rules_pb2
 
 from gateway.rules_discovery import Discovery, DnsTarget
-from gateway.rules_router import RulesRouter, rendezvous
+from gateway.rules_router import RulesAccess, RulesRouter, rendezvous
 from gateway.settings import parse_addresses
+from kit.errors import Refused
 from kit.settings import ConfigError
+from tests.certificates import make_certificates
 from tests.gateway.harness import Client, Proc, c4_move, new_id, seating, spawn, spawn_gateway, spawn_rules
 from tools.redis_server import free_port
 
@@ -220,4 +225,37 @@ async def test_a_gateway_process_resolves_its_rules_service_by_name(redis_url: s
         await b.close()
     finally:
         gateway.stop()
+        rules.stop()
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+async def test_a_discovered_replica_is_checked_against_the_services_name(redis_url: str, tmp_path: Path) -> None:
+    make_certificates(tmp_path)  # names 127.0.0.1 and localhost, not the replica's 127.0.0.2
+    port = free_port()
+    env = {"REDIS_URL": redis_url, "TAFEL_HOST": "127.0.0.2", "TAFEL_PORT": str(port)}
+    tls = {"TAFEL_TLS_CERT": str(tmp_path / "server.pem"), "TAFEL_TLS_KEY": str(tmp_path / "server.key")}
+    rules = spawn(
+        "c4-mtls@127.0.0.2", "services.connect4", {**env, **tls, "TAFEL_TLS_CLIENT_CA": str(tmp_path / "ca.pem")}
+    )
+    access = RulesAccess(
+        credentials=grpc.ssl_channel_credentials(
+            root_certificates=(tmp_path / "ca.pem").read_bytes(),
+            private_key=(tmp_path / "client.key").read_bytes(),
+            certificate_chain=(tmp_path / "client.pem").read_bytes(),
+        )
+    )
+
+    async def resolve(host: str, port: int) -> Sequence[str]:
+        return [f"127.0.0.2:{port}"]
+
+    by_name = RulesRouter({"connect4": (f"dns:///localhost:{port}",)}, access=access, resolve=resolve)
+    by_address = RulesRouter({"connect4": (rules.address,)}, access=access, timeout_s=2)
+    try:
+        assert (await by_name.describe("connect4")).game == "connect4"
+        with pytest.raises(Refused) as caught:  # dialled by IP alone, the certificate does not match
+            await by_address.describe("connect4")
+        assert caught.value.code == grpc.StatusCode.UNAVAILABLE
+    finally:
+        await by_name.close()
+        await by_address.close()
         rules.stop()
