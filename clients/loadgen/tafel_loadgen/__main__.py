@@ -85,6 +85,8 @@ def summarize(args: argparse.Namespace, stats: Stats, elapsed: float, servers: l
     server_cpu = sum(s["cpu_s"] for s in summary["servers"])
     summary["server_cpu_s"] = round(server_cpu, 2)
     summary["moves_per_server_cpu_s"] = round(stats.moves / server_cpu, 1) if server_cpu else None
+    summary["client_cpu_s"] = round(stats.client_cpu_s, 2)
+    summary["client_cpu_us_per_move"] = round(stats.client_cpu_s / stats.moves * 1e6, 1) if stats.moves else None
     if stats.pings:
         summary["pings_per_s"] = round(stats.pings / elapsed, 1)
     return summary
@@ -109,6 +111,10 @@ def print_summary(summary: dict[str, Any]) -> None:
         print(
             f"  server CPU {summary['server_cpu_s']} s -> "
             f"{summary['moves_per_server_cpu_s']} moves per server CPU-second"
+        )
+        print(
+            f"  load generator CPU {summary['client_cpu_s']} s -> "
+            f"{summary['client_cpu_us_per_move']} µs per move (on the same cores as the servers)"
         )
     print(f"  errors: {summary['errors'] or 'none'}")
     for server in summary["servers"]:

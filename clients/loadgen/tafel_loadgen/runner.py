@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import time
 from typing import Any
 
 
@@ -21,10 +22,13 @@ def child(args: argparse.Namespace, index: int, share: int, queue: Any) -> None:
     from tafel_loadgen.games import run_games, run_pings
 
     targets = args.gateways.split(",")
+    cpu_before = time.process_time()
     if args.scenario == "games":
         stats = asyncio.run(
             run_games(targets, args.game, share, args.think, args.duration, args.seed + index, args.seats)
         )
     else:
         stats = asyncio.run(run_pings(targets, share, args.duration))
+    # Its own CPU, printed beside the servers': it shares the machine's cores with them.
+    stats.client_cpu_s = time.process_time() - cpu_before
     queue.put(stats.as_dict())

@@ -20,6 +20,7 @@ class Stats:
     matchmaking: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     pings: int = 0
+    client_cpu_s: float = 0.0  # the load generator's own CPU (its client processes), over their runs
     tournament_id: str = ""  # the tournament scenario's tournament
 
     def count_move(self, _answer: object = None) -> None:
@@ -32,6 +33,7 @@ class Stats:
         self.matchmaking.extend(other["matchmaking"])
         self.errors.update(other["errors"])
         self.pings += int(other.get("pings", 0))
+        self.client_cpu_s += float(other.get("client_cpu_s", 0.0))
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -41,6 +43,7 @@ class Stats:
             "matchmaking": self.matchmaking,
             "errors": dict(self.errors),
             "pings": self.pings,
+            "client_cpu_s": self.client_cpu_s,
         }
 
 
