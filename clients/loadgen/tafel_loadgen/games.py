@@ -41,16 +41,17 @@ async def connect4_fast(
     A player that keeps one `stream` open across games (as a busy client would) passes it in."""
     if stream is None:
         async with client.play_stream() as own:
-            await _connect4_on(own, game_id, seat, stats, shared, rng, think_s, stop_at)
+            await _connect4_on(client, own, game_id, seat, stats, shared, rng, think_s, stop_at)
         return
     try:
-        await _connect4_on(stream, game_id, seat, stats, shared, rng, think_s, stop_at)
+        await _connect4_on(client, stream, game_id, seat, stats, shared, rng, think_s, stop_at)
     finally:
         with contextlib.suppress(TafelError):
             await stream.stop_watching(game_id)
 
 
 async def _connect4_on(
+    client: TafelClient,
     stream: PlayStream,
     game_id: str,
     seat: int,
@@ -60,7 +61,29 @@ async def _connect4_on(
     think_s: float,
     stop_at: float,
 ) -> None:
-    deadline = asyncio.get_running_loop().time() + (stop_at - time.monotonic()) + 5  # the opponent may stop
+    # One timer for the whole game (the opponent may stop with the run: 5 s past it, the game is
+    # given up) rather than one per awaited event: a timer per wait was a visible share of the
+    # load generator's CPU, which it shares with the servers.
+    deadline = asyncio.get_running_loop().time() + (stop_at - time.monotonic()) + 5
+    try:
+        async with asyncio.timeout_at(deadline):
+            await _play_connect4(client, stream, game_id, seat, stats, shared, rng, think_s, stop_at)
+    except TimeoutError:
+        if time.monotonic() <= stop_at:
+            raise
+
+
+async def _play_connect4(
+    client: TafelClient,
+    stream: PlayStream,
+    game_id: str,
+    seat: int,
+    stats: Stats,
+    shared: Shared,
+    rng: random.Random,
+    think_s: float,
+    stop_at: float,
+) -> None:
     watching = await stream.watch(game_id)
     view = watching.view.connect4
     heights = [len(column.seats) for column in view.board]
@@ -86,15 +109,7 @@ async def _connect4_on(
             continue
         if seat in status.to_act:
             return  # the run is over: stop moving
-        try:
-            # One deadline for the game rather than a timer per event (a timer per wait was a
-            # visible share of the load generator's CPU).
-            async with asyncio.timeout_at(deadline):
-                delivery = await stream.next_event()
-        except TimeoutError:
-            if time.monotonic() > stop_at:
-                return  # the opponent stopped with the run
-            raise
+        delivery = await stream.next_event()
         event = delivery.event
         if delivery.game_id != game_id or not _after(event.event_id, seen):
             continue
@@ -110,7 +125,7 @@ async def _connect4_on(
             if delivery.status.version >= status.version:
                 status = delivery.status
         elif event.version > status.version or event.WhichOneof("kind") == "ended":
-            status = (await stream.client.get_game(game_id)).summary.status  # a gateway without statuses
+            status = (await client.get_game(game_id)).summary.status  # a gateway without statuses
     stats.games_finished += seat == 0
 
 
