@@ -11,15 +11,22 @@ from collections.abc import AsyncGenerator
 
 import grpc
 from google.protobuf.message import Message
-from tafel.client import new_request_id
-from tafel.conformance.reference_client import ReferenceClient, main
+from tafel.client import TafelClient, new_request_id
+from tafel.conformance.reference_client import ReferenceClient, main, parse
 from tafel.errors import from_rpc_error
 from tafel.messages import game_move
-from tafel.play.v1 import play_pb2
+from tafel.play.v1 import play_pb2, play_pb2_grpc
 
 
 class NewRequestIdOnRetry(ReferenceClient):
-    """Resends a move whose answer was lost as a new request (a fresh request id)."""
+    """Resends a move whose answer was lost as a new request (a fresh request id). Its moves go
+    over a channel of its own without gRPC's retry policy: on the SDK's channel gRPC itself would
+    resend the very same request (tafel/retry.py), and the fault would never show."""
+
+    def __init__(self, client: TafelClient, game: str) -> None:
+        super().__init__(client, game)
+        channel = grpc.aio.insecure_channel(parse(sys.argv[2:]).server, options=[("grpc.enable_retries", 0)])
+        self.games = play_pb2_grpc.GameServiceStub(channel)
 
     async def submit(self, game_id: str, move: Message, version: int) -> None:
         for _ in range(5):
@@ -27,7 +34,7 @@ class NewRequestIdOnRetry(ReferenceClient):
                 game_id=game_id, expected_version=version, request_id=new_request_id(), move=game_move(move)
             )
             try:
-                await self.client.games.SubmitMove(request, metadata=self.client.metadata(), timeout=10)
+                await self.games.SubmitMove(request, metadata=self.client.metadata(), timeout=10)
                 return
             except grpc.aio.AioRpcError as error:
                 if error.code() is not grpc.StatusCode.UNAVAILABLE:
