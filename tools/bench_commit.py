@@ -1,7 +1,9 @@
 """Redis's own cost of a move's commit: games created and played through services.kit.store's
 GameStore (the rules tier's scripts, kit/redis/lua/rules/) against a fresh Redis, with the turn
-clock armed in the commit as the gateway asks for it. Prints Redis CPU per commit (INFO cpu) and
-the commands the scripts ran per commit (INFO commandstats) — the count is exact, not noisy.
+clock armed in the commit as the gateway asks for it. Prints Redis CPU per commit (INFO cpu), this
+process's CPU per commit (the rules tier's side: building the script call, the pipelined
+connection, parsing the reply), and the commands the scripts ran per commit (INFO commandstats) —
+the count is exact, not noisy.
 
     .venv/bin/python -m tools.bench_commit [--games 200] [--moves 22] [--rounds 3]
 
@@ -19,6 +21,7 @@ from typing import Any
 
 from kit.redis.keys import meta_key
 from kit.redis.layer import RedisLayer
+from kit.server import install_event_loop
 from services.kit.store import ClockArm, GameStore, NewEvent
 from tools.redis_server import start_redis
 
@@ -64,7 +67,7 @@ async def play(store: GameStore, game_id: str, moves: int) -> None:
         )
 
 
-async def one_round(games: int, moves: int) -> tuple[float, dict[str, float]]:
+async def one_round(games: int, moves: int) -> tuple[float, float, dict[str, float]]:
     redis = start_redis()
     try:
         layer = RedisLayer.connect(redis.url)
@@ -74,13 +77,15 @@ async def one_round(games: int, moves: int) -> tuple[float, dict[str, float]]:
         await play(store, "warm", 2)
         await layer.client.config_resetstat()
         before = await redis_cpu(layer)
+        own = time.process_time()
         await asyncio.gather(*(play(store, f"g{g}", moves) for g in range(games)))
+        own = time.process_time() - own
         used = await redis_cpu(layer) - before
         stats: Any = await layer.client.info("commandstats")
         commits = games * moves
         per = {name.removeprefix("cmdstat_"): int(row["calls"]) / commits for name, row in stats.items()}
         await layer.close()
-        return used / commits * 1e6, per
+        return used / commits * 1e6, own / commits * 1e6, per
     finally:
         redis.stop()
 
@@ -91,15 +96,20 @@ async def main() -> None:
     parser.add_argument("--moves", type=int, default=22)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    costs = []
+    costs, owns = [], []
     per: dict[str, float] = {}
     for _ in range(args.rounds):
-        cost, per = await one_round(args.games, args.moves)
+        cost, own, per = await one_round(args.games, args.moves)
         costs.append(cost)
-        print(f"redis CPU per commit: {cost:.1f} µs", flush=True)
-    print(f"median {statistics.median(costs):.1f} µs per commit (create included)")
+        owns.append(own)
+        print(f"per commit: redis CPU {cost:.1f} µs, caller CPU {own:.1f} µs", flush=True)
+    print(
+        f"median per commit (create included): redis {statistics.median(costs):.1f} µs, "
+        f"caller {statistics.median(owns):.1f} µs"
+    )
     print("commands per commit: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(per.items()) if v >= 0.01))
 
 
 if __name__ == "__main__":
+    install_event_loop()  # as the servers run
     asyncio.run(main())

@@ -127,7 +127,12 @@ class RedisPipe:
         self.timeout_s = timeout_s
         self._writer: asyncio.StreamWriter | None = None
         self._reader_task: asyncio.Task[None] | None = None
-        self._pending: deque[asyncio.Future[Any]] = deque()
+        # In flight, oldest first (replies come in order): each call's future and its deadline.
+        self._pending: deque[tuple[asyncio.Future[Any], float]] = deque()
+        # One timer per connection watches the oldest call's deadline (replies come in order, so
+        # when it is answered in time the next one is the one to watch), instead of a timer per
+        # call: a call then costs no timer to arm and cancel.
+        self._watchdog: asyncio.TimerHandle | None = None
         self._buffer: list[bytes] = []
         self._flush_scheduled = False
         self._connecting = asyncio.Lock()
@@ -158,9 +163,12 @@ class RedisPipe:
         if self._reader_task is not None and self._reader_task is not asyncio.current_task():
             self._reader_task.cancel()
         self._reader_task = None
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         self._buffer.clear()
         pending, self._pending = self._pending, deque()
-        for future in pending:
+        for future, _ in pending:
             if not future.done():
                 future.set_exception(error)
 
@@ -175,7 +183,7 @@ class RedisPipe:
                 parser.feed(data)
                 # Every reply already here settles its future without another await.
                 while (reply := parser.gets()) is not False:
-                    future = pending.popleft()
+                    future = pending.popleft()[0]
                     if not future.done():
                         future.set_result(reply)
         except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError, IndexError, *PARSE_ERRORS):
@@ -192,16 +200,14 @@ class RedisPipe:
         writer = self._writer or await self._connect()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        self._pending.append(future)
+        self._pending.append((future, loop.time() + self.timeout_s))
         self._buffer.append(command(*parts))
         if not self._flush_scheduled:
             self._flush_scheduled = True
             loop.call_soon(self._flush)
-        timer = loop.call_later(self.timeout_s, self._expire, writer, future)
-        try:
-            reply = await future
-        finally:
-            timer.cancel()
+        if self._watchdog is None:
+            self._watchdog = loop.call_later(self.timeout_s, self._watch, writer)
+        reply = await future
         if isinstance(reply, RespError):
             raise ResponseError(str(reply))
         return reply
@@ -210,14 +216,18 @@ class RedisPipe:
         """Several commands in one write; their replies in order."""
         return list(await asyncio.gather(*(self.call(*parts) for parts in commands)))
 
-    def _expire(self, writer: asyncio.StreamWriter, future: asyncio.Future[Any]) -> None:
-        if future.done():
+    def _watch(self, writer: asyncio.StreamWriter) -> None:
+        """The oldest call in flight past its deadline: the pipeline is out of step (a reply that
+        never came), so every call in flight fails and the next call opens a fresh connection."""
+        self._watchdog = None
+        if self._writer is not writer or not self._pending:
             return
-        # A reply that never came leaves the pipeline out of step: start a fresh connection.
-        if self._writer is writer:
-            self._drop(RedisTimeoutError("redis did not answer in time"))
-        if not future.done():
-            future.set_exception(RedisTimeoutError("redis did not answer in time"))
+        loop = asyncio.get_running_loop()
+        deadline = self._pending[0][1]
+        if deadline > loop.time():
+            self._watchdog = loop.call_at(deadline, self._watch, writer)
+            return
+        self._drop(RedisTimeoutError("redis did not answer in time"))
 
 
 Command = tuple[str | bytes | int | float, ...]
