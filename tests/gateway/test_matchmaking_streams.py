@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections import Counter
+from collections.abc import AsyncIterator
 
 import grpc
 import pytest
@@ -150,11 +151,21 @@ async def test_a_waiter_on_another_gateway_recovers_a_match_left_unstarted(redis
     # `two` ticks slowly, so the pairing happens on `one` (at once, when the second ticket arrives).
     slow = dataclasses.replace(FAST, tick_s=1.0)
     async with gateway_side(redis_url, broken) as one, gateway_side(redis_url, healthy, slow) as two:
-        a_task = asyncio.create_task(run_to_match(two, bucket, player()))
-        await asyncio.sleep(0.2)
+        a_search = two.find(bucket, player())
+        # a's ticket is queued before b's arrives (seen, not hoped for after a pause: on a busy
+        # machine b came first, `two` paired them itself, and the recovery went untested).
+        assert (await asyncio.wait_for(anext(a_search), 10)).HasField("queued")
+
+        async def matched(search: AsyncIterator[play_pb2.FindMatchResponse]) -> play_pb2.MatchFound:
+            async for message in search:
+                if message.HasField("matched"):
+                    return message.matched
+            raise AssertionError("the search ended without a match")
+
+        a_task = asyncio.create_task(matched(a_search))
         # `one` pairs (its worker runs at once on the new ticket) but fails to start the game.
         b_task = asyncio.create_task(run_to_match(one, bucket, player()))
-        (_, found_a), (_, found_b) = await asyncio.wait_for(asyncio.gather(a_task, b_task), 30)
+        found_a, (_, found_b) = await asyncio.wait_for(asyncio.gather(a_task, b_task), 30)
     assert found_a.game_id == found_b.game_id
     assert {found_a.seat, found_b.seat} == {0, 1}
     assert found_a.game_id in healthy.games
