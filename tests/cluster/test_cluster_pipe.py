@@ -13,7 +13,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
 from redis.exceptions import AskError, ResponseError
 
-from kit.redis.cluster import ClusterPipe, first_key
+from kit.redis.cluster import ClusterPipe, cluster_client
 from kit.redis.layer import RedisLayer
 from tools.redis_cluster import RedisClusterProcess, start_cluster
 
@@ -45,15 +45,6 @@ async def layer(cluster_url: str) -> AsyncIterator[RedisLayer]:
         yield value
     finally:
         await value.close()
-
-
-def test_first_key_routing() -> None:
-    assert first_key(("EVALSHA", "abc", 2, "k1", "k2", "x")) == b"k1"
-    assert first_key(("EVAL", "return 1", 0)) is None
-    assert first_key(("XREAD", "COUNT", 5, "STREAMS", "s1", "0")) == b"s1"
-    assert first_key(("HMGET", "h", "a")) == b"h"
-    assert first_key(("PING",)) is None
-    assert first_key(("SCRIPT", "LOAD", "return 1")) is None
 
 
 async def test_layer_on_a_cluster_url(layer: RedisLayer, redis_cluster: RedisClusterProcess) -> None:
@@ -187,3 +178,15 @@ async def test_a_killed_master_is_replaced_and_callers_recover() -> None:
     finally:
         await layer.close()
         cluster.stop()
+
+
+async def test_layer_around_a_cluster_client_before_its_first_command(cluster_url: str) -> None:
+    client = cluster_client(cluster_url)  # knows only its startup nodes yet
+    layer = RedisLayer.around(client)
+    try:
+        assert isinstance(layer.pipe, ClusterPipe)
+        assert await layer.call("SET", "test:{around}", "1") == b"OK"
+        assert await client.get("test:{around}") == b"1"
+    finally:
+        await layer.close()
+        await client.aclose()
