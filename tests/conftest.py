@@ -14,6 +14,7 @@ import pytest
 import redis as redis_sync
 from redis.asyncio import Redis
 
+from kit.redis.client import redis_client
 from kit.redis.layer import RedisLayer
 from tools.redis_server import RedisProcess, start_redis
 
@@ -62,7 +63,7 @@ def redis_url(redis_server: RedisServer) -> str:
 
 @pytest.fixture
 async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
+    client = redis_client(redis_url)  # redis+cluster:// too (docs/cluster.md)
     try:
         yield client
     finally:

@@ -28,6 +28,7 @@ from gateway.clocks import Clocks
 from gateway.games import GameDirectory
 from gateway.rules_router import RulesRouter
 from kit.errors import reason_of
+from kit.redis.client import redis_client
 from kit.redis.game_reads import GameReads
 from kit.redis.layer import RedisLayer
 from tools.platform import ROOT
@@ -279,7 +280,7 @@ class Seating:
 
 @asynccontextmanager
 async def seating(redis_url: str, rules: dict[str, str]) -> AsyncIterator[Seating]:
-    redis = Redis.from_url(redis_url)
+    redis = redis_client(redis_url)  # redis+cluster:// too (docs/cluster.md)
     layer = RedisLayer.around(redis)
     router = RulesRouter({game: (address,) for game, address in rules.items()})
     clocks = Clocks(layer, ttl_s=3600)
