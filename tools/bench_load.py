@@ -49,6 +49,50 @@ def with_platform(gateways: int, body: Any) -> Any:
         running.stop()
 
 
+def redis_per_move(url: str, moves: int) -> dict[str, float]:
+    """What the platform's Redis did per move over a run (from a fresh platform: INFO counts from
+    its start, matchmaking and game starts included): commands by name, reads and writes of its
+    clients' sockets. Exact counts, unlike CPU on this shared machine."""
+    import redis as redis_py
+
+    client = redis_py.Redis.from_url(url)
+    try:
+        stats: Any = client.info("stats")
+        commands: Any = client.info("commandstats")
+    finally:
+        client.close()
+    per = {name.removeprefix("cmdstat_"): int(row["calls"]) / max(1, moves) for name, row in commands.items()}
+    per["(all commands)"] = int(stats["total_commands_processed"]) / max(1, moves)
+    per["(socket reads)"] = int(stats["total_reads_processed"]) / max(1, moves)
+    return per
+
+
+def once(args: argparse.Namespace) -> None:
+    """`--once`: one games run per concurrency on one gateway, figures printed, nothing written —
+    for A/B runs (run it from a worktree of the other commit, interleaved)."""
+    for concurrency in args.concurrency:
+
+        def body(p: Platform, c: int = concurrency) -> None:
+            summary = loadgen(
+                p.gateway_addresses,
+                "--processes",
+                str(args.processes),
+                "games",
+                "--games",
+                str(c),
+                "--duration",
+                str(args.duration),
+            )
+            assert p.redis_url is not None
+            per = redis_per_move(p.redis_url, int(summary["moves"]))
+            print(
+                "  redis per move: "
+                + ", ".join(f"{k} {v:.2f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1]) if v >= 0.05)
+            )
+
+        with_platform(1, body)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--duration", type=float, default=60.0, help="seconds per games run")
@@ -58,7 +102,11 @@ def main() -> None:
     parser.add_argument("--tournament", action="store_true", help="also the 1,024-player Swiss (long)")
     parser.add_argument("--tournament-players", type=int, default=1024)
     parser.add_argument("--tournament-rounds", type=int, default=10)
+    parser.add_argument("--once", action="store_true", help="only the games runs, printed (A/B), nothing written")
     args = parser.parse_args()
+    if args.once:
+        once(args)
+        return
     results: dict[str, Any] = {
         "machine": {
             "cpus": os.cpu_count(),
