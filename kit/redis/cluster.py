@@ -26,6 +26,7 @@ import asyncio
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, cast
 from urllib.parse import quote, unquote
 
@@ -52,6 +53,7 @@ _READS = frozenset({
     b"ZREVRANGE", b"ZREVRANGEBYSCORE", b"ZSCORE", b"ZCARD", b"ZCOUNT", b"ZRANK", b"XRANGE", b"XREVRANGE",
     b"XLEN", b"STRLEN", b"EVALSHA_RO", b"EVAL_RO",
 })
+_REDIRECTS = frozenset({"MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN"})
 _MAX_REDIRECTS = 16  # a slot bouncing more than this is a broken cluster, not a migration
 
 
@@ -131,8 +133,13 @@ def cluster_url_of(client: Any) -> str:
     return f"{scheme}://{auth}{nodes}/"
 
 
+@lru_cache(maxsize=256)  # command names as callers spell them: a handful
+def _name(part: str | bytes) -> bytes:
+    return part.upper() if isinstance(part, bytes) else part.upper().encode()
+
+
 def _word(part: str | bytes | int | float) -> bytes:
-    return part.upper() if isinstance(part, bytes) else str(part).upper().encode()
+    return _name(part) if isinstance(part, str | bytes) else str(part).upper().encode()
 
 
 def _as_bytes(part: str | bytes | int | float) -> bytes:
@@ -145,7 +152,7 @@ def first_key(parts: Sequence[str | bytes | int | float]) -> bytes | None:
     if name in _SCRIPTS:
         return _as_bytes(parts[3]) if int(parts[2]) > 0 else None
     if name in (b"XREAD", b"XREADGROUP"):
-        words = [_word(part) for part in parts]
+        words = [part.upper() if isinstance(part, bytes) else str(part).upper().encode() for part in parts]
         return _as_bytes(parts[words.index(b"STREAMS") + 1]) if b"STREAMS" in words else None
     if name in _KEYLESS or name in _EVERY_MASTER or len(parts) < 2:
         return None
@@ -254,6 +261,22 @@ class ClusterPipe(RedisPipe):
         if key is None:
             return await self._keyless(parts)
         slot = key_slot(key)
+        address = self._slots[slot]
+        if address is not None:
+            # The hot path: the owner is known; redirections and outages go the long way.
+            try:
+                return await self._node(address).call(*parts)
+            except ResponseError as error:
+                if str(error).partition(" ")[0] not in _REDIRECTS:
+                    raise
+            except RedisConnectionError as error:
+                if not str(error).startswith("cannot reach redis") and _word(parts[0]) not in _READS:
+                    self._refresh_soon()
+                    raise  # a write sent and lost: it may have run
+        return await self._routed(parts, slot)
+
+    async def _routed(self, parts: Sequence[str | bytes | int | float], slot: int) -> Any:
+        """A command whose slot has no known owner, moved, or whose owner is unreachable."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
         asking: str | None = None
