@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { CertificateError, TafelClient } from "../../src/index.js";
 import { createNativeTransport, createNodeWebTransport, type TlsOptions } from "../../src/node.js";
-import { guests, playGame, required, type TransportKind } from "../platform.js";
+import { guests, playGame, Relay, required, type TransportKind } from "../platform.js";
 import { connect4Strategy } from "../../conformance/strategies.js";
 
 const gateway = required("TAFEL_TEST_TLS_GATEWAY");
@@ -19,14 +19,15 @@ const web = new URL(required("TAFEL_TEST_TLS_WEB_URL"));
 const ca = readFileSync(required("TAFEL_TEST_TLS_CA"));
 
 interface TlsKind extends TransportKind {
-  /** A client over this transport with these TLS settings. */
-  with: (tls: TlsOptions) => TafelClient;
+  /** A client over this transport with these TLS settings (through a stand-in at `via`, "host:port"). */
+  with: (tls: TlsOptions, via?: string) => TafelClient;
 }
 
 function kinds(): TlsKind[] {
-  const native = (tls: TlsOptions): ReturnType<typeof createNativeTransport> =>
-    createNativeTransport(gateway, { scheme: "https", ...tls });
-  const edge = (protocol: "connect" | "grpc-web") => (tls: TlsOptions) => createNodeWebTransport(web.href, { protocol, ...tls });
+  const native = (tls: TlsOptions, via?: string): ReturnType<typeof createNativeTransport> =>
+    createNativeTransport(via ?? gateway, { scheme: "https", ...tls });
+  const edge = (protocol: "connect" | "grpc-web") => (tls: TlsOptions, via?: string) =>
+    createNodeWebTransport(via ? `https://${via}` : web.href, { protocol, ...tls });
   return [
     { name: "native gRPC", make: native, address: gateway },
     { name: "Connect", make: edge("connect"), address: web.host },
@@ -35,7 +36,7 @@ function kinds(): TlsKind[] {
     name: kind.name,
     address: kind.address,
     make: () => kind.make({ ca }),
-    with: (tls: TlsOptions) => new TafelClient(kind.make(tls)),
+    with: (tls: TlsOptions, via?: string) => new TafelClient(kind.make(tls, via)),
   }));
 }
 
@@ -64,8 +65,12 @@ for (const kind of kinds()) {
       assert.equal(statuses[0]!.version, statuses[1]!.version);
     });
 
-    test("a certificate signed by an unknown CA is refused with CertificateError", async () => {
-      await refused(kind.with({}), "CERTIFICATE_UNTRUSTED"); // Node's own roots know no test CA
+    test("a certificate signed by an unknown CA is refused with CertificateError, and not retried", async (t) => {
+      // Through a TCP relay that counts connections: a retry would open another.
+      const relay = await Relay.start(kind.address);
+      t.after(() => relay.close());
+      await refused(kind.with({}, relay.address), "CERTIFICATE_UNTRUSTED"); // Node's own roots know no test CA
+      assert.equal(relay.connections, 1);
     });
 
     test("serverName: the certificate's other name verifies, a name it lacks is refused", async () => {
