@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +59,6 @@ class RedisClusterProcess:
     nodes: list[ClusterNodeProcess]
     aof: bool
     workdir: tempfile.TemporaryDirectory[str] | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def url(self) -> str:
@@ -178,9 +177,7 @@ class RedisClusterProcess:
         deadline = time.monotonic() + timeout_s
         clients = [node.client() for node in self.nodes]
         try:
-            with clients[0] as first:
-                formed = int(_cluster_info(first).get("cluster_known_nodes", 1)) == len(self.nodes)
-            if formed:
+            if int(_cluster_info(clients[0]).get("cluster_known_nodes", 1)) == len(self.nodes):
                 return  # a data folder's nodes.conf: formed on an earlier start
             ids = [client.execute_command("CLUSTER", "MYID") for client in clients]
             ids = [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
