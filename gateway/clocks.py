@@ -3,19 +3,22 @@
 The keys (kit/redis/keys.py, "Turn clocks") are this module's. Their layout is written by one Lua
 function, lua/clocks/arm_function.lua, which this module's arm (lua/clocks/arm.lua) and the rules
 service's commit (lua/rules/commit.lua, arming in the same script as the move, which saves the
-gateway a round trip per move) both include: two writers, one definition. The claimed set
-(``tafel:clocks:claimed``: members being handled, score the end of the claim's lease) is written
-only here.
+gateway a round trip per move) both include: two writers, one definition. Games live in
+GAME_SHARDS shards (kit/redis/keys.py, "Game shards"); each shard has its deadline set and its
+claimed set (members being handled, score the end of the claim's lease), both in the shard's slot
+with its games' keys. The claimed sets are written only here.
 
 After an applied action whose answer did not arm the clock (a replayed answer, the game's
 creation), the gateway arms it from the new GameStatus with clocks/arm.
 
-Every replica runs a sweeper. It claims due deadlines with one script (moved to the claimed set
-with a lease, so a replica that dies mid-timeout leaves the claim to be taken again when the lease
-ends), applies a Timeout for the first seat still to act (request id derived from the version, so
-two replicas can never time a seat out twice), and sleeps until the next deadline, a local wake-up,
-or at most TAFEL_CLOCK_MAX_WAIT_S (deadlines armed by other replicas); the loop is kit/loops.py's
-(an outage logged once, retried with backoff). Deadlines live only in Redis, so a timeout still
+Every replica runs a sweeper covering every shard. It claims due deadlines (moved to the claimed
+set with a lease, so a replica that dies mid-timeout leaves the claim to be taken again when the
+lease ends) with one script for all shards on a single Redis, one script per shard, all sent at
+once, on a Redis Cluster (a script touches one slot there); applies a Timeout for the first seat
+still to act (request id derived from the version, so two replicas can never time a seat out
+twice); and sleeps until the earliest next deadline over all shards, a local wake-up, or at most
+TAFEL_CLOCK_MAX_WAIT_S (deadlines armed by other replicas); the loop is kit/loops.py's (an outage
+logged once, retried with backoff). Deadlines live only in Redis, so a timeout still
 applies after every gateway was restarted.
 """
 
@@ -31,7 +34,7 @@ from typing import Any
 from tafel.games.v1 import games_pb2
 
 from kit.loops import Loop
-from kit.redis.keys import CLOCKS, CLOCKS_CLAIMED, clock_key, meta_key
+from kit.redis.keys import GAME_SHARDS, claimed_key, clock_key, clocks_key, game_shard, meta_key
 from kit.redis.layer import RedisLayer
 from kit.redis.scripts import script
 from kit.retry import Backoff
@@ -87,6 +90,7 @@ class Clocks:
         self._loop: Loop | None = None
         self._handling: set[asyncio.Task[None]] = set()
         self._inflight: set[str] = set()
+        self._first_shard = 0  # rotates, so a batch cut short never starves the later shards
         self.fired = 0
 
     async def arm(self, game_id: str, status: games_pb2.GameStatus, per_move_s: float) -> float | None:
@@ -95,7 +99,7 @@ class Clocks:
         to_act = "" if status.over else ",".join(str(seat) for seat in status.to_act)
         reply: Any = await self.layer.run(
             script("clocks/arm"),
-            [clock_key(game_id), CLOCKS, meta_key(game_id)],
+            [clock_key(game_id), clocks_key(game_shard(game_id)), meta_key(game_id)],
             [game_id, status.version, to_act, int(per_move_s * 1000), now_ms(), self.ttl_s],
         )
         deadline = int(reply[1])
@@ -144,33 +148,50 @@ class Clocks:
             await asyncio.gather(*tuple(self._handling), return_exceptions=True)
 
     async def sweep_once(self, handler: DueHandler) -> tuple[int, float | None]:
-        """Claim and start handling what is due; returns (claimed, the next deadline in ms)."""
+        """Claim and start handling what is due in every shard; returns (claimed, the next deadline
+        in ms over all shards). A claim cut short by its batch leaves due members behind, so the
+        next deadline it answers is already past: the loop sweeps again at once."""
         now = now_ms()
-        reply: Any = await self.layer.run(
-            script("clocks/claim"), [CLOCKS, CLOCKS_CLAIMED], [now, self.lease_ms, CLAIM_BATCH]
+        start = self._first_shard
+        self._first_shard = (start + 1) % GAME_SHARDS
+        shards = [(start + i) % GAME_SHARDS for i in range(GAME_SHARDS)]
+        if self.layer.cluster:
+            # One slot a script: a claim per shard, all in flight together (one write per master).
+            groups = [[clocks_key(k), claimed_key(k)] for k in shards]
+        else:
+            # A single Redis does not check slots: every shard in one script, about the cost of one.
+            groups = [[key for k in shards for key in (clocks_key(k), claimed_key(k))]]
+        args = [now, self.lease_ms, CLAIM_BATCH]
+        replies: list[Any] = list(
+            await asyncio.gather(*(self.layer.run(script("clocks/claim"), keys, args) for keys in groups))
         )
-        members, next_due, next_claim = reply
+        members = [raw for reply in replies for raw in reply[0]]
+        candidates = [float(x) for reply in replies for x in reply[1:] if x not in (b"", "", None)]
         for raw in members:
             member = raw.decode() if isinstance(raw, bytes) else str(raw)
             if member in self._inflight:
                 continue
             due = Due.parse(member)
             if due is None:
-                await self.layer.call("ZREM", CLOCKS_CLAIMED, member)
+                await self._unclaim(member)
                 continue
             self._inflight.add(member)
             task = asyncio.get_running_loop().create_task(self._handle(handler, due))
             self._handling.add(task)
             task.add_done_callback(self._handling.discard)
-        candidates = [float(x) for x in (next_due, next_claim) if x not in (b"", "", None)]
         return len(members), (min(candidates) if candidates else None)
+
+    async def _unclaim(self, member: str) -> None:
+        """Drop a settled (or unreadable) claim from its shard's claimed set."""
+        game_id = member.split("|", 1)[0]
+        await self.layer.call("ZREM", claimed_key(game_shard(game_id)), member)
 
     async def _handle(self, handler: DueHandler, due: Due) -> None:
         try:
             async with self._slots:
                 settled = await handler(due)
             if settled:
-                await self.layer.call("ZREM", CLOCKS_CLAIMED, due.member)
+                await self._unclaim(due.member)
                 self.fired += 1
         except asyncio.CancelledError:
             raise

@@ -1,9 +1,10 @@
 """Every Redis key and channel of the platform, grouped by the module that owns it (writes it).
 
-Only the owner writes a key; others may read what its section says they read. Keys of one game,
-room, account, bucket or pool share a hash tag (`{g:ID}`, `{room:C}`, `{u:name}`, `{mm:B}`,
-`{r:pool}`), so every script touches one slot (Redis Cluster, issue 17). The global sets at the end
-of each section are one key each; docs/architecture.md says why each scales as it is.
+Only the owner writes a key; others may read what its section says they read. Keys of one room,
+account, bucket or pool share a hash tag (`{room:C}`, `{u:name}`, `{mm:B}`, `{r:pool}`); a game's live
+keys share its shard's (`{gs:k}`, with that shard's clock sets, see "Game shards"), so every script
+touches one slot (Redis Cluster, issue 17). The global sets at the end of each section are one key
+each; docs/cluster.md says why each scales as it is.
 
 What each key holds is documented next to its function; the scripts that write them are in
 kit/redis/lua/<owner>/ (one file a script, arguments in its header).
@@ -11,7 +12,36 @@ kit/redis/lua/<owner>/ (one file a script, arguments in its header).
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
+
+# ---------------------------------------------------------------------------------------------
+# Game shards. A turn clock is armed in the same script as the move (rules/commit) and must land in
+# a set the sweepers scan: on a Cluster both must be in one slot. So games live in GAME_SHARDS
+# shards, and every live key of a game that a clock script touches (state, events, requests,
+# actions, clock, meta; the wake-up channel too, for sharded pub/sub) carries its shard's hash tag
+# `{gs:k}`, beside that shard's own clock sets (clocks_key / claimed_key). 256 shards spread over any
+# number of masters up to a few dozen, and resharding moves whole shards; a sweep is one script per
+# shard on a cluster, one script for all of them on a single Redis (docs/cluster.md). Keys that
+# outlive a game and are never in a clock script (record_key, rated_hint_key) keep `{g:ID}`.
+# Changing GAME_SHARDS or game_shard() loses every live game (their keys are not found): never.
+
+GAME_SHARDS = 256
+
+
+def game_shard(game_id: str) -> int:
+    """The game's shard: crc32 (stable across processes and versions, unlike hash())."""
+    return zlib.crc32(game_id.encode()) % GAME_SHARDS
+
+
+def shard_tag(shard: int) -> str:
+    return f"{{gs:{shard}}}"
+
+
+def game_prefix(game_id: str) -> str:
+    """`tafel:{gs:k}:g:<id>`, the start of every live key of the game."""
+    return f"tafel:{shard_tag(game_shard(game_id))}:g:{game_id}"
+
 
 # ---------------------------------------------------------------------------------------------
 # A game's live keys. Owner: the rules service's GameStore (services/kit/store.py, scripts in
@@ -34,13 +64,13 @@ class GameKeys:
 
 
 def game_keys(game_id: str) -> GameKeys:
-    tag = f"{{g:{game_id}}}"
+    prefix = game_prefix(game_id)
     return GameKeys(
-        state=f"tafel:{tag}:state",
-        events=f"tafel:{tag}:events",
-        requests=f"tafel:{tag}:reqs",
-        actions=f"tafel:{tag}:actions",
-        channel=f"tafel:wake:{tag}",
+        state=f"{prefix}:state",
+        events=f"{prefix}:events",
+        requests=f"{prefix}:reqs",
+        actions=f"{prefix}:actions",
+        channel=f"{prefix}:wake",
     )
 
 
@@ -49,14 +79,22 @@ def game_keys(game_id: str) -> GameKeys:
 # same script as the move (one round trip a move) through the one function that writes them,
 # lua/clocks/arm_function.lua, which both clocks/arm and rules/commit include. Both scripts also
 # refresh the game's meta_key (below) with the clock's TTL; no script refreshes any other key.
+# The deadline sets are per game shard (above): a game's clock goes into clocks_key(game_shard(id)).
 
-CLOCKS = "tafel:clocks"  # zset: member "<game id>|<version>|<seats>", score the deadline (ms)
-CLOCKS_CLAIMED = "tafel:clocks:claimed"  # zset: members being handled, score the claim's lease end
+
+def clocks_key(shard: int) -> str:
+    """zset: member "<game id>|<version>|<seats>", score the deadline (ms); the shard's games."""
+    return f"tafel:{shard_tag(shard)}:clocks"
+
+
+def claimed_key(shard: int) -> str:
+    """zset: the shard's members being handled, score the claim's lease end (ms)."""
+    return f"tafel:{shard_tag(shard)}:clocks:claimed"
 
 
 def clock_key(game_id: str) -> str:
     """hash: v the version the deadline belongs to, d the deadline (ms since the epoch)."""
-    return f"tafel:{{g:{game_id}}}:clock"
+    return f"{game_prefix(game_id)}:clock"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -67,8 +105,9 @@ GAMES_LIVE = "tafel:games:live"  # zset: running games by creation time (per gam
 
 def meta_key(game_id: str) -> str:
     """hash: g game type, p players per seat (JSON), o options, t per-move ms, r rated, src origin,
-    c created (ms). Written once; its TTL follows the clock's (clocks/arm, rules/commit refresh it)."""
-    return f"tafel:{{g:{game_id}}}:meta"
+    c created (ms). Written once; its TTL follows the clock's (clocks/arm, rules/commit refresh it),
+    so it is in the game's shard."""
+    return f"{game_prefix(game_id)}:meta"
 
 
 def live_key(game: str | None = None) -> str:
@@ -87,7 +126,8 @@ RECORDS = "tafel:records"  # zset: every record by end time; per player/game: re
 
 
 def record_key(game_id: str) -> str:
-    """string: a GameRecord (SET NX: the first write stands)."""
+    """string: a GameRecord (SET NX: the first write stands). Outlives the game and is in no
+    script: it keeps the name it had before game shards, so existing data folders' records stay."""
     return f"tafel:record:{{g:{game_id}}}"
 
 
@@ -216,7 +256,8 @@ def pool_key(pool: str, part: str) -> str:
 
 
 def rated_hint_key(game_id: str) -> str:
-    """string: set once a game's record has been applied to the ratings."""
+    """string: set once a game's record has been applied to the ratings (plain SET/EXISTS, no
+    script: the name it had before game shards)."""
     return f"tafel:{{g:{game_id}}}:rated"
 
 

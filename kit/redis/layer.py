@@ -28,8 +28,9 @@ class RedisLayer:
         self.client = client
         self.url = url or (cluster_url_of(client) if isinstance(client, RedisCluster) else url_of(client))
         # A Redis Cluster URL (redis+cluster://, kit/redis/cluster.py): one pipe per master, by slot.
-        cluster = is_cluster_url(self.url)
-        self.pipe = (ClusterPipe if cluster else RedisPipe)(self.url, timeout_s=timeout_s)
+        # Callers that would touch keys of many slots in one script ask (gateway/clocks.py's sweep).
+        self.cluster = is_cluster_url(self.url)
+        self.pipe = (ClusterPipe if self.cluster else RedisPipe)(self.url, timeout_s=timeout_s)
         self._owns_client = owns_client
 
     @classmethod

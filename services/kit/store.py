@@ -1,7 +1,7 @@
 """The Redis game store: every write of a game is one Lua script (kit/redis/lua/rules/), one
 round trip.
 
-The keys, what each holds, and who reads them: kit/redis/keys.py game_keys (hash-tagged by game,
+The keys, what each holds, and who reads them: kit/redis/keys.py game_keys (hash-tagged by game shard,
 so one game's keys share a slot). The reads are GameReads' (kit/redis/game_reads.py).
 
 A move compares the version, drops a repeated request id (answering with the first result), writes
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kit.redis.game_reads import GameReads
-from kit.redis.keys import CLOCKS, clock_key, game_keys, meta_key
+from kit.redis.keys import clock_key, clocks_key, game_keys, game_shard, meta_key
 from kit.redis.layer import RedisLayer
 from kit.redis.scripts import script
 
@@ -206,7 +206,7 @@ class GameStore(GameReads):
         else:
             # The clock keys are named here, by the store, from the game id: a caller cannot make
             # the commit write any other key.
-            script_keys.extend((clock_key(game_id), CLOCKS, meta_key(game_id)))
+            script_keys.extend((clock_key(game_id), clocks_key(game_shard(game_id)), meta_key(game_id)))
             args.extend(
                 (game_id, clock.to_act, clock.per_move_ms, clock.now_ms, clock.ttl_s, 1 if clock.keep_meta else 0)
             )

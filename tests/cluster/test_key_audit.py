@@ -22,13 +22,16 @@ def slots(*names: str) -> set[int]:
 def test_a_games_keys_share_one_slot() -> None:
     game = "g-7XyZ"
     live = keys.game_keys(game)
-    # The rules commit touches state/events/requests/actions and the clock and metadata keys;
-    # the gateway's record and rating hint belong to the same game.
+    # The rules commit touches state/events/requests/actions and the clock and metadata keys, and
+    # arms the deadline in its shard's set; the claim moves it to the shard's claimed set.
+    shard = keys.game_shard(game)
     together = (live.state, live.events, live.requests, live.actions, keys.clock_key(game), keys.meta_key(game))
-    assert len(slots(*together, keys.record_key(game), keys.rated_hint_key(game))) == 1
+    assert len(slots(*together, keys.clocks_key(shard), keys.claimed_key(shard))) == 1
     # The wake-up channel carries the tag too (sharded pub/sub publishes it from the commit).
     assert slots(live.channel) == slots(live.state)
     assert len(slots(*(keys.game_keys(f"g-{i}").state for i in range(50)))) > 40  # games spread out
+    # Every shard a slot of its own, so the shards spread over any number of masters.
+    assert len(slots(*(keys.clocks_key(k) for k in range(keys.GAME_SHARDS)))) == keys.GAME_SHARDS
 
 
 def test_entity_keys_share_their_tag() -> None:

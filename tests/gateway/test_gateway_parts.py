@@ -23,8 +23,7 @@ from gateway.watch.hub import EventHub
 from gateway.watch.watcher import LIVE
 from kit.errors import Refused
 from kit.redis.game_reads import GameReads
-from kit.redis.keys import CLOCKS as CLOCKS_KEY
-from kit.redis.keys import clock_key, game_keys
+from kit.redis.keys import clock_key, clocks_key, game_keys, game_shard
 from kit.redis.layer import RedisLayer
 from kit.redis.pubsub import PubSub
 from kit.settings import ConfigError
@@ -128,8 +127,8 @@ async def test_clock_arming(clock_redis: Redis) -> None:
     assert second is not None and second > first
     assert await clocks.arm(game, status(0, 0), 10) is None
     assert await clocks.arm(game, status(1, 1), 99) == second
-    assert await redis.zscore(CLOCKS_KEY, f"{game}|0|0") is None
-    assert await redis.zscore(CLOCKS_KEY, f"{game}|1|1") is not None
+    assert await redis.zscore(clocks_key(game_shard(game)), f"{game}|0|0") is None
+    assert await redis.zscore(clocks_key(game_shard(game)), f"{game}|1|1") is not None
     # A simultaneous round still being filled in keeps its deadline; a new round gets a new one.
     round_start = await clocks.arm(game, status(2, 0, 1, 2), 30)
     assert await clocks.arm(game, status(3, 0, 2), 30) == round_start
@@ -137,7 +136,7 @@ async def test_clock_arming(clock_redis: Redis) -> None:
     assert await clocks.arm(game, status(5, 0, 1, 2), 40) != round_start
     # The end removes it.
     assert await clocks.arm(game, status(6, over=True), 30) is None
-    assert await redis.zscore(CLOCKS_KEY, f"{game}|5|0,1,2") is None
+    assert await redis.zscore(clocks_key(game_shard(game)), f"{game}|5|0,1,2") is None
     assert await clocks.deadline(game, 6) is None
     await redis.delete(clock_key(game))
     await clocks.layer.close()

@@ -14,7 +14,7 @@ import pytest
 from redis.asyncio import Redis
 
 from kit.redis import scripts
-from kit.redis.keys import CLOCKS, clock_key, game_keys, meta_key
+from kit.redis.keys import clock_key, clocks_key, game_keys, game_shard, meta_key
 from kit.redis.layer import RedisLayer
 from kit.redis.scripts import LUA_DIR, all_scripts, header_of, is_include, lua_names, script
 
@@ -123,7 +123,7 @@ async def test_a_wrong_count_raises_before_anything_reaches_redis(redis: Redis) 
     layer = RedisLayer(redis, url="redis://127.0.0.1:1/0", timeout_s=0.5, owns_client=False)
     try:
         with pytest.raises(TypeError):
-            await layer.run(script("clocks/arm"), [clock_key("g"), CLOCKS], ["g", 1, "0", 1000, 0, 60])
+            await layer.run(script("clocks/arm"), [clock_key("g"), clocks_key(game_shard("g"))], ["g", 1, "0", 1000, 0, 60])
         keys = game_keys("g")
         with pytest.raises(TypeError):  # half the clock's optional keys
             await layer.run(script("rules/commit"), [keys.state, keys.events, keys.requests, keys.actions, "c"], [])
@@ -134,7 +134,7 @@ async def test_a_wrong_count_raises_before_anything_reaches_redis(redis: Redis) 
 async def test_evalsha_falls_back_to_eval_after_a_script_flush(redis: Redis) -> None:
     layer = RedisLayer.around(redis)
     game = f"sc-{uuid.uuid4().hex[:10]}"
-    keys = [clock_key(game), CLOCKS, meta_key(game)]
+    keys = [clock_key(game), clocks_key(game_shard(game)), meta_key(game)]
     arm = script("clocks/arm")  # includes clocks/arm_function: the SHA is over the expanded text
     now = int(time.time() * 1000)
     try:
@@ -149,7 +149,7 @@ async def test_evalsha_falls_back_to_eval_after_a_script_flush(redis: Redis) -> 
         assert await layer.run(arm, keys, [game, 2, "1", 60_000, now + 9, 60]) == [1, str(now + 60_009).encode()]
     finally:
         await redis.delete(*keys)
-        await redis.zrem(CLOCKS, f"{game}|2|1")
+        await redis.zrem(clocks_key(game_shard(game)), f"{game}|2|1")
         await layer.close()
 
 

@@ -15,8 +15,7 @@ from tafel.games.v1 import games_pb2
 from tafel.plus4.v1 import plus4_pb2
 from tafel.rules.v1 import rules_pb2
 
-from kit.redis.keys import CLOCKS as CLOCKS_KEY
-from kit.redis.keys import clock_key, game_keys, meta_key
+from kit.redis.keys import clock_key, clocks_key, game_keys, game_shard, meta_key
 from services.connect4.codec import CODEC
 from services.connect4.rules import RULES
 from services.kit.store import GameStore
@@ -303,7 +302,7 @@ async def test_stream_batches_many_actions_in_one_message_and_answers_in_batches
 async def test_a_turn_clock_is_armed_in_the_same_write_as_the_move(service: Service) -> None:
     game_id = await create(service)
     redis = service.redis
-    meta = f"tafel:{{g:{game_id}}}:meta"
+    meta = meta_key(game_id)
     await redis.set(meta, "x")
     clock = rules_pb2.TurnClock(per_move_ms=30_000, ttl_s=600, keep_alive=[meta])
     before = int(time.time() * 1000)
@@ -313,7 +312,7 @@ async def test_a_turn_clock_is_armed_in_the_same_write_as_the_move(service: Serv
     assert response.clock_armed and before + 30_000 <= deadline <= int(time.time() * 1000) + 30_000
     stored = await redis.hgetall(clock_key(game_id))
     assert stored[b"v"] == b"1" and int(stored[b"d"]) == deadline and stored[b"a"] == b"1"
-    assert await redis.zscore(CLOCKS_KEY, f"{game_id}|1|1") == deadline
+    assert await redis.zscore(clocks_key(game_shard(game_id)), f"{game_id}|1|1") == deadline
     assert 0 < await redis.ttl(meta) <= 600  # kept alive with the clock
 
     # A retry gets the first answer, marked as not armed by it (the caller arms idempotently).
@@ -327,10 +326,10 @@ async def test_a_turn_clock_is_armed_in_the_same_write_as_the_move(service: Serv
             apply_request(game_id, version % 2, version, move=c4(column), turn_clock=clock)
         )
         version += 1
-        assert await redis.zscore(CLOCKS_KEY, f"{game_id}|{version - 1}|{(version - 1) % 2}") is None
+        assert await redis.zscore(clocks_key(game_shard(game_id)), f"{game_id}|{version - 1}|{(version - 1) % 2}") is None
     assert response.status.over and response.clock_armed and not response.HasField("turn_deadline")
     assert (await redis.hgetall(clock_key(game_id)))[b"d"] == b"0"
-    assert not [m for m in await redis.zrange(CLOCKS_KEY, 0, -1) if m.startswith(game_id.encode())]
+    assert not [m for m in await redis.zrange(clocks_key(game_shard(game_id)), 0, -1) if m.startswith(game_id.encode())]
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from kit.redis.keys import clock_key, meta_key
+from kit.redis.keys import clock_key, game_shard, meta_key, shard_tag
 from kit.redis.layer import RedisLayer
 from kit.redis.pipe import command
 from services.kit.store import (
@@ -93,7 +93,7 @@ async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_wind
 def test_keys_share_one_cluster_slot_per_game() -> None:
     keys = game_keys("abc")
     tags = {key[key.index("{") : key.index("}") + 1] for key in (keys.state, keys.events, keys.requests, keys.actions)}
-    assert tags == {"{g:abc}"}
+    assert tags == {shard_tag(game_shard("abc"))}
 
 
 def test_commands_are_packed_as_resp() -> None:

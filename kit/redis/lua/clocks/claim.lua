@@ -1,22 +1,38 @@
--- Claim due deadlines for this sweeper: each moves from the clocks zset to the claimed zset with a
--- lease (score: the lease's end); claims whose lease ran out are taken again.
--- KEYS: clocks claimed
+-- Claim due deadlines for this sweeper: each moves from a shard's clocks zset to that shard's
+-- claimed zset with a lease (score: the lease's end); claims whose lease ran out are taken again.
+-- Takes (clocks, claimed) pairs: one shard's on a Redis Cluster (one slot a script), every shard's
+-- in one call on a single Redis (which does not check slots), so a single-Redis sweep is one script.
+-- At most `batch` members in all; the next deadline and lease end are the earliest over the pairs.
+-- KEYS: clocks claimed ...
 -- ARGV: now lease batch
 -- Returns: {claimed members, the next deadline ('' none), the next lease end ('' none)}
 local now = tonumber(ARGV[1])
 local lease = now + tonumber(ARGV[2])
+local left = tonumber(ARGV[3])
 local out = {}
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
-for _, m in ipairs(due) do
-  redis.call('ZREM', KEYS[1], m)
-  redis.call('ZADD', KEYS[2], lease, m)
-  table.insert(out, m)
+local nxt, nxt_claim
+for i = 1, #KEYS - 1, 2 do
+  local zk, ck = KEYS[i], KEYS[i + 1]
+  if left > 0 then
+    local due = redis.call('ZRANGEBYSCORE', zk, '-inf', now, 'LIMIT', 0, left)
+    for _, m in ipairs(due) do
+      redis.call('ZREM', zk, m)
+      redis.call('ZADD', ck, lease, m)
+      table.insert(out, m)
+    end
+    left = left - #due
+  end
+  if left > 0 then
+    local lapsed = redis.call('ZRANGEBYSCORE', ck, '-inf', now, 'LIMIT', 0, left)
+    for _, m in ipairs(lapsed) do
+      redis.call('ZADD', ck, lease, m)
+      table.insert(out, m)
+    end
+    left = left - #lapsed
+  end
+  local d = redis.call('ZRANGE', zk, 0, 0, 'WITHSCORES')[2]
+  if d and (not nxt or tonumber(d) < tonumber(nxt)) then nxt = d end
+  local c = redis.call('ZRANGE', ck, 0, 0, 'WITHSCORES')[2]
+  if c and (not nxt_claim or tonumber(c) < tonumber(nxt_claim)) then nxt_claim = c end
 end
-local lapsed = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
-for _, m in ipairs(lapsed) do
-  redis.call('ZADD', KEYS[2], lease, m)
-  table.insert(out, m)
-end
-local nxt = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-local nxt_claim = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-return {out, nxt[2] or '', nxt_claim[2] or ''}
+return {out, nxt or '', nxt_claim or ''}
