@@ -41,7 +41,7 @@ from tafel.connect4.v1 import connect4_pb2
 from tafel.errors import TafelError, VersionConflict
 from tafel.play.v1 import play_pb2
 
-from kit.redis.keys import game_keys, record_key
+from kit.redis.keys import game_keys, game_of_meta_key, meta_pattern, record_key
 from services.connect4.codec import CODEC
 from services.connect4.rules import RULES
 from services.kit.codec import GameEnvelope
@@ -300,8 +300,8 @@ async def settle(redis: Redis, timeout_s: float) -> None:
 
 
 async def audit_all(redis: Redis, audit: Audit, report: Report) -> None:
-    metas = await scan(redis, "tafel:{g:*}:meta")
-    game_ids = [key.decode()[len("tafel:{g:"):-len("}:meta")] for key in metas]
+    metas = await scan(redis, meta_pattern())
+    game_ids = [game_of_meta_key(key.decode()) for key in metas]
     report.started = len(game_ids)
     records: dict[str, play_pb2.GameRecord] = {}
     for game_id in game_ids:

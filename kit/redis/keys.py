@@ -110,6 +110,16 @@ def meta_key(game_id: str) -> str:
     return f"{game_prefix(game_id)}:meta"
 
 
+def meta_pattern(game_glob: str = "*") -> str:
+    """A SCAN/KEYS pattern for the metadata keys of games whose id matches `game_glob` (any shard)."""
+    return f"tafel:{{gs:*}}:g:{game_glob}:meta"
+
+
+def game_of_meta_key(key: str) -> str:
+    """The game id in a meta_key (ids never hold ':')."""
+    return key.rsplit(":g:", 1)[1].removesuffix(":meta")
+
+
 def live_key(game: str | None = None) -> str:
     return f"{GAMES_LIVE}:{game}" if game else GAMES_LIVE
 

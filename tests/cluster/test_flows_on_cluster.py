@@ -1,7 +1,7 @@
 """The platform on a real Redis Cluster (3 masters, 3 replicas), as `make run REDIS_CLUSTER=1` starts
-it, through two gateways and the SDK: what runs there today, and — as a strict xfail — a whole game,
-which fails until the turn-clock set is sharded (docs/cluster.md, "What fails today"). A CROSSSLOT
-anywhere on these paths fails the call (UNAVAILABLE), so these tests are the call-site audit."""
+it, through two gateways and the SDK: accounts, rooms, tournaments, a whole matched game and a turn
+clock firing (the clocks are sharded with the games, docs/cluster.md). A CROSSSLOT anywhere on these
+paths fails the call (UNAVAILABLE), so these tests are the call-site audit."""
 
 from __future__ import annotations
 
@@ -73,10 +73,25 @@ async def test_a_tournament_and_a_leaderboard(two: list[TafelClient]) -> None:
     assert board.total == len(board.entries)  # read from the rating pool's slot
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CROSSSLOT: lua/clocks/arm and lua/rules/commit write tafel:clocks with a game's keys "
-    "(docs/cluster.md); remove this marker once the clock set is sharded",
-)
 async def test_a_matched_game_is_played_on_the_cluster(cluster_platform: Platform) -> None:
     await asyncio.wait_for(play_a_matched_game(cluster_platform, "connect4"), timeout=12)
+
+
+async def test_a_turn_clock_fires_once_on_the_cluster(two: list[TafelClient]) -> None:
+    """Nobody moves: the sweepers of both gateways (one claim per shard) time the first seat out,
+    exactly once, and the game ends on time."""
+    for client in two:
+        await client.sign_in_as_guest()
+    # A per-move time no other test here uses, so these two tickets meet only each other.
+    matches = await asyncio.gather(*(c.find_match("connect4", per_move_s=0.75) for c in two))
+    game_id = matches[0].game_id
+    assert game_id == matches[1].game_id
+
+    async def events() -> list[str]:
+        return [e.WhichOneof("kind") or "" async for e in two[1].watch(game_id)]
+
+    kinds = await asyncio.wait_for(events(), timeout=15)
+    assert kinds == ["created", "timed_out", "ended"]
+    record = await two[0].get_record(game_id)
+    assert [(a.timed_out, a.seat) for a in record.actions] == [(True, 0)]
+    assert record.outcome.reason == "TIMEOUT" and list(record.outcome.winners) == [1]

@@ -12,6 +12,7 @@ import grpc
 from redis.asyncio import Redis
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 
+from kit.redis.keys import meta_pattern
 from tests.gateway.harness import Proc, spawn_gateway, spawn_rules
 
 
@@ -50,7 +51,7 @@ def own_time_control() -> play_pb2.TimeControl:
 
 async def lobby_keys(redis: Redis) -> set[bytes]:
     keys: set[bytes] = set()
-    for pattern in ("tafel:{mm:*", "tafel:{room:*", "tafel:{g:*:meta"):
+    for pattern in ("tafel:{mm:*", "tafel:{room:*", meta_pattern()):
         keys.update(await redis.keys(pattern))
     return keys
 

@@ -12,8 +12,8 @@ import pytest
 from redis.asyncio import Redis
 from tafel.play.v1 import play_pb2, tournaments_pb2
 
+from kit.redis.keys import meta_pattern, record_key
 from kit.redis.keys import pool_key as rating_key
-from kit.redis.keys import record_key
 from kit.redis.keys import tournament_key as t_key
 from tests.gateway.harness import other_db
 from tests.gateway.tournaments.e2e import Bot, Client, Platform, rid, watch_until_over
@@ -224,7 +224,7 @@ async def test_every_process_killed_mid_round_finishes_with_the_same_games(platf
     assert {x.decode() for x in raw} == set(ids)
     for game_id in ids:
         assert await db.exists(record_key(game_id))
-    others = [k async for k in db.scan_iter(match=f"tafel:{{g:{tid}-*}}:meta")]
+    others = [k async for k in db.scan_iter(match=meta_pattern(f"{tid}-*"))]
     assert len(others) == 6
     events_seen = [e.WhichOneof("kind") for e in events]
     assert events_seen.count("round_started") == 3 and events_seen[-1] == "finished"
