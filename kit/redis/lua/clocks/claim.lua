@@ -11,9 +11,19 @@ local lease = now + tonumber(ARGV[2])
 local left = tonumber(ARGV[3])
 local out = {}
 local nxt, nxt_claim
+-- The earliest of a zset ('' none), after taking what is due from it: one ZRANGE for a shard with
+-- nothing due (most of them on most sweeps), so a sweep of every shard stays cheap.
+local function earliest(k)
+  return redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')[2]
+end
+local function sooner(a, b)
+  if a and (not b or tonumber(a) < tonumber(b)) then return a end
+  return b
+end
 for i = 1, #KEYS - 1, 2 do
   local zk, ck = KEYS[i], KEYS[i + 1]
-  if left > 0 then
+  local d = earliest(zk)
+  if d and left > 0 and tonumber(d) <= now then
     local due = redis.call('ZRANGEBYSCORE', zk, '-inf', now, 'LIMIT', 0, left)
     for _, m in ipairs(due) do
       redis.call('ZREM', zk, m)
@@ -21,18 +31,19 @@ for i = 1, #KEYS - 1, 2 do
       table.insert(out, m)
     end
     left = left - #due
+    d = earliest(zk)
   end
-  if left > 0 then
+  local c = earliest(ck)
+  if c and left > 0 and tonumber(c) <= now then
     local lapsed = redis.call('ZRANGEBYSCORE', ck, '-inf', now, 'LIMIT', 0, left)
     for _, m in ipairs(lapsed) do
       redis.call('ZADD', ck, lease, m)
       table.insert(out, m)
     end
     left = left - #lapsed
+    c = earliest(ck)
   end
-  local d = redis.call('ZRANGE', zk, 0, 0, 'WITHSCORES')[2]
-  if d and (not nxt or tonumber(d) < tonumber(nxt)) then nxt = d end
-  local c = redis.call('ZRANGE', ck, 0, 0, 'WITHSCORES')[2]
-  if c and (not nxt_claim or tonumber(c) < tonumber(nxt_claim)) then nxt_claim = c end
+  nxt = sooner(d, nxt)
+  nxt_claim = sooner(c, nxt_claim)
 end
 return {out, nxt or '', nxt_claim or ''}
