@@ -16,8 +16,9 @@ Every server (ServerSettings):
   certificates it signed), ``TAFEL_INTERNAL_SECRET`` (16+ characters: gateway -> rules calls).
 
 A rules service (RulesSettings) besides: ``TAFEL_LIVE_TTL_S`` (7 days: an untouched running game
-expires), ``TAFEL_FINISHED_TTL_S`` (1 hour: a finished game's live keys), ``TAFEL_CACHE_GAMES``
-(10,000 decoded states in memory), ``TAFEL_RULES_BASE_URL`` (where docs/ is published).
+expires, 15/16 to all of it after its last move: lua/rules/commit.lua), ``TAFEL_FINISHED_TTL_S``
+(1 hour: a finished game's live keys), ``TAFEL_CACHE_GAMES`` (10,000 decoded states in memory),
+``TAFEL_RULES_BASE_URL`` (where docs/ is published).
 """
 
 from __future__ import annotations
