@@ -147,6 +147,11 @@ class Clocks:
         if self._handling:
             await asyncio.gather(*tuple(self._handling), return_exceptions=True)
 
+    async def idle(self) -> None:
+        """Wait until the timeouts being handled are done (their claims dropped when settled)."""
+        while self._handling:
+            await asyncio.gather(*tuple(self._handling), return_exceptions=True)
+
     async def sweep_once(self, handler: DueHandler) -> tuple[int, float | None]:
         """Claim and start handling what is due in every shard; returns (claimed, the next deadline
         in ms over all shards). A claim cut short by its batch leaves due members behind, so the
