@@ -254,7 +254,10 @@ class GameDirectory:
         cached = self._cache.get(game_id)
         if cached is not None:
             return cached
-        row: Any = await self.layer.client.hgetall(meta_key(game_id))
+        # The pipelined connection, not redis-py's client: on a cluster, redis-py's async client
+        # raised RuntimeError (a closed uvloop transport) under a burst of first reads (docs/cluster.md).
+        flat: Any = await self.layer.call("HGETALL", meta_key(game_id))
+        row = dict(zip(flat[::2], flat[1::2], strict=True))
         if not row:
             raise not_found(game_id)
         meta = _meta_from_row(game_id, row)
