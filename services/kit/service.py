@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import re
 import secrets
 import time
 from collections import OrderedDict
@@ -25,6 +24,7 @@ from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
 from kit.errors import Refused, abort, invalid
+from kit.ids import check_id
 from kit.redis.keys import meta_key
 from services.kit.codec import GameCodec, GameEnvelope, MalformedMessage, outcome_to_proto
 from services.kit.describe import describe_game
@@ -48,20 +48,12 @@ OptionsT = TypeVar("OptionsT")
 EventT = TypeVar("EventT")
 ViewT = TypeVar("ViewT")
 
-ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MAX_SEAT = 63
 MAX_IN_FLIGHT_PER_STREAM = 1024
 # Commuting placements that lose the commit race to another seat's are re-applied on the new state;
 # each loss means another seat's action landed, so a table of S seats needs at most S - 1 retries.
 MAX_REBASES = 16
 log = logging.getLogger("tafel.rules")
-
-
-def check_id(kind: str, value: str, *, required: bool = True) -> None:
-    if not value and not required:
-        return
-    if not ID_PATTERN.match(value):
-        raise invalid(f"BAD_{kind.upper()}", f"{kind} must be 1-64 characters of A-Z a-z 0-9 _ -", field=kind)
 
 
 def request_digest(request: rules_pb2.ApplyMoveRequest) -> bytes:
