@@ -255,9 +255,11 @@ def cluster_ports(count: int = 6) -> list[int]:
 
 
 def start_cluster(
-    ports: list[int] | None = None, *, data_dir: Path | None = None, timeout_s: float = 60.0
+    ports: list[int] | None = None, *, data_dir: Path | None = None, timeout_s: float = 60.0,
+    aof: bool | None = None,
 ) -> RedisClusterProcess:
-    """3 masters (the first three ports) and 3 replicas; returns once the cluster is ok."""
+    """3 masters (the first three ports) and 3 replicas; returns once the cluster is ok. `aof`
+    (AOF, fsync every second): default with a data folder only (tools/cluster_failover.py compares)."""
     ports = ports or cluster_ports()
     workdir: tempfile.TemporaryDirectory[str] | None = None
     if data_dir is None:
@@ -266,7 +268,9 @@ def start_cluster(
     else:
         root = data_dir
     cluster = RedisClusterProcess(
-        [ClusterNodeProcess(port, root / str(port)) for port in ports], aof=data_dir is not None, workdir=workdir
+        [ClusterNodeProcess(port, root / str(port)) for port in ports],
+        aof=data_dir is not None if aof is None else aof,
+        workdir=workdir,
     )
     deadline = time.monotonic() + timeout_s
     try:
