@@ -48,4 +48,4 @@ class SearchClaims:
         await self.layer.run(script("matchmaking/refresh"), [match_claim_key(player_id, game)], [token, self.lease_ms])
 
     async def release(self, player_id: str, game: str, token: str) -> None:
-        await self.layer.run(script("matchmaking/release"), [match_claim_key(player_id, game)], [token])
+        await self.layer.run(script("leases/release"), [match_claim_key(player_id, game)], [token])
