@@ -37,7 +37,17 @@ from redis.crc import key_slot
 from tafel.play.v1 import play_pb2
 
 from kit.redis.client import redis_client
-from kit.redis.keys import GAME_SHARDS, claimed_key, clocks_key, game_keys, game_of_meta_key, meta_pattern, record_key
+from kit.redis.keys import (
+    GAME_SHARDS,
+    claimed_key,
+    clock_key,
+    clocks_key,
+    game_keys,
+    game_of_meta_key,
+    game_shard,
+    meta_pattern,
+    record_key,
+)
 from kit.redis.layer import RedisLayer
 from tools.chaos import GAME, Audit, ChaosSettings, Report, audit_all, audited_player, scan, settle
 from tools.chaos import loadgen as chaos_loadgen
@@ -177,6 +187,23 @@ async def game_figures(redis: Any, victim_ranges: list[tuple[int, int]], killed_
     }
 
 
+async def stuck_detail(redis: Any, game_id: str, victim_ranges: list[tuple[int, int]]) -> dict[str, Any]:
+    """Why a game is not over after the settle: on the killed master's slots? its clock and actions."""
+    slot = key_slot(game_keys(game_id).state.encode())
+    member_due = [
+        (m.decode(), score)
+        for m, score in await redis.zrange(clocks_key(game_shard(game_id)), 0, -1, withscores=True)
+        if m.decode().startswith(game_id + "|")
+    ]
+    return {
+        "game": game_id,
+        "on_killed_master": any(start <= slot <= end for start, end in victim_ranges),
+        "clock": {k.decode(): v.decode() for k, v in (await redis.hgetall(clock_key(game_id))).items()},
+        "armed": member_due,
+        "actions": await redis.llen(game_keys(game_id).actions),
+    }
+
+
 async def games_run(run: int, settings: GamesSettings) -> dict[str, Any]:
     cluster = await asyncio.to_thread(start_cluster, aof=settings.aof)
     chaos = ChaosSettings(
@@ -225,6 +252,7 @@ async def games_run(run: int, settings: GamesSettings) -> dict[str, Any]:
         await settle(redis, settings.per_move_s * 3 + 15)
         await audit_all(redis, audit, report)
         figures = await game_figures(redis, masters[victim], killed_at)
+        figures["stuck"] = [await stuck_detail(redis, game_id, masters[victim]) for game_id in report.stuck]
         return {
             "run": run, "aof": settings.aof, "killed_master": victim, "replica_master_after_s": promoted,
             **report.as_dict(), "loadgen_errors": loadgen_errors, "audited_errors": audited_errors,
