@@ -93,21 +93,33 @@ class Clocks:
         self._first_shard = 0  # rotates, so a batch cut short never starves the later shards
         self.fired = 0
 
+    def arm_parts(
+        self, game_id: str, status: games_pb2.GameStatus, per_move_s: float
+    ) -> tuple[list[str], list[str | int]]:
+        """The keys (clock, clocks) and arguments (game version toact permove now ttl) of
+        clocks/arm_function, for this module's arm and for a script that arms in the same write
+        (games/start)."""
+        to_act = "" if status.over else ",".join(str(seat) for seat in status.to_act)
+        return (
+            [clock_key(game_id), clocks_key(game_shard(game_id))],
+            [game_id, status.version, to_act, int(per_move_s * 1000), now_ms(), self.ttl_s],
+        )
+
+    def settled(self, armed: int, deadline_ms: int) -> float | None:
+        """What an arming script answered: the deadline (seconds since the epoch) or None, and the
+        sweeper woken when this arming set it."""
+        if deadline_ms <= 0:
+            return None
+        if armed == 1:
+            self.armed(deadline_ms)
+        return deadline_ms / 1000.0
+
     async def arm(self, game_id: str, status: games_pb2.GameStatus, per_move_s: float) -> float | None:
         """Set the game's deadline after `status`; returns it (seconds since the epoch) or None.
         The game's metadata key lives as long as its clock."""
-        to_act = "" if status.over else ",".join(str(seat) for seat in status.to_act)
-        reply: Any = await self.layer.run(
-            script("clocks/arm"),
-            [clock_key(game_id), clocks_key(game_shard(game_id)), meta_key(game_id)],
-            [game_id, status.version, to_act, int(per_move_s * 1000), now_ms(), self.ttl_s],
-        )
-        deadline = int(reply[1])
-        if deadline <= 0:
-            return None
-        if int(reply[0]) == 1:
-            self.armed(deadline)
-        return deadline / 1000.0
+        keys, args = self.arm_parts(game_id, status, per_move_s)
+        reply: Any = await self.layer.run(script("clocks/arm"), [*keys, meta_key(game_id)], args)
+        return self.settled(int(reply[0]), int(reply[1]))
 
     def armed(self, deadline_ms: int) -> None:
         """A deadline was armed (here or by a rules service for this process's action): wake the

@@ -4,10 +4,11 @@ Keys (kit/redis/keys.py, "Games the gateway started"; this module owns them):
 
 - ``meta_key(game)`` hash: game type, players per seat (JSON list of [player_id, username, guest]),
   GameOptions bytes (defaults filled in), per-move time, rated, origin (``match``, ``room``,
-  ``tournament``, ``test``...), created. Written once (lua/games/create_meta.lua never overwrites),
-  so a retried start is harmless. It expires TAFEL_GAME_TTL_S after the last move: the clock's
-  arming (lua/clocks/arm.lua, and the rules commit when it arms) refreshes it, the one key outside
-  the clock's own that they touch. The game's record (gateway/records.py) outlives it.
+  ``tournament``, ``test``...), created. Written once (lua/games/start.lua never overwrites it, and
+  arms the first clock in the same script), so a retried start is harmless. It expires
+  TAFEL_GAME_TTL_S after the last move: the clock's arming (lua/clocks/arm.lua, games/start.lua,
+  and the rules commit when it arms) refreshes it, the one key outside the clock's own they touch.
+  The game's record (gateway/records.py) outlives it.
 - ``live_key()`` / ``live_key(game)`` sorted sets: running games by creation time.
 - ``player_games_key(player, "live" | "done")`` sorted sets: a player's games by creation time.
 
@@ -208,9 +209,11 @@ class GameDirectory:
         )
         now = time.time()
         seats: list[tuple[str, str, bool]] = [(p.player_id, p.username, bool(p.guest)) for p in players]
-        written = await self.layer.run(
-            script("games/create_meta"),
-            [meta_key(game_id)],
+        # The metadata and the first clock in one script: a started game always has its clock.
+        clock_keys, clock_args = self.clocks.arm_parts(game_id, created.status, per_move_s)
+        started: Any = await self.layer.run(
+            script("games/start"),
+            [meta_key(game_id), *clock_keys],
             [
                 game,
                 json.dumps(seats, separators=(",", ":")),
@@ -220,9 +223,11 @@ class GameDirectory:
                 origin,
                 int(now * 1000),
                 self.game_ttl_s,
+                *clock_args,
             ],
         )
-        meta = await self.meta(game_id) if not int(written) else GameMeta(
+        self.clocks.settled(int(started[1]), int(started[2]))
+        meta = await self.meta(game_id) if not int(started[0]) else GameMeta(
             game_id=game_id,
             game=game,
             players=tuple(seats),
@@ -241,7 +246,6 @@ class GameDirectory:
             for player_id in {p[0] for p in meta.players}:
                 commands.append(("ZADD", player_games_key(player_id, "live"), score, game_id))
             await self.layer.many(commands)
-        await self.clocks.arm(game_id, created.status, meta.per_move_s)
         return game_id
 
     def _remember(self, meta: GameMeta) -> None:

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import grpc
+import pytest
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from tafel.play.v1 import play_pb2
 
+from gateway.games import new_game_id
+from kit.redis.keys import clock_key, clocks_key, game_shard
 from tests.gateway.conftest import GatewaySystem
 from tests.gateway.harness import Client, Seating, other_db, seating, spawn_gateway, spawn_rules
 
@@ -47,6 +52,31 @@ async def test_a_player_who_stops_moving_loses_on_time(
     assert view.summary.status.outcome.reason == "TIMEOUT"
     record = (await b.games.GetGameRecord(play_pb2.GetGameRecordRequest(game_id=game_id), metadata=b.md)).record
     assert record.actions[-1].timed_out and record.actions[-1].seat == 1
+
+
+async def test_a_started_game_has_its_clock_even_when_the_listing_write_fails(
+    gw_system: GatewaySystem, seats: Seating, clients: list[Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first clock is armed in the same script as the game's metadata (games/start.lua): a
+    write refused after it (the live lists, e.g. during a Cluster failover) cannot leave a started
+    game that never times out. Two separate writes did that (tools/cluster_failover.py --games)."""
+    a, b, _ = clients
+    game_id = new_game_id()
+
+    async def refused(commands: object) -> list[object]:
+        raise RedisConnectionError("redis connection lost")
+
+    monkeypatch.setattr(seats.directory.layer, "many", refused)
+    with pytest.raises(RedisConnectionError):
+        await seats.start([a.player, b.player], per_move_s=1.0, game_id=game_id)
+    monkeypatch.undo()
+    clock: Any = await seats.redis.hmget(clock_key(game_id), "v", "d")
+    assert clock[0] is not None and int(clock[1]) > 0, "the started game has no armed clock"
+    due: Any = await seats.redis.zrange(clocks_key(game_shard(game_id)), 0, -1)
+    assert any(member.decode().startswith(f"{game_id}|") for member in due)
+    # And the clock fires: seat 0 never moves, so the game ends on time.
+    over = await until_over(a, game_id)
+    assert over.summary.status.over
 
 
 async def test_the_timeout_applies_after_the_watching_gateway_was_killed(redis_url: str) -> None:
