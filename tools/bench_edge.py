@@ -22,19 +22,14 @@ import os
 import time
 from typing import Any
 
-from redis.asyncio import Redis
 from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 
-from gateway.clocks import Clocks
 from gateway.games import GameDirectory
-from gateway.rules_router import RulesRouter
-from kit.redis.layer import RedisLayer
 from kit.server import install_event_loop
-from tools.bench_gateway import scenario
+from tools.bench_gateway import BenchPlatform, bench_platform, scenario
 from tools.connect_channel import ConnectChannel
-from tools.redis_server import free_port, start_redis
 
 
 def rss_mib(pid: int) -> float:
@@ -123,28 +118,19 @@ async def watchers(url: str, directory: GameDirectory, gateway_pid: int, count: 
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    from tests.gateway.harness import spawn_gateway, spawn_rules
-
-    redis_proc = None
-    url = os.environ.get("REDIS_URL")
-    if not url:
-        redis_proc = start_redis(free_port())
-        url = redis_proc.url
-    rules = spawn_rules(url)
-    gateway = spawn_gateway(
-        url, {"connect4": rules.address}, TAFEL_LOG_LEVEL="WARNING", TAFEL_MAX_CONCURRENT_STREAMS="10000",
+    async with bench_platform(
         TAFEL_WEB_PORT="0",
         # One spectator session holds every watcher here; the edge enforces the per-session cap now.
         TAFEL_MAX_STREAMS_PER_PLAYER="100000",
         TAFEL_LIMIT_CALLS_PER_PEER="100000/200000",
         TAFEL_LIMIT_CALLS_PER_PLAYER="100000/200000",
-    )
+    ) as platform:
+        await run_scenarios(args, platform)
+
+
+async def run_scenarios(args: argparse.Namespace, platform: BenchPlatform) -> None:
+    gateway, rules, directory, pids = platform.gateway, platform.rules, platform.directory, platform.pids
     edge_url = next(line.split()[-1] for line in gateway.output if line.startswith("WEB "))
-    redis = Redis.from_url(url)
-    router = RulesRouter({"connect4": (rules.address,)})
-    layer = RedisLayer.around(redis)
-    directory = GameDirectory(layer, router, Clocks(layer, ttl_s=3600), game_ttl_s=3600)
-    pids = {"gateway": gateway.process.pid, "rules": rules.process.pid, "client": os.getpid()}
     print(
         f"gateway {gateway.address} + web edge {edge_url} (pid {gateway.process.pid}), rules {rules.address}; "
         f"{os.cpu_count()} CPUs; {args.seconds:.0f} s per scenario, codec {args.codec}",
@@ -159,32 +145,23 @@ async def main_async(args: argparse.Namespace) -> None:
     def edge_channel(_: str) -> ConnectChannel:
         return ConnectChannel(edge_url, codec=args.codec)
 
-    try:
-        results = {}
-        for label, address, connect in (
-            ("grpc unary", gateway.address, None),
-            (f"edge connect+{args.codec}", edge_url, edge_channel),
-        ):
-            if label.split()[0] not in args.transports.split(","):
-                continue
-            result = await scenario(address, directory, "unary", args.games, args.seconds, pids, connect)
-            results[label] = result
-            print(row(label, result), flush=True)
-        if len(results) == 2:
-            native, edge = results.values()
-            server = edge["cpu_server_ms_per_move"] / native["cpu_server_ms_per_move"]
-            alone = edge["cpu_gateway_ms_per_move"] / native["cpu_gateway_ms_per_move"]
-            print(f"edge / native server CPU per move: {server:.2f}x (gateway alone {alone:.2f}x); target <= 1.30x")
-        if args.watchers:
-            await watchers(edge_url, directory, gateway.process.pid, args.watchers)
-    finally:
-        await router.close()
-        await layer.close()
-        await redis.aclose()
-        gateway.stop()
-        rules.stop()
-        if redis_proc is not None:
-            redis_proc.stop()
+    results = {}
+    for label, address, connect in (
+        ("grpc unary", gateway.address, None),
+        (f"edge connect+{args.codec}", edge_url, edge_channel),
+    ):
+        if label.split()[0] not in args.transports.split(","):
+            continue
+        result = await scenario(address, directory, "unary", args.games, args.seconds, pids, connect)
+        results[label] = result
+        print(row(label, result), flush=True)
+    if len(results) == 2:
+        native, edge = results.values()
+        server = edge["cpu_server_ms_per_move"] / native["cpu_server_ms_per_move"]
+        alone = edge["cpu_gateway_ms_per_move"] / native["cpu_gateway_ms_per_move"]
+        print(f"edge / native server CPU per move: {server:.2f}x (gateway alone {alone:.2f}x); target <= 1.30x")
+    if args.watchers:
+        await watchers(edge_url, directory, gateway.process.pid, args.watchers)
 
 
 def main() -> None:

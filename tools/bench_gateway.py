@@ -20,7 +20,8 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -299,7 +300,22 @@ async def scenario(
     }
 
 
-async def main_async(args: argparse.Namespace) -> None:
+@dataclass
+class BenchPlatform:
+    """Redis (or REDIS_URL), one Connect Four rules service and one gateway as processes, and a game
+    directory in this process to start games on them; `pids` are the processes whose CPU is read."""
+
+    url: str
+    rules: Any
+    gateway: Any
+    directory: GameDirectory
+    pids: dict[str, int]
+
+
+@asynccontextmanager
+async def bench_platform(python_args: tuple[str, ...] = (), **gateway_env: str) -> AsyncIterator[BenchPlatform]:
+    from redis.asyncio import Redis
+
     from tests.gateway.harness import spawn_gateway, spawn_rules
 
     redis_proc = None
@@ -308,13 +324,10 @@ async def main_async(args: argparse.Namespace) -> None:
         redis_proc = start_redis(free_port())
         url = redis_proc.url
     rules = spawn_rules(url)
-    profile = ("-m", "cProfile", "-o", args.profile_gateway) if args.profile_gateway else ()
     gateway = spawn_gateway(
-        url, {"connect4": rules.address}, python_args=profile,
-        TAFEL_LOG_LEVEL="WARNING", TAFEL_MAX_CONCURRENT_STREAMS="10000",
+        url, {"connect4": rules.address}, python_args=python_args,
+        TAFEL_LOG_LEVEL="WARNING", TAFEL_MAX_CONCURRENT_STREAMS="10000", **gateway_env,
     )
-    from redis.asyncio import Redis
-
     redis = Redis.from_url(url)
     router = RulesRouter({"connect4": (rules.address,)})
     layer = RedisLayer.around(redis)
@@ -322,32 +335,8 @@ async def main_async(args: argparse.Namespace) -> None:
     pids = {"gateway": gateway.process.pid, "rules": rules.process.pid, "client": os.getpid()}
     if redis_proc is not None:
         pids["redis"] = redis_proc.process.pid
-    print(
-        f"gateway {gateway.address} (pid {gateway.process.pid}), rules {rules.address} "
-        f"(pid {rules.process.pid}), redis {url}; {os.cpu_count()} CPUs",
-        flush=True,
-    )
-    header = (
-        f"{'transport':<9} {'games':>5} {'moves':>7} {'moves/s':>8} {'p50 ms':>7} {'p99 ms':>7} "
-        f"{'srv CPU ms/move':>15} {'(gw+rules)':>11} {'moves/srv CPU s':>15} {'redis ms/move':>13} "
-        f"{'client ms/move':>14} {'refused':>7}"
-    )
-    print(header, flush=True)
     try:
-        for transport in args.transport.split(","):
-            for games in (1, args.games):
-                result = await scenario(gateway.address, directory, transport, games, args.seconds, pids)
-                print(
-                    f"{result['transport']:<9} {result['games']:>5} {result['moves']:>7} {result['moves_s']:>8.0f} "
-                    f"{result['p50_ms']:>7.2f} {result['p99_ms']:>7.2f} {result['cpu_server_ms_per_move']:>15.3f} "
-                    f"{result['cpu_gateway_ms_per_move']:>5.3f}+{result['cpu_rules_ms_per_move']:<5.3f} "
-                    f"{result['moves_per_server_cpu_s']:>15.0f} {result['cpu_redis_ms_per_move']:>13.3f} "
-                    f"{1000 * result['cpu_client_s'] / max(1, result['moves']):>14.3f} "
-                    f"{result['refusals']:>7}",
-                    flush=True,
-                )
-                if args.verbose:
-                    print(f"          redis calls per move: {result['redis_calls_per_move']}", flush=True)
+        yield BenchPlatform(url, rules, gateway, directory, pids)
     finally:
         await router.close()
         await layer.close()
@@ -356,6 +345,41 @@ async def main_async(args: argparse.Namespace) -> None:
         rules.stop()
         if redis_proc is not None:
             redis_proc.stop()
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    profile = ("-m", "cProfile", "-o", args.profile_gateway) if args.profile_gateway else ()
+    async with bench_platform(python_args=profile) as platform:
+        await run_scenarios(args, platform)
+
+
+async def run_scenarios(args: argparse.Namespace, platform: BenchPlatform) -> None:
+    gateway, rules = platform.gateway, platform.rules
+    print(
+        f"gateway {gateway.address} (pid {gateway.process.pid}), rules {rules.address} "
+        f"(pid {rules.process.pid}), redis {platform.url}; {os.cpu_count()} CPUs",
+        flush=True,
+    )
+    header = (
+        f"{'transport':<9} {'games':>5} {'moves':>7} {'moves/s':>8} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'srv CPU ms/move':>15} {'(gw+rules)':>11} {'moves/srv CPU s':>15} {'redis ms/move':>13} "
+        f"{'client ms/move':>14} {'refused':>7}"
+    )
+    print(header, flush=True)
+    for transport in args.transport.split(","):
+        for games in (1, args.games):
+            result = await scenario(gateway.address, platform.directory, transport, games, args.seconds, platform.pids)
+            print(
+                f"{result['transport']:<9} {result['games']:>5} {result['moves']:>7} {result['moves_s']:>8.0f} "
+                f"{result['p50_ms']:>7.2f} {result['p99_ms']:>7.2f} {result['cpu_server_ms_per_move']:>15.3f} "
+                f"{result['cpu_gateway_ms_per_move']:>5.3f}+{result['cpu_rules_ms_per_move']:<5.3f} "
+                f"{result['moves_per_server_cpu_s']:>15.0f} {result['cpu_redis_ms_per_move']:>13.3f} "
+                f"{1000 * result['cpu_client_s'] / max(1, result['moves']):>14.3f} "
+                f"{result['refusals']:>7}",
+                flush=True,
+            )
+            if args.verbose:
+                print(f"          redis calls per move: {result['redis_calls_per_move']}", flush=True)
 
 
 def main() -> None:
