@@ -40,8 +40,10 @@ def loadgen(gateways: list[str], *args: str, timeout_s: float = 1800) -> dict[st
     return summary
 
 
-def with_platform(gateways: int, body: Any) -> Any:
-    running = Platform(gateways=gateways, fixed_ports=False, bot_pool=False).start()
+def with_platform(gateways: int, body: Any, *, redis_cluster: bool = False) -> Any:
+    """`body(platform)` against a fresh platform; `redis_cluster`: on a local 3+3 cluster instead of
+    one Redis (tools/bench_cluster.py compares the two)."""
+    running = Platform(gateways=gateways, fixed_ports=False, bot_pool=False, redis_cluster=redis_cluster).start()
     try:
         time.sleep(1.0)
         return body(running)
