@@ -15,6 +15,7 @@ import logging
 from dataclasses import dataclass
 
 import grpc
+from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2
 
@@ -24,8 +25,15 @@ from gateway.records import Records
 from gateway.rules_router import RulesRouter
 from kit.errors import Refused
 from kit.redis.keys import meta_key
+from kit.retry import Backoff, retrying
 
 log = logging.getLogger("tafel.gateway.actions")
+# The end of a game (record, live lists) once its last action is committed. Nothing else comes back
+# to a game that is over (its clock is settled), so a write lost in flight (a Redis Cluster master
+# killed: tools/cluster_failover.py --games) is tried again here, after the replica had time to take
+# over; every write of it is idempotent (SET NX, ZADD, ZREM).
+_END_ATTEMPTS = 3
+_END_BACKOFF = Backoff(first_s=0.2, cap_s=1.0)
 
 
 def rules_request_id(seat: int, client_request_id: str) -> str:
@@ -102,16 +110,23 @@ class Actions:
         deadline = response.turn_deadline.ToMilliseconds() if response.HasField("turn_deadline") else 0
         self.clocks.armed(deadline)
         if response.status.over:
-            await self.records.write(meta, response.status.outcome)
-            await self.directory.finish(meta)
+            await self.end(meta, response.status.outcome)
         return Applied(response, deadline / 1000.0 if deadline > 0 else None)
 
     async def settle(self, meta: GameMeta, status: games_pb2.GameStatus) -> float | None:
         """Arm the next deadline, or record the end. Idempotent (a replayed answer settles again)."""
         if status.over:
-            await self.records.write(meta, status.outcome)
-            await self.directory.finish(meta)
+            await self.end(meta, status.outcome)
         return await self.clocks.arm(meta.game_id, status, meta.per_move_s)
+
+    async def end(self, meta: GameMeta, outcome: games_pb2.Outcome) -> None:
+        """The game's record, then it leaves the live lists; a Redis write that fails is tried again."""
+
+        async def once() -> None:
+            await self.records.write(meta, outcome)
+            await self.directory.finish(meta)
+
+        await retrying(once, on=(RedisError,), attempts=_END_ATTEMPTS, backoff=_END_BACKOFF)
 
     async def on_due(self, due: Due) -> bool:
         """A turn deadline passed: time out the first seat still to act at that version."""
