@@ -45,6 +45,7 @@ from kit.redis.keys import (
     game_keys,
     game_of_meta_key,
     game_shard,
+    live_key,
     meta_pattern,
     record_key,
 )
@@ -188,8 +189,10 @@ async def game_figures(redis: Any, victim_ranges: list[tuple[int, int]], killed_
 
 
 async def stuck_detail(redis: Any, game_id: str, victim_ranges: list[tuple[int, int]]) -> dict[str, Any]:
-    """Why a game is not over after the settle: on the killed master's slots? its clock and actions."""
+    """Why a game is not over after the settle: its keys on the killed master's slots? its clock (`d`
+    0: over in its rules state), armed deadlines, actions, still listed live."""
     slot = key_slot(game_keys(game_id).state.encode())
+    record_slot = key_slot(record_key(game_id).encode())
     member_due = [
         (m.decode(), score)
         for m, score in await redis.zrange(clocks_key(game_shard(game_id)), 0, -1, withscores=True)
@@ -198,6 +201,8 @@ async def stuck_detail(redis: Any, game_id: str, victim_ranges: list[tuple[int, 
     return {
         "game": game_id,
         "on_killed_master": any(start <= slot <= end for start, end in victim_ranges),
+        "record_on_killed_master": any(start <= record_slot <= end for start, end in victim_ranges),
+        "listed_live": await redis.zscore(live_key(), game_id) is not None,
         "clock": {k.decode(): v.decode() for k, v in (await redis.hgetall(clock_key(game_id))).items()},
         "armed": member_due,
         "actions": await redis.llen(game_keys(game_id).actions),
