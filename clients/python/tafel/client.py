@@ -44,6 +44,12 @@ def _channel(targets: Sequence[str], tls: bool, root_certificates: bytes | None)
     options: list[tuple[str, Any]] = [
         ("grpc.keepalive_time_ms", 20_000),
         ("grpc.http2.bdp_probe", 0),
+        # A gateway back from a restart is used again within 2 s: gRPC's default reconnect backoff
+        # grows to 120 s, and after a rolling restart of every gateway (each one's connection
+        # failed in turn) a unary call could find all of them still backing off and fail even
+        # though both were up again (seen under load in test_sdk_graceful_stop).
+        ("grpc.initial_reconnect_backoff_ms", 250),
+        ("grpc.max_reconnect_backoff_ms", 2_000),
         # Unary calls are retried by gRPC itself (tafel/retry.py says which and how).
         ("grpc.service_config", service_config()),
     ]
