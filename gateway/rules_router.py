@@ -5,15 +5,17 @@ long-lived bidirectional ``ApplyMoves`` streams that multiplex many games' actio
 answers by correlation id. Each stream has one writer task fed by a queue (a grpc.aio stream takes
 one write at a time) and one reader that settles the waiting futures. The writer sends everything
 queued at once as one batched message (a stream message costs far more than the bytes it carries),
-and the rules service then answers in batches too. A broken stream fails its
+and the rules service then answers in batches too. Game creations and views ride the same streams
+when the service announces it (rules.proto ApplyMoves: "tafel-stream-calls" in the stream's
+initial metadata), as unary calls otherwise: a unary call costs both ends several times a stream
+entry (docs/benchmarks.md, issue 19 second pass). A broken stream fails its
 pending actions with UNAVAILABLE and reconnects with backoff; the router then retries the action on
 the next replica with the same request id, which the rules service answers at most once.
 
 A game always goes to the same replica while the set of replicas holds still and that replica is
 up, so the replica's decoded-state cache hits: rendezvous hashing over the current set, which moves
 few games when a replica joins or leaves. The set is fixed (``host:port`` list) or found by DNS and
-kept up to date (``dns:///name:port``, gateway/rules_discovery.py). CreateGame, GetView and
-DescribeGame are unary calls.
+kept up to date (``dns:///name:port``, gateway/rules_discovery.py). DescribeGame is a unary call.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ STATUS_BY_VALUE: dict[int, grpc.StatusCode] = {code.value[0]: code for code in g
 _RETRY_ATTEMPTS = 3
 _MASK = (1 << 64) - 1
 _T = TypeVar("_T")
+STREAM_CALLS_KEY = "tafel-stream-calls"
+# What a stream entry carries: ApplyMovesRequest's field and its message.
+Entry = rules_pb2.ApplyMoveRequest | rules_pb2.CreateGameRequest | rules_pb2.GetViewRequest
 
 
 def channel_options(max_message_bytes: int = 4 << 20) -> list[tuple[str, int]]:
@@ -105,8 +110,12 @@ class MoveStream:
         self._metadata = metadata
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[rules_pb2.ApplyMovesResponse]] = {}
-        self._queue: asyncio.Queue[tuple[int, rules_pb2.ApplyMoveRequest]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[int, str, Entry]] = asyncio.Queue()
         self._up = asyncio.Event()
+        # The service on the other end answers creations and views on this stream: known from the
+        # stream's initial metadata (a service that predates them sends none until its first answer).
+        self.calls = False
+        self.announced = asyncio.Event()  # this connection's initial metadata has been read
         self._task: asyncio.Task[None] | None = None
         self._closed = False
 
@@ -138,13 +147,14 @@ class MoveStream:
             return False
         return True
 
-    def submit(self, request: rules_pb2.ApplyMoveRequest) -> asyncio.Future[rules_pb2.ApplyMovesResponse]:
+    def submit(self, entry: Entry, field: str = "request") -> asyncio.Future[rules_pb2.ApplyMovesResponse]:
+        """Queue one entry (`field` of ApplyMovesRequest: request, create or view)."""
         if not self._up.is_set():
             raise _Transport()
         correlation = next(self._ids)
         future: asyncio.Future[rules_pb2.ApplyMovesResponse] = asyncio.get_running_loop().create_future()
         self._pending[correlation] = future
-        self._queue.put_nowait((correlation, request))
+        self._queue.put_nowait((correlation, field, entry))
         return future
 
     def forget(self, future: asyncio.Future[rules_pb2.ApplyMovesResponse]) -> None:
@@ -166,6 +176,7 @@ class MoveStream:
         while not self._closed:
             call = self._stub.ApplyMoves(metadata=self._metadata)
             writer = asyncio.get_running_loop().create_task(self._write(call))
+            announced = asyncio.get_running_loop().create_task(self._learn_calls(call))
             self._up.set()
             healthy = False
             try:
@@ -181,16 +192,29 @@ class MoveStream:
             except asyncio.CancelledError:
                 call.cancel()
                 writer.cancel()
+                announced.cancel()
                 self._up.clear()
                 raise
             finally:
                 self._up.clear()
+                self.calls = False
+                self.announced.clear()
                 writer.cancel()
+                announced.cancel()
                 call.cancel()
                 self._fail_all()
             if healthy:
                 attempts.reset()
             await attempts.failed()
+
+    async def _learn_calls(self, call: Any) -> None:
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            metadata = await call.initial_metadata()
+            self.calls = any(
+                key == STREAM_CALLS_KEY and "create" in str(value).split(",") and "view" in str(value).split(",")
+                for key, value in metadata or ()
+            )
+            self.announced.set()
 
     def _settle(self, answer: rules_pb2.ApplyMovesResponse) -> None:
         future = self._pending.pop(answer.correlation_id, None)
@@ -201,19 +225,27 @@ class MoveStream:
         queue = self._queue
         try:
             while True:
-                correlation, request = await queue.get()
+                correlation, field, entry = await queue.get()
                 if queue.empty():
-                    await call.write(rules_pb2.ApplyMovesRequest(correlation_id=correlation, request=request))
+                    await call.write(_put(rules_pb2.ApplyMovesRequest(), correlation, field, entry))
                     continue
                 # Everything queued goes out in one message; the answers come back batched.
                 message = rules_pb2.ApplyMovesRequest()
-                message.batch.add(correlation_id=correlation, request=request)
+                _put(message.batch.add(), correlation, field, entry)
                 while not queue.empty():
-                    correlation, request = queue.get_nowait()
-                    message.batch.add(correlation_id=correlation, request=request)
+                    correlation, field, entry = queue.get_nowait()
+                    _put(message.batch.add(), correlation, field, entry)
                 await call.write(message)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError):
             call.cancel()
+
+
+def _put(
+    message: rules_pb2.ApplyMovesRequest, correlation: int, field: str, entry: Entry
+) -> rules_pb2.ApplyMovesRequest:
+    message.correlation_id = correlation
+    getattr(message, field).CopyFrom(entry)
+    return message
 
 
 @dataclass(frozen=True)
@@ -439,23 +471,52 @@ class RulesRouter:
         self, game: str, request: rules_pb2.ApplyMoveRequest, *, timeout_s: float | None = None
     ) -> rules_pb2.ApplyMoveResponse:
         """Apply one action over the long-lived streams; raises Refused."""
+        applied: rules_pb2.ApplyMoveResponse = await self._over_streams(
+            game, request.game_id, "request", request, None, timeout_s
+        )
+        return applied
+
+    async def _over_streams(
+        self,
+        game: str,
+        game_id: str,
+        field: str,
+        entry: Entry,
+        unary: Callable[[Replica, float], Any] | None,
+        timeout_s: float | None,
+    ) -> Any:
+        """One entry over the long-lived streams, its answer's result (a refusal raised as
+        Refused). `unary` is the call for a replica whose stream does not take this entry (a
+        service that predates stream creations and views)."""
         timeout = self.timeout_s if timeout_s is None else timeout_s
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         replica_set = self._set(game)
         for _ in range(_RETRY_ATTEMPTS):
             # The current set each round: a replica added or dropped meanwhile counts.
-            for replica in await replica_set.order(request.game_id, deadline - loop.time()):
+            for replica in await replica_set.order(game_id, deadline - loop.time()):
                 if replica.retired:
                     continue
-                stream = self._stream(replica, request.game_id)
+                stream = self._stream(replica, game_id)
                 if not stream.up:
                     # Give a reconnecting stream a moment (it may just be starting).
                     if not await stream.wait_up(min(0.2, max(0.0, deadline - loop.time()))):
                         replica_set.suspect()
                         continue
+                if unary is not None and not stream.calls:
+                    remaining = deadline - loop.time()
+                    if remaining <= 0:
+                        raise rules_timeout()
+                    try:
+                        return await unary(replica, remaining)
+                    except grpc.aio.AioRpcError as error:
+                        refused = refused_from_error(error)
+                        if refused.code != grpc.StatusCode.UNAVAILABLE:
+                            raise refused from None
+                        replica_set.suspect()
+                        continue
                 try:
-                    future = stream.submit(request)
+                    future = stream.submit(entry, field)
                 except _Transport:
                     continue
                 remaining = deadline - loop.time()
@@ -470,9 +531,10 @@ class RulesRouter:
                     raise rules_timeout() from None
                 finally:
                     timer.cancel()
-                if answer.WhichOneof("result") == "applied":
-                    return answer.applied
-                raise refused_from_refusal(answer.refusal)
+                kind = answer.WhichOneof("result")
+                if kind is None or kind == "refusal":
+                    raise refused_from_refusal(answer.refusal)
+                return getattr(answer, kind)
         raise rules_unavailable()
 
     async def _unary(
@@ -499,16 +561,26 @@ class RulesRouter:
     async def create_game(
         self, game: str, request: rules_pb2.CreateGameRequest, *, timeout_s: float | None = None
     ) -> rules_pb2.CreateGameResponse:
-        response: rules_pb2.CreateGameResponse = await self._unary(
-            game, request.game_id, lambda r, t: r.stub.CreateGame(request, timeout=t, metadata=r.metadata), timeout_s
+        response: rules_pb2.CreateGameResponse = await self._over_streams(
+            game,
+            request.game_id,
+            "create",
+            request,
+            lambda r, t: r.stub.CreateGame(request, timeout=t, metadata=r.metadata),
+            timeout_s,
         )
         return response
 
     async def get_view(
         self, game: str, request: rules_pb2.GetViewRequest, *, timeout_s: float | None = None
     ) -> rules_pb2.GetViewResponse:
-        response: rules_pb2.GetViewResponse = await self._unary(
-            game, request.game_id, lambda r, t: r.stub.GetView(request, timeout=t, metadata=r.metadata), timeout_s
+        response: rules_pb2.GetViewResponse = await self._over_streams(
+            game,
+            request.game_id,
+            "view",
+            request,
+            lambda r, t: r.stub.GetView(request, timeout=t, metadata=r.metadata),
+            timeout_s,
         )
         return response
 

@@ -53,6 +53,9 @@ MAX_IN_FLIGHT_PER_STREAM = 1024
 # Commuting placements that lose the commit race to another seat's are re-applied on the new state;
 # each loss means another seat's action landed, so a table of S seats needs at most S - 1 retries.
 MAX_REBASES = 16
+# Said in every ApplyMoves stream's initial metadata: this service answers ApplyMovesRequest.create
+# and .view on the stream (rules.proto), so a caller may skip the per-game unary calls.
+STREAM_CALLS = (("tafel-stream-calls", "create,view"),)
 log = logging.getLogger("tafel.rules")
 
 
@@ -307,11 +310,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         self, request: rules_pb2.CreateGameRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> rules_pb2.CreateGameResponse:
         try:
-            return await self._create(request)
+            return await self._create_or_unavailable(request)
         except Refused as refused:
             await abort(context, refused)
-        except RedisError:
-            await abort(context, _unavailable())
 
     async def _create(self, request: rules_pb2.CreateGameRequest) -> rules_pb2.CreateGameResponse:
         check_id("game_id", request.game_id)
@@ -403,7 +404,12 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             try:
                 response = rules_pb2.ApplyMovesResponse(correlation_id=message.correlation_id)
                 try:
-                    response.applied.CopyFrom(await self.apply(message.request))
+                    if message.HasField("request"):
+                        response.applied.CopyFrom(await self.apply(message.request))
+                    elif message.HasField("create"):
+                        response.created.CopyFrom(await self._create_or_unavailable(message.create))
+                    else:
+                        response.viewed.CopyFrom(await self._view_or_unavailable(message.view))
                 except MalformedMessage as bad:
                     _refusal(response, invalid(bad.reason, bad.message))
                 except Refused as refused:
@@ -423,7 +429,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             nonlocal batching
             try:
                 async for message in request_iterator:
-                    if message.HasField("request"):
+                    if message.HasField("request") or message.HasField("create") or message.HasField("view"):
                         await slots.acquire()
                         start(message)
                     if message.batch:
@@ -436,6 +442,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             finally:
                 answers.put_nowait(None)
 
+        await context.send_initial_metadata(STREAM_CALLS)
         self.metrics.open_streams.inc()
         reader = asyncio.get_running_loop().create_task(read())
         try:
@@ -467,17 +474,32 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         self, request: rules_pb2.GetViewRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> rules_pb2.GetViewResponse:
         try:
-            check_id("game_id", request.game_id)
-            loaded = await self._load(request.game_id)
-            assert isinstance(loaded, StoredGame)
-            seat = request.seat if request.HasField("seat") else None
-            if seat is not None and seat >= loaded.seats:
-                raise invalid("BAD_SEAT", f"seat {seat} does not exist in a {loaded.seats}-seat game")
-            state = self._decode(loaded)
+            return await self._view_or_unavailable(request)
         except Refused as refused:
             await abort(context, refused)
+
+    async def _create_or_unavailable(self, request: rules_pb2.CreateGameRequest) -> rules_pb2.CreateGameResponse:
+        """CreateGame's work for the stream: a Redis failure is the same retryable refusal."""
+        try:
+            return await self._create(request)
         except RedisError:
-            await abort(context, _unavailable())
+            raise _unavailable() from None
+
+    async def _view_or_unavailable(self, request: rules_pb2.GetViewRequest) -> rules_pb2.GetViewResponse:
+        """GetView's work, shared with the stream: raises Refused (a Redis failure is retryable)."""
+        try:
+            return await self._view(request)
+        except RedisError:
+            raise _unavailable() from None
+
+    async def _view(self, request: rules_pb2.GetViewRequest) -> rules_pb2.GetViewResponse:
+        check_id("game_id", request.game_id)
+        loaded = await self._load(request.game_id)
+        assert isinstance(loaded, StoredGame)
+        seat = request.seat if request.HasField("seat") else None
+        if seat is not None and seat >= loaded.seats:
+            raise invalid("BAD_SEAT", f"seat {seat} does not exist in a {loaded.seats}-seat game")
+        state = self._decode(loaded)
         return rules_pb2.GetViewResponse(
             view=self.envelope.view_to_union(self.rules.view(state, seat)),
             status=self._status(state, loaded.version),
