@@ -9,7 +9,7 @@ generator's `games` scenario (Connect Four, think 0) against each; the order alt
 pairs (single, cluster; cluster, single; ...) so a slow stretch of this shared machine does not
 favour one side. Prints each run, then the medians and the cluster/single ratios. Server CPU is the
 gateway(s), the rules services and every Redis process (on the cluster all six nodes: the replicas
-apply every write too).
+apply every write too; their part is shown apart, from their INFO cpu).
 """
 
 from __future__ import annotations
@@ -19,16 +19,29 @@ import statistics
 from typing import Any
 
 from tools.bench_load import loadgen, with_platform
+from tools.platform import Platform
 
 SIDES = ("single", "cluster")
 
 
+def replicas_cpu_s(platform: Platform) -> float:
+    """CPU the cluster's replicas used since they started (INFO cpu): their share of the Redis CPU."""
+    total = 0.0
+    for node in platform.cluster.nodes if platform.cluster is not None else []:
+        with node.client() as client:
+            if client.info("replication").get("role") == "slave":
+                cpu = client.info("cpu")
+                total += float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+    return total
+
+
 def run(side: str, args: argparse.Namespace) -> dict[str, Any]:
-    summary: dict[str, Any] = with_platform(
-        args.gateways,
-        lambda p: loadgen(p.gateway_addresses, "games", "--games", str(args.games), "--duration", str(args.duration)),
-        redis_cluster=side == "cluster",
-    )
+    def body(p: Platform) -> dict[str, Any]:
+        summary = loadgen(p.gateway_addresses, "games", "--games", str(args.games), "--duration", str(args.duration))
+        summary["replicas_cpu_s"] = replicas_cpu_s(p)
+        return summary
+
+    summary: dict[str, Any] = with_platform(args.gateways, body, redis_cluster=side == "cluster")
     moves = max(1, int(summary["moves"]))
     redis_cpu = sum(s["cpu_s"] for s in summary["servers"] if s["process"] == "redis")
     return {
@@ -37,6 +50,7 @@ def run(side: str, args: argparse.Namespace) -> dict[str, Any]:
         "p99_ms": float(summary["latency_ms"]["p99"]),
         "moves_per_server_cpu_s": float(summary["moves_per_server_cpu_s"] or 0.0),
         "redis_cpu_us_per_move": redis_cpu / moves * 1e6,
+        "of_it_replicas_us": summary["replicas_cpu_s"] / moves * 1e6,
         "redis_processes": sum(1 for s in summary["servers"] if s["process"] == "redis"),
         "errors": sum(summary["errors"].values()),
     }
