@@ -61,6 +61,7 @@ class Writer:
     key: str
     on_victim: bool
     acknowledged: int = 0  # the highest value Redis said OK to
+    sent: int = 0  # the value of the write in flight (or the last one)
     refused: Counter[str] = field(default_factory=Counter)
     last_refusal: float = 0.0
 
@@ -78,6 +79,7 @@ async def write(layer: RedisLayer, writer: Writer, stop: asyncio.Event) -> None:
     value = 0
     while not stop.is_set():
         value += 1
+        writer.sent = value
         try:
             await layer.call("SET", writer.key, value)
             writer.acknowledged = value
@@ -100,10 +102,11 @@ async def one_run(run: int, writers: int) -> str:
         stop = asyncio.Event()
         tasks = [asyncio.create_task(write(layer, w, stop)) for w in crew]
         await asyncio.sleep(1.0)
+        # Until every writer of the killed master's slots has had a write sent after the kill
+        # acknowledged (a reply to one sent before it may still be read after the kill).
+        marks = {w.key: w.sent for w in crew if w.on_victim}
         killed = time.monotonic()
         cluster.kill(victim)
-        # Until every writer of the killed master's slots has written again after the kill.
-        marks = {w.key: w.acknowledged for w in crew if w.on_victim}
         while any(w.acknowledged <= marks[w.key] for w in crew if w.on_victim):
             await asyncio.sleep(0.01)
             if time.monotonic() - killed > 30:
