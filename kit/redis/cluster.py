@@ -172,6 +172,7 @@ class ClusterPipe(RedisPipe):
         self._generation = 0  # bumped by every map load: concurrent failures reload it once
         self._loading = asyncio.Lock()
         self._background: set[asyncio.Task[None]] = set()
+        self._sharded_pubsub: bool | None = None
 
     def _node(self, address: str) -> RedisPipe:
         pipe = self._nodes.get(address)
@@ -183,6 +184,23 @@ class ClusterPipe(RedisPipe):
 
     def masters(self) -> list[str]:
         return sorted({address for address in self._slots if address is not None})
+
+    def owner(self, slot: int) -> str | None:
+        """The master serving `slot` in the map loaded last (None: not loaded, or not served)."""
+        return self._slots[slot]
+
+    async def sharded_pubsub(self) -> bool:
+        """Whether the cluster speaks sharded pub/sub (SSUBSCRIBE/SPUBLISH: Redis 7 or later), from
+        INFO of any master, asked once: publishers (RedisLayer.run's script variant) and
+        subscribers (kit/redis/pubsub.py) ask the same question, so they agree. A cluster upgraded
+        from 6.2 while processes run keeps their answer until they restart (docs/cluster.md)."""
+        if self._sharded_pubsub is None:
+            info = await self.call("INFO", "server")
+            text = info.decode() if isinstance(info, bytes) else str(info)
+            versions = [line.split(":", 1)[1] for line in text.splitlines() if line.startswith("redis_version:")]
+            major = versions[0].split(".", 1)[0] if versions else "0"
+            self._sharded_pubsub = major.isdigit() and int(major) >= 7
+        return self._sharded_pubsub
 
     async def close(self) -> None:
         self._closed = True

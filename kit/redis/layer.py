@@ -43,8 +43,11 @@ class RedisLayer:
         return cls(client, owns_client=False)
 
     async def run(self, script: Script, keys: Sequence[str], args: Sequence[Any] = ()) -> Any:
-        """Run a Lua script (EVALSHA; EVAL once when Redis does not know it yet)."""
+        """Run a Lua script (EVALSHA; EVAL once when Redis does not know it yet). A script that
+        publishes to its shard channel runs as SPUBLISH on a Redis 7 cluster (kit/redis/scripts.py)."""
         script.check(len(keys), len(args))
+        if script.publishes_shard and isinstance(self.pipe, ClusterPipe):
+            script = script.dialect(await self.pipe.sharded_pubsub())
         try:
             return await self.pipe.call("EVALSHA", script.sha, len(keys), *keys, *args)
         except ResponseError as error:

@@ -18,6 +18,14 @@ answer is documented beside them), and a script takes it in
 with a line `-- include: <owner>/<name>` in its body, replaced by that file's text when the
 script is loaded (the SHA is over the expanded source). The including script's header says what
 the function writes, so the keys it touches are still documented where they are written.
+
+Publishing to a shard channel (a game's wake-up: a channel in the script's own slot, see
+kit/redis/pubsub.py): a script writes `redis.call(SHARD_PUBLISH, channel, payload)` and the loader
+defines SHARD_PUBLISH on a first line of its own: 'PUBLISH' in `script(name)`, 'SPUBLISH' in
+`script(name, sharded=True)`, the variant RedisLayer.run picks on a Redis 7 cluster. The two
+variants differ in that line only (same header, same checks) and have their own SHA. A channel of
+another slot (the lobby's global channels) stays a plain 'PUBLISH': Redis 7 refuses a script's
+SPUBLISH outside its slot ("non local key").
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from pathlib import Path
 
 LUA_DIR = Path(__file__).parent / "lua"
 INCLUDE = "-- include:"
+SHARD_PUBLISH = "SHARD_PUBLISH"
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,11 @@ class Script:
     key_arity: Arity
     arg_arity: Arity
     returns: str
+    publishes_shard: bool = False  # uses SHARD_PUBLISH: has an SPUBLISH variant
+
+    def dialect(self, sharded: bool) -> Script:
+        """This script as a deployment runs it: the SPUBLISH variant on a Redis 7 cluster."""
+        return script(self.name, sharded=True) if sharded and self.publishes_shard else self
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -123,9 +137,13 @@ def _expand(name: str, seen: tuple[str, ...] = ()) -> str:
 
 
 @cache  # a file is read once per process; scripts never change while it runs
-def script(name: str) -> Script:
-    """The script at lua/<name>.lua, e.g. script("rules/commit")."""
+def script(name: str, *, sharded: bool = False) -> Script:
+    """The script at lua/<name>.lua, e.g. script("rules/commit"); `sharded`: its shard-channel
+    publishes are SPUBLISH (Redis 7 cluster), else PUBLISH."""
     source = _expand(name)
+    publishes_shard = SHARD_PUBLISH in source
+    if publishes_shard:
+        source = f"local {SHARD_PUBLISH} = '{'SPUBLISH' if sharded else 'PUBLISH'}'\n{source}"
     header = header_of((LUA_DIR / f"{name}.lua").read_text())
     if "Defines" in header:
         raise ValueError(f"lua/{name}.lua defines a function to include; it is not a script to run")
@@ -138,6 +156,7 @@ def script(name: str) -> Script:
         key_arity=_arity(header, "KEYS", name),
         arg_arity=_arity(header, "ARGV", name),
         returns=header["Returns"],
+        publishes_shard=publishes_shard,
     )
 
 

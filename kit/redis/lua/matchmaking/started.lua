@@ -7,5 +7,6 @@ local gid = ARGV[1]
 if redis.call('HEXISTS', M, gid) == 0 then return 0 end
 if redis.call('HGET', M, gid .. '|s') == '1' then return 1 end
 redis.call('HSET', M, gid .. '|s', ARGV[4])
+-- Plain PUBLISH everywhere: the matched channel is global, not this bucket's slot (docs/cluster.md).
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 1

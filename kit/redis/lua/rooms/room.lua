@@ -20,5 +20,7 @@ local function expire_at(ms)
 end
 local function changed(channel, code)
   redis.call('HINCRBY', META, 'v', 1)
+  -- Plain PUBLISH everywhere: the rooms' channel is global (not this room's slot, which Redis 7
+  -- refuses for a script's SPUBLISH); a cluster broadcasts it (docs/cluster.md, pub/sub).
   redis.call('PUBLISH', channel, code)
 end

@@ -77,5 +77,6 @@ if version == 1 or ARGV[5] == '1' or redis.call('PTTL', KEYS[1]) < ttl * 1000 * 
   redis.call('EXPIRE', KEYS[3], ttl)
   redis.call('EXPIRE', KEYS[4], ttl)
 end
-if #ARGV > FIXED then redis.call('PUBLISH', ARGV[7], ARGV[8]) end
+-- The game's channel is in this slot: SPUBLISH on a Redis 7 cluster (kit/redis/scripts.py).
+if #ARGV > FIXED then redis.call(SHARD_PUBLISH, ARGV[7], ARGV[8]) end
 return reply

@@ -22,5 +22,5 @@ local ttl = tonumber(ARGV[8])
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
 redis.call('EXPIRE', KEYS[3], ttl)
-redis.call('PUBLISH', ARGV[9], ARGV[10])
+redis.call(SHARD_PUBLISH, ARGV[9], ARGV[10])  -- the game's channel: this slot (kit/redis/scripts.py)
 return {0}

