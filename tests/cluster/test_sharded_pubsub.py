@@ -15,14 +15,19 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 from redis.crc import key_slot
+from tafel.autoplay import play_game
+from tafel.botplay import strategy_for
+from tafel.client import TafelClient
 
 from kit.redis.keys import game_keys
 from kit.redis.layer import RedisLayer
 from kit.redis.pubsub import PubSub, Subscription
 from kit.redis.scripts import script
 from services.kit.store import GameStore, NewEvent
+from tests.clients.platform_fixture import ENV
 from tests.cluster.test_cluster_pipe import _begin_migration, _finish_migration, owner_of
 from tools import redis_cluster as redis_cluster_tool
+from tools.platform import Platform
 from tools.redis_cluster import RedisClusterProcess, start_cluster
 from tools.redis_server import redis_major_version
 
@@ -168,6 +173,55 @@ async def test_a_games_wakeup_reaches_its_shard_only(
     finally:
         bystander.close()
     subscription.cancel()
+
+
+async def test_a_watcher_on_another_gateway_follows_a_game_by_ssubscribe(redis7: RedisClusterProcess) -> None:
+    """Two players on one gateway, a watcher on the other: the watcher's gateway takes the game's
+    wake-ups by SSUBSCRIBE on the game's master (no plain subscriber anywhere) and the watcher
+    sees the whole game live, in order, to its end."""
+    platform = await asyncio.to_thread(
+        Platform(redis_url=redis7.url, gateways=2, fixed_ports=False, extra_env=ENV, bot_pool=False,
+                 games=("connect4",)).start
+    )
+    players = [await TafelClient.connect([platform.gateway_addresses[0]]) for _ in range(2)]
+    watcher = await TafelClient.connect([platform.gateway_addresses[1]])
+    try:
+        for client in (*players, watcher):
+            await client.sign_in_as_guest()
+        matches = await asyncio.gather(*(c.find_match("connect4", per_move_s=30) for c in players))
+        game_id = matches[0].game_id
+        channel = game_keys(game_id).channel
+        events = watcher.watch(game_id)
+        first = await asyncio.wait_for(anext(events), WAIT_S)  # the watcher is live once it has one
+        assert first.WhichOneof("kind") == "created"
+        owner = owner_of(redis7, channel)
+        assert shard_subscribers(redis7, owner, channel)[0] >= 1
+        assert all(shard_subscribers(redis7, port, channel)[1] == 0 for port in redis7.masters())
+        seen = [first]
+
+        async def follow() -> None:
+            async for event in events:
+                seen.append(event)
+
+        following = asyncio.create_task(follow())
+        outcomes = await asyncio.wait_for(
+            asyncio.gather(*(
+                play_game(c, m.game_id, m.seat, strategy_for("connect4", 1, seed=i))
+                for i, (c, m) in enumerate(zip(players, matches, strict=True))
+            )),
+            timeout=120,
+        )
+        await asyncio.wait_for(following, WAIT_S)
+        assert outcomes[0] == outcomes[1]
+        assert seen[-1].WhichOneof("kind") == "ended"
+        record = await players[0].get_record(game_id)
+        ids = [tuple(map(int, e.event_id.split("-"))) for e in seen]
+        assert ids == sorted(set(ids))  # in order, none twice
+        assert {version for version, _ in ids} == set(range(len(record.actions) + 1))  # every move
+    finally:
+        for client in (*players, watcher):
+            await client.close()
+        await asyncio.to_thread(platform.stop)
 
 
 async def test_tagged_and_plain_channels_on_one_cluster(redis7: RedisClusterProcess, pubsub: PubSub) -> None:
