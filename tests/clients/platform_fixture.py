@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from urllib.parse import urlparse, urlunparse
 
 import pytest
 
+from tests.keyspace import with_db
 from tools.platform import Platform
 
 ENV = {
@@ -15,11 +15,6 @@ ENV = {
     "TAFEL_GRACE_S": "1",
     "TAFEL_MIN_PER_MOVE_S": "0.5",
 }
-
-
-def with_db(url: str, db: int) -> str:
-    parts = urlparse(url)
-    return urlunparse(parts._replace(path=f"/{db}"))
 
 
 @pytest.fixture(scope="module")

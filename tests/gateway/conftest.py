@@ -1,4 +1,5 @@
-"""Gateway test fixtures: one Connect Four rules service and two gateway processes for the session."""
+"""Gateway test fixtures: one Connect Four rules service and two gateway processes for the session (for
+each module on a Redis Cluster: tests/keyspace.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from tests.gateway.harness import Client, Proc, Seating, seating, spawn_gateway, spawn_rules
+from tests.keyspace import shared_scope
 
 
 @dataclass
@@ -21,7 +23,7 @@ class GatewaySystem:
         return {"connect4": self.rules.address}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope=shared_scope)
 def gw_system(redis_url: str) -> Iterator[GatewaySystem]:
     rules = spawn_rules(redis_url)
     gateways: list[Proc] = []
@@ -34,7 +36,7 @@ def gw_system(redis_url: str) -> Iterator[GatewaySystem]:
             proc.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope=shared_scope)
 async def seats(gw_system: GatewaySystem) -> AsyncIterator[Seating]:
     async with seating(gw_system.redis_url, gw_system.routes) as value:
         yield value

@@ -16,7 +16,6 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse, urlunparse
 
 import grpc
 from redis.asyncio import Redis
@@ -31,6 +30,7 @@ from kit.errors import reason_of
 from kit.redis.client import redis_client
 from kit.redis.game_reads import GameReads
 from kit.redis.layer import RedisLayer
+from tests.keyspace import with_db as other_db  # noqa: F401  (the gateway tests import it from here)
 from tools.platform import ROOT
 from tools.redis_server import free_port
 
@@ -114,12 +114,6 @@ def spawn_gateway(
     for game in GAMES:
         routes.setdefault(f"TAFEL_RULES_{game.upper()}", "off")
     return spawn(name, "gateway", {"REDIS_URL": redis_url, **GATEWAY_ENV, **routes, **env}, python_args=python_args)
-
-
-def other_db(url: str, db: int) -> str:
-    """The same Redis, another database (pub/sub is shared, keys are not)."""
-    parsed = urlparse(url)
-    return urlunparse(parsed._replace(path=f"/{db}"))
 
 
 def new_id(prefix: str = "r") -> str:

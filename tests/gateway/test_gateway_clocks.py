@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import grpc
 import pytest
-from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from tafel.play.v1 import play_pb2
 
 from gateway.games import new_game_id
 from kit.redis.keys import clock_key, clocks_key, game_shard
 from tests.gateway.conftest import GatewaySystem
-from tests.gateway.harness import Client, Seating, other_db, seating, spawn_gateway, spawn_rules
+from tests.gateway.harness import Client, Seating, seating, spawn_gateway, spawn_rules
+from tests.keyspace import alone
 
 
 async def until_over(client: Client, game_id: str, timeout_s: float = 10.0) -> play_pb2.GetGameResponse:
@@ -79,11 +80,15 @@ async def test_a_started_game_has_its_clock_even_when_the_listing_write_fails(
     assert over.summary.status.over
 
 
-async def test_the_timeout_applies_after_the_watching_gateway_was_killed(redis_url: str) -> None:
-    # A system of its own (its own Redis database, so no other gateway sweeps its clocks).
-    url = other_db(redis_url, 5)
-    cleanup = Redis.from_url(url)
-    await cleanup.flushdb()
+@pytest.fixture
+def own_url(redis_url: str) -> Iterator[str]:
+    """A Redis of this test's own, so no other gateway sweeps its clocks."""
+    with alone(redis_url, 5) as url:
+        yield url
+
+
+async def test_the_timeout_applies_after_the_watching_gateway_was_killed(own_url: str) -> None:
+    url = own_url
     rules = spawn_rules(url)
     first = spawn_gateway(url, {"connect4": rules.address}, name="doomed-gateway")
     second = None
@@ -123,8 +128,6 @@ async def test_the_timeout_applies_after_the_watching_gateway_was_killed(redis_u
         for proc in (first, second, rules):
             if proc is not None:
                 proc.stop()
-        await cleanup.flushdb()
-        await cleanup.aclose()
 
 
 def _view_request(game_id: str):  # type: ignore[no-untyped-def]

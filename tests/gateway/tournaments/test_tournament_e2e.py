@@ -1,4 +1,4 @@
-"""Tournaments end to end: real rules services and two gateways on their own Redis database, bots
+"""Tournaments end to end: real rules services and two gateways on their own (emptied) keyspace, bots
 that play random legal moves through the public API, an organiser, a watcher."""
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ import pytest
 from redis.asyncio import Redis
 from tafel.play.v1 import play_pb2, tournaments_pb2
 
+from kit.redis.client import redis_client
 from kit.redis.keys import meta_pattern, record_key
 from kit.redis.keys import pool_key as rating_key
 from kit.redis.keys import tournament_key as t_key
-from tests.gateway.harness import other_db
 from tests.gateway.tournaments.e2e import Bot, Client, Platform, rid, watch_until_over
+from tests.keyspace import emptied
 
 pytestmark = pytest.mark.timeout(240)
 DB = 12
@@ -25,11 +26,7 @@ T = tournaments_pb2
 
 @pytest.fixture(scope="module")
 def platform(redis_url: str) -> Iterator[Platform]:
-    import redis as redis_sync
-
-    url = other_db(redis_url, DB)
-    redis_sync.Redis.from_url(url).flushdb()
-    made = Platform(url, ("connect4",))
+    made = Platform(emptied(redis_url, DB), ("connect4",))
     try:
         made.start_rules()
         made.start_gateways(2)
@@ -40,7 +37,7 @@ def platform(redis_url: str) -> Iterator[Platform]:
 
 @pytest.fixture
 async def db(platform: Platform) -> AsyncIterator[Redis]:
-    client = Redis.from_url(platform.redis_url)
+    client = redis_client(platform.redis_url)  # redis+cluster:// too
     try:
         yield client
     finally:

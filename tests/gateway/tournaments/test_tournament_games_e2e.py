@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from tafel.play.v1 import tournaments_pb2 as T
 
-from tests.gateway.harness import other_db
 from tests.gateway.tournaments.e2e import Bot, Client, Platform, rid, watch_until_over
+from tests.keyspace import emptied
 
 pytestmark = pytest.mark.timeout(240)
 DB = 13
@@ -17,11 +17,7 @@ DB = 13
 
 @pytest.fixture(scope="module")
 def platform(redis_url: str) -> Iterator[Platform]:
-    import redis as redis_sync
-
-    url = other_db(redis_url, DB)
-    redis_sync.Redis.from_url(url).flushdb()
-    made = Platform(url, ("plus4", "coloursquare"))
+    made = Platform(emptied(redis_url, DB), ("plus4", "coloursquare"))
     try:
         made.start_rules()
         made.start_gateways(2)
