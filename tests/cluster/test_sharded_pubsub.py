@@ -19,10 +19,11 @@ from tafel.autoplay import play_game
 from tafel.botplay import strategy_for
 from tafel.client import TafelClient
 
+from kit.redis import keys
 from kit.redis.keys import game_keys
 from kit.redis.layer import RedisLayer
-from kit.redis.pubsub import PubSub, Subscription
-from kit.redis.scripts import script
+from kit.redis.pubsub import PubSub, Subscription, is_shard_channel
+from kit.redis.scripts import LUA_DIR, lua_names, script
 from services.kit.store import GameStore, NewEvent
 from tests.clients.platform_fixture import ENV
 from tests.cluster.test_cluster_pipe import _begin_migration, _finish_migration, owner_of
@@ -139,6 +140,18 @@ def test_the_publishing_scripts_have_an_spublish_variant() -> None:
     # Scripts publishing a global channel (another slot than their keys') keep plain PUBLISH.
     for name in ("rooms/join", "matchmaking/started", "clocks/arm"):
         assert not script(name).publishes_shard and script(name).dialect(True) is script(name)
+
+
+def test_which_channels_are_sharded() -> None:
+    """Subscribers shard a channel by its hash tag, publishers by SHARD_PUBLISH: they must agree.
+    The game's channel is tagged (its shard's slot) and published only with SHARD_PUBLISH; the
+    global channels are untagged, and only the scripts publishing them use a plain 'PUBLISH'."""
+    assert is_shard_channel(game_keys("g1").channel.encode())
+    globals_ = [getattr(keys, name) for name in dir(keys) if name.endswith("_CHANNEL")]
+    assert len(globals_) == 3 and not any(is_shard_channel(name.encode()) for name in globals_)
+    plain = {name for name in lua_names() if "redis.call('PUBLISH'" in (LUA_DIR / f"{name}.lua").read_text()}
+    assert plain == {"rooms/room", "matchmaking/started"}
+    assert not is_shard_channel(b"a{}b") and is_shard_channel(b"a{x}b")  # Redis's tag rule
 
 
 async def test_a_games_wakeup_reaches_its_shard_only(
