@@ -4,15 +4,14 @@ list leaves those games out instead of failing the whole listing."""
 
 from __future__ import annotations
 
-from redis.asyncio import Redis
 from tafel.play.v1 import play_pb2
 
-from tests.gateway.harness import Client, other_db, seating, spawn_gateway, spawn_rules
+from tests.gateway.harness import Client, seating, spawn_gateway, spawn_rules
+from tests.keyspace import emptied
 
 
 async def test_live_list_leaves_out_games_of_types_this_gateway_does_not_serve(redis_url: str) -> None:
-    url = other_db(redis_url, 13)
-    await Redis.from_url(url).flushdb()
+    url = emptied(redis_url, 13)  # a cluster's too (tests/keyspace.py)
     connect4, coloursquare = spawn_rules(url), spawn_rules(url, "coloursquare")
     gateway = spawn_gateway(url, {"connect4": connect4.address})  # no Colour Square here
     try:

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 
 import grpc
 import pytest
-from redis.asyncio import Redis
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 from tafel.rules.v1 import rules_pb2
@@ -16,9 +15,10 @@ from tafel.rules.v1 import rules_pb2
 from gateway.ratings.book import RatingBook
 from gateway.ratings.pools import RatingPools, boards_of, pools_of
 from kit.errors import Refused
+from kit.redis.client import redis_client
 from kit.redis.layer import RedisLayer
-from tests.gateway.harness import other_db
 from tests.gateway.local_games import local_catalogue
+from tests.keyspace import emptied
 
 T0 = 1_700_000_000_000
 
@@ -39,8 +39,7 @@ def new_game(**fields: object) -> rules_pb2.DescribeGameResponse:
 
 @pytest.fixture
 async def layer(redis_url: str) -> AsyncIterator[RedisLayer]:
-    client = Redis.from_url(other_db(redis_url, 11))
-    await client.flushdb()
+    client = redis_client(emptied(redis_url, 11))  # a cluster's too (tests/keyspace.py)
     opened = RedisLayer.around(client)
     try:
         yield opened

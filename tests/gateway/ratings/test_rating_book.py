@@ -20,19 +20,19 @@ from gateway.ratings.stored import Stored
 from gateway.ratings.sweeper import RatingSweeper
 from gateway.records import Records
 from kit.errors import Refused
+from kit.redis.client import redis_client
 from kit.redis.keys import pool_key as key
 from kit.redis.keys import rated_hint_key as hint_key
 from kit.redis.layer import RedisLayer
-from tests.gateway.harness import other_db
 from tests.gateway.local_games import local_catalogue
+from tests.keyspace import emptied, with_db
 
 T0 = 1_700_000_000_000
 
 
 @pytest.fixture
 async def db(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(other_db(redis_url, 11))
-    await client.flushdb()
+    client = redis_client(emptied(redis_url, 11))  # a cluster's too (tests/keyspace.py)
     try:
         yield client
     finally:
@@ -98,7 +98,7 @@ async def test_same_game_end_applied_once(db: Redis, redis_url: str, book_on: Bo
     assert await book.apply_record(game) == "applied"
     assert await book.apply_record(game) == "already"
     # Another replica (own connection) and a burst of concurrent repeats change nothing.
-    other = Redis.from_url(other_db(redis_url, 11))
+    other = redis_client(with_db(redis_url, 11))
     try:
         results = await asyncio.gather(*(book_on(other).apply_record(game) for _ in range(5)))
     finally:

@@ -14,14 +14,18 @@ from gateway.tournaments import engine
 from gateway.tournaments.feed import TournamentFeed
 from gateway.tournaments.model import Entrant, Format
 from gateway.tournaments.store import Spec, TournamentStore, now_ms
+from kit.redis.client import redis_client
+from kit.redis.keys import tournament_request_key
 from kit.redis.layer import RedisLayer
-from tests.gateway.harness import other_db
+from tests.keyspace import emptied, with_db
+
+# The request's key as the gateway names it: in the tournaments' slot, as create.lua's other keys.
+REQUEST_1 = tournament_request_key("org", "req-1")
 
 
 @pytest.fixture
 async def db(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(other_db(redis_url, 14))
-    await client.flushdb()
+    client = redis_client(emptied(redis_url, 14))  # a cluster's too (tests/keyspace.py)
     try:
         yield client
     finally:
@@ -62,8 +66,8 @@ def joined(name: str) -> T.TournamentEvent:
 
 async def test_create_join_start_save(db: Redis, layer: RedisLayer) -> None:
     store = TournamentStore(layer)
-    assert await store.create(spec("t0000000000000001"), "req-1") == "t0000000000000001"
-    assert await store.create(spec("t0000000000000002"), "req-1") == "t0000000000000001", "a retried request"
+    assert await store.create(spec("t0000000000000001"), REQUEST_1) == "t0000000000000001"
+    assert await store.create(spec("t0000000000000002"), REQUEST_1) == "t0000000000000001", "a retried request"
     for i in range(4):
         assert await store.join("t0000000000000001", (f"p{i}", f"n{i}", False), 4, joined(f"p{i}")) == 1
     assert await store.join("t0000000000000001", ("p0", "n0", False), 4, joined("p0")) == 0
@@ -91,10 +95,10 @@ async def test_create_join_start_save(db: Redis, layer: RedisLayer) -> None:
 async def test_feed_catch_up_then_live_without_gaps(db: Redis, redis_url: str, layer: RedisLayer) -> None:
     store = TournamentStore(layer)
     tid = "t00000000000000aa"
-    await store.create(spec(tid, capacity=200), "req-feed")
+    await store.create(spec(tid, capacity=200), tournament_request_key("org", "req-feed"))
     for i in range(5):
         await store.join(tid, (f"a{i}", "", False), 200, joined(f"a{i}"))
-    feed = TournamentFeed(layer, Redis.from_url(other_db(redis_url, 14)), block_ms=100)
+    feed = TournamentFeed(layer, redis_client(with_db(redis_url, 14)), block_ms=100)
     seen: list[str] = []
     ids: list[str] = []
 
