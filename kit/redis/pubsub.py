@@ -1,4 +1,5 @@
-"""The process's one Redis pub/sub connection: every feature subscribes through it.
+"""The process's one Redis pub/sub: every feature subscribes through it (one connection; on a
+Redis 7 cluster also one per master for the shard channels, below).
 
     pubsub = PubSub(url); pubsub.start()
     sub = pubsub.subscribe(channel, on_message, on_live=caught_up)   # on_message(channel, payload)
@@ -87,7 +88,7 @@ def is_shard_channel(name: bytes) -> bool:
 class Subscription:
     """One subscriber's interest in a channel (or pattern)."""
 
-    __slots__ = ("_pubsub", "kind", "live", "name", "on_live", "on_message")  # kind: SHARD once routed so
+    __slots__ = ("_pubsub", "kind", "live", "name", "on_live", "on_message")  # kind: SHARD once _Shards routes it
 
     def __init__(self, pubsub: PubSub, name: bytes, kind: Kind, on_message: OnMessage, on_live: OnLive | None):
         self._pubsub = pubsub
