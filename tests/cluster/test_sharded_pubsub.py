@@ -100,6 +100,14 @@ def shard_subscribers(cluster: RedisClusterProcess, port: int, channel: str) -> 
     return int(sharded[1]), int(plain[1])
 
 
+async def after_unsubscribing(pubsub: PubSub, channel: str) -> None:
+    """Return once the link of `channel`'s slot has had its unsubscriptions answered: Redis answers
+    one connection's commands in order, so a later SSUBSCRIBE of the same slot confirmed is proof."""
+    probe = pubsub.subscribe(channel.replace(":wake", ":sync"), lambda _c, _p: None)
+    await probe.ready(WAIT_S)
+    probe.cancel()
+
+
 async def create_game(store: GameStore, game_id: str, payload: bytes) -> None:
     await store.create(
         game_id=game_id, request_id=f"r-{game_id}", game="connect4", seats=2, options=b"", state=b"s0",
@@ -261,6 +269,7 @@ async def test_tagged_and_plain_channels_on_one_cluster(redis7: RedisClusterProc
     assert await heard_tagged.next() == (tagged.encode(), b"game")
     a.cancel()
     b.cancel()
+    await after_unsubscribing(pubsub, tagged)
     assert shard_subscribers(redis7, owner, tagged) == (0, 0)  # the last one out unsubscribes
 
 
@@ -281,13 +290,23 @@ async def test_a_migrated_slot_takes_its_subscription_along(redis7: RedisCluster
         assert shard_subscribers(redis7, source_port, channel) == (0, 0)
         target.execute_command("SPUBLISH", channel, b"after the move")
         assert await heard.next() == (channel.encode(), b"after the move")
+        # A new channel of the moved slot (the same tag): wherever the process's map still puts
+        # it, it ends up on the new owner (an SSUBSCRIBE on the old one is answered MOVED).
+        second = channel.replace(":wake", ":other")
+        heard_second = Heard()
+        other = pubsub.subscribe(second, heard_second.on_message, on_live=heard_second.on_live)
+        await other.ready(WAIT_S)
+        assert heard_second.lives == [False] and shard_subscribers(redis7, target_port, second) == (1, 0)
+        other.cancel()
+        subscription.cancel()
+        await after_unsubscribing(pubsub, channel)  # (sent to the new owner, where they are)
+        assert shard_subscribers(redis7, target_port, channel) == shard_subscribers(redis7, target_port, second) == (0, 0)
     finally:
         _begin_migration(target, source, slot)
         _finish_migration(redis7, slot, source)
         source.close()
         target.close()
     redis7.wait_ok()
-    subscription.cancel()
 
 
 @pytest.fixture
