@@ -150,14 +150,14 @@ class Link:
     """One pub/sub connection and the channels it carries; reconnects and re-subscribes them."""
 
     def __init__(
-        self, url: str, *, on_redirect: OnRedirect | None = None, on_down: Callable[[], None] | None = None
+        self, url: str, *, on_redirect: OnRedirect | None = None, on_unsettled: Callable[[], None] | None = None
     ) -> None:
         self.url = url
         # A Redis Cluster broadcasts plain pub/sub to every node: any one will do, the next one
         # after a failed connection (kit/redis/cluster.py). A shard link is given one node's URL.
         self._urls = node_urls(url)
         self._on_redirect = on_redirect
-        self._on_down = on_down
+        self._on_unsettled = on_unsettled  # its channels may belong elsewhere now: check the map
         self.channels: dict[Kind, dict[bytes, _Channel]] = {CHANNEL: {}, PATTERN: {}, SHARD: {}}
         # Subscriptions sent and not yet confirmed, in order, per kind and name.
         self._waiting: dict[tuple[Kind, bytes], deque[_Channel]] = {}
@@ -287,8 +287,8 @@ class Link:
                     channel.confirmed = False
                     for subscription in channel.subscriptions:
                         subscription.live.clear()
-            if self._on_down is not None and not self._closed:
-                self._on_down()
+            if self._on_unsettled is not None and not self._closed:
+                self._on_unsettled()
         return 0.0
 
     async def _ping(self, writer: asyncio.StreamWriter) -> None:
@@ -342,8 +342,9 @@ class Link:
     def _evicted(self, name: bytes) -> None:
         """A `sunsubscribe` for a live shard channel is Redis's (our own SUNSUBSCRIBE removed the
         channel first, and a newer one of the name is not confirmed before this reply): its slot
-        left this node. Ask again here: the answer is MOVED to the new owner (or a confirmation,
-        on a node that serves the slot after all)."""
+        left this node. Ask again here: the answer is MOVED to the new owner, or a confirmation
+        where the node is its shard's replica now (a manual failover: a replica gets its shard's
+        messages too), and have the map checked, which moves it to the master."""
         channel = self.channels[SHARD].get(name)
         if channel is None or not channel.confirmed:
             return
@@ -352,6 +353,8 @@ class Link:
         for subscription in channel.subscriptions:
             subscription.live.clear()
         self._send_subscribe(channel)
+        if self._on_unsettled is not None:
+            self._on_unsettled()
 
     def _refused(self, error: RespError) -> None:
         """An error answers a subscribe command in order; on a shard link it is a redirection of
@@ -475,7 +478,7 @@ class _Shards:
         link = self.links.get(address)
         if link is None:
             link = self.links[address] = Link(
-                self.map.address.node_url(address), on_redirect=self._redirected, on_down=self._loop.wake
+                self.map.address.node_url(address), on_redirect=self._redirected, on_unsettled=self._loop.wake
             )
             if self._started:
                 link.start()

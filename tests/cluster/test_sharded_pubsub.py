@@ -25,7 +25,7 @@ from kit.redis import keys
 from kit.redis.game_reads import GameReads
 from kit.redis.keys import game_keys
 from kit.redis.layer import RedisLayer
-from kit.redis.pubsub import PubSub, Subscription, is_shard_channel
+from kit.redis.pubsub import SHARDS_EVERY_S, PubSub, Subscription, is_shard_channel
 from kit.redis.scripts import LUA_DIR, lua_names, script
 from services.kit.store import GameStore, NewEvent
 from tests.clients.platform_fixture import ENV
@@ -361,6 +361,43 @@ async def test_a_killed_master_subscription_lives_again_on_its_replica(own_clust
             subscription.cancel()
     finally:
         await hub.close()
+        await pubsub.close()
+        await layer.close()
+
+
+async def test_a_manual_failover_keeps_the_subscription_live(own_cluster: RedisClusterProcess) -> None:
+    """CLUSTER FAILOVER (a planned switch): the demoted master sends `sunsubscribe`; the channel is
+    confirmed again (on_live(True)) and ends up SSUBSCRIBEd on the new master."""
+    cluster = own_cluster
+    old_master = sorted(cluster.masters())[0]
+    new_master = cluster.replica_of(old_master)
+    channel = game_keys(game_on(cluster, old_master)).channel
+    layer = RedisLayer.connect(cluster.url)
+    pubsub = PubSub(cluster.url)
+    pubsub.start()
+    try:
+        heard = Heard()
+        subscription = pubsub.subscribe(channel, heard.on_message, on_live=heard.on_live)
+        await subscription.ready(WAIT_S)
+        with cluster.node(new_master).client() as client:
+            assert client.execute_command("CLUSTER", "FAILOVER") == b"OK"
+        await asyncio.wait_for(heard.again.wait(), WAIT_S)
+        await asyncio.to_thread(cluster.wait_ok)
+        assert new_master in cluster.masters() and old_master not in cluster.masters()
+        await layer.call("SPUBLISH", channel, b"after the switch")  # routed to the new master
+        assert await heard.next() == (channel.encode(), b"after the switch")
+        # It ends up on the new master once the process's map has it: at once (the sunsubscribe
+        # has the map checked) or at the periodic check. Redis's counters are polled: nothing in
+        # this process announces it.
+        deadline = asyncio.get_running_loop().time() + SHARDS_EVERY_S + WAIT_S
+        while (shard_subscribers(cluster, new_master, channel), shard_subscribers(cluster, old_master, channel)) != (
+            (1, 0), (0, 0)
+        ):
+            assert asyncio.get_running_loop().time() < deadline, "never moved to the new master"
+            await asyncio.sleep(0.05)
+        await layer.call("SPUBLISH", channel, b"on the master")
+        assert await heard.next() == (channel.encode(), b"on the master")
+    finally:
         await pubsub.close()
         await layer.close()
 
