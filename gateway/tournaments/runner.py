@@ -370,6 +370,10 @@ class TournamentRunner:
                 break
             if reply == -1:
                 raise _refused(grpc.StatusCode.FAILED_PRECONDITION, "NOT_RUNNING", "the tournament is not running")
+        # The round may be paired with its games still being created (here or on another replica):
+        # advancing first creates what is missing (creating a game id again is safe), so the game
+        # the player was paired in exists to be resigned instead of timing out as a missed game.
+        await self._advance_logged(tid)
         await self._resign_running(tid, player.player_id)
         await self._advance_logged(tid)
         after = await self.store.load(tid)
