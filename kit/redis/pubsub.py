@@ -111,7 +111,7 @@ class Subscription:
 class _Channel:
     """One Redis subscription, shared by every Subscription of its name and kind."""
 
-    __slots__ = ("again", "confirmed", "ever", "kind", "link", "name", "subscriptions")
+    __slots__ = ("again", "confirmed", "ever", "kind", "link", "name", "redirected_at", "subscriptions")
 
     def __init__(self, name: bytes, kind: Kind) -> None:
         self.name = name
@@ -121,6 +121,7 @@ class _Channel:
         self.again = False  # the next confirmation follows a reconnect (or a move)
         self.ever = False  # confirmed once: a later confirmation may have missed messages
         self.link: Link | None = None  # a shard channel's link now (None: looking for its owner)
+        self.redirected_at = 0.0  # (monotonic) a shard channel's last refusal
 
     def join(self, subscription: Subscription) -> None:
         """A further subscriber of this channel: live at once when the channel is."""
@@ -495,12 +496,22 @@ class _Shards:
         self._link(address).carry(channel)
 
     def _redirected(self, link: Link, name: bytes, target: str | None) -> None:
-        """`link`'s node refused `name` (MOVED: to `target`; else to whoever the next map names)."""
+        """`link`'s node refused `name` (MOVED: to `target`; else to whoever the next map names).
+        A channel refused again within UNSETTLED_EVERY_S (CLUSTERDOWN, or nodes that disagree
+        mid-migration) waits that long for a fresh map instead of bouncing at network speed."""
         channel = self.channels.get(name)
         if channel is None or channel.link is not link:
             return
         link.drop(channel)
-        self._place(channel, target)
+        now = time.monotonic()
+        again_soon = now - channel.redirected_at < UNSETTLED_EVERY_S
+        channel.redirected_at = now
+        if target is not None and not again_soon:
+            self._place(channel, target)
+            return
+        channel.link = None
+        channel.again = channel.again or channel.ever
+        asyncio.get_running_loop().call_later(UNSETTLED_EVERY_S, self._loop.wake)
 
     def _unsettled(self) -> bool:
         return any(channel.link is None or not channel.link.connected for channel in self.channels.values())
