@@ -11,10 +11,11 @@ from collections.abc import Iterator
 import pytest
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
-from tafel.errors import Unauthenticated
+from tafel.errors import Unauthenticated, Unavailable
 
 from tests.clients.platform_fixture import ENV, with_db
 from tools.platform import Platform
+from tools.redis_server import free_port
 
 # Seat 0 and seat 1 fill the board column by column: nobody has four in a row for the first 20 moves.
 COLUMNS = [0, 1, 2, 3, 4, 5, 6] * 3
@@ -153,3 +154,38 @@ async def test_a_search_survives_its_gateway_stopping(two_gateways: Platform) ->
     finally:
         await only_first.close()
         await b.close()
+
+
+async def test_a_unary_call_waits_out_a_moment_with_no_gateway_up(two_gateways: Platform) -> None:
+    """Both gateways stopped (the end of a rolling restart seen from a client whose reconnects are
+    still backing off): a call made meanwhile is answered once one is back, not failed at once."""
+    client = await signed_in(two_gateways)
+    try:
+        me = await client.me()
+        for gateway in ("gateway-0", "gateway-1"):
+            await asyncio.to_thread(two_gateways.terminate, gateway)
+
+        async def back_later() -> None:
+            await asyncio.sleep(1.0)  # the call below has failed its channel retries by then
+            await asyncio.to_thread(two_gateways.restart, "gateway-1")
+            await asyncio.to_thread(two_gateways.restart, "gateway-0")
+
+        restarting = asyncio.ensure_future(back_later())
+        try:
+            assert (await asyncio.wait_for(client.me(), 30)).player_id == me.player_id
+        finally:
+            await restarting
+    finally:
+        await client.close()
+
+
+async def test_a_client_that_never_reached_a_gateway_fails_at_once() -> None:
+    """No server at all (`make run` not started): the clear error comes without the wait above."""
+    client = await TafelClient.connect(f"127.0.0.1:{free_port()}")
+    try:
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(Unavailable):
+            await client.sign_in_as_guest()
+        assert asyncio.get_running_loop().time() - started < 5
+    finally:
+        await client.close()

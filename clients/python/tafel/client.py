@@ -40,6 +40,9 @@ __all__ = [
 STREAM_ATTEMPTS = 20  # consecutive failed attempts before a resuming stream gives up
 
 
+GAP_S = 10.0  # how long a unary call waits for a gateway to come back (see TafelClient._call)
+
+
 def _channel(targets: Sequence[str], tls: bool, root_certificates: bytes | None) -> grpc.aio.Channel:
     options: list[tuple[str, Any]] = [
         ("grpc.keepalive_time_ms", 20_000),
@@ -78,6 +81,9 @@ class TafelClient:
         self.ratings = tournaments_pb2_grpc.RatingServiceStub(channel)
         self.tournaments = tournaments_pb2_grpc.TournamentServiceStub(channel)
         self.session: play_pb2.Session | None = None
+        # Calls a retry could apply twice (tafel/retry.py NOT_IDEMPOTENT): never waited for and resent.
+        self._once = frozenset({id(self.accounts.Register), id(self.lobby.CreateRoom), id(self.bots.RequestBot)})
+        self._reached = False  # some call was answered: a gateway existed, so UNAVAILABLE is a gap
 
     @classmethod
     async def connect(
@@ -112,11 +118,31 @@ class TafelClient:
         return (("authorization", f"Bearer {self.session.token}"),)
 
     async def _call(self, method: Any, request: Message, *, timeout: float = 30.0) -> Any:
-        """A unary call with the token and mapped errors (the channel's retry policy retries it)."""
+        """A unary call with the token and mapped errors (the channel's retry policy retries it).
+
+        The channel's retries span under a second. When every gateway's connection is down at once
+        (a rolling restart: each one stopped in turn, the client's reconnects still backing off),
+        a client that has reached a gateway before waits for one to be ready again (within the
+        call's timeout, at most GAP_S) and tries once more; one that never reached any fails at once
+        (a server that is not running gets its clear error without a wait)."""
+        deadline = asyncio.get_running_loop().time() + timeout
         try:
-            return await method(request, metadata=self.metadata(), timeout=timeout)
+            answer = await method(request, metadata=self.metadata(), timeout=timeout)
         except grpc.aio.AioRpcError as error:
-            raise from_rpc_error(error) from None
+            if error.code() != grpc.StatusCode.UNAVAILABLE or not self._reached or id(method) in self._once:
+                raise from_rpc_error(error) from None
+            left = deadline - asyncio.get_running_loop().time()
+            try:
+                await asyncio.wait_for(self.channel.channel_ready(), min(left, GAP_S))
+            except (TimeoutError, grpc.aio.UsageError):
+                raise from_rpc_error(error) from None
+            try:
+                left = max(0.1, deadline - asyncio.get_running_loop().time())
+                answer = await method(request, metadata=self.metadata(), timeout=left)
+            except grpc.aio.AioRpcError as again:
+                raise from_rpc_error(again) from None
+        self._reached = True
+        return answer
 
     # -- accounts -----------------------------------------------------------------------------------
 
