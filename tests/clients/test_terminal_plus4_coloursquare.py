@@ -37,7 +37,9 @@ def test_plus4_against_a_bot_to_the_end_with_the_bonus_disc(platform: Platform) 
         assert "◆" in screen.split("goal:")[0]  # the bonus disc on the board
         # Push into column 1 until the game ends: every push is an ordinary disc and none is refused
         # (the bonus toggle went stale before: the next push was refused with NO_BONUS_DISC).
-        for _ in range(200):
+        # Up to the move limit: with the bot's supply empty its turns are skipped and all the
+        # pushes are ours, so half the limit is not enough (seen: move 213 of 400 after 200 pushes).
+        for _ in range(400):
             screen = terminal.wait_text("YOUR TURN", "GAME OVER", timeout_s=60)
             if "GAME OVER" in screen:
                 break
