@@ -26,7 +26,7 @@ def sync_client(url: str) -> redis_sync.Redis:
         return redis_sync.Redis.from_url(url)
     address = ClusterAddress.parse(url)
     cluster = redis_sync.RedisCluster(
-        startup_nodes=[redis_sync.cluster.ClusterNode(host, port) for host, port in address.nodes],
+        startup_nodes=[redis_sync.cluster.ClusterNode(host, port) for host, port in address.nodes],  # type: ignore[no-untyped-call]
         username=address.username or None,
         password=address.password or None,
         ssl=address.tls,
