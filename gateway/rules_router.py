@@ -508,12 +508,8 @@ class RulesRouter:
                     if remaining <= 0:
                         raise rules_timeout()
                     try:
-                        return await unary(replica, remaining)
-                    except grpc.aio.AioRpcError as error:
-                        refused = refused_from_error(error)
-                        if refused.code != grpc.StatusCode.UNAVAILABLE:
-                            raise refused from None
-                        replica_set.suspect()
+                        return await _on_replica(replica_set, replica, unary, remaining)
+                    except _Unanswered:
                         continue
                 try:
                     future = stream.submit(entry, field)
@@ -550,12 +546,9 @@ class RulesRouter:
             if remaining <= 0:
                 break
             try:
-                return await call(replica, remaining)
-            except grpc.aio.AioRpcError as error:
-                last = refused_from_error(error)
-                if last.code != grpc.StatusCode.UNAVAILABLE:
-                    raise last from None
-                replica_set.suspect()
+                return await _on_replica(replica_set, replica, call, remaining)
+            except _Unanswered as unanswered:
+                last = unanswered.refused
         raise last or rules_unavailable()
 
     async def create_game(
@@ -596,6 +589,28 @@ class RulesRouter:
         )
         self._descriptions[game] = response
         return response
+
+
+class _Unanswered(Exception):
+    """A replica could not be reached (UNAVAILABLE): try the next one."""
+
+    def __init__(self, refused: Refused) -> None:
+        super().__init__(refused.message)
+        self.refused = refused
+
+
+async def _on_replica(
+    replica_set: ReplicaSet, replica: Replica, call: Callable[[Replica, float], Any], timeout_s: float
+) -> Any:
+    """One unary call on one replica: its answer, its refusal raised, or _Unanswered (suspected)."""
+    try:
+        return await call(replica, timeout_s)
+    except grpc.aio.AioRpcError as error:
+        refused = refused_from_error(error)
+        if refused.code != grpc.StatusCode.UNAVAILABLE:
+            raise refused from None
+        replica_set.suspect()
+        raise _Unanswered(refused) from None
 
 
 def _expire(future: asyncio.Future[Any]) -> None:
