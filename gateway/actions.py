@@ -110,21 +110,26 @@ class Actions:
         deadline = response.turn_deadline.ToMilliseconds() if response.HasField("turn_deadline") else 0
         self.clocks.armed(deadline)
         if response.status.over:
-            await self.end(meta, response.status.outcome)
+            await self.end(meta, response.status)
         return Applied(response, deadline / 1000.0 if deadline > 0 else None)
 
     async def settle(self, meta: GameMeta, status: games_pb2.GameStatus) -> float | None:
-        """Arm the next deadline, or record the end. Idempotent (a replayed answer settles again)."""
+        """Arm the next deadline, or record the end. Idempotent (a replayed answer settles again).
+        The clock first: at the end it arms the finalise deadline that `end` then removes."""
+        deadline = await self.clocks.arm(meta.game_id, status, meta.per_move_s)
         if status.over:
-            await self.end(meta, status.outcome)
-        return await self.clocks.arm(meta.game_id, status, meta.per_move_s)
+            await self.end(meta, status)
+        return deadline
 
-    async def end(self, meta: GameMeta, outcome: games_pb2.Outcome) -> None:
-        """The game's record, then it leaves the live lists; a Redis write that fails is tried again."""
+    async def end(self, meta: GameMeta, status: games_pb2.GameStatus) -> None:
+        """The game's record, then it leaves the live lists, then its finalise deadline goes (left
+        there, it has a sweeper do all this if this process dies first); a Redis write that fails
+        is tried again."""
 
         async def once() -> None:
-            await self.records.write(meta, outcome)
+            await self.records.write(meta, status.outcome)
             await self.directory.finish(meta)
+            await self.clocks.finish(meta.game_id, status.version)
 
         await retrying(once, on=(RedisError,), attempts=_END_ATTEMPTS, backoff=_END_BACKOFF)
 
@@ -134,8 +139,8 @@ class Actions:
             meta = await self.directory.meta(due.game_id)
         except Refused as refused:
             return bool(refused.code == grpc.StatusCode.NOT_FOUND)  # the game is gone: nothing to do
-        if not due.seats:
-            return True
+        if not due.seats:  # an ended game's finalise deadline: the process that ended it died first
+            return await self.finish_ended(meta)
         seat = due.seats[0]
         try:
             rid = timeout_request_id(due.version, seat)
@@ -152,6 +157,18 @@ class Actions:
             await self.recover(meta)
             return True
 
+    async def finish_ended(self, meta: GameMeta) -> bool:
+        """Write an ended game's record and take it off the live lists (all idempotent); False to
+        try again later (the rules service or Redis is down)."""
+        try:
+            view = await self.router.get_view(meta.game, rules_pb2.GetViewRequest(game_id=meta.game_id))
+        except Refused as refused:
+            return bool(refused.code != grpc.StatusCode.UNAVAILABLE)
+        if view.status.over:
+            await self.end(meta, view.status)
+            log.info("ended game finished by the sweeper", extra={"game_id": meta.game_id})
+        return True
+
     async def recover(self, meta: GameMeta) -> None:
         try:
             view = await self.router.get_view(meta.game, rules_pb2.GetViewRequest(game_id=meta.game_id))
@@ -159,5 +176,6 @@ class Actions:
             return
         if view.status.over and await self.records.exists(meta.game_id):
             await self.directory.finish(meta)
+            await self.clocks.finish(meta.game_id, view.status.version)
             return
         await self.settle(meta, view.status)

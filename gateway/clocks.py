@@ -121,6 +121,11 @@ class Clocks:
         reply: Any = await self.layer.run(script("clocks/arm"), [*keys, meta_key(game_id)], args)
         return self.settled(int(reply[0]), int(reply[1]))
 
+    async def finish(self, game_id: str, version: int) -> None:
+        """The game that ended at `version` is recorded and off the live lists: drop the finalise
+        deadline its end armed (lua/clocks/arm_function.lua says why it exists)."""
+        await self.layer.run(script("clocks/finish"), [clock_key(game_id), clocks_key(game_shard(game_id))], [version])
+
     def armed(self, deadline_ms: int) -> None:
         """A deadline was armed (here or by a rules service for this process's action): wake the
         sweeper if it comes before the one it sleeps towards."""
@@ -209,7 +214,8 @@ class Clocks:
                 settled = await handler(due)
             if settled:
                 await self._unclaim(due.member)
-                self.fired += 1
+                if due.seats:  # a turn deadline (not an ended game's finalise deadline)
+                    self.fired += 1
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -8,9 +8,15 @@
 -- The clock key's TTL is refreshed when a sixteenth of it has passed since the last refresh
 -- (field 'x', ms), not on every move: after any arming at least 15/16 of `ttl` is left, never more
 -- than `ttl`. The game's end always refreshes.
+-- The game's end (no seat to act) arms a seatless *finalise* deadline FINALISE_MS away: the
+-- process that committed the end writes the game's record and takes the game off the live lists,
+-- then removes it (clocks/finish); if that process dies first, the deadline comes due and any
+-- gateway's sweeper finishes the game (gateway/actions.py on_due), so an ended game is never left
+-- listed live without its record.
 -- Defines: arm(clock, clocks, game, version, toact, permove, now, ttl)
 -- Returns: {1 armed | 0 not (an equal or newer version is armed), deadline ms ('0' over, '-1' stale),
 --   1 when the clock key's TTL was refreshed (its companions, e.g. the metadata key, follow) | 0}
+local FINALISE_MS = 30000
 local function arm(ck, zk, gid, version, toact, permove, now, ttl)
   local cur = redis.call('HMGET', ck, 'v', 'm', 'a', 'd', 'x')
   local v = cur[1]
@@ -22,7 +28,9 @@ local function arm(ck, zk, gid, version, toact, permove, now, ttl)
   if old and old ~= '' then redis.call('ZREM', zk, old) end
   local at = tonumber(now)
   if toact == '' then
-    redis.call('HSET', ck, 'v', version, 'd', 0, 'a', '', 'm', '', 'x', at)
+    local finalise = gid .. '|' .. version .. '|'
+    redis.call('ZADD', zk, at + FINALISE_MS, finalise)
+    redis.call('HSET', ck, 'v', version, 'd', 0, 'a', '', 'm', finalise, 'x', at)
     redis.call('EXPIRE', ck, ttl)
     return {1, '0', 1}
   end
