@@ -1,0 +1,235 @@
+"""The floor under the gateway's Play stream: what grpc.aio alone costs per move in this process
+layout, with no game, no Redis and no rules service behind it.
+
+    .venv/bin/python -m tools.bench_grpc_floor [--games 200] [--duration 10] [--raw]
+
+A relay server (this module with --serve, in its own process, uvloop and the servers' GC tuning)
+takes one bidirectional stream per player, one channel per player as real clients have. Each move
+is the Play stream's shape: one message in from the mover, its answer back to the mover and the
+event to the opponent (two out), through a per-stream queue and one writer, as any server that
+writes to a stream from another stream's reader must. Messages are PlayRequest/PlayResponse
+protobufs of a move's size (--raw: bytes, no protobuf). The client here runs the same closed loop
+as the load generator (the opponent moves once it has seen the event) and prints the relay's CPU
+per move (from /proc), its own, moves/s and the submit -> opponent-sees latency.
+
+What the gateway spends per move above this figure is this repository's own work, not gRPC's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import grpc
+from tafel.play.v1 import play_pb2
+
+from kit.server import install_event_loop, tune_gc
+
+SERVICE = "floor.Relay"
+METHOD = f"/{SERVICE}/Play"
+
+
+class Relay:
+    """Streams by (game, seat); a move is answered on its own stream and copied to the other seat."""
+
+    def __init__(self, raw: bool) -> None:
+        self.raw = raw
+        self.streams: dict[tuple[str, int], asyncio.Queue[Any]] = {}
+
+    async def play(
+        self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[Any]:
+        out: asyncio.Queue[Any] = asyncio.Queue()
+        reader = asyncio.get_running_loop().create_task(self._read(requests, out))
+        try:
+            while (message := await out.get()) is not None:
+                yield message
+        finally:
+            reader.cancel()
+
+    async def _read(self, requests: AsyncIterator[Any], out: asyncio.Queue[Any]) -> None:
+        async for request in requests:
+            if self.raw:
+                game, seat, kind = request[:8].decode(), request[8], request[9]
+                if kind == 0:
+                    self.streams[(game, seat)] = out
+                    continue
+                answer, event = b"A" + request[10:], b"E" + request[10:]
+            else:
+                move = request.submit_move
+                game, seat = move.game_id, int(request.correlation_id & 1)
+                if not move.HasField("move"):  # the hello: which stream is which seat
+                    self.streams[(game, seat)] = out
+                    continue
+                answer = play_pb2.PlayResponse(correlation_id=request.correlation_id)
+                answer.move_accepted.version = move.expected_version + 1
+                event = play_pb2.PlayResponse()
+                delivery = event.event
+                delivery.game_id = game
+                delivery.event.version = move.expected_version + 1
+                delivery.event.event_id = f"{move.expected_version + 2}-0"
+                dropped = delivery.event.connect4.disc_dropped
+                dropped.seat = seat
+                dropped.column = move.move.connect4.column
+                delivery.status.version = move.expected_version + 1
+                delivery.status.to_act.append(1 - seat)
+            out.put_nowait(answer)
+            other = self.streams.get((game, 1 - seat))
+            if other is not None:
+                other.put_nowait(event)
+        out.put_nowait(None)
+
+
+async def serve(raw: bool) -> None:
+    relay = Relay(raw)
+    codec: dict[str, Callable[..., Any] | None] = (
+        {"request_deserializer": None, "response_serializer": None}
+        if raw
+        else {
+            "request_deserializer": play_pb2.PlayRequest.FromString,
+            "response_serializer": play_pb2.PlayResponse.SerializeToString,
+        }
+    )
+    handler = grpc.method_handlers_generic_handler(
+        SERVICE, {"Play": grpc.stream_stream_rpc_method_handler(relay.play, **codec)}
+    )
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    print(port, flush=True)
+    await server.wait_for_termination()
+
+
+def process_cpu_s(pid: int) -> float:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def hello(raw: bool, game: str, seat: int) -> Any:
+    if raw:
+        return game.encode() + bytes([seat, 0])
+    request = play_pb2.PlayRequest(correlation_id=seat)
+    request.submit_move.game_id = game
+    return request
+
+
+def move(raw: bool, game: str, seat: int, version: int) -> Any:
+    if raw:
+        return game.encode() + bytes([seat, 1]) + b"m" * 40
+    request = play_pb2.PlayRequest(correlation_id=(version << 1) | seat)
+    submit = request.submit_move
+    submit.game_id = game
+    submit.expected_version = version
+    submit.request_id = f"r{version}-{game}"
+    submit.move.connect4.column = 3
+    return request
+
+
+async def drive(port: int, server_pid: int, games: int, duration_s: float, raw: bool) -> dict[str, float]:
+    codec: dict[str, Any] = (
+        {}
+        if raw
+        else {
+            "request_serializer": play_pb2.PlayRequest.SerializeToString,
+            "response_deserializer": play_pb2.PlayResponse.FromString,
+        }
+    )
+    latencies: list[float] = []
+    measuring = False
+    stopping = asyncio.Event()
+    ready = 0
+    all_ready = asyncio.Event()
+
+    async def game(index: int) -> None:
+        nonlocal ready
+        name = f"{index:08d}"
+        channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(2)]
+        calls = [channel.stream_stream(METHOD, **codec)() for channel in channels]
+        try:
+            for seat, call in enumerate(calls):
+                await call.write(hello(raw, name, seat))
+            await asyncio.sleep(0.2)  # both hellos in before the first move is relayed
+            ready += 1
+            if ready == games:
+                all_ready.set()
+            version, turn = 0, 0
+            while not stopping.is_set():
+                mover, opponent = calls[turn], calls[1 - turn]
+                started = time.perf_counter()
+                await mover.write(move(raw, name, turn, version))
+                await mover.read()
+                await opponent.read()
+                if measuring:
+                    latencies.append(time.perf_counter() - started)
+                version, turn = version + 1, 1 - turn
+            for call in calls:
+                await call.done_writing()
+        finally:
+            for channel in channels:
+                await channel.close()
+
+    tasks = [asyncio.get_running_loop().create_task(game(index)) for index in range(games)]
+    await asyncio.wait_for(all_ready.wait(), 60)
+    await asyncio.sleep(1.0)  # warm
+    server_before, own_before, wall_before = process_cpu_s(server_pid), time.process_time(), time.perf_counter()
+    measuring = True
+    await asyncio.sleep(duration_s)
+    measuring = False
+    server_after, own_after, wall_after = process_cpu_s(server_pid), time.process_time(), time.perf_counter()
+    stopping.set()
+    await asyncio.wait(tasks, timeout=10)
+    moves = len(latencies)
+    latencies.sort()
+    server_s = server_after - server_before
+    return {
+        "games": games,
+        "moves_per_s": moves / (wall_after - wall_before),
+        "server_us_per_move": server_s / moves * 1e6,
+        "moves_per_server_cpu_s": moves / server_s,
+        "client_us_per_move": (own_after - own_before) / moves * 1e6,
+        "p50_ms": latencies[moves // 2] * 1e3,
+        "p99_ms": latencies[int(moves * 0.99)] * 1e3,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, nargs="+", default=[200])
+    parser.add_argument("--duration", type=float, default=10.0)
+    parser.add_argument("--raw", action="store_true", help="bytes messages, no protobuf")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    install_event_loop()
+    tune_gc()
+    if args.serve:
+        asyncio.run(serve(args.raw))
+        return
+    command = [sys.executable, "-m", "tools.bench_grpc_floor", "--serve", *(["--raw"] if args.raw else [])]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline())
+        print(f"relay ({'raw bytes' if args.raw else 'PlayRequest/PlayResponse'}), {args.duration:.0f} s a run")
+        for games in args.games:
+            row = asyncio.run(drive(port, server.pid, games, args.duration, args.raw))
+            print(
+                f"  {games:4d} games: {row['moves_per_s']:7,.0f} moves/s"
+                f"  relay {row['server_us_per_move']:5.1f} us/move"
+                f" ({row['moves_per_server_cpu_s']:7,.0f} moves per server CPU-s)  client"
+                f" {row['client_us_per_move']:5.1f} us/move  p50 {row['p50_ms']:.1f} ms  p99 {row['p99_ms']:.1f} ms",
+                flush=True,
+            )
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+if __name__ == "__main__":
+    main()
