@@ -163,6 +163,8 @@ class Link:
         # Subscriptions sent and not yet confirmed, in order, per kind and name.
         self._waiting: dict[tuple[Kind, bytes], deque[_Channel]] = {}
         self._writer: asyncio.StreamWriter | None = None
+        self._event_loop: asyncio.AbstractEventLoop | None = None
+        self._outgoing: list[bytes] | None = None  # commands for this tick's write (`_send`)
         self._connected = False
         self._loop = Loop(
             "redis pub/sub", self._connection, every_s=1.0, log=log, backoff=RECONNECT_BACKOFF, outages=LOST
@@ -242,9 +244,23 @@ class Link:
         self._send(command(channel.kind.subscribe, channel.name))
 
     def _send(self, data: bytes) -> None:
-        writer = self._writer
-        if writer is not None and self._connected and not writer.is_closing():
-            writer.write(data)
+        """Queue a command for this tick's one write: a game start or end (un)subscribes a
+        channel per watcher, and one write per command cost a system call each."""
+        writer, loop = self._writer, self._event_loop
+        if writer is None or loop is None or not self._connected or writer.is_closing():
+            return
+        batch = self._outgoing
+        if batch is None:
+            batch = self._outgoing = []
+            loop.call_soon(self._flush, writer, batch)
+        batch.append(data)
+
+    def _flush(self, writer: asyncio.StreamWriter, batch: list[bytes]) -> None:
+        if self._outgoing is batch:
+            self._outgoing = None
+        # Meant for a connection that has gone: the next one subscribes every channel itself.
+        if writer is self._writer and self._connected and not writer.is_closing():
+            writer.write(b"".join(batch))
 
     # -- the connection -----------------------------------------------------------------------------
 
@@ -269,6 +285,8 @@ class Link:
         again = self.connects > 0
         self.connects += 1
         self._writer = writer
+        self._event_loop = asyncio.get_running_loop()
+        self._outgoing = None  # a batch still due for the last connection stays with it
         self._waiting.clear()
         self._connected = True
         for channels in self.channels.values():
