@@ -299,6 +299,12 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
         self, request: play_pb2.FindMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]:
         player = await self.auth.player(context)
+        if request.watch:  # refused rather than ignored: the caller would wait for a view that never comes
+            raise invalid(
+                "WATCH_NEEDS_PLAY_STREAM",
+                "watch is for find_match on the Play stream; here, watch the game once matched",
+                field="watch",
+            )
         async with contextlib.aclosing(self.match_updates(player, request)) as updates:
             async for message in updates:
                 yield message

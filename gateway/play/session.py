@@ -324,17 +324,28 @@ class PlaySession:
                 raise Refused(grpc.StatusCode.UNIMPLEMENTED, "NO_LOBBY", "this gateway has no matchmaking")
             async with contextlib.aclosing(lobby.match_updates(self.identity.player(), request)) as updates:
                 async for update in updates:
+                    if request.watch and update.WhichOneof("status") == "matched":
+                        # FindMatchRequest.watch: an ordinary watch under the search's id, whose
+                        # `watching` answer carries the MatchFound along (one message when batching).
+                        update.matched.watch_started = True
+                        found = play_pb2.PlayResponse(correlation_id=correlation, match_update=update)
+                        self._start_watch(correlation, play_pb2.WatchGameRequest(game_id=update.matched.game_id), found)
+                        return
                     await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, match_update=update))
         except (Refused, RedisError) as error:
             refusal = refusal_of(error)
             await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal))
 
-    def _start_watch(self, correlation: int, request: play_pb2.WatchGameRequest) -> None:
+    def _start_watch(
+        self, correlation: int, request: play_pb2.WatchGameRequest, lead: play_pb2.PlayResponse | None = None
+    ) -> None:
+        """Watch a game on this stream; `lead` (a search's MatchFound) leaves with the watch's
+        first answer."""
         self.parked.pop(request.game_id, None)  # the new watch replays from its own position
         previous = self.watches.pop(request.game_id, None)
         if previous is not None:
             previous.cancel()
-        task = asyncio.get_running_loop().create_task(self._pump(correlation, request))
+        task = asyncio.get_running_loop().create_task(self._pump(correlation, request, lead))
         self.watches[request.game_id] = task
 
         def done(finished: asyncio.Task[None]) -> None:
@@ -357,7 +368,19 @@ class PlaySession:
         ack.summary.game_id = game_id
         await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, watching=ack))
 
-    async def _pump(self, correlation: int, request: play_pb2.WatchGameRequest) -> None:
+    async def _put_led(self, lead: play_pb2.PlayResponse | None, response: play_pb2.PlayResponse) -> None:
+        """`response` after `lead` (when there is one): in one message on a batching stream."""
+        if lead is None:
+            await self.out.put(response)
+        elif self.batching:
+            await self.out.put([lead, response])
+        else:
+            await self.out.put(lead)
+            await self.out.put(response)
+
+    async def _pump(
+        self, correlation: int, request: play_pb2.WatchGameRequest, lead: play_pb2.PlayResponse | None = None
+    ) -> None:
         steps = self.steps
         try:
             meta = await steps.meta(request.game_id, self.identity.player_id)
@@ -369,7 +392,8 @@ class PlaySession:
                     # history, and only events after it follow; with an id, the events after it.
                     watch.start_after(view.last_event_id)
                 await watch.prepare()  # a bad starting point is refused before the answer
-                await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, watching=view))
+                await self._put_led(lead, play_pb2.PlayResponse(correlation_id=correlation, watching=view))
+                lead = None
                 async for event, source in watch.events():
                     current = watch.current
                     if current is not None:
@@ -394,4 +418,10 @@ class PlaySession:
                     await self._deliver(meta.game_id, play_pb2.PlayResponse(event=delivery), event.version)
         except (Refused, RedisError) as error:
             refusal = refusal_of(error)
-            await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal))
+            await self._put_led(lead, play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal))
+        except asyncio.CancelledError:
+            # Replaced or stopped before its first answer: the match it carries is still told.
+            if lead is not None and not self.closed:
+                with contextlib.suppress(asyncio.QueueFull):
+                    self.out.put_nowait(lead)
+            raise
