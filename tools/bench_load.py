@@ -66,6 +66,10 @@ def redis_per_move(url: str, moves: int) -> dict[str, float]:
     per = {name.removeprefix("cmdstat_"): int(row["calls"]) / max(1, moves) for name, row in commands.items()}
     per["(all commands)"] = int(stats["total_commands_processed"]) / max(1, moves)
     per["(socket reads)"] = int(stats["total_reads_processed"]) / max(1, moves)
+    # Time inside each command (a script's includes the commands it runs, which are also listed).
+    per.update(
+        {f"{name.removeprefix('cmdstat_')} µs": int(row["usec"]) / max(1, moves) for name, row in commands.items()}
+    )
     return per
 
 
@@ -87,9 +91,15 @@ def once(args: argparse.Namespace) -> None:
             )
             assert p.redis_url is not None
             per = redis_per_move(p.redis_url, int(summary["moves"]))
+            counts = {k: v for k, v in per.items() if not k.endswith(" µs")}
+            times = {k.removesuffix(" µs"): v for k, v in per.items() if k.endswith(" µs")}
             print(
                 "  redis per move: "
-                + ", ".join(f"{k} {v:.2f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1]) if v >= 0.05)
+                + ", ".join(f"{k} {v:.2f}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]) if v >= 0.05)
+            )
+            print(
+                "  redis µs per move inside commands (wall time; a script's includes its commands): "
+                + ", ".join(f"{k} {v:.2f}" for k, v in sorted(times.items(), key=lambda kv: -kv[1]) if v >= 0.1)
             )
 
         with_platform(1, body)
