@@ -156,6 +156,33 @@ async def test_a_search_survives_its_gateway_stopping(two_gateways: Platform) ->
         await b.close()
 
 
+async def test_a_search_that_starts_its_watch_survives_its_gateway_stopping(two_gateways: Platform) -> None:
+    """find_and_watch (FindMatchRequest.watch) is resent like any search: after the restart the
+    match comes with its view, and the game's events follow on the stream."""
+    only_first = await TafelClient.connect(two_gateways.gateway_addresses[0])
+    await only_first.sign_in_as_guest()
+    b = await signed_in(two_gateways)
+    try:
+        async with only_first.play_stream() as stream:
+            searching = asyncio.ensure_future(stream.find_and_watch("connect4", per_move_s=63))
+            await stream.ping()  # the search was read before this answer
+            await asyncio.to_thread(two_gateways.terminate, "gateway-0")
+            await asyncio.to_thread(two_gateways.restart, "gateway-0")
+            other = await asyncio.wait_for(b.find_match("connect4", per_move_s=63), 30)
+            matched, watching = await asyncio.wait_for(searching, 30)
+            assert matched.game_id == other.game_id and watching.summary.game_id == other.game_id
+            assert stream.reconnects >= 1
+            if other.seat == 0:
+                await b.submit_move(other.game_id, connect4_pb2.Move(column=3), expected_version=0)
+            else:
+                await stream.submit_move(other.game_id, connect4_pb2.Move(column=3), expected_version=0)
+            delivery = await stream.next_event(timeout=30)
+            assert delivery.game_id == other.game_id and delivery.event.event_id == "1-1"
+    finally:
+        await only_first.close()
+        await b.close()
+
+
 async def test_a_unary_call_waits_out_a_moment_with_no_gateway_up(two_gateways: Platform) -> None:
     """Both gateways stopped (the end of a rolling restart seen from a client whose reconnects are
     still backing off): a call made meanwhile is answered once one is back, not failed at once."""

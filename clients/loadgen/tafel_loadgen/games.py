@@ -14,6 +14,7 @@ from tafel.botplay import random_strategy
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
 from tafel.errors import TafelError
+from tafel.play.v1 import play_pb2
 from tafel.play_stream import PlayStream
 
 from tafel_loadgen.stats import Stats
@@ -36,18 +37,22 @@ async def connect4_fast(
     think_s: float,
     stop_at: float,
     stream: PlayStream | None = None,
+    watching: play_pb2.GetGameResponse | None = None,
 ) -> None:
     """Connect Four on the play stream with the board tracked from events (no reads per move).
-    A player that keeps one `stream` open across games (as a busy client would) passes it in."""
+    A player that keeps one `stream` open across games (as a busy client would) passes it in,
+    and `watching` when its search started the watch (PlayStream.find_and_watch)."""
     if stream is None:
         async with client.play_stream() as own:
-            await _connect4_on(client, own, game_id, seat, stats, shared, rng, think_s, stop_at)
+            await _connect4_on(client, own, game_id, seat, stats, shared, rng, think_s, stop_at, watching)
         return
+    over = False
     try:
-        await _connect4_on(client, stream, game_id, seat, stats, shared, rng, think_s, stop_at)
+        over = await _connect4_on(client, stream, game_id, seat, stats, shared, rng, think_s, stop_at, watching)
     finally:
-        with contextlib.suppress(TafelError):
-            await stream.stop_watching(game_id)
+        if not over:  # a game that ended has no watch left to stop (it ends with the game)
+            with contextlib.suppress(TafelError):
+                await stream.stop_watching(game_id)
 
 
 async def _connect4_on(
@@ -60,17 +65,20 @@ async def _connect4_on(
     rng: random.Random,
     think_s: float,
     stop_at: float,
-) -> None:
+    watching: play_pb2.GetGameResponse | None,
+) -> bool:
+    """Whether the game ended (else the run stopped first or a move failed)."""
     # One timer for the whole game (the opponent may stop with the run: 5 s past it, the game is
     # given up) rather than one per awaited event: a timer per wait was a visible share of the
     # load generator's CPU, which it shares with the servers.
     deadline = asyncio.get_running_loop().time() + (stop_at - time.monotonic()) + 5
     try:
         async with asyncio.timeout_at(deadline):
-            await _play_connect4(client, stream, game_id, seat, stats, shared, rng, think_s, stop_at)
+            return await _play_connect4(client, stream, game_id, seat, stats, shared, rng, think_s, stop_at, watching)
     except TimeoutError:
         if time.monotonic() <= stop_at:
             raise
+        return False
 
 
 async def _play_connect4(
@@ -83,8 +91,10 @@ async def _play_connect4(
     rng: random.Random,
     think_s: float,
     stop_at: float,
-) -> None:
-    watching = await stream.watch(game_id)
+    watching: play_pb2.GetGameResponse | None,
+) -> bool:
+    if watching is None:
+        watching = await stream.watch(game_id)
     view = watching.view.connect4
     heights = [len(column.seats) for column in view.board]
     rows = view.rows
@@ -102,13 +112,13 @@ async def _play_connect4(
                 )
             except TafelError as error:
                 stats.errors[error.code.name] += 1
-                return
+                return False
             stats.moves += 1
             heights[column] += 1
             status = answer.status
             continue
         if seat in status.to_act:
-            return  # the run is over: stop moving
+            return False  # the run is over: stop moving
         delivery = await stream.next_event()
         event = delivery.event
         if delivery.game_id != game_id or not _after(event.event_id, seen):
@@ -127,8 +137,7 @@ async def _play_connect4(
         elif event.version > status.version or event.WhichOneof("kind") == "ended":
             status = (await client.get_game(game_id)).summary.status  # a gateway without statuses
     stats.games_finished += seat == 0
-
-
+    return True
 
 
 def _after(event_id: str, last: str) -> bool:
@@ -159,12 +168,17 @@ async def player(
             stream = await stack.enter_async_context(client.play_stream())
         while time.monotonic() < stop_at:
             queued = time.perf_counter()
+            watching: play_pb2.GetGameResponse | None = None
             try:
-                finding = stream.find_match if stream is not None else client.find_match
-                match = await asyncio.wait_for(
-                    finding(game, min_seats=seats, max_seats=seats),
-                    timeout=max(1.0, stop_at - time.monotonic()),
-                )
+                timeout = max(1.0, stop_at - time.monotonic())
+                if stream is not None:
+                    # The search starts the game's watch: its first view comes with the match.
+                    finding = stream.find_and_watch(game, min_seats=seats, max_seats=seats)
+                    match, watching = await asyncio.wait_for(finding, timeout=timeout)
+                else:
+                    match = await asyncio.wait_for(
+                        client.find_match(game, min_seats=seats, max_seats=seats), timeout=timeout
+                    )
             except TimeoutError:
                 return
             except TafelError as error:
@@ -177,7 +191,16 @@ async def player(
             try:
                 if stream is not None:
                     await connect4_fast(
-                        client, match.game_id, match.seat, stats, shared, rng, think_s, stop_at, stream=stream
+                        client,
+                        match.game_id,
+                        match.seat,
+                        stats,
+                        shared,
+                        rng,
+                        think_s,
+                        stop_at,
+                        stream=stream,
+                        watching=watching,
                     )
                 else:
                     await play_game(

@@ -150,31 +150,75 @@ class PlayStream:
         """Each status of a search on this stream until matched. Closing the iterator (or
         cancelling the task) withdraws the ticket: iterate inside `contextlib.aclosing(...)` so that
         breaking out withdraws it at once. After a reconnect the search is sent again."""
-        self._check_open()
         request = find_match_request(game, options, per_move_s=per_move_s, min_seats=min_seats, max_seats=max_seats)
+        async with contextlib.aclosing(self._search(request)) as responses:
+            async for response in responses:
+                yield response.match_update
+
+    async def find_and_watch(
+        self, game: str, options: Message | None = None, **kwargs: Any
+    ) -> tuple[play_pb2.MatchFound, play_pb2.GetGameResponse]:
+        """find_match, then watch() the game, in one request (FindMatchRequest.watch): the
+        gateway starts the watch when it pairs us, and its `watching` answer (the game's first
+        view) comes with MatchFound; the game's events follow on `events()`. Against a gateway
+        that predates the option (or whose watch was refused) it sends the watch itself."""
+        request = find_match_request(game, options, **kwargs)
+        request.watch = True
+        matched: play_pb2.MatchFound | None = None
+        async with contextlib.aclosing(self._search(request)) as responses:
+            async for response in responses:
+                if response.WhichOneof("kind") == "watching":
+                    assert matched is not None
+                    return matched, response.watching
+                if response.match_update.WhichOneof("status") == "matched":
+                    matched = response.match_update.matched
+        if matched is None:
+            raise TafelError("MATCH_ENDED", "the search ended without a match")
+        return matched, await self.watch(matched.game_id)
+
+    async def _search(self, request: play_pb2.FindMatchRequest) -> AsyncGenerator[play_pb2.PlayResponse, None]:
+        """A search's responses: its match updates until matched, then (when it started the
+        game's watch: MatchFound.watch_started) the watch's `watching` answer."""
+        self._check_open()
         correlation = next(self._ids)
         message = play_pb2.PlayRequest(correlation_id=correlation, find_match=request)
         updates: asyncio.Queue[play_pb2.PlayResponse | None] = asyncio.Queue()
         self._searches[correlation] = (message, updates)
         self._outbox.put_nowait(message)
-        matched = False
+        matched: play_pb2.MatchFound | None = None
+        watched = False
         try:
             while True:
                 response = await updates.get()
                 if response is None:
                     raise Unavailable("STREAM_CLOSED", "the play stream was closed")
-                if response.WhichOneof("kind") == "refusal":
+                kind = response.WhichOneof("kind")
+                if kind == "refusal":
+                    if matched is not None:
+                        return  # the watch's refusal, not the search's: the match stands
                     refusal = response.refusal
                     raise error_for(grpc.StatusCode(_code(refusal.code)), refusal.reason, refusal.message)
-                yield response.match_update
-                if response.match_update.WhichOneof("status") == "matched":
-                    matched = True
+                if kind == "watching":
+                    watched = True
+                    yield response
                     return
+                if matched is not None:
+                    continue  # the match told again: the search was resent after a reconnect
+                yield response
+                if response.match_update.WhichOneof("status") == "matched":
+                    matched = response.match_update.matched
+                    if not matched.watch_started:
+                        return
         finally:
             searching = self._searches.pop(correlation, None) is not None
-            if searching and not matched and not self._closed:
+            if searching and matched is None and not self._closed:
                 stop = play_pb2.StopFinding(find_correlation_id=correlation)
                 self._outbox.put_nowait(play_pb2.PlayRequest(correlation_id=next(self._ids), stop_finding=stop))
+            if matched is not None and matched.watch_started and not watched and not self._closed:
+                # Left before the watch it started answered: nobody wants that game's events.
+                self._last_event.pop(matched.game_id, None)
+                stop_watch = play_pb2.StopWatching(game_id=matched.game_id)
+                self._outbox.put_nowait(play_pb2.PlayRequest(correlation_id=next(self._ids), stop_watching=stop_watch))
 
     async def ping(self, nonce: int = 0) -> int:
         return int((await self._request(ping=play_pb2.Ping(nonce=nonce))).pong.nonce)
@@ -279,11 +323,20 @@ class PlayStream:
             if last is not None and last and not is_after(delivery.event.event_id, last):
                 return  # already delivered before a reconnect
             if delivery.game_id in self._last_event:
-                self._last_event[delivery.game_id] = delivery.event.event_id
+                if delivery.event.WhichOneof("kind") == "ended":
+                    # The gateway's watch ends with the game: nothing to resume or stop any more.
+                    del self._last_event[delivery.game_id]
+                else:
+                    self._last_event[delivery.game_id] = delivery.event.event_id
             self._events.put_nowait(delivery)
             return
         search = self._searches.get(response.correlation_id)
         if search is not None:
+            if kind == "watching":
+                # The watch the search started: a reconnect resumes it after this view, and no
+                # longer resends the search.
+                self._last_event[response.watching.summary.game_id] = response.watching.last_event_id
+                del self._searches[response.correlation_id]
             search[1].put_nowait(response)
             return
         entry = self._pending.pop(response.correlation_id, None)
