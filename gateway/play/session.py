@@ -22,6 +22,7 @@ from redis.exceptions import RedisError
 from tafel.play.v1 import play_pb2
 
 from gateway.auth import Identity
+from gateway.mailbox import Mailbox
 from gateway.play.encoding import encode_batch, live_delivery, set_time
 from gateway.play.steps import GAME_STORE_UNAVAILABLE, ActionCounters, GameSteps
 from gateway.watch.event_ids import check_event_id
@@ -64,6 +65,11 @@ def answer_version(response: play_pb2.PlayResponse) -> int:
 
 
 _DONE = None
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 MAX_BATCH = 64  # responses in one batched message
 
 
@@ -89,8 +95,9 @@ class PlaySession:
         self.lobby = lobby
         # Responses, live event deliveries already encoded (shared by every local watcher), or a
         # group that must leave in one message (an action's parked events and its answer).
-        self.out: asyncio.Queue[play_pb2.PlayResponse | bytes | list[play_pb2.PlayResponse | bytes] | None] = (
-            asyncio.Queue(OUT_QUEUE_LIMIT)
+        self.loop = asyncio.get_running_loop()
+        self.out: Mailbox[play_pb2.PlayResponse | bytes | list[play_pb2.PlayResponse | bytes] | None] = Mailbox(
+            self.loop, OUT_QUEUE_LIMIT
         )
         self.batching = False  # PlayOptions.batch_responses
         # With batching, a watched game's events that arrive while this stream's own action on
@@ -98,7 +105,8 @@ class PlaySession:
         self.acting: dict[str, int] = {}
         self.parked: dict[str, list[play_pb2.PlayResponse | bytes]] = {}
         self.passed: dict[str, int] = {}  # game -> the newest event version passed on (or parked)
-        self.progress = asyncio.Event()  # set whenever `passed` moves
+        # Answers held for their own events (_own_events): game -> (version awaited, its future).
+        self.waiting: dict[str, list[tuple[int, asyncio.Future[None]]]] = {}
         self.slots = asyncio.Semaphore(MAX_IN_FLIGHT_PER_STREAM)
         self.actions: set[asyncio.Task[None]] = set()
         self.watches: dict[str, asyncio.Task[None]] = {}
@@ -107,7 +115,7 @@ class PlaySession:
         self.closed = False  # the response stream ended: answers of late actions are dropped
 
     async def run(self, requests: AsyncIterator[play_pb2.PlayRequest]) -> AsyncIterator[play_pb2.PlayResponse | bytes]:
-        loop = asyncio.get_running_loop()
+        loop = self.loop
         reader = loop.create_task(self._read(requests))
         stopping = loop.create_task(self._drain_when_stopping(reader))
         try:
@@ -141,8 +149,7 @@ class PlaySession:
             reader.cancel()
             for task in (*self.watches.values(), *self.finds.values()):
                 task.cancel()
-            while not self.out.empty():  # wakes any action waiting for room, so it can end
-                self.out.get_nowait()
+            self.out.clear()  # wakes any action waiting for room, so it can end
 
     async def _drain_when_stopping(self, reader: asyncio.Task[None]) -> None:
         """The gateway is stopping: take no more requests, let the actions in flight finish and
@@ -180,7 +187,7 @@ class PlaySession:
                     break
                 if kind in ("submit_move", "resign"):
                     await self.slots.acquire()
-                    task = asyncio.get_running_loop().create_task(self._act(request))
+                    task = self.loop.create_task(self._act(request))
                     self.actions.add(task)
                     task.add_done_callback(self._action_done)
                 elif kind == "watch":
@@ -271,24 +278,44 @@ class PlaySession:
     async def _own_events(self, game_id: str, version: int) -> None:
         """Hold a batching stream's answer until the pump has passed on its action's events (so
         they leave together, events first), at most OWN_EVENTS_WAIT_S."""
-        if not version:
+        if not version or self.passed.get(game_id, 0) >= version or game_id not in self.watches:
+            return  # the usual case: pub/sub's copy came before the rules service's answer
+        # A future woken by _deliver (or the watch's end) and a timer: no task, no Event.
+        waiter = self.loop.create_future()
+        entry = (version, waiter)
+        self.waiting.setdefault(game_id, []).append(entry)
+        timer = self.loop.call_later(OWN_EVENTS_WAIT_S, _wake, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            waiters = self.waiting.get(game_id)
+            if waiters is not None and entry in waiters:
+                waiters.remove(entry)
+                if not waiters:
+                    del self.waiting[game_id]
+
+    def _wake_waiting(self, game_id: str, version: int | None) -> None:
+        """Wake the answers waiting for `game_id`'s events up to `version` (None: all of them)."""
+        waiters = self.waiting.get(game_id)
+        if waiters is None:
             return
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + OWN_EVENTS_WAIT_S
-        while self.passed.get(game_id, 0) < version and game_id in self.watches:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return
-            self.progress.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.progress.wait(), remaining)
+        kept = [entry for entry in waiters if version is not None and entry[0] > version]
+        for awaited, waiter in waiters:
+            if version is None or awaited <= version:
+                _wake(waiter)
+        if kept:
+            self.waiting[game_id] = kept
+        else:
+            del self.waiting[game_id]
 
     async def _deliver(self, game_id: str, delivery: play_pb2.PlayResponse | bytes, version: int) -> None:
         """A watched game's event: parked while this stream's own action on the game is in
         flight (batching streams only), else queued."""
         if version > self.passed.get(game_id, 0):
             self.passed[game_id] = version
-            self.progress.set()
+            if game_id in self.waiting:
+                self._wake_waiting(game_id, version)
         if game_id in self.acting:
             self.parked.setdefault(game_id, []).append(delivery)
             return
@@ -351,6 +378,7 @@ class PlaySession:
         def done(finished: asyncio.Task[None]) -> None:
             if self.watches.get(request.game_id) is finished:
                 del self.watches[request.game_id]
+                self._wake_waiting(request.game_id, None)  # its answers wait for events no more
             if self.reading_done and not self.watches and not self.actions:
                 with contextlib.suppress(asyncio.QueueFull):
                     self.out.put_nowait(_DONE)
