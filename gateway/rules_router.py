@@ -33,6 +33,7 @@ from typing import Any, Protocol, TypeVar
 import grpc
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
+from gateway.mailbox import Mailbox
 from gateway.rules_discovery import Discovery, DnsTarget, Resolve, resolve_dns
 from kit.errors import Refused, reason_of
 from kit.retry import Attempts, Backoff
@@ -43,6 +44,7 @@ _RETRY_ATTEMPTS = 3
 _MASK = (1 << 64) - 1
 _T = TypeVar("_T")
 STREAM_CALLS_KEY = "tafel-stream-calls"
+ORDERS_KEPT = 65_536  # games whose replica order a ReplicaSet keeps
 # What a stream entry carries: ApplyMovesRequest's field and its message.
 Entry = rules_pb2.ApplyMoveRequest | rules_pb2.CreateGameRequest | rules_pb2.GetViewRequest
 
@@ -110,7 +112,9 @@ class MoveStream:
         self._metadata = metadata
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[rules_pb2.ApplyMovesResponse]] = {}
-        self._queue: asyncio.Queue[tuple[int, str, Entry]] = asyncio.Queue()
+        # Made in start(), on the running loop (a router may be built before there is one).
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: Mailbox[tuple[int, str, Entry]] | None = None
         self._up = asyncio.Event()
         # The service on the other end answers creations and views on this stream: known from the
         # stream's initial metadata (a service that predates them sends none until its first answer).
@@ -129,7 +133,9 @@ class MoveStream:
 
     def start(self) -> None:
         if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"rules-stream {self.name}")
+            loop = self._loop = asyncio.get_running_loop()
+            self._queue = Mailbox(loop)
+            self._task = loop.create_task(self._run(), name=f"rules-stream {self.name}")
 
     async def close(self) -> None:
         self._closed = True
@@ -149,12 +155,13 @@ class MoveStream:
 
     def submit(self, entry: Entry, field: str = "request") -> asyncio.Future[rules_pb2.ApplyMovesResponse]:
         """Queue one entry (`field` of ApplyMovesRequest: request, create or view)."""
-        if not self._up.is_set():
+        queue, loop = self._queue, self._loop
+        if not self._up.is_set() or queue is None or loop is None:
             raise _Transport()
         correlation = next(self._ids)
-        future: asyncio.Future[rules_pb2.ApplyMovesResponse] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[rules_pb2.ApplyMovesResponse] = loop.create_future()
         self._pending[correlation] = future
-        self._queue.put_nowait((correlation, field, entry))
+        queue.put_nowait((correlation, field, entry))
         return future
 
     def forget(self, future: asyncio.Future[rules_pb2.ApplyMovesResponse]) -> None:
@@ -168,8 +175,8 @@ class MoveStream:
         for future in pending.values():
             if not future.done():
                 future.set_exception(_Transport())
-        while not self._queue.empty():
-            self._queue.get_nowait()
+        if self._queue is not None:
+            self._queue.clear()
 
     async def _run(self) -> None:
         attempts = Attempts(Backoff(first_s=0.05, cap_s=1.0))
@@ -223,6 +230,7 @@ class MoveStream:
 
     async def _write(self, call: Any) -> None:
         queue = self._queue
+        assert queue is not None  # (made by start(), which runs _run)
         try:
             while True:
                 correlation, field, entry = await queue.get()
@@ -331,6 +339,9 @@ class ReplicaSet:
         self._retire_after_s = retire_after_s
         self.replicas: tuple[Replica, ...] = ()
         self.discovery: Discovery | None = None
+        # Each game's order over the current set (rendezvous hashes and sorts): every action of a
+        # game asks again. Cleared when the set changes, and when it holds ORDERS_KEPT games.
+        self._orders: dict[str, tuple[Replica, ...]] = {}
         self._started = False
         self._retiring: dict[Replica, asyncio.Task[None]] = {}
 
@@ -345,6 +356,7 @@ class ReplicaSet:
                     replica.start()
             replicas.append(replica)
         self.replicas = tuple(replicas)
+        self._orders.clear()
         for gone in current.values():
             # Answers already on their way still arrive: close once the longest action could wait.
             gone.retired = True
@@ -374,6 +386,20 @@ class ReplicaSet:
             await replica.close()
         for replica in self.replicas:
             await replica.close()
+
+    def ordered(self, game_id: str) -> tuple[Replica, ...] | None:
+        """order() when it need not wait (None: a discovered set not looked up or not started)."""
+        replicas = self.replicas
+        if not replicas or (self.discovery is not None and not self.discovery.loop.running):
+            return None
+        if len(replicas) == 1:
+            return replicas
+        kept = self._orders.get(game_id)
+        if kept is None:
+            if len(self._orders) >= ORDERS_KEPT:
+                self._orders.clear()
+            kept = self._orders[game_id] = tuple(rendezvous(game_id, replicas))
+        return kept
 
     async def order(self, game_id: str, wait_s: float) -> list[Replica]:
         """Where game_id's action goes, best first; waits up to wait_s for a first lookup."""
@@ -494,7 +520,10 @@ class RulesRouter:
         replica_set = self._set(game)
         for _ in range(_RETRY_ATTEMPTS):
             # The current set each round: a replica added or dropped meanwhile counts.
-            for replica in await replica_set.order(game_id, deadline - loop.time()):
+            replicas = replica_set.ordered(game_id)
+            if replicas is None:
+                replicas = tuple(await replica_set.order(game_id, deadline - loop.time()))
+            for replica in replicas:
                 if replica.retired:
                     continue
                 stream = self._stream(replica, game_id)
