@@ -57,7 +57,9 @@ class Watch:
         # pub/sub batch (None for events read from the stream).
         self.current: tuple[LiveBatch, int] | None = None
         self._queue: deque[Any] = deque()
-        self._ready = asyncio.Event()
+        # The future events() waits on for a push (one reader: no Event, whose wait makes a future
+        # through get_running_loop each time).
+        self._waiter: asyncio.Future[None] | None = None
         self._prepared: list[tuple[games_pb2.GameEvent, games_pb2.GameStatus | None]] | None = None
         self._finished = False  # the game is over and nothing is left after the starting id
 
@@ -69,7 +71,11 @@ class Watch:
             self._queue.append(RESYNC)
         else:
             self._queue.append(item)
-        self._ready.set()
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     def start_after(self, event_id: str) -> None:
         """Start after `event_id` instead (before events() runs): e.g. after a view just read."""
@@ -125,6 +131,7 @@ class Watch:
         history, self._prepared = self._prepared or [], []
         if self._finished:
             return
+        loop = asyncio.get_running_loop()
         for position, (event, status) in enumerate(history):
             self.status = status
             yield event, LAST_OF_HISTORY if position == len(history) - 1 else HISTORY
@@ -132,8 +139,8 @@ class Watch:
                 return
         while True:
             while not self._queue:
-                self._ready.clear()
-                await self._ready.wait()
+                self._waiter = loop.create_future()
+                await self._waiter
             item = self._queue.popleft()
             if item is END:
                 return
