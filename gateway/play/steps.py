@@ -110,18 +110,20 @@ class GameSteps:
     ) -> play_pb2.SubmitMoveResponse:
         check_id("game_id", request.game_id)
         check_id("request_id", request.request_id)
-        if not request.HasField("move") or request.move.WhichOneof("game") is None:
+        move = request.move  # (an unset move reads as an empty one: no game set either)
+        game = move.WhichOneof("game")
+        if game is None:
             raise invalid("MOVE_MISSING", "set the move", field="move")
         meta = await self.directory.meta(request.game_id)
         seat = resolve_seat(meta, identity.player_id, request.seat if request.HasField("seat") else None)
-        if request.move.WhichOneof("game") != meta.game:
+        if game != meta.game:
             raise invalid("WRONG_GAME", f"this is a {meta.game} game: send a {meta.game} move", field="move")
         applied = await self.actions.apply(
             meta,
             seat,
             expected_version=request.expected_version,
             request_id=rules_request_id(seat, request.request_id),
-            move=request.move,
+            move=move,
             timeout_s=timeout_s,
             shielded=shielded,
         )
