@@ -12,6 +12,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from google.protobuf.message import Message
 from tafel.games.v1 import games_pb2
 
+from kit import wire
 from services.kit.game import GameEnded, Outcome, Resigned, TimedOut
 
 StateT = TypeVar("StateT")
@@ -70,6 +71,12 @@ def outcome_from_proto(message: games_pb2.Outcome) -> Outcome:
     return Outcome(ranks=tuple(message.ranks), reason=message.reason, scores=tuple(message.scores))
 
 
+_EVENT_ID = wire.key_of(games_pb2.GameEvent, "event_id")
+_EVENT_VERSION = wire.key_of(games_pb2.GameEvent, "version")
+_ENDED = wire.key_of(games_pb2.GameEvent, "ended")
+_RESIGNED = wire.key_of(games_pb2.GameEvent, "resigned")
+_TIMED_OUT = wire.key_of(games_pb2.GameEvent, "timed_out")
+
 EventU = TypeVar("EventU")
 ViewU = TypeVar("ViewU")
 
@@ -80,6 +87,7 @@ class GameEnvelope(Generic[StateT, MoveT, OptionsT, EventU, ViewU]):
     def __init__(self, codec: GameCodec[StateT, MoveT, OptionsT, EventU, ViewU]) -> None:
         self.codec = codec
         self.field = codec.field
+        self._event_key = wire.key_of(games_pb2.GameEvent, codec.field)
 
     def options_from_union(self, union: games_pb2.GameOptions, default: OptionsT) -> OptionsT:
         which = union.WhichOneof("game")
@@ -127,4 +135,24 @@ class GameEnvelope(Generic[StateT, MoveT, OptionsT, EventU, ViewU]):
             else:
                 getattr(message, self.field).CopyFrom(self.codec.event_to_proto(event))  # type: ignore[arg-type]
             out.append(message)
+        return out
+
+    def events_to_bytes(self, events: Sequence[object], version: int) -> list[tuple[str, bytes]]:
+        """The same events as events_to_union, as (event id, encoded GameEvent): each game event
+        is encoded once by its codec and wrapped in GameEvent's fields, not copied into one."""
+        out = []
+        head = wire.uint_field(_EVENT_VERSION, version)
+        for index, event in enumerate(events, start=1):
+            event_id = f"{version}-{index}"
+            kind: Message
+            if isinstance(event, GameEnded):
+                key, kind = _ENDED, games_pb2.GameEnded(outcome=outcome_to_proto(event.outcome))
+            elif isinstance(event, Resigned):
+                key, kind = _RESIGNED, games_pb2.PlayerResigned(seat=event.seat)
+            elif isinstance(event, TimedOut):
+                key, kind = _TIMED_OUT, games_pb2.TurnTimedOut(seat=event.seat, removed=event.removed)
+            else:
+                key, kind = self._event_key, self.codec.event_to_proto(event)  # type: ignore[arg-type]
+            encoded = wire.string_field(_EVENT_ID, event_id) + head + wire.embedded(key, kind.SerializeToString())
+            out.append((event_id, encoded))
         return out

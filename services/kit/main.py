@@ -6,8 +6,6 @@ import asyncio
 import sys
 from typing import Any
 
-from tafel.rules.v1 import rules_pb2_grpc
-
 from kit import logs
 from kit.catalog import rules_url
 from kit.redis.layer import RedisLayer
@@ -16,7 +14,7 @@ from kit.settings import ConfigError, RulesSettings
 from services.kit.codec import GameCodec
 from services.kit.game import Rules
 from services.kit.metrics import RulesMetrics
-from services.kit.service import RulesServicer, service_names
+from services.kit.service import RulesServicer, add_rules_service, service_names
 from services.kit.store import GameStore
 
 
@@ -38,7 +36,7 @@ async def start_rules_service(
     )
     running = await start_server(
         settings.server,
-        lambda server: rules_pb2_grpc.add_RulesServiceServicer_to_server(servicer, server),
+        lambda server: add_rules_service(servicer, server),
         service_names(),
     )
     metrics.serve(settings.server.metrics_port, settings.server.host)

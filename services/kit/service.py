@@ -25,13 +25,15 @@ from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
 from kit.errors import Refused, abort, invalid
 from kit.ids import check_id
-from kit.redis.keys import meta_key
+from kit.wire import add_pre_encoded
+from services.kit import encoded
 from services.kit.codec import GameCodec, GameEnvelope, MalformedMessage, outcome_to_proto
 from services.kit.describe import describe_game
 from services.kit.game import IllegalMove, InvalidOptions, Rules
 from services.kit.metrics import RulesMetrics
 from services.kit.store import (
     ClockArm,
+    CommitKeys,
     Committed,
     Conflict,
     Exists,
@@ -40,6 +42,7 @@ from services.kit.store import (
     NewEvent,
     Replayed,
     StoredGame,
+    commit_keys,
 )
 
 StateT = TypeVar("StateT")
@@ -57,13 +60,18 @@ MAX_REBASES = 16
 # and .view on the stream (rules.proto), so a caller may skip the per-game unary calls.
 STREAM_CALLS = (("tafel-stream-calls", "create,view"),)
 log = logging.getLogger("tafel.rules")
+PRE_ENCODED = ("ApplyMove", "ApplyMoves")  # the methods whose answers are joined bytes (add_rules_service)
 
 
-def request_digest(request: rules_pb2.ApplyMoveRequest) -> bytes:
+def request_digest(request: rules_pb2.ApplyMoveRequest, move: bytes | None = None) -> bytes:
     """What a request asks for: its seat and action. Not its expected version (a retry made after
-    learning a newer version is the same request) nor its turn clock (the caller's bookkeeping)."""
+    learning a newer version is the same request) nor its turn clock (the caller's bookkeeping).
+    `move`: the request's move encoded deterministically, when the caller has it already."""
     action = request.WhichOneof("action") or ""
-    body = request.move.SerializeToString(deterministic=True) if action == "move" else b""
+    if action != "move":
+        body = b""
+    else:
+        body = move if move is not None else request.move.SerializeToString(deterministic=True)
     return hashlib.blake2b(f"{request.seat}:{action}:".encode() + body, digest_size=12).digest()
 
 
@@ -72,7 +80,8 @@ class CachedGame(Generic[StateT]):
     version: int
     state: StateT
     game: StoredGame
-    window_from: int | None = None  # the version the state's commuting window began at
+    window_from: int | None  # the version the state's commuting window began at
+    keys: CommitKeys  # the keys its commits name
 
 
 class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, OptionsT, EventT, ViewT]):
@@ -146,14 +155,15 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         )
 
     @staticmethod
-    def _replayed(replayed: Replayed, digest: bytes) -> rules_pb2.ApplyMoveResponse:
+    def _replayed(replayed: Replayed, digest: bytes) -> bytes:
+        """The first answer, as it was kept (an encoded ApplyMoveResponse)."""
         if replayed.digest and replayed.digest != digest:
             raise invalid(
                 "REQUEST_ID_REUSED",
                 "this request id was already used for a different request: use a new id for a new request",
                 field="request_id",
             )
-        return rules_pb2.ApplyMoveResponse.FromString(replayed.response)
+        return replayed.response
 
     def _decode(self, stored: StoredGame) -> StateT:
         if stored.game != self.rules.name:
@@ -169,8 +179,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
 
     # -- the action path ----------------------------------------------------------------------------
 
-    async def apply(self, request: rules_pb2.ApplyMoveRequest) -> rules_pb2.ApplyMoveResponse:
-        """Apply one action or raise Refused. Shared by the unary call and the stream."""
+    async def apply(self, request: rules_pb2.ApplyMoveRequest) -> bytes:
+        """Apply one action and return its encoded ApplyMoveResponse, or raise Refused. Shared by
+        the unary call and the stream."""
         started = time.perf_counter()
         try:
             response = await self._apply(request)
@@ -188,21 +199,30 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         self.metrics.latency.observe(time.perf_counter() - started)
         return response
 
-    async def _apply(self, request: rules_pb2.ApplyMoveRequest) -> rules_pb2.ApplyMoveResponse:
+    async def _apply(self, request: rules_pb2.ApplyMoveRequest) -> bytes:
         game_id = request.game_id
         check_id("game_id", game_id)
         check_id("request_id", request.request_id)
         action = request.WhichOneof("action")
         if action is None:
             raise invalid("ACTION_MISSING", "set one of move, resignation, timeout")
-        if request.seat > MAX_SEAT:
-            raise invalid("BAD_SEAT", f"seat {request.seat} does not exist")
-        move = self.envelope.move_from_union(request.move) if action == "move" else None
+        seat = request.seat
+        if seat > MAX_SEAT:
+            raise invalid("BAD_SEAT", f"seat {seat} does not exist")
+        if action == "move":
+            move = self.envelope.move_from_union(request.move)
+            move_bytes = request.move.SerializeToString(deterministic=True)
+            recorded = encoded.recorded_move(move_bytes)
+        else:
+            move, move_bytes = None, b""
+            recorded = encoded.RECORDED_RESIGNATION if action == "resignation" else encoded.RECORDED_TIMEOUT
+        cached = self._cache.get(game_id)
+        keys = cached.keys if cached is not None else commit_keys(game_id)
         clock = request.turn_clock if request.HasField("turn_clock") else None
         if clock is not None:
-            _check_turn_clock(game_id, clock)
+            _check_turn_clock(clock, keys.meta)
 
-        digest = request_digest(request)
+        digest = request_digest(request, move_bytes)
         expected = request.expected_version
         base = expected  # the version the action is applied against (newer when it commutes)
         for _ in range(MAX_REBASES):
@@ -212,7 +232,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
                 loaded = await self._load(game_id, request.request_id)
                 if isinstance(loaded, Replayed):
                     return self._replayed(loaded, digest)
-                cached = CachedGame(loaded.version, self._decode(loaded), loaded, loaded.window_from)
+                cached = CachedGame(loaded.version, self._decode(loaded), loaded, loaded.window_from, keys)
                 self._remember(game_id, cached)
                 if loaded.version != base:
                     if not self._commutes(cached, expected, action):
@@ -220,15 +240,15 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
                     base = loaded.version
             assert cached is not None
             seats = cached.game.seats
-            if request.seat >= seats:
-                raise invalid("BAD_SEAT", f"seat {request.seat} does not exist in a {seats}-seat game")
+            if seat >= seats:
+                raise invalid("BAD_SEAT", f"seat {seat} does not exist in a {seats}-seat game")
             try:
                 if move is not None:
-                    state, events = self.rules.apply_move(cached.state, request.seat, move)
+                    state, events = self.rules.apply_move(cached.state, seat, move)
                 elif action == "resignation":
-                    state, events = self.rules.resign(cached.state, request.seat)
+                    state, events = self.rules.resign(cached.state, seat)
                 else:
-                    state, events = self.rules.timeout(cached.state, request.seat)
+                    state, events = self.rules.timeout(cached.state, seat)
             except IllegalMove as illegal:
                 if not fresh:
                     # The cached state may be stale (another replica moved the game): judge again
@@ -244,47 +264,40 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
 
             version = base + 1
             window_from = self._window_after(cached, state, version)
-            event_messages = self.envelope.events_to_union(events, version)
-            response = rules_pb2.ApplyMoveResponse(
-                version=version, events=event_messages, status=self._status(state, version)
+            events_out = self.envelope.events_to_bytes(events, version)
+            outcome = self.rules.outcome(state)
+            over = outcome is not None
+            to_act = sorted(self.rules.to_act(state))
+            status = encoded.status(version, to_act, outcome)
+            response, wake_up = encoded.response_and_wake_up(
+                game_id, version, [event for _, event in events_out], status
             )
-            batch = games_pb2.GameEventBatch(game_id=game_id, events=event_messages, status=response.status)
-            record = games_pb2.RecordedAction(seat=request.seat, version=version)
-            record.at.FromNanoseconds(time.time_ns())
-            if action == "move":
-                record.move.CopyFrom(request.move)
-            elif action == "resignation":
-                record.resigned = True
-            else:
-                record.timed_out = True
+            now_ns = time.time_ns()
             result = await self.store.commit(
                 game_id=game_id,
                 expected_version=base,
                 request_id=request.request_id,
                 state=self.codec.state_to_bytes(state),
-                events=[NewEvent(m.event_id, m.SerializeToString()) for m in event_messages],
-                response=response.SerializeToString(),
-                over=response.status.over,
-                publish=batch.SerializeToString(),
-                action=record.SerializeToString(),
-                status=response.status.SerializeToString(),
+                events=[NewEvent(event_id, event) for event_id, event in events_out],
+                response=response,
+                over=over,
+                publish=wake_up,
+                action=encoded.recorded_action(seat, version, now_ns, recorded),
+                status=status,
                 digest=digest,
                 window_from=window_from,
                 clock=None if clock is None else ClockArm(
-                    to_act="" if response.status.over else ",".join(str(seat) for seat in response.status.to_act),
+                    to_act="" if over else ",".join([str(seat) for seat in to_act]),
                     per_move_ms=clock.per_move_ms,
-                    now_ms=int(time.time() * 1000),
+                    now_ms=now_ns // 1_000_000,
                     ttl_s=clock.ttl_s,
                     keep_meta=bool(clock.keep_alive),  # checked: only the game's metadata key
                 ),
+                keys=keys,
             )
             if isinstance(result, Committed):
-                self._remember(game_id, CachedGame(version, state, cached.game, window_from))
-                if clock is not None:
-                    response.clock_armed = True
-                    if result.deadline_ms:
-                        response.turn_deadline.FromMilliseconds(result.deadline_ms)
-                return response
+                self._remember(game_id, CachedGame(version, state, cached.game, window_from, keys))
+                return response if clock is None else encoded.with_clock(response, result.deadline_ms)
             self._forget(game_id)
             if isinstance(result, Replayed):
                 return self._replayed(result, digest)
@@ -375,12 +388,13 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             over=response.status.over,
             window_from=window_from,
         )
-        self._remember(request.game_id, CachedGame(0, state, stored, window_from))
+        self._remember(request.game_id, CachedGame(0, state, stored, window_from, commit_keys(request.game_id)))
         return response
 
-    async def ApplyMove(
+    async def ApplyMove(  # type: ignore[override]
         self, request: rules_pb2.ApplyMoveRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> rules_pb2.ApplyMoveResponse:
+    ) -> bytes:
+        """Answers pre-encoded (registered with add_rules_service)."""
         try:
             return await self.apply(request)
         except MalformedMessage as bad:
@@ -388,33 +402,37 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         except Refused as refused:
             await abort(context, refused)
 
-    async def ApplyMoves(
+    async def ApplyMoves(  # type: ignore[override]
         self,
         request_iterator: AsyncIterator[rules_pb2.ApplyMovesRequest],
         context: grpc.aio.ServicerContext[Any, Any],
-    ) -> AsyncIterator[rules_pb2.ApplyMovesResponse]:
+    ) -> AsyncIterator[bytes]:
         """Many games' actions on one stream. Each is handled in its own task; one writer (this
         generator) sends the answers as they complete, so a slow game never blocks another. A
-        caller that batches its requests gets every answer ready at once in one message."""
-        answers: asyncio.Queue[rules_pb2.ApplyMovesResponse | None] = asyncio.Queue()
+        caller that batches its requests gets every answer ready at once in one message. Answers
+        are encoded ApplyMovesResponses (registered with add_rules_service); a batch is joined
+        from them."""
+        answers: asyncio.Queue[bytes | None] = asyncio.Queue()
         slots = asyncio.Semaphore(MAX_IN_FLIGHT_PER_STREAM)
         tasks: set[asyncio.Task[None]] = set()
 
         async def handle(message: rules_pb2.ApplyMovesRequest) -> None:
             try:
-                response = rules_pb2.ApplyMovesResponse(correlation_id=message.correlation_id)
                 try:
                     if message.HasField("request"):
-                        response.applied.CopyFrom(await self.apply(message.request))
-                    elif message.HasField("create"):
-                        response.created.CopyFrom(await self._create_or_unavailable(message.create))
+                        answer = encoded.applied_answer(message.correlation_id, await self.apply(message.request))
                     else:
-                        response.viewed.CopyFrom(await self._view_or_unavailable(message.view))
+                        response = rules_pb2.ApplyMovesResponse(correlation_id=message.correlation_id)
+                        if message.HasField("create"):
+                            response.created.CopyFrom(await self._create_or_unavailable(message.create))
+                        else:
+                            response.viewed.CopyFrom(await self._view_or_unavailable(message.view))
+                        answer = response.SerializeToString()
                 except MalformedMessage as bad:
-                    _refusal(response, invalid(bad.reason, bad.message))
+                    answer = _refusal(message.correlation_id, invalid(bad.reason, bad.message))
                 except Refused as refused:
-                    _refusal(response, refused)
-                answers.put_nowait(response)
+                    answer = _refusal(message.correlation_id, refused)
+                answers.put_nowait(answer)
             finally:
                 slots.release()
 
@@ -453,15 +471,15 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
                 if not batching or answers.empty():
                     yield answer
                     continue
-                batch = rules_pb2.ApplyMovesResponse(batch=[answer])
+                batch = [answer]
                 ended = False
                 while not answers.empty():
                     more = answers.get_nowait()
                     if more is None:
                         ended = True
                         break
-                    batch.batch.append(more)
-                yield batch
+                    batch.append(more)
+                yield encoded.answer_batch(batch)
                 if ended:
                     break
         finally:
@@ -510,7 +528,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         )
 
 
-def _check_turn_clock(game_id: str, clock: rules_pb2.TurnClock) -> None:
+def _check_turn_clock(clock: rules_pb2.TurnClock, meta: str) -> None:
+    """`meta`: the game's metadata key (kit/redis/keys.py meta_key)."""
     if not 1 <= clock.per_move_ms <= 86_400_000:
         field = "turn_clock.per_move_ms"
         raise invalid("BAD_TURN_CLOCK", f"{field} must be 1 to 86,400,000", field=field)
@@ -518,11 +537,11 @@ def _check_turn_clock(game_id: str, clock: rules_pb2.TurnClock) -> None:
         raise invalid("BAD_TURN_CLOCK", "turn_clock.ttl_s must be 60 to 31,536,000", field="turn_clock.ttl_s")
     # The commit refreshes named keys only (lua/rules/commit.lua): the one key a caller may keep
     # alive with the clock is the game's metadata key, the gateway's (kit/redis/keys.py meta_key).
-    meta = meta_key(game_id)
-    if any(key != meta for key in clock.keep_alive):
-        raise invalid(
-            "BAD_TURN_CLOCK", f"turn_clock.keep_alive may name only {meta}", field="turn_clock.keep_alive"
-        )
+    for key in clock.keep_alive:
+        if key != meta:
+            raise invalid(
+                "BAD_TURN_CLOCK", f"turn_clock.keep_alive may name only {meta}", field="turn_clock.keep_alive"
+            )
 
 
 def _mismatch(current: int, expected: int, *, moved_on: bool = False) -> Refused:
@@ -534,16 +553,26 @@ def _mismatch(current: int, expected: int, *, moved_on: bool = False) -> Refused
     return Refused(grpc.StatusCode.ABORTED, "VERSION_MISMATCH", message, current_version=current)
 
 
-def _refusal(response: rules_pb2.ApplyMovesResponse, refused: Refused) -> None:
+def _refusal(correlation_id: int, refused: Refused) -> bytes:
+    """The encoded ApplyMovesResponse refusing an entry."""
+    response = rules_pb2.ApplyMovesResponse(correlation_id=correlation_id)
     response.refusal.code = refused.code.value[0]
     response.refusal.reason = refused.reason
     response.refusal.message = refused.message
     if refused.current_version is not None:
         response.refusal.current_version = refused.current_version
+    return response.SerializeToString()
 
 
 def _unavailable() -> Refused:
     return Refused(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", "game storage is unavailable; retry")
+
+
+def add_rules_service(servicer: RulesServicer[Any, Any, Any, Any, Any], server: grpc.aio.Server) -> None:
+    """The generated registration, with ApplyMove and ApplyMoves answering pre-encoded bytes."""
+    add_pre_encoded(
+        rules_pb2_grpc.add_RulesServiceServicer_to_server, servicer, server, service_names()[0], PRE_ENCODED
+    )
 
 
 def service_names() -> Sequence[str]:

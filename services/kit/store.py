@@ -80,6 +80,27 @@ LoadResult = StoredGame | Replayed | Missing
 
 
 @dataclass(frozen=True)
+class CommitKeys:
+    """The keys a game's commit names, worked out once per game (each key is a crc32 and a few
+    string joins; the servicer keeps these beside the game's cached state)."""
+
+    game: tuple[str, ...]  # state, events, requests, actions
+    clocked: tuple[str, ...]  # the same, then the clock, the shard's clock set and the metadata key
+    channel: str
+    meta: str
+
+
+def commit_keys(game_id: str) -> CommitKeys:
+    keys = game_keys(game_id)
+    game = (keys.state, keys.events, keys.requests, keys.actions)
+    # The clock keys are named here, by the store, from the game id: a caller cannot make the
+    # commit write any other key.
+    meta = meta_key(game_id)
+    clocked = (*game, clock_key(game_id), clocks_key(game_shard(game_id)), meta)
+    return CommitKeys(game=game, clocked=clocked, channel=keys.channel, meta=meta)
+
+
+@dataclass(frozen=True)
 class NewEvent:
     event_id: str
     payload: bytes  # GameEvent bytes
@@ -181,12 +202,14 @@ class GameStore(GameReads):
         digest: bytes = b"",
         window_from: int | None = None,
         clock: ClockArm | None = None,
+        keys: CommitKeys | None = None,
     ) -> CommitResult:
         """Commit one action against `expected_version`. `status` (the GameStatus after it) is
         kept on each event; `digest` identifies the request beside its stored answer; `window_from`
-        is the version the commuting window in force after the action began at (None: none)."""
-        keys = game_keys(game_id)
-        script_keys = [keys.state, keys.events, keys.requests, keys.actions]
+        is the version the commuting window in force after the action began at (None: none);
+        `keys` is commit_keys(game_id), when the caller kept it."""
+        if keys is None:
+            keys = commit_keys(game_id)
         args: list[Any] = [
             expected_version,
             request_id,
@@ -202,11 +225,10 @@ class GameStore(GameReads):
             "" if window_from is None else window_from,
         ]
         if clock is None:
+            script_keys = keys.game
             args.extend(("", "", "", "", "", ""))
         else:
-            # The clock keys are named here, by the store, from the game id: a caller cannot make
-            # the commit write any other key.
-            script_keys.extend((clock_key(game_id), clocks_key(game_shard(game_id)), meta_key(game_id)))
+            script_keys = keys.clocked
             args.extend(
                 (game_id, clock.to_act, clock.per_move_ms, clock.now_ms, clock.ttl_s, 1 if clock.keep_meta else 0)
             )

@@ -1,0 +1,133 @@
+"""Protobuf messages joined from already-encoded parts, and gRPC methods that send such bytes.
+
+Protobuf's wire format is a sequence of tagged fields: a message's encoding is its fields'
+encodings one after another (a repeated field's is its elements', each with its tag), an embedded
+message is its tag, its length and its bytes, and a parser merges whatever fields it meets in
+whatever order. So a message whose parts are already encoded (the events a commit keeps in Redis,
+the status beside them) is built by joining bytes, not by building a new message around copies of
+the parts and encoding it all again. Fields here are proto3: a zero scalar is left out, as
+protobuf's own encoder leaves it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import grpc
+from google.protobuf.descriptor import FieldDescriptor
+
+from kit.undecodable import handler_factory
+
+# Varints of 0-127 are one byte: the common case (versions, seats, lengths of small messages).
+_ONE_BYTE = tuple(bytes((value,)) for value in range(128))
+
+VARINT = 0
+LENGTH_DELIMITED = 2
+
+
+def varint(value: int) -> bytes:
+    """The base-128 encoding of a non-negative integer."""
+    if value < 128:
+        return _ONE_BYTE[value]
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def tag(field: int, wire_type: int) -> bytes:
+    """A field's key: build it once per field, as a constant."""
+    return varint(field << 3 | wire_type)
+
+
+_LENGTH_DELIMITED_TYPES = (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES, FieldDescriptor.TYPE_MESSAGE)
+
+
+def key_of(message_type: Any, field: str) -> bytes:
+    """The key of a message type's field, by name, so the numbers stay the proto's: an integer or
+    bool field's, or a length-delimited one's (messages, strings, bytes, packed repeated scalars)."""
+    descriptor = message_type.DESCRIPTOR.fields_by_name[field]
+    delimited = descriptor.type in _LENGTH_DELIMITED_TYPES or descriptor.is_packed
+    return tag(descriptor.number, LENGTH_DELIMITED if delimited else VARINT)
+
+
+def uint_field(key: bytes, value: int) -> bytes:
+    """An unsigned integer (or bool) field, `key` from tag(field, VARINT); nothing for 0."""
+    return key + varint(value) if value else b""
+
+
+def embedded(key: bytes, data: bytes) -> bytes:
+    """A length-delimited field (an embedded message, bytes or a UTF-8 string), `key` from
+    tag(field, LENGTH_DELIMITED). Present even when empty, as a set message field is."""
+    return key + varint(len(data)) + data
+
+
+def string_field(key: bytes, text: str) -> bytes:
+    """A string (scalar) field, `key` from tag(field, LENGTH_DELIMITED); nothing when empty."""
+    return embedded(key, text.encode()) if text else b""
+
+
+_SECONDS = tag(1, VARINT)
+_NANOS = tag(2, VARINT)
+
+
+def timestamp(ms: int) -> bytes:
+    """A google.protobuf.Timestamp of `ms` milliseconds since the epoch (ms >= 0)."""
+    seconds, rest = divmod(ms, 1000)
+    return uint_field(_SECONDS, seconds) + uint_field(_NANOS, rest * 1_000_000)
+
+
+def timestamp_ns(ns: int) -> bytes:
+    """A google.protobuf.Timestamp of `ns` nanoseconds since the epoch (ns >= 0)."""
+    seconds, nanos = divmod(ns, 1_000_000_000)
+    return uint_field(_SECONDS, seconds) + uint_field(_NANOS, nanos)
+
+
+def encoded_or_message(message: Any) -> bytes:
+    """A response serializer for methods whose handlers may answer with bytes already encoded."""
+    if type(message) is bytes:
+        return message
+    data: bytes = message.SerializeToString()
+    return data
+
+
+class _Collected:
+    """Stands in for a server while a generated add_*_to_server function registers: keeps the
+    method handlers instead."""
+
+    handlers: dict[str, grpc.RpcMethodHandler]
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        pass
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, grpc.RpcMethodHandler]) -> None:
+        self.handlers = handlers
+
+
+def add_pre_encoded(
+    add_generated: Callable[[Any, Any], None],
+    servicer: Any,
+    server: grpc.aio.Server,
+    service: str,
+    methods: Iterable[str],
+) -> None:
+    """Register `servicer` as its generated add_*_to_server function would, except that the
+    named methods may answer with encoded bytes (encoded_or_message) as well as messages."""
+    collected = _Collected()
+    add_generated(servicer, collected)
+    handlers = dict(collected.handlers)
+    for name in methods:
+        old = handlers[name]
+        behaviour = (
+            (old.stream_stream if old.response_streaming else old.stream_unary)
+            if old.request_streaming
+            else (old.unary_stream if old.response_streaming else old.unary_unary)
+        )
+        handlers[name] = handler_factory(old.request_streaming, old.response_streaming)(
+            behaviour, request_deserializer=old.request_deserializer, response_serializer=encoded_or_message
+        )
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    server.add_registered_method_handlers(service, handlers)
