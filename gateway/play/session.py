@@ -22,11 +22,12 @@ from redis.exceptions import RedisError
 from tafel.play.v1 import play_pb2
 
 from gateway.auth import Identity
+from gateway.games import GameMeta
 from gateway.mailbox import Mailbox
 from gateway.play.encoding import encode_batch, live_delivery, set_time
 from gateway.play.steps import GAME_STORE_UNAVAILABLE, ActionCounters, GameSteps
 from gateway.watch.event_ids import check_event_id
-from gateway.watch.watcher import LAST_OF_HISTORY
+from gateway.watch.watcher import LAST_OF_HISTORY, LiveBatch
 from kit.errors import Refused, as_refused, invalid
 
 log = logging.getLogger("tafel.gateway.play")
@@ -312,14 +313,37 @@ class PlaySession:
     async def _deliver(self, game_id: str, delivery: play_pb2.PlayResponse | bytes, version: int) -> None:
         """A watched game's event: parked while this stream's own action on the game is in
         flight (batching streams only), else queued."""
+        if not self._parked(game_id, delivery, version):
+            await self.out.put(delivery)
+
+    def _parked(self, game_id: str, delivery: play_pb2.PlayResponse | bytes, version: int) -> bool:
+        """Note a watched game's event as passed on; True when it is parked instead of queued."""
         if version > self.passed.get(game_id, 0):
             self.passed[game_id] = version
             if game_id in self.waiting:
                 self._wake_waiting(game_id, version)
         if game_id in self.acting:
             self.parked.setdefault(game_id, []).append(delivery)
-            return
-        await self.out.put(delivery)
+            return True
+        return False
+
+    def _takes(self, pump: asyncio.Task[None] | None, game_id: str, count: int) -> bool:
+        """Whether a pump's watch may hand `count` live events over now (Watch.listen): it is
+        still the game's watch on an open stream, and the queue has room for them."""
+        return (
+            pump is not None
+            and not self.closed
+            and pump.cancelling() == 0
+            and self.watches.get(game_id) is pump
+            and len(self.out) + count <= OUT_QUEUE_LIMIT
+        )
+
+    def _hand_live(self, meta: GameMeta, live: LiveBatch, index: int) -> None:
+        """A live event handed over by the watch itself (no pump wake-up): what _pump does with it."""
+        self.steps.metrics.events_sent.inc()
+        delivery = live_delivery(live, index, meta, True)
+        if not self._parked(meta.game_id, delivery, live.batch.events[index].version):
+            self.out.put_nowait(delivery)
 
     def _release_all_parked(self) -> None:
         for game_id in tuple(self.parked):
@@ -422,6 +446,11 @@ class PlaySession:
                 await watch.prepare()  # a bad starting point is refused before the answer
                 await self._put_led(lead, play_pb2.PlayResponse(correlation_id=correlation, watching=view))
                 lead = None
+                pump = asyncio.current_task()
+                watch.listen(
+                    lambda count: self._takes(pump, meta.game_id, count),
+                    lambda live, index: self._hand_live(meta, live, index),
+                )
                 async for event, source in watch.events():
                     current = watch.current
                     if current is not None:
