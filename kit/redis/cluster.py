@@ -274,6 +274,10 @@ class ClusterPipe(RedisPipe):
 
     # -- commands --------------------------------------------------------------------------------
 
+    def send(self, *parts: str | bytes | int | float) -> asyncio.Future[Any] | None:
+        """Never sent without waiting: routing by slot (and following redirections) needs call()."""
+        return None
+
     async def call(self, *parts: str | bytes | int | float) -> Any:
         key = first_key(parts)
         if key is None:

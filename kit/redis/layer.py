@@ -8,6 +8,7 @@ exceptions (RedisError), which kit/errors.py maps to UNAVAILABLE.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,6 +55,16 @@ class RedisLayer:
             if not str(error).startswith("NOSCRIPT"):
                 raise
         return await self.pipe.call("EVAL", script.source, len(keys), *keys, *args)
+
+    def start(self, script: Script, keys: Sequence[str], args: Sequence[Any] = ()) -> asyncio.Future[Any] | None:
+        """run() without waiting, for a caller with several scripts in flight in one task: the
+        future of the EVALSHA's raw reply (a RespError value for an error reply; NOSCRIPT when
+        Redis lacks the script, which run() loads), or None where only run() will do (a cluster,
+        no connection yet)."""
+        if self.cluster:
+            return None
+        script.check(len(keys), len(args))
+        return self.pipe.send("EVALSHA", script.sha, len(keys), *keys, *args)
 
     async def call(self, *parts: str | bytes | int | float) -> Any:
         """One command on the pipelined connection; its raw reply (bytes, int, None, lists)."""

@@ -197,7 +197,23 @@ class RedisPipe:
             self._buffer.clear()
 
     async def call(self, *parts: str | bytes | int | float) -> Any:
-        writer = self._writer or await self._connect()
+        future = self.send(*parts)
+        if future is None:
+            await self._connect()
+            future = self.send(*parts)
+            assert future is not None
+        reply = await future
+        if isinstance(reply, RespError):
+            raise ResponseError(str(reply))
+        return reply
+
+    def send(self, *parts: str | bytes | int | float) -> asyncio.Future[Any] | None:
+        """call() without waiting, for a caller with several commands in flight in one task: the
+        future of the raw reply (a RespError value for an error reply), or None while there is no
+        connection (call() makes one)."""
+        writer = self._writer
+        if writer is None:
+            return None
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._pending.append((future, loop.time() + self.timeout_s))
@@ -207,10 +223,7 @@ class RedisPipe:
             loop.call_soon(self._flush)
         if self._watchdog is None:
             self._watchdog = loop.call_later(self.timeout_s, self._watch, writer)
-        reply = await future
-        if isinstance(reply, RespError):
-            raise ResponseError(str(reply))
-        return reply
+        return future
 
     async def many(self, commands: list[tuple[str | bytes | int | float, ...]]) -> list[Any]:
         """Several commands in one write; their replies in order."""

@@ -14,7 +14,7 @@ import logging
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -34,12 +34,14 @@ from services.kit.metrics import RulesMetrics
 from services.kit.store import (
     ClockArm,
     CommitKeys,
+    CommitResult,
     Committed,
     Conflict,
     Exists,
     GameStore,
     Missing,
     NewEvent,
+    NoScript,
     Replayed,
     StoredGame,
     commit_keys,
@@ -82,6 +84,39 @@ class CachedGame(Generic[StateT]):
     game: StoredGame
     window_from: int | None  # the version the state's commuting window began at
     keys: CommitKeys  # the keys its commits name
+
+
+@dataclass(slots=True)
+class _Action:
+    """An ApplyMoveRequest checked and decoded: what every try of it shares."""
+
+    request: rules_pb2.ApplyMoveRequest
+    game_id: str
+    action: str  # move, resignation or timeout
+    move: Any  # the game's move (None for the others)
+    recorded: bytes  # RecordedAction's action field, encoded
+    clock: rules_pb2.TurnClock | None
+    keys: CommitKeys
+    digest: bytes
+
+
+@dataclass(slots=True)
+class _Judged(Generic[StateT]):
+    """An action applied to a state: the commit that writes it and what follows it."""
+
+    after: CachedGame[StateT]  # the game once committed
+    response: bytes  # the encoded ApplyMoveResponse, before the clock's fields
+    commit: dict[str, Any]  # GameStore.commit's arguments
+
+
+@dataclass(slots=True)
+class _InFlight(Generic[StateT]):
+    """An action whose commit was sent (RulesServicer._start)."""
+
+    act: _Action
+    judged: _Judged[StateT]
+    future: asyncio.Future[Any]  # the commit script's raw reply
+    started: float
 
 
 class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, OptionsT, EventT, ViewT]):
@@ -189,26 +224,60 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             self.metrics.count(refused.reason)
             raise
         except RedisError:
-            self._forget(request.game_id)
-            self.metrics.count("STORE_UNAVAILABLE")
-            log.warning("redis unavailable", extra={"game_id": request.game_id})
-            raise Refused(
-                grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", "game storage is unavailable; retry"
-            ) from None
-        self.metrics.count("APPLIED")
-        self.metrics.latency.observe(time.perf_counter() - started)
+            raise self._store_failed(request.game_id) from None
+        self._applied(started)
         return response
 
+    def _applied(self, started: float) -> None:
+        self.metrics.count("APPLIED")
+        self.metrics.latency.observe(time.perf_counter() - started)
+
+    def _store_failed(self, game_id: str) -> Refused:
+        self._forget(game_id)
+        self.metrics.count("STORE_UNAVAILABLE")
+        log.warning("redis unavailable", extra={"game_id": game_id})
+        return _unavailable()
+
     async def _apply(self, request: rules_pb2.ApplyMoveRequest) -> bytes:
+        act = self._check(request)
+        expected = request.expected_version
+        base = expected  # the version the action is applied against (newer when it commutes)
+        for _ in range(MAX_REBASES):
+            cached = self._cache.get(act.game_id)
+            fresh = cached is None or cached.version != base
+            if fresh:
+                loaded = await self._load(act.game_id, request.request_id)
+                if isinstance(loaded, Replayed):
+                    return self._replayed(loaded, act.digest)
+                cached = CachedGame(loaded.version, self._decode(loaded), loaded, loaded.window_from, act.keys)
+                self._remember(act.game_id, cached)
+                if loaded.version != base:
+                    if not self._commutes(cached, expected, act.action):
+                        raise _mismatch(loaded.version, expected)
+                    base = loaded.version
+            assert cached is not None
+            judged = self._judge(act, cached, base, fresh)
+            if judged is None:
+                continue
+            result = await self.store.commit(**judged.commit)
+            answer = self._settle(act, judged, result)
+            if answer is not None:
+                return answer
+        raise Refused(
+            grpc.StatusCode.ABORTED, "VERSION_MISMATCH", "the game kept moving; read it and retry",
+            current_version=base,
+        )
+
+    def _check(self, request: rules_pb2.ApplyMoveRequest) -> _Action:
+        """The request checked and decoded: what every try of it shares."""
         game_id = request.game_id
         check_id("game_id", game_id)
         check_id("request_id", request.request_id)
         action = request.WhichOneof("action")
         if action is None:
             raise invalid("ACTION_MISSING", "set one of move, resignation, timeout")
-        seat = request.seat
-        if seat > MAX_SEAT:
-            raise invalid("BAD_SEAT", f"seat {seat} does not exist")
+        if request.seat > MAX_SEAT:
+            raise invalid("BAD_SEAT", f"seat {request.seat} does not exist")
         if action == "move":
             move = self.envelope.move_from_union(request.move)
             move_bytes = request.move.SerializeToString(deterministic=True)
@@ -221,96 +290,124 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         clock = request.turn_clock if request.HasField("turn_clock") else None
         if clock is not None:
             _check_turn_clock(clock, keys.meta)
+        return _Action(request, game_id, action, move, recorded, clock, keys, request_digest(request, move_bytes))
 
-        digest = request_digest(request, move_bytes)
-        expected = request.expected_version
-        base = expected  # the version the action is applied against (newer when it commutes)
-        for _ in range(MAX_REBASES):
-            cached = self._cache.get(game_id)
-            fresh = cached is None or cached.version != base
-            if fresh:
-                loaded = await self._load(game_id, request.request_id)
-                if isinstance(loaded, Replayed):
-                    return self._replayed(loaded, digest)
-                cached = CachedGame(loaded.version, self._decode(loaded), loaded, loaded.window_from, keys)
-                self._remember(game_id, cached)
-                if loaded.version != base:
-                    if not self._commutes(cached, expected, action):
-                        raise _mismatch(loaded.version, expected)
-                    base = loaded.version
-            assert cached is not None
-            seats = cached.game.seats
-            if seat >= seats:
-                raise invalid("BAD_SEAT", f"seat {seat} does not exist in a {seats}-seat game")
-            try:
-                if move is not None:
-                    state, events = self.rules.apply_move(cached.state, seat, move)
-                elif action == "resignation":
-                    state, events = self.rules.resign(cached.state, seat)
-                else:
-                    state, events = self.rules.timeout(cached.state, seat)
-            except IllegalMove as illegal:
-                if not fresh:
-                    # The cached state may be stale (another replica moved the game): judge again
-                    # against Redis before refusing.
-                    self._forget(game_id)
-                    continue
-                if base != expected:
-                    # Made against an older version and not legal now: the mover is behind.
-                    raise _mismatch(base, expected) from None
-                raise Refused(
-                    grpc.StatusCode.FAILED_PRECONDITION, illegal.reason, illegal.message, current_version=expected
-                ) from None
+    def _judge(self, act: _Action, cached: CachedGame[StateT], base: int, fresh: bool) -> _Judged[StateT] | None:
+        """The action applied to `cached` (at version `base`) and the commit that writes it; None
+        when the cached state may be stale (forgotten: judge again on Redis's)."""
+        request = act.request
+        seat = request.seat
+        seats = cached.game.seats
+        if seat >= seats:
+            raise invalid("BAD_SEAT", f"seat {seat} does not exist in a {seats}-seat game")
+        try:
+            if act.move is not None:
+                state, events = self.rules.apply_move(cached.state, seat, act.move)
+            elif act.action == "resignation":
+                state, events = self.rules.resign(cached.state, seat)
+            else:
+                state, events = self.rules.timeout(cached.state, seat)
+        except IllegalMove as illegal:
+            if not fresh:
+                # The cached state may be stale (another replica moved the game): judge again
+                # against Redis before refusing.
+                self._forget(act.game_id)
+                return None
+            expected = request.expected_version
+            if base != expected:
+                # Made against an older version and not legal now: the mover is behind.
+                raise _mismatch(base, expected) from None
+            raise Refused(
+                grpc.StatusCode.FAILED_PRECONDITION, illegal.reason, illegal.message, current_version=expected
+            ) from None
 
-            version = base + 1
-            window_from = self._window_after(cached, state, version)
-            events_out = self.envelope.events_to_bytes(events, version)
-            outcome = self.rules.outcome(state)
-            over = outcome is not None
-            to_act = sorted(self.rules.to_act(state))
-            status = encoded.status(version, to_act, outcome)
-            response, wake_up = encoded.response_and_wake_up(
-                game_id, version, [event for _, event in events_out], status
-            )
-            now_ns = time.time_ns()
-            result = await self.store.commit(
-                game_id=game_id,
-                expected_version=base,
-                request_id=request.request_id,
-                state=self.codec.state_to_bytes(state),
-                events=[NewEvent(event_id, event) for event_id, event in events_out],
-                response=response,
-                over=over,
-                publish=wake_up,
-                action=encoded.recorded_action(seat, version, now_ns, recorded),
-                status=status,
-                digest=digest,
-                window_from=window_from,
-                clock=None if clock is None else ClockArm(
-                    to_act="" if over else ",".join([str(seat) for seat in to_act]),
-                    per_move_ms=clock.per_move_ms,
-                    now_ms=now_ns // 1_000_000,
-                    ttl_s=clock.ttl_s,
-                    keep_meta=bool(clock.keep_alive),  # checked: only the game's metadata key
-                ),
-                keys=keys,
-            )
-            if isinstance(result, Committed):
-                self._remember(game_id, CachedGame(version, state, cached.game, window_from, keys))
-                return response if clock is None else encoded.with_clock(response, result.deadline_ms)
-            self._forget(game_id)
-            if isinstance(result, Replayed):
-                return self._replayed(result, digest)
-            if isinstance(result, Conflict):
-                if action == "move" and self._window is not None:
-                    continue  # another seat's action landed first: judge again on the new state
-                raise _mismatch(result.current_version, expected, moved_on=True)
-            assert isinstance(result, Missing)
-            raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"there is no game {game_id}")
-        raise Refused(
-            grpc.StatusCode.ABORTED, "VERSION_MISMATCH", "the game kept moving; read it and retry",
-            current_version=base,
+        version = base + 1
+        window_from = self._window_after(cached, state, version)
+        events_out = self.envelope.events_to_bytes(events, version)
+        outcome = self.rules.outcome(state)
+        over = outcome is not None
+        to_act = sorted(self.rules.to_act(state))
+        status = encoded.status(version, to_act, outcome)
+        response, wake_up = encoded.response_and_wake_up(
+            act.game_id, version, [event for _, event in events_out], status
         )
+        now_ns = time.time_ns()
+        clock = act.clock
+        commit = dict(
+            game_id=act.game_id,
+            expected_version=base,
+            request_id=request.request_id,
+            state=self.codec.state_to_bytes(state),
+            events=[NewEvent(event_id, event) for event_id, event in events_out],
+            response=response,
+            over=over,
+            publish=wake_up,
+            action=encoded.recorded_action(seat, version, now_ns, act.recorded),
+            status=status,
+            digest=act.digest,
+            window_from=window_from,
+            clock=None if clock is None else ClockArm(
+                to_act="" if over else ",".join([str(seat) for seat in to_act]),
+                per_move_ms=clock.per_move_ms,
+                now_ms=now_ns // 1_000_000,
+                ttl_s=clock.ttl_s,
+                keep_meta=bool(clock.keep_alive),  # checked: only the game's metadata key
+            ),
+            keys=act.keys,
+        )
+        return _Judged(CachedGame(version, state, cached.game, window_from, act.keys), response, commit)
+
+    def _settle(self, act: _Action, judged: _Judged[StateT], result: CommitResult) -> bytes | None:
+        """The answer once the commit's result is known; None when another seat's action landed
+        first in a game whose moves commute (judge again on the new state)."""
+        if isinstance(result, Committed):
+            self._remember(act.game_id, judged.after)
+            if act.clock is None:
+                return judged.response
+            return encoded.with_clock(judged.response, result.deadline_ms)
+        self._forget(act.game_id)
+        if isinstance(result, Replayed):
+            return self._replayed(result, act.digest)
+        if isinstance(result, Conflict):
+            if act.action == "move" and self._window is not None:
+                return None
+            raise _mismatch(result.current_version, act.request.expected_version, moved_on=True)
+        raise Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"there is no game {act.game_id}")
+
+    def _start(self, request: rules_pb2.ApplyMoveRequest, started: float) -> _InFlight[StateT] | None:
+        """An action begun without a task of its own, for a stream's batch: when its game's state
+        is cached at the version the action was made against, it is judged and its commit sent at
+        once, and one task per batch waits for the replies (_finish), in order (one connection
+        answers in order). None where it needs apply() (a load, a rebase, a cluster). Raises what
+        _check and _judge raise."""
+        act = self._check(request)
+        cached = self._cache.get(act.game_id)
+        if cached is None or cached.version != request.expected_version:
+            return None
+        judged = self._judge(act, cached, cached.version, False)
+        if judged is None:
+            return None
+        future = self.store.start_commit(**judged.commit)
+        if future is None:
+            return None
+        return _InFlight(act, judged, future, started)
+
+    async def _finish(self, flight: _InFlight[StateT]) -> bytes | None:
+        """A started action's answer or Refused, as apply() gives them (with their metrics); None
+        where it needs apply() after all (Redis lacked the script; a commuting game's rebase)."""
+        try:
+            result = self.store.commit_result(await flight.future)
+            if isinstance(result, NoScript):
+                return None
+            answer = self._settle(flight.act, flight.judged, result)
+        except Refused as refused:
+            self.metrics.count(refused.reason)
+            raise
+        except RedisError:  # the connection failed, or an error reply
+            raise self._store_failed(flight.act.game_id) from None
+        if answer is not None:
+            self._applied(flight.started)
+        return answer
 
     # -- RPCs ---------------------------------------------------------------------------------------
 
@@ -438,10 +535,56 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
 
         batching = False
 
-        def start(message: rules_pb2.ApplyMovesRequest) -> None:
-            task = asyncio.get_running_loop().create_task(handle(message))
+        def spawn(work: Coroutine[Any, Any, None]) -> None:
+            task = asyncio.get_running_loop().create_task(work)
             tasks.add(task)
             task.add_done_callback(tasks.discard)
+
+        def start(message: rules_pb2.ApplyMovesRequest) -> None:
+            spawn(handle(message))
+
+        def begin(message: rules_pb2.ApplyMovesRequest) -> _InFlight[StateT] | None:
+            """A batch entry's action started without a task (_start), else handled as any entry
+            (its own task, or its refusal now). Holds one of the stream's slots."""
+            if not message.HasField("request"):
+                start(message)
+                return None
+            try:
+                flight = self._start(message.request, time.perf_counter())
+            except (MalformedMessage, Refused) as error:
+                if isinstance(error, MalformedMessage):
+                    refused = invalid(error.reason, error.message)
+                else:
+                    self.metrics.count(error.reason)  # as apply() counts its refusals
+                    refused = error
+                answers.put_nowait(_refusal(message.correlation_id, refused))
+                slots.release()
+                return None
+            if flight is None:
+                start(message)
+            return flight
+
+        async def finish(flights: list[tuple[rules_pb2.ApplyMovesRequest, _InFlight[StateT]]]) -> None:
+            """The replies of a batch's started actions, in the order they were sent."""
+            waiting = iter(flights)
+            try:
+                for message, flight in waiting:
+                    handed_on = False
+                    try:
+                        applied = await self._finish(flight)
+                        if applied is None:
+                            start(message)  # apply() from the beginning; the slot goes with it
+                            handed_on = True
+                        else:
+                            answers.put_nowait(encoded.applied_answer(message.correlation_id, applied))
+                    except Refused as refused:
+                        answers.put_nowait(_refusal(message.correlation_id, refused))
+                    finally:
+                        if not handed_on:
+                            slots.release()
+            finally:
+                for _, flight in waiting:  # the stream ended first: nobody reads these replies
+                    flight.future.cancel()
 
         async def read() -> None:
             nonlocal batching
@@ -452,9 +595,14 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
                         start(message)
                     if message.batch:
                         batching = True
+                        flights = []
                         for item in message.batch:
                             await slots.acquire()
-                            start(item)
+                            flight = begin(item)
+                            if flight is not None:
+                                flights.append((item, flight))
+                        if flights:
+                            spawn(finish(flights))
                 if tasks:
                     await asyncio.gather(*tuple(tasks), return_exceptions=True)
             finally:

@@ -10,13 +10,17 @@ the new state, appends its events and publishes a wake-up carrying those events,
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from redis.exceptions import ResponseError
+
 from kit.redis.game_reads import GameReads
 from kit.redis.keys import clock_key, clocks_key, game_keys, game_shard, meta_key
 from kit.redis.layer import RedisLayer
+from kit.redis.pipe import RespError
 from kit.redis.scripts import script
 
 
@@ -72,6 +76,11 @@ class Missing:
 @dataclass(frozen=True)
 class Exists:
     pass
+
+
+@dataclass(frozen=True)
+class NoScript:
+    """A started commit found Redis without the script (restarted, flushed): nothing was written."""
 
 
 CommitResult = Committed | Replayed | Conflict | Missing
@@ -186,7 +195,39 @@ class GameStore(GameReads):
             window_from=int(window) if window else None,
         )
 
-    async def commit(
+    async def commit(self, **action: Any) -> CommitResult:
+        """Commit one action (the arguments are commit_args'); Redis lacking the script loads it."""
+        keys, args = self.commit_args(**action)
+        result = self.commit_result(await self.layer.run(script("rules/commit"), keys, args))
+        assert not isinstance(result, NoScript)  # run() loads a script Redis lacks
+        return result
+
+    def start_commit(self, **action: Any) -> asyncio.Future[Any] | None:
+        """commit() without waiting, for a caller with several commits in flight in one task: the
+        future of the script's raw reply (read it with commit_result), or None where only commit()
+        will do (no connection yet, a cluster)."""
+        keys, args = self.commit_args(**action)
+        return self.layer.start(script("rules/commit"), keys, args)
+
+    @staticmethod
+    def commit_result(reply: Any) -> CommitResult | NoScript:
+        """A commit's reply read; NoScript when Redis did not know the script (a started commit:
+        commit() loads it), ResponseError for any other error reply."""
+        if isinstance(reply, RespError):
+            message = str(reply)
+            if message.startswith("NOSCRIPT"):
+                return NoScript()
+            raise ResponseError(message)
+        code = int(reply[0])
+        if code == 0:
+            return Committed(int(reply[1]) if len(reply) > 1 else None)
+        if code == 1:
+            return Replayed(bytes(reply[1]), bytes(reply[2] or b""))
+        if code == 2:
+            return Conflict(int(reply[1]))
+        return Missing()
+
+    def commit_args(
         self,
         *,
         game_id: str,
@@ -203,11 +244,11 @@ class GameStore(GameReads):
         window_from: int | None = None,
         clock: ClockArm | None = None,
         keys: CommitKeys | None = None,
-    ) -> CommitResult:
-        """Commit one action against `expected_version`. `status` (the GameStatus after it) is
-        kept on each event; `digest` identifies the request beside its stored answer; `window_from`
-        is the version the commuting window in force after the action began at (None: none);
-        `keys` is commit_keys(game_id), when the caller kept it."""
+    ) -> tuple[tuple[str, ...], list[Any]]:
+        """The commit script's keys and arguments for one action against `expected_version`.
+        `status` (the GameStatus after it) is kept on each event; `digest` identifies the request
+        beside its stored answer; `window_from` is the version the commuting window in force after
+        the action began at (None: none); `keys` is commit_keys(game_id), when the caller kept it."""
         if keys is None:
             keys = commit_keys(game_id)
         args: list[Any] = [
@@ -234,12 +275,4 @@ class GameStore(GameReads):
             )
         for event in events:
             args.extend((event.event_id, event.payload))
-        reply: Any = await self.layer.run(script("rules/commit"), script_keys, args)
-        code = int(reply[0])
-        if code == 0:
-            return Committed(int(reply[1]) if len(reply) > 1 else None)
-        if code == 1:
-            return Replayed(bytes(reply[1]), bytes(reply[2] or b""))
-        if code == 2:
-            return Conflict(int(reply[1]))
-        return Missing()
+        return script_keys, args
