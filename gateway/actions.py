@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+from collections.abc import Awaitable
 from typing import NamedTuple
 
 import grpc
@@ -61,7 +62,7 @@ class Actions:
         self.clocks = clocks
         self.records = records
 
-    async def apply(
+    def apply(
         self,
         meta: GameMeta,
         seat: int,
@@ -73,9 +74,11 @@ class Actions:
         time_out: bool = False,
         timeout_s: float | None = None,
         shielded: bool = True,
-    ) -> Applied:
-        """Apply one action and settle what follows. `shielded=False` is for callers whose task is
-        never cancelled mid-action (the Play stream's action tasks): it saves a task per move."""
+    ) -> Awaitable[Applied]:
+        """Apply one action and settle what follows (await the result). `shielded=False` is for
+        callers whose task is never cancelled mid-action (the Play stream's action tasks): it saves
+        a task per move. Not a coroutine itself: the caller awaits _apply's directly, one
+        coroutine and frame fewer per move."""
         request = rules_pb2.ApplyMoveRequest(
             game_id=meta.game_id, seat=seat, expected_version=expected_version, request_id=request_id
         )
@@ -94,8 +97,8 @@ class Actions:
         # Once sent, the action and what follows from it run to the end even if the caller goes
         # away (a client that disconnects must not leave a game without its next deadline).
         if not shielded:
-            return await self._apply(meta, request, timeout_s)
-        return await asyncio.shield(self._apply(meta, request, timeout_s))
+            return self._apply(meta, request, timeout_s)
+        return asyncio.shield(self._apply(meta, request, timeout_s))
 
     async def _apply(
         self, meta: GameMeta, request: rules_pb2.ApplyMoveRequest, timeout_s: float | None

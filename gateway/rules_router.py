@@ -27,7 +27,7 @@ import itertools
 import logging
 import time
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -499,11 +499,12 @@ class RulesRouter:
                 return other
         return stream
 
-    async def apply(
+    def apply(
         self, game: str, request: rules_pb2.ApplyMoveRequest, *, timeout_s: float | None = None
-    ) -> rules_pb2.ApplyMoveResponse:
-        """Apply one action over the long-lived streams; raises Refused."""
-        applied: rules_pb2.ApplyMoveResponse = await self._over_streams(
+    ) -> Awaitable[rules_pb2.ApplyMoveResponse]:
+        """Apply one action over the long-lived streams (await the answer); raises Refused. Not a
+        coroutine itself: the caller awaits _over_streams directly (one frame fewer per move)."""
+        applied: Awaitable[rules_pb2.ApplyMoveResponse] = self._over_streams(
             game, request.game_id, "request", request, None, timeout_s
         )
         return applied
