@@ -108,7 +108,6 @@ class PlaySession:
         self.passed: dict[str, int] = {}  # game -> the newest event version passed on (or parked)
         # Answers held for their own events (_own_events): game -> (version awaited, its future).
         self.waiting: dict[str, list[tuple[int, asyncio.Future[None]]]] = {}
-        self.slots = asyncio.Semaphore(MAX_IN_FLIGHT_PER_STREAM)
         self.actions: set[asyncio.Task[None]] = set()
         self.watches: dict[str, asyncio.Task[None]] = {}
         self.finds: dict[int, asyncio.Task[None]] = {}  # find_match correlation id -> its search
@@ -187,7 +186,8 @@ class PlaySession:
                     await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal_of(refused)))
                     break
                 if kind in ("submit_move", "resign"):
-                    await self.slots.acquire()
+                    if len(self.actions) >= MAX_IN_FLIGHT_PER_STREAM:  # (a semaphore's acquire per move cost more)
+                        await asyncio.wait(tuple(self.actions), return_when=asyncio.FIRST_COMPLETED)
                     task = self.loop.create_task(self._act(request))
                     self.actions.add(task)
                     task.add_done_callback(self._action_done)
@@ -228,7 +228,6 @@ class PlaySession:
 
     def _action_done(self, task: asyncio.Task[None]) -> None:
         self.actions.discard(task)
-        self.slots.release()
 
     async def _act(self, request: play_pb2.PlayRequest) -> None:
         response = play_pb2.PlayResponse(correlation_id=request.correlation_id)
@@ -240,7 +239,9 @@ class PlaySession:
         try:
             await self._act_on(request, response)
             if parking and game_id in self.watches:
-                await self._own_events(game_id, answer_version(response))
+                version = answer_version(response)
+                if self.passed.get(game_id, 0) < version:  # (else no coroutine to make and run)
+                    await self._own_events(game_id, version)
         finally:
             if parking:
                 left = self.acting[game_id] - 1
@@ -251,7 +252,11 @@ class PlaySession:
         if self.closed:
             return  # nobody reads this stream any more
         parked = self.parked.pop(game_id, None) if game_id not in self.acting else None
-        await self.out.put([*parked, response] if parked else response)
+        answer = [*parked, response] if parked else response
+        if self.out.full():
+            await self.out.put(answer)
+        else:
+            self.out.put_nowait(answer)
 
     async def _act_on(self, request: play_pb2.PlayRequest, response: play_pb2.PlayResponse) -> None:
         steps = self.steps
