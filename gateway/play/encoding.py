@@ -9,6 +9,7 @@ from tafel.play.v1 import play_pb2
 
 from gateway.games import GameMeta
 from gateway.watch.watcher import LiveBatch
+from kit import wire
 
 
 def set_time(target: Any, seconds: float | None) -> None:
@@ -43,33 +44,15 @@ def live_delivery(live: LiveBatch, index: int, meta: GameMeta, play: bool) -> by
     return data
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-_BATCH_TAG = b"\x4a"  # PlayResponse.batch: field 9, length-delimited
-_RESPONSES_TAG = b"\x0a"  # PlayResponseBatch.responses: field 1, length-delimited
+_BATCH = wire.key_of(play_pb2.PlayResponse, "batch")
+_RESPONSES = wire.key_of(play_pb2.PlayResponseBatch, "responses")
 
 
 def encode_batch(items: list[play_pb2.PlayResponse | bytes]) -> bytes:
     """A PlayResponse holding `items` in its batch, built from their encodings (live event
     deliveries are already encoded and shared, so they are never decoded again)."""
-    parts = []
-    for item in items:
-        data = item if type(item) is bytes else item.SerializeToString()  # type: ignore[union-attr]
-        parts.append(_RESPONSES_TAG + _varint(len(data)) + data)
-    inner = b"".join(parts)
-    return _BATCH_TAG + _varint(len(inner)) + inner
-
-
-def encoded_or_message(message: Any) -> bytes:
-    """Response serializer of the event streams: responses may come already encoded."""
-    if type(message) is bytes:
-        return message
-    data: bytes = message.SerializeToString()
-    return data
+    embedded = wire.embedded
+    inner = b"".join(
+        [embedded(_RESPONSES, item if type(item) is bytes else item.SerializeToString()) for item in items]  # type: ignore[union-attr]
+    )
+    return embedded(_BATCH, inner)

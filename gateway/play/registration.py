@@ -8,8 +8,8 @@ from typing import Any
 import grpc
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 
-from gateway.play.encoding import encoded_or_message
 from gateway.play.service import GameServicer
+from kit.wire import encoded_or_message
 
 SERVICE = "tafel.play.v1.GameService"
 
