@@ -42,14 +42,13 @@ class Connect4Codec:
         return pb.Move(column=move.column)
 
     def event_to_proto(self, event: DiscDropped) -> pb.Event:
-        return pb.Event(
-            disc_dropped=pb.DiscDropped(
-                seat=event.seat,
-                column=event.column,
-                row=event.row,
-                winning_cells=_cells(event.winning_cells),
-            )
-        )
+        # Set in place: a message passed to a constructor is copied (half of this, once a move).
+        message = pb.Event()
+        dropped = message.disc_dropped
+        dropped.seat, dropped.column, dropped.row = event.seat, event.column, event.row
+        for row, column in event.winning_cells:
+            dropped.winning_cells.add(row=row, column=column)
+        return message
 
     def view_to_proto(self, view: View) -> pb.View:
         message = pb.View(

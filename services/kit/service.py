@@ -33,6 +33,7 @@ from services.kit.game import IllegalMove, InvalidOptions, Rules
 from services.kit.metrics import RulesMetrics
 from services.kit.store import (
     ClockArm,
+    CommitCall,
     CommitKeys,
     CommitResult,
     Committed,
@@ -106,7 +107,7 @@ class _Judged(Generic[StateT]):
 
     after: CachedGame[StateT]  # the game once committed
     response: bytes  # the encoded ApplyMoveResponse, before the clock's fields
-    commit: dict[str, Any]  # GameStore.commit's arguments
+    commit: CommitCall  # GameStore.commit_args
 
 
 @dataclass(slots=True)
@@ -259,7 +260,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             judged = self._judge(act, cached, base, fresh)
             if judged is None:
                 continue
-            result = await self.store.commit(**judged.commit)
+            result = await self.store.run_commit(judged.commit)
             answer = self._settle(act, judged, result)
             if answer is not None:
                 return answer
@@ -333,7 +334,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         )
         now_ns = time.time_ns()
         clock = act.clock
-        commit = dict(
+        commit = self.store.commit_args(
             game_id=act.game_id,
             expected_version=base,
             request_id=request.request_id,
@@ -387,7 +388,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         judged = self._judge(act, cached, cached.version, False)
         if judged is None:
             return None
-        future = self.store.start_commit(**judged.commit)
+        future = self.store.start_commit(judged.commit)
         if future is None:
             return None
         return _InFlight(act, judged, future, started)

@@ -109,6 +109,9 @@ def commit_keys(game_id: str) -> CommitKeys:
     return CommitKeys(game=game, clocked=clocked, channel=keys.channel, meta=meta)
 
 
+CommitCall = tuple[tuple[str, ...], list[Any]]  # the commit script's keys and arguments (commit_args)
+
+
 @dataclass(frozen=True)
 class NewEvent:
     event_id: str
@@ -196,17 +199,21 @@ class GameStore(GameReads):
         )
 
     async def commit(self, **action: Any) -> CommitResult:
-        """Commit one action (the arguments are commit_args'); Redis lacking the script loads it."""
-        keys, args = self.commit_args(**action)
+        """Commit one action (the arguments are commit_args')."""
+        return await self.run_commit(self.commit_args(**action))
+
+    async def run_commit(self, call: CommitCall) -> CommitResult:
+        """Run a commit made by commit_args; Redis lacking the script loads it."""
+        keys, args = call
         result = self.commit_result(await self.layer.run(script("rules/commit"), keys, args))
         assert not isinstance(result, NoScript)  # run() loads a script Redis lacks
         return result
 
-    def start_commit(self, **action: Any) -> asyncio.Future[Any] | None:
-        """commit() without waiting, for a caller with several commits in flight in one task: the
-        future of the script's raw reply (read it with commit_result), or None where only commit()
-        will do (no connection yet, a cluster)."""
-        keys, args = self.commit_args(**action)
+    def start_commit(self, call: CommitCall) -> asyncio.Future[Any] | None:
+        """run_commit() without waiting, for a caller with several commits in flight in one task:
+        the future of the script's raw reply (read it with commit_result), or None where only
+        run_commit() will do (no connection yet, a cluster)."""
+        keys, args = call
         return self.layer.start(script("rules/commit"), keys, args)
 
     @staticmethod
@@ -244,7 +251,7 @@ class GameStore(GameReads):
         window_from: int | None = None,
         clock: ClockArm | None = None,
         keys: CommitKeys | None = None,
-    ) -> tuple[tuple[str, ...], list[Any]]:
+    ) -> CommitCall:
         """The commit script's keys and arguments for one action against `expected_version`.
         `status` (the GameStatus after it) is kept on each event; `digest` identifies the request
         beside its stored answer; `window_from` is the version the commuting window in force after
