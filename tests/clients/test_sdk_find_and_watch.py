@@ -1,12 +1,16 @@
 """PlayStream.find_and_watch: the SDK's search that starts the game's watch (FindMatchRequest.watch),
 through the whole platform. Two players find each other and play a game to the end with no watch
-request of their own; what each stream sends and receives for the game's start is counted."""
+request of their own (what each stream sends and receives for the game's start is counted); a bot
+(`tafel bot`'s loop) and play_game on a stream kept across games do the same."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+import pytest
+from tafel.autoplay import play_game
+from tafel.botplay import run_bot, strategy_for
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
 from tafel.play.v1 import play_pb2
@@ -105,4 +109,39 @@ async def test_two_players_find_and_watch_and_play_to_the_end_without_a_watch_re
             assert all(len(ids) > 1 for ids in seen)
     finally:
         for client in players:
+            await client.close()
+
+
+async def test_a_bot_and_a_player_each_play_a_game_on_a_stream_kept_across_games(
+    platform: Platform, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """run_bot (`tafel bot`) and play_game with a stream of the caller's: the search starts the
+    watch, and the game is played with no watch request and no read before the first move."""
+    bot_client, player = [await TafelClient.connect(platform.gateway_addresses) for _ in range(2)]
+    try:
+        for client in (bot_client, player):
+            await client.sign_in_as_guest()
+        bot = asyncio.ensure_future(run_bot(bot_client, "connect4", 1, 1))
+        async with CountingStream(player) as stream:
+            matched, watching = await asyncio.wait_for(stream.find_and_watch("connect4"), 30)
+            outcome = await asyncio.wait_for(
+                play_game(
+                    player,
+                    matched.game_id,
+                    matched.seat,
+                    strategy_for("connect4", 1, seed=5),
+                    stream=stream,
+                    watching=watching,
+                ),
+                120,
+            )
+            assert outcome.reason and (outcome.draw or outcome.winners)
+            assert not any(r.WhichOneof("action") == "watch" for r in stream.sent)
+            assert matched.game_id not in stream._last_event  # nothing left to resume or stop
+            # The same stream takes the next search (its old game's events are not in the way).
+            assert (await stream.ping(9)) == 9
+        assert await asyncio.wait_for(bot, 30) == 0
+        assert f"game {matched.game_id}: " in capsys.readouterr().out
+    finally:
+        for client in (bot_client, player):
             await client.close()

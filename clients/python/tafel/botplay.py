@@ -46,12 +46,23 @@ def random_strategy(game: str, rng: random.Random | None = None) -> Strategy:
 
 async def run_bot(client: TafelClient, game: str, level: int, games: int) -> int:
     played = 0
-    while games == 0 or played < games:
-        match = await client.find_match(game)
-        outcome = await play_game(client, match.game_id, match.seat, strategy_for(game, level), think_in_thread=True)
-        played += 1
-        verdict = "draw" if outcome.draw else ("won" if match.seat in outcome.winners else "lost")
-        print(f"game {match.game_id}: {verdict} ({outcome.reason})", flush=True)
+    # One play stream for every game: each search starts its game's watch (the view comes with
+    # the match), so a game costs no call, read or watch request of its own.
+    async with client.play_stream() as stream:
+        while games == 0 or played < games:
+            match, watching = await stream.find_and_watch(game)
+            outcome = await play_game(
+                client,
+                match.game_id,
+                match.seat,
+                strategy_for(game, level),
+                think_in_thread=True,
+                stream=stream,
+                watching=watching,
+            )
+            played += 1
+            verdict = "draw" if outcome.draw else ("won" if match.seat in outcome.winners else "lost")
+            print(f"game {match.game_id}: {verdict} ({outcome.reason})", flush=True)
     return 0
 
 
