@@ -233,6 +233,47 @@ async def test_the_bucket_keys_expire(redis: Redis, layer: RedisLayer) -> None:
     assert 0 < ttl <= (FAST.ticket_ttl_s + FAST.result_ttl_s + FAST.lease_s) * 1000
 
 
+async def test_every_bucket_key_holding_data_has_its_ttl_through_a_bucket_s_life(
+    redis: Redis, layer: RedisLayer
+) -> None:
+    # The scripts touch only the keys they write: a key emptied (the queue when its last ticket
+    # pairs) and re-created by a later write must get its TTL again, and so must every key a
+    # take-over, a renewal or a pairing writes first.
+    queue = MatchQueue(layer, FAST)
+    bucket = spec()
+    bound = (FAST.ticket_ttl_s + FAST.result_ttl_s + FAST.lease_s) * 1000
+    keys = bucket_keys(bucket.bucket_id)
+
+    async def all_expire() -> set[str]:
+        alive = set()
+        for key in keys.all():
+            ttl = await redis.pttl(key)
+            assert ttl == -2 or 0 < ttl <= bound, (key, ttl)
+            if ttl > 0:
+                alive.add(key)
+        return alive
+
+    me, you = player(), player()
+    a = await queue.take(bucket.bucket_id, new_ticket_id(), me, 1500, NOW, request_id="r1", owner="o1")
+    await all_expire()
+    await queue.take(bucket.bucket_id, new_ticket_id(), you, 1500, NOW + 1)
+    (match,) = await queue.pair(bucket, NOW + 2)
+    assert await redis.exists(keys.queue) == 0  # emptied: gone with its TTL
+    assert await all_expire() >= {keys.results, keys.matches, keys.gc, keys.players}
+    assert await queue.mark_started(bucket.bucket_id, match.game_id, match.tickets)
+    # The same search sent again after it was paired resumes it (writes the owner only).
+    again = await queue.take(bucket.bucket_id, new_ticket_id(), me, 1500, NOW + 3, request_id="r1", owner="o2")
+    assert again.resumed and again.ticket_id == a.ticket_id
+    # A new ticket re-creates the emptied queue, tickets, leases and waiting keys.
+    (later,) = await queue_tickets(queue, bucket.bucket_id, [1500], now=NOW + 4)
+    assert await all_expire() >= {keys.queue, keys.tickets, keys.leases, keys.owners, keys.requests}
+    assert [s.kind for s in await queue.renew(bucket.bucket_id, [later], NOW + 5)] == ["queued"]
+    await all_expire()
+    assert await queue.cancel(bucket.bucket_id, later)
+    await queue.pair(bucket, NOW + 61_000)  # past the results' keep time: they are swept
+    await all_expire()
+
+
 async def test_one_ticket_per_player_per_bucket(redis: Redis, layer: RedisLayer) -> None:
     queue = MatchQueue(layer, FAST)
     bucket, other = spec(), spec()

@@ -3,8 +3,9 @@
 -- KEYS are always the bucket's nine keys in this order (kit/redis/keys.py bucket_keys().all()).
 -- remove_ticket drops a ticket from the queue, its times, its lease and the player's entry (and,
 -- unless keep_player, its Player bytes and request id); sweep removes tickets whose lease ran
--- out and the results of matches older than their keep time; touch keeps the bucket's keys alive.
--- Defines: Q T L P W R M GC K, forget_request(ticket), remove_ticket(ticket, keep_player), sweep(now), touch(ttl)
+-- out and the results of matches older than their keep time; touch keeps alive the keys a call
+-- wrote to.
+-- Defines: Q T L P W R M GC K, forget_request(ticket), remove_ticket(ticket, keep_player), sweep(now), touch(ttl, key...)
 local Q, T, L, P, W, R, M, GC, K = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 
 local function forget_request(t)
@@ -46,6 +47,10 @@ local function sweep(now)
   end
 end
 
-local function touch(ttl)
-  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+-- Only the keys written to, each time one is: every datum then lives keys_ttl (ticket + result +
+-- lease time) after its last write, longer than any ticket, result or request id needs it, and a
+-- key emptied and re-created gets its TTL from the write that re-created it. A key only read or
+-- deleted from needs none. (Touching all nine keys on every call was 44 PEXPIREs a game.)
+local function touch(ttl, ...)
+  for _, key in ipairs({...}) do redis.call('PEXPIRE', key, ttl) end
 end

@@ -22,8 +22,9 @@ if rkey ~= '' then
         local khard = tonumber(string.match(raw, '^%d+|(%d+)|'))
         redis.call('ZADD', L, math.min(lease, khard), known)
         enq = tonumber(string.match(raw, '^(%d+)|'))
+        touch(ttl, L)
       end
-      touch(ttl)
+      touch(ttl, K)
       return {2, known, enq}
     end
   end
@@ -35,6 +36,9 @@ redis.call('HSET', T, ticket, string.format('%d|%d|%s', now, hard, pid))
 redis.call('ZADD', L, math.min(lease, hard), ticket)
 redis.call('HSET', P, ticket, player)
 redis.call('HSET', W, pid, ticket)
-if rkey ~= '' then redis.call('HSET', K, 'k|' .. rkey, ticket, 'r|' .. ticket, rkey, 'o|' .. ticket, owner) end
-touch(ttl)
+touch(ttl, Q, T, L, P, W)
+if rkey ~= '' then
+  redis.call('HSET', K, 'k|' .. rkey, ticket, 'r|' .. ticket, rkey, 'o|' .. ticket, owner)
+  touch(ttl, K)
+end
 return {1}

@@ -13,10 +13,7 @@ local resultttl, ttl, most = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV
 sweep(now)
 local entries = redis.call('ZRANGE', Q, 0, -1, 'WITHSCORES')
 local n = #entries / 2
-if n < minseats then
-  touch(ttl)
-  return {}
-end
+if n < minseats then return {} end
 local ids, rt, enq, win = {}, {}, {}, {}
 local widest = 0
 for i = 1, n do
@@ -89,5 +86,5 @@ for _, group in ipairs(formed) do
   redis.call('ZADD', GC, now + resultttl, gid)
   out[#out + 1] = {gid, tickets, players}
 end
-touch(ttl)
+if #formed > 0 then touch(ttl, R, M, GC) end
 return out

@@ -6,13 +6,14 @@
 -- include: matchmaking/bucket
 local now, lease, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 sweep(now)
-local out = {}
+local out, renewed = {}, false
 for i = 4, #ARGV do
   local t = ARGV[i]
   local raw = redis.call('HGET', T, t)
   if raw then
     local hard = tonumber(string.match(raw, '^%d+|(%d+)|'))
     redis.call('ZADD', L, math.min(lease, hard), t)
+    renewed = true
     out[#out + 1] = 'q'
   else
     local r = redis.call('HGET', R, t)
@@ -25,5 +26,5 @@ for i = 4, #ARGV do
     end
   end
 end
-touch(ttl)
+if renewed then touch(ttl, L) end
 return out
