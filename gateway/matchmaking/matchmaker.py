@@ -49,6 +49,7 @@ class _Waiter:
     status: TicketStatus = field(default_factory=lambda: TicketStatus("queued"))
     matched_at: float | None = None  # monotonic time this process first saw it paired
     details: MatchDetails | None = None  # set when this process started the match itself
+    released: bool = False  # that start released this search's claim already
     gone: asyncio.Event = field(default_factory=asyncio.Event)  # its search ended, ticket withdrawn
 
 
@@ -243,19 +244,21 @@ class Matchmaker:
             if bucket.waiters.get(ticket_id) is waiter:  # a resent search may hold the ticket now
                 del bucket.waiters[ticket_id]
             # The call ended early (cancelled, disconnected): take the ticket out of the queue;
-            # either way the search's claim on the game is released. In a task of its own, so the
-            # cancellation of this one cannot stop it.
-            ending = (
-                self._cancel(spec, player.player_id, ticket_id, owner)
-                if not done
-                else self._release(spec, player.player_id, ticket_id)
-            )
-            task = self._withdraw(spec, player, ticket_id, ending)
-            # The search ends once its ticket has left the queue (a caller that withdraws and
-            # searches again must not race its own old ticket); shielded, so a second
-            # cancellation cannot stop the removal.
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.shield(task)
+            # either way the search's claim on the game is released (unless this process's start
+            # of its match did that already: a second release was 2 round trips a game). In a
+            # task of its own, so the cancellation of this one cannot stop it.
+            if not (done and waiter.released):
+                ending = (
+                    self._cancel(spec, player.player_id, ticket_id, owner)
+                    if not done
+                    else self._release(spec, player.player_id, ticket_id)
+                )
+                task = self._withdraw(spec, player, ticket_id, ending)
+                # The search ends once its ticket has left the queue (a caller that withdraws and
+                # searches again must not race its own old ticket); shielded, so a second
+                # cancellation cannot stop the removal.
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await asyncio.shield(task)
             waiter.gone.set()
 
     async def _take(
@@ -453,9 +456,10 @@ class Matchmaker:
         self._starting.add(game_id)
         self._spawn(self._start(spec, game_id, tuple(players), tuple(tickets)), f"mm-start-{game_id}")
 
-    def _wake_started(self, spec: BucketSpec, details: MatchDetails) -> None:
+    def _wake_started(self, spec: BucketSpec, details: MatchDetails, released: bool) -> None:
         """This process started the match: its own waiters learn their seats now, without a
-        renewal round trip (waiters on other replicas learn it from the wake-up)."""
+        renewal round trip (waiters on other replicas learn it from the wake-up); `released`:
+        their claims are released already."""
         bucket = self._buckets.get(spec.bucket_id)
         if bucket is None:
             return
@@ -464,6 +468,7 @@ class Matchmaker:
             if waiter is not None:
                 waiter.status = TicketStatus("matched", details.game_id, seat, started=True)
                 waiter.details = details
+                waiter.released = released
                 waiter.wake.set()
 
     async def _start(
@@ -473,7 +478,9 @@ class Matchmaker:
         try:
             # Paired: the players' searches for the game are over, so their claims go now (before the
             # game exists), not when each stream next runs: a player who searches again the moment
-            # MatchFound arrives must not find the old claim. (Each waiter releases it too.)
+            # MatchFound arrives must not find the old claim. (A waiter here skips its own release
+            # when these went through; one elsewhere, or after a failed release, does it again.)
+            released = False
             with contextlib.suppress(RedisError):
                 await asyncio.gather(
                     *(
@@ -481,6 +488,7 @@ class Matchmaker:
                         for player, ticket in zip(players, tickets, strict=True)
                     )
                 )
+                released = True
             for attempt in range(4):
                 try:
                     await self.starter.start_game(
@@ -493,7 +501,7 @@ class Matchmaker:
                         game_id=game_id,
                     )
                     await self.queue.mark_started(spec.bucket_id, game_id, tickets)
-                    self._wake_started(spec, MatchDetails(game_id, tickets, players, started=True))
+                    self._wake_started(spec, MatchDetails(game_id, tickets, players, started=True), released)
                     return
                 except asyncio.CancelledError:
                     raise

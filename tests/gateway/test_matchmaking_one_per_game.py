@@ -57,6 +57,26 @@ async def test_after_a_match_the_player_may_search_the_same_game_again(redis_url
         await again.aclose()
 
 
+async def test_a_match_started_here_releases_each_claim_once(redis_url: str, redis: Redis) -> None:
+    # The start releases both players' claims; the waiters on this process then leave them be
+    # (releasing them again was two round trips a game for nothing).
+    async with gateway_side(redis_url, RecordingStarter()) as mm:
+        released: list[str] = []
+        release = mm.claims.release
+
+        async def counted(player_id: str, game: str, token: str) -> None:
+            released.append(player_id)
+            await release(player_id, game, token)
+
+        mm.claims.release = counted  # type: ignore[method-assign]
+        me, you = player(), player()
+        bucket = spec()
+        await asyncio.wait_for(asyncio.gather(run_to_match(mm, bucket, me), run_to_match(mm, bucket, you)), 30)
+        assert sorted(released) == sorted([me.player_id, you.player_id])
+        for who in (me, you):
+            assert await redis.exists(match_claim_key(who.player_id, "connect4")) == 0
+
+
 async def test_the_moment_a_match_is_found_the_player_may_search_the_game_again_anywhere(redis_url: str) -> None:
     async with gateway_side(redis_url, RecordingStarter()) as one, gateway_side(redis_url, RecordingStarter()) as two:
         me, you = player(), player()
