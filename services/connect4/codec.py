@@ -64,7 +64,9 @@ class Connect4Codec:
         return message
 
     def state_to_bytes(self, state: State) -> bytes:
-        message = pb.State(options=self.options_to_proto(state.options), moves=bytes(state.moves))
+        message = pb.State(moves=bytes(state.moves))
+        options = message.options  # set in place, not copied from a message of its own (once a move)
+        options.rows, options.columns = state.options.rows, state.options.columns
         outcome = state.outcome
         if outcome is not None and outcome.reason in (RESIGNED, TIMEOUT):
             message.forfeited_seat = outcome.ranks.index(2)
