@@ -33,6 +33,7 @@ from kit.ids import check_id
 from kit.redis.game_reads import GameReads
 from kit.redis.keys import record_key, records_index_key
 from kit.redis.layer import RedisLayer
+from kit.redis.pipe import Command
 
 log = logging.getLogger("tafel.gateway.records")
 
@@ -80,25 +81,37 @@ class Records:
         key = record_key(meta.game_id)
         data = record.SerializeToString()
         expiry: tuple[str | int, ...] = ("EX", self.ttl_s) if self.ttl_s else ()
-        written: Any = await self.layer.call("SET", key, data, "NX", *expiry)
+        store: Command = ("SET", key, data, "NX", *expiry)
+        together = bool(actions) and not self.layer.cluster
+        if together:
+            # The index's score is the last action's time, the record's on every replica, so it
+            # goes in the same round trip as the record: one connection runs them in this order,
+            # so the index never names a record not yet stored. (A cluster's masters do not keep
+            # one order across slots: there, the record is stored first.)
+            written: Any = (await self.layer.many([store, *self._index(record)]))[0]
+        else:
+            written = await self.layer.call(*store)
         if not written:
             stored: Any = await self.layer.call("GET", key)
             if stored is not None:
                 record = play_pb2.GameRecord.FromString(stored)
-        score = record.ended_at.ToMilliseconds()
-        await self.layer.many(
-            [
-                ("ZADD", records_index_key(player_id, game), score, meta.game_id)
-                for player_id in {p.player.player_id for p in record.players} | {""}
-                for game in ("", record.game)
-            ]
-        )
+        if not together:
+            await self.layer.many(self._index(record))
         for hook in self.hooks:
             try:
                 await hook(record)
             except Exception:
                 log.exception("a game-end hook failed", extra={"game_id": meta.game_id})
         return record
+
+    @staticmethod
+    def _index(record: play_pb2.GameRecord) -> list[Command]:
+        score = record.ended_at.ToMilliseconds()
+        return [
+            ("ZADD", records_index_key(player_id, game), score, record.game_id)
+            for player_id in {p.player.player_id for p in record.players} | {""}
+            for game in ("", record.game)
+        ]
 
     async def get(self, game_id: str, viewer: str | None = None) -> play_pb2.GameRecord:
         """A record; a private one is NOT_FOUND to a viewer who did not play in it (viewer None:

@@ -37,7 +37,16 @@ async def test_a_game_ends_with_its_record_when_the_first_record_write_is_lost(
             raise RedisConnectionError("redis connection lost")
         return await real_call(*command)
 
-    records.layer = _Layer(seats.directory.layer, call)
+    real_many = records.layer.many
+
+    async def many(commands: Any) -> Any:
+        # The record's SET NX in one batch with its index entries (one Redis): the batch is lost.
+        if any(c[0] == "SET" and c[1] == record_key(game_id) for c in commands) and not lost:
+            lost.append(record_key(game_id))
+            raise RedisConnectionError("redis connection lost")
+        return await real_many(commands)
+
+    records.layer = _Layer(seats.directory.layer, call, many)
     meta = await seats.directory.meta(game_id)
     applied = await actions.apply(meta, 0, expected_version=0, request_id="resign-1", resign=True)
     assert applied.response.status.over
@@ -63,7 +72,14 @@ async def test_a_game_whose_gateway_died_before_its_record_is_finished_by_a_swee
             raise RedisConnectionError("redis connection lost")
         return await real_call(*command)
 
-    records.layer = _Layer(seats.directory.layer, call)
+    real_many = records.layer.many
+
+    async def many(commands: Any) -> Any:
+        if any(c[0] == "SET" and c[1] == record_key(game_id) for c in commands):  # in one batch
+            raise RedisConnectionError("redis connection lost")
+        return await real_many(commands)
+
+    records.layer = _Layer(seats.directory.layer, call, many)
     meta = await seats.directory.meta(game_id)
     with pytest.raises(RedisConnectionError):
         await actions.apply(meta, 0, expected_version=0, request_id="resign-1", resign=True)
@@ -96,11 +112,12 @@ async def test_a_game_ended_normally_leaves_no_finalise_deadline(seats: Seating,
 
 
 class _Layer:
-    """The directory's RedisLayer with `call` replaced (the records' writes only)."""
+    """The directory's RedisLayer with `call` and `many` replaced (the records' writes only)."""
 
-    def __init__(self, layer: Any, call: Any) -> None:
+    def __init__(self, layer: Any, call: Any, many: Any) -> None:
         self._layer = layer
         self.call = call
+        self.many = many
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._layer, name)
