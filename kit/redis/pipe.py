@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections import deque
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, quote, unquote, urlparse
 
 import hiredis
+from hiredis import pack_command
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -62,6 +63,18 @@ READ_SIZE = 1 << 16
 
 
 def command(*parts: str | bytes | int | float) -> bytes:
+    """One command in RESP. hiredis's C packer (~2.3 us for a commit's 25 arguments against ~6 us
+    in Python, and the gateway packs ~20 calls a move) makes the same bytes for str, bytes, int
+    and float; what it refuses (bool, int subclasses such as IntEnum, bytearray) takes the Python
+    path, so every argument keeps the bytes it always had."""
+    try:
+        packed: bytes = pack_command(cast(Any, parts))  # its stub types a 1-tuple
+        return packed
+    except TypeError:
+        return _command(parts)
+
+
+def _command(parts: tuple[Any, ...]) -> bytes:
     out = [b"*%d\r\n" % len(parts)]
     for part in parts:
         if isinstance(part, bytes):
