@@ -139,6 +139,9 @@ class RedisPipe:
         self.url = url
         self.timeout_s = timeout_s
         self._writer: asyncio.StreamWriter | None = None
+        # The connection's loop, kept while it is open: asyncio.get_running_loop() costs a getpid
+        # syscall on each call, and send() runs several times a move in every process.
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._reader_task: asyncio.Task[None] | None = None
         # In flight, oldest first (replies come in order): each call's future and its deadline.
         self._pending: deque[tuple[asyncio.Future[Any], float]] = deque()
@@ -166,7 +169,8 @@ class RedisPipe:
             except (OSError, ConnectionError, TimeoutError) as error:
                 raise RedisConnectionError(f"cannot reach redis: {type(error).__name__}") from None
             self._writer = writer
-            self._reader_task = asyncio.get_running_loop().create_task(self._read(reader, writer))
+            self._loop = loop = asyncio.get_running_loop()
+            self._reader_task = loop.create_task(self._read(reader, writer))
             return writer
 
     def _drop(self, error: Exception) -> None:
@@ -227,7 +231,8 @@ class RedisPipe:
         writer = self._writer
         if writer is None:
             return None
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        assert loop is not None  # set with the writer
         future: asyncio.Future[Any] = loop.create_future()
         self._pending.append((future, loop.time() + self.timeout_s))
         self._buffer.append(command(*parts))
@@ -246,9 +251,9 @@ class RedisPipe:
         """The oldest call in flight past its deadline: the pipeline is out of step (a reply that
         never came), so every call in flight fails and the next call opens a fresh connection."""
         self._watchdog = None
-        if self._writer is not writer or not self._pending:
+        loop = self._loop
+        if self._writer is not writer or not self._pending or loop is None:
             return
-        loop = asyncio.get_running_loop()
         deadline = self._pending[0][1]
         if deadline > loop.time():
             self._watchdog = loop.call_at(deadline, self._watch, writer)
