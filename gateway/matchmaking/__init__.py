@@ -17,7 +17,8 @@ tag (``{mm:<bucket id>}``), so every script touches one slot and runs unchanged 
 - ``k``  hash  ``k|<player id>|<request id>`` -> the ticket of a search sent with a request id;
   ``r|<ticket>`` -> that key; ``o|<ticket>`` -> the stream that holds the ticket now (its owner)
 
-Pairing (lua/matchmaking/pair.lua) takes the queue oldest ticket first; each ticket's rating window is
+Pairing (lua/matchmaking/pairing.lua: run by the bucket worker's pass, pair.lua, on every tick, and
+by a new ticket's own enqueue.lua, in the round trip that queues it) takes the queue oldest ticket first; each ticket's rating window is
 ``base + widen * waited`` (capped), and two tickets fit when their distance is within the larger
 of their two windows (a long wait widens what the waiting ticket accepts, so nobody starves). The
 oldest ticket's table is filled with the nearest fitting ratings; a table forms when full, or at

@@ -194,7 +194,9 @@ class Matchmaker:
         bucket.waiters[ticket_id] = waiter
         if taken.resumed:
             bucket.renew_now = True  # it may have been paired meanwhile: learn that on this pass
-        bucket.poke.set()
+            bucket.poke.set()
+        elif len(taken.matches) >= MAX_MATCHES_PER_PAIRING:
+            bucket.poke.set()  # the enqueue's pairing stopped at its limit: pair the rest now
         done = False
         try:
             yield self._queued(waiter)
@@ -284,8 +286,10 @@ class Matchmaker:
             # a claim left by a search that never queued).
         claimed = holder or mine
         try:
+            # A new ticket is paired in the same script (the bucket's worker pairs on its ticks,
+            # as windows widen): a pairing pass after each enqueue was a round trip a ticket.
             taken = await self.queue.take(
-                bucket_id, ticket_id, player, rating, now_ms, request_id=request_id, owner=owner
+                bucket_id, ticket_id, player, rating, now_ms, request_id=request_id, owner=owner, pairing=spec
             )
         except Exception:
             if holder is None:
@@ -299,8 +303,16 @@ class Matchmaker:
             if holder is not None and other_bucket != bucket_id and taken.queued and not taken.resumed:
                 # The claim ran out meanwhile and a search in another bucket took it: that one stands.
                 await self.queue.withdraw(bucket_id, taken.ticket_id, owner)
+                self._start_formed(spec, taken)
                 return Taken(other_ticket, queued=False, resumed=False, enqueued_ms=0)
+        self._start_formed(spec, taken)
         return taken
+
+    def _start_formed(self, spec: BucketSpec, taken: Taken) -> None:
+        """Start what the enqueue's pairing formed, whether or not this search still waits (the
+        other seats do); after the claim is final, since a start releases the seats' claims."""
+        for match in taken.matches:
+            self._start_soon(spec, match.game_id, match.players, match.tickets)
 
     async def _withdraw_after(
         self, enqueue: asyncio.Future[Taken], spec: BucketSpec, player_id: str, owner: str
@@ -408,7 +420,7 @@ class Matchmaker:
                 del self._buckets[spec.bucket_id]
 
     async def _tick(self, bucket: _Bucket) -> None:
-        """Pair on every pass (a new ticket pokes one); renew the leases, which also tells the
+        """Pair on every pass (a new ticket pairs in its enqueue); renew the leases, which also tells the
         waiters of matches formed elsewhere, once per tick or when a wake-up names a local seat:
         renewing every waiter on every new ticket made a busy bucket quadratic."""
         spec = bucket.spec

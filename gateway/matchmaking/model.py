@@ -61,12 +61,14 @@ class TicketStatus:
 @dataclass(frozen=True)
 class Taken:
     """What queueing a search did: queued `ticket_id` (a new ticket, or with `resumed` the one an
-    earlier send of the same search queued), or not (`ticket_id` is the player's other ticket)."""
+    earlier send of the same search queued), or not (`ticket_id` is the player's other ticket);
+    `matches`: what pairing the bucket in the same call formed (a new ticket only)."""
 
     ticket_id: str
     queued: bool
     resumed: bool
     enqueued_ms: int
+    matches: tuple[FormedMatch, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,17 @@ def _player(raw: Any) -> play_pb2.Player:
     return play_pb2.Player.FromString(data)
 
 
+def _formed(raw: Any) -> tuple[FormedMatch, ...]:
+    return tuple(
+        FormedMatch(
+            game_id=text(game_id),
+            tickets=tuple(text(t) for t in tickets),
+            players=tuple(_player(p) for p in players),
+        )
+        for game_id, tickets, players in raw
+    )
+
+
 class MatchQueue:
     def __init__(self, layer: RedisLayer, settings: MatchmakingSettings) -> None:
         self.layer = layer
@@ -54,11 +65,14 @@ class MatchQueue:
         *,
         request_id: str = "",
         owner: str = "",
+        pairing: BucketSpec | None = None,
     ) -> Taken:
         """Queue `ticket_id`, or, for a search sent again with the same request id, take over the
-        ticket it queued before (still queued or already paired)."""
+        ticket it queued before (still queued or already paired). With `pairing` (the bucket's
+        spec), a new ticket is paired at once in the same script: Taken.matches."""
         s = self.settings
         request_key = f"{player.player_id}|{request_id}" if request_id else ""
+        pair_args = [*self._pairing(pairing), MAX_MATCHES_PER_PAIRING] if pairing is not None else []
         result = await self.layer.run(
             script("matchmaking/enqueue"),
             bucket_keys(bucket_id).all(),
@@ -73,11 +87,12 @@ class MatchQueue:
                 self._keys_ttl_ms,
                 request_key,
                 owner,
+                *pair_args,
             ],
         )
         kind = int(result[0])
         if kind == 1:
-            return Taken(ticket_id, queued=True, resumed=False, enqueued_ms=now_ms)
+            return Taken(ticket_id, queued=True, resumed=False, enqueued_ms=now_ms, matches=_formed(result[1]))
         if kind == 2:
             return Taken(text(result[1]), queued=True, resumed=True, enqueued_ms=int(result[2]))
         return Taken(text(result[1]), queued=False, resumed=False, enqueued_ms=0)
@@ -113,32 +128,26 @@ class MatchQueue:
                 out.append(TicketStatus("gone"))
         return out
 
-    async def pair(self, spec: BucketSpec, now_ms: int) -> list[FormedMatch]:
+    def _pairing(self, spec: BucketSpec) -> list[Any]:
+        """The pairing rule's arguments (pair.lua's and enqueue.lua's, in this order)."""
         s = self.settings
+        return [
+            s.base_window,
+            repr(s.widen_per_s / 1000.0),
+            s.max_window,
+            spec.min_seats,
+            spec.max_seats,
+            int(s.fill_wait_s * 1000),
+            int(s.result_ttl_s * 1000),
+        ]
+
+    async def pair(self, spec: BucketSpec, now_ms: int) -> list[FormedMatch]:
         raw = await self.layer.run(
             script("matchmaking/pair"),
             bucket_keys(spec.bucket_id).all(),
-            [
-                now_ms,
-                s.base_window,
-                repr(s.widen_per_s / 1000.0),
-                s.max_window,
-                spec.min_seats,
-                spec.max_seats,
-                int(s.fill_wait_s * 1000),
-                int(s.result_ttl_s * 1000),
-                self._keys_ttl_ms,
-                MAX_MATCHES_PER_PAIRING,
-            ],
+            [now_ms, *self._pairing(spec), self._keys_ttl_ms, MAX_MATCHES_PER_PAIRING],
         )
-        return [
-            FormedMatch(
-                game_id=text(game_id),
-                tickets=tuple(text(t) for t in tickets),
-                players=tuple(_player(p) for p in players),
-            )
-            for game_id, tickets, players in raw
-        ]
+        return list(_formed(raw))
 
     async def lookup(self, bucket_id: str, game_id: str) -> MatchDetails | None:
         raw = await self.layer.run(script("matchmaking/lookup"), bucket_keys(bucket_id).all(), [game_id])

@@ -315,3 +315,28 @@ async def test_one_call_forms_a_bounded_number_of_matches(redis: Redis, layer: R
     assert set(tickets[:MAX_MATCHES_PER_PAIRING]) <= set(seated(first))
     second = await queue.pair(bucket, NOW + 10_000)
     assert len(second) == 5
+
+
+async def test_a_new_ticket_is_paired_in_its_own_enqueue_by_the_pairing_rule(redis: Redis, layer: RedisLayer) -> None:
+    queue = MatchQueue(layer, FAST)
+    bucket = spec()
+    b = bucket.bucket_id
+    first = await queue.take(b, new_ticket_id(), player(), 1500, NOW, pairing=bucket)
+    assert first.queued and first.matches == ()  # alone: nothing to pair
+    # Its gateway died: its lease lapses (5 s); a newcomer after that is not paired with it.
+    late = await queue.take(b, new_ticket_id(), player(), 1500, NOW + 5_001, pairing=bucket)
+    assert late.matches == ()
+    far = await queue.take(b, new_ticket_id(), player(), 2500, NOW + 5_002, pairing=bucket)
+    assert far.matches == ()  # outside both windows
+    near = await queue.take(b, new_ticket_id(), player(), 1550, NOW + 5_003, pairing=bucket)
+    (match,) = near.matches
+    assert set(match.tickets) == {late.ticket_id, near.ticket_id}
+    assert match.game_id == f"m-{late.ticket_id}"  # named after the oldest ticket, as a pass names it
+    # The paired tickets left the queue, the far one waits; the result is recorded as a pass's is.
+    statuses = await queue.renew(b, [late.ticket_id, near.ticket_id, far.ticket_id, first.ticket_id], NOW + 5_004)
+    assert [s.kind for s in statuses] == ["matched", "matched", "queued", "gone"]
+    assert await queue.pair(bucket, NOW + 5_005) == []
+    # Without the pairing arguments an enqueue only queues.
+    alone = await queue.take(b, new_ticket_id(), player(), 2500, NOW + 5_006)
+    assert alone.queued and alone.matches == ()
+    assert await redis.zcard(bucket_keys(b).queue) == 2

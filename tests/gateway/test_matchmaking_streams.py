@@ -191,3 +191,31 @@ async def test_a_match_the_rules_service_refuses_ends_the_streams_at_once(redis_
         assert isinstance(outcome, Refused)
         assert outcome.code == grpc.StatusCode.FAILED_PRECONDITION and outcome.reason == "MATCH_REFUSED"
     assert len(starter.calls) == 1
+
+
+async def test_the_second_search_is_paired_in_its_own_enqueue_without_a_pairing_pass(redis_url: str) -> None:
+    # Ticks a minute apart: only the worker's first pass (when the first search makes the bucket)
+    # pairs, and then there is one ticket. The second search's enqueue pairs the two itself and
+    # this gateway starts the game at once; a pass after each enqueue was a round trip a ticket.
+    settings = dataclasses.replace(FAST, tick_s=60.0, update_s=60.0)
+    starter = RecordingStarter()
+    async with gateway_side(redis_url, starter, settings) as mm:
+        passes: list[int] = []
+        first_pass = asyncio.Event()
+        pair = mm.queue.pair
+
+        async def counted(bucket_spec: object, now_ms: int) -> object:
+            found = await pair(bucket_spec, now_ms)  # type: ignore[arg-type]
+            passes.append(len(found))
+            first_pass.set()
+            return found
+
+        mm.queue.pair = counted  # type: ignore[assignment,method-assign]
+        bucket = spec()
+        me, you = player(), player()
+        mine = asyncio.ensure_future(run_to_match(mm, bucket, me))
+        await asyncio.wait_for(first_pass.wait(), 10)
+        (_, a), (_, b) = await asyncio.wait_for(asyncio.gather(mine, run_to_match(mm, bucket, you)), 10)
+        assert a.game_id == b.game_id and {a.seat, b.seat} == {0, 1}
+        assert set(starter.games) == {a.game_id}
+        assert passes == [0]
