@@ -18,14 +18,15 @@ tag (``{mm:<bucket id>}``), so every script touches one slot and runs unchanged 
   ``r|<ticket>`` -> that key; ``o|<ticket>`` -> the stream that holds the ticket now (its owner)
 
 Pairing (lua/matchmaking/pairing.lua: run by the bucket worker's pass, pair.lua, on every tick, and
-by a new ticket's own enqueue.lua, in the round trip that queues it) takes the queue oldest ticket first; each ticket's rating window is
-``base + widen * waited`` (capped), and two tickets fit when their distance is within the larger
-of their two windows (a long wait widens what the waiting ticket accepts, so nobody starves). The
-oldest ticket's table is filled with the nearest fitting ratings; a table forms when full, or at
-its minimum once its oldest ticket has waited ``fill_wait``. The script removes the paired tickets,
-records each one's game id and seat, and names the game after the oldest ticket (``m-<ticket>``),
-so the game id is fixed before any game is created: a crash or a retry can only create that one
-game, because ``GameDirectory.start_game`` is idempotent for a given game id.
+by a new ticket's own enqueue.lua, in the round trip that queues it) takes the queue oldest ticket
+first; each ticket's rating window is ``base + widen * waited`` (capped), and two tickets fit when
+their distance is within the larger of their two windows (a long wait widens what the waiting
+ticket accepts, so nobody starves). The oldest ticket's table is filled with the nearest fitting
+ratings; a table forms when full, or at its minimum once its oldest ticket has waited
+``fill_wait``. The script removes the paired tickets, records each one's game id and seat, and
+names the game after the oldest ticket (``m-<ticket>``), so the game id is fixed before any game is
+created: a crash or a retry can only create that one game, because ``GameDirectory.start_game`` is
+idempotent for a given game id.
 
 The gateway that formed a match starts the game and then marks the match started, publishing a
 wake-up; the waiting streams (on whichever replica) learn their game id and seat from the wake-up
