@@ -46,6 +46,9 @@ _MASK = (1 << 64) - 1
 _T = TypeVar("_T")
 STREAM_CALLS_KEY = "tafel-stream-calls"
 ORDERS_KEPT = 65_536  # games whose replica order a ReplicaSet keeps
+# How often a stream fails its actions past their deadline: one timer per stream instead of one
+# per action (an action's timeout is seconds; it fires at most this much late).
+SWEEP_S = 0.1
 # What a stream entry carries: ApplyMovesRequest's field and its message.
 Entry = rules_pb2.ApplyMoveRequest | rules_pb2.CreateGameRequest | rules_pb2.GetViewRequest
 
@@ -112,7 +115,9 @@ class MoveStream:
         self.name = name
         self._metadata = metadata
         self._ids = itertools.count(1)
-        self._pending: dict[int, asyncio.Future[rules_pb2.ApplyMovesResponse]] = {}
+        # correlation id -> the action's future and its deadline (time.monotonic)
+        self._pending: dict[int, tuple[asyncio.Future[rules_pb2.ApplyMovesResponse], float]] = {}
+        self._sweeper: asyncio.TimerHandle | None = None
         # Made in start(), on the running loop (a router may be built before there is one).
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: Mailbox[tuple[int, str, Entry]] | None = None
@@ -154,31 +159,41 @@ class MoveStream:
             return False
         return True
 
-    def submit(self, entry: Entry, field: str = "request") -> asyncio.Future[rules_pb2.ApplyMovesResponse]:
-        """Queue one entry (`field` of ApplyMovesRequest: request, create or view)."""
+    def submit(
+        self, entry: Entry, field: str = "request", deadline: float | None = None
+    ) -> asyncio.Future[rules_pb2.ApplyMovesResponse]:
+        """Queue one entry (`field` of ApplyMovesRequest: request, create or view); its future
+        fails with TimeoutError once `deadline` (time.monotonic) has passed unanswered."""
         queue, loop = self._queue, self._loop
         if not self._up.is_set() or queue is None or loop is None:
             raise _Transport()
         correlation = next(self._ids)
         future: asyncio.Future[rules_pb2.ApplyMovesResponse] = loop.create_future()
-        self._pending[correlation] = future
+        self._pending[correlation] = (future, float("inf") if deadline is None else deadline)
+        if self._sweeper is None:
+            self._sweeper = loop.call_later(SWEEP_S, self._sweep)
         queue.put_nowait((correlation, field, entry))
         return future
 
-    def expire_later(self, delay_s: float, future: asyncio.Future[Any]) -> asyncio.TimerHandle:
-        """A timer on this stream's loop that fails `future` with TimeoutError after `delay_s`."""
-        assert self._loop is not None  # (submit() succeeded: the stream was started)
-        return self._loop.call_later(delay_s, _expire, future)
-
-    def forget(self, future: asyncio.Future[rules_pb2.ApplyMovesResponse]) -> None:
-        for correlation, pending in tuple(self._pending.items()):
-            if pending is future:
-                del self._pending[correlation]
-                return
+    def _sweep(self) -> None:
+        """Fail (and forget) the actions past their deadline; again in SWEEP_S while any wait."""
+        self._sweeper = None
+        now = time.monotonic()
+        pending = self._pending
+        late = [correlation for correlation, (_, deadline) in pending.items() if deadline <= now]
+        for correlation in late:
+            future = pending.pop(correlation)[0]
+            if not future.done():  # (done: its caller was cancelled)
+                future.set_exception(TimeoutError())
+        if pending and self._loop is not None:
+            self._sweeper = self._loop.call_later(SWEEP_S, self._sweep)
 
     def _fail_all(self) -> None:
         pending, self._pending = self._pending, {}
-        for future in pending.values():
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
+        for future, _ in pending.values():
             if not future.done():
                 future.set_exception(_Transport())
         if self._queue is not None:
@@ -230,9 +245,9 @@ class MoveStream:
             self.announced.set()
 
     def _settle(self, answer: rules_pb2.ApplyMovesResponse) -> None:
-        future = self._pending.pop(answer.correlation_id, None)
-        if future is not None and not future.done():
-            future.set_result(answer)
+        pending = self._pending.pop(answer.correlation_id, None)
+        if pending is not None and not pending[0].done():
+            pending[0].set_result(answer)
 
     async def _write(self, call: Any) -> None:
         queue = self._queue
@@ -549,21 +564,17 @@ class RulesRouter:
                     except _Unanswered:
                         continue
                 try:
-                    future = stream.submit(entry, field)
+                    # The stream fails it past the deadline (one sweep per stream, not a timer each).
+                    future = stream.submit(entry, field, deadline)
                 except _Transport:
                     continue
-                remaining = deadline - time.monotonic()
-                timer = stream.expire_later(max(0.0, remaining), future)
                 try:
                     answer = await future
                 except _Transport:
                     replica_set.suspect()
                     continue
                 except TimeoutError:
-                    stream.forget(future)
                     raise rules_timeout() from None
-                finally:
-                    timer.cancel()
                 kind = answer.WhichOneof("result")
                 if kind is None or kind == "refusal":
                     raise refused_from_refusal(answer.refusal)
@@ -648,8 +659,3 @@ async def _on_replica(
             raise refused from None
         replica_set.suspect()
         raise _Unanswered(refused) from None
-
-
-def _expire(future: asyncio.Future[Any]) -> None:
-    if not future.done():
-        future.set_exception(TimeoutError())
