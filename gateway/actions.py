@@ -16,6 +16,7 @@ from collections.abc import Awaitable
 from typing import NamedTuple
 
 import grpc
+from google.protobuf import timestamp_pb2
 from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2
@@ -53,6 +54,9 @@ class Applied(NamedTuple):
 
     response: rules_pb2.ApplyMoveResponse
     deadline: float | None  # the next turn deadline (seconds since the epoch), None when over
+    # The rules service's message of that deadline, when it is the one: answers copy it as is
+    # (no float round trip, no Python conversion per move).
+    stamp: timestamp_pb2.Timestamp | None = None
 
 
 class Actions:
@@ -100,22 +104,22 @@ class Actions:
             return self._apply(meta, request, timeout_s)
         return asyncio.shield(self._apply(meta, request, timeout_s))
 
-    async def _apply(
-        self, meta: GameMeta, request: rules_pb2.ApplyMoveRequest, timeout_s: float | None
-    ) -> Applied:
+    async def _apply(self, meta: GameMeta, request: rules_pb2.ApplyMoveRequest, timeout_s: float | None) -> Applied:
         response = await self.router.apply(meta.game, request, timeout_s=timeout_s)
         if not response.clock_armed:  # a replayed answer: arm again (idempotent)
             settled = await self.settle(meta, response.status)
             if response.HasField("turn_deadline") and not response.status.over:
                 # The deadline kept with the first answer: the clock holds only the current
                 # version's, so a retry after the game moved on would otherwise get none.
-                return Applied(response, response.turn_deadline.ToMilliseconds() / 1000.0)
+                return Applied(response, response.turn_deadline.ToMilliseconds() / 1000.0, response.turn_deadline)
             return Applied(response, settled)
-        deadline = response.turn_deadline.ToMilliseconds() if response.HasField("turn_deadline") else 0
+        stamp = response.turn_deadline if response.HasField("turn_deadline") else None
+        # (ToMilliseconds checks the range in Python on every call: the rules service wrote it)
+        deadline = stamp.seconds * 1000 + stamp.nanos // 1_000_000 if stamp is not None else 0
         self.clocks.armed(deadline)
         if response.status.over:
             await self.end(meta, response.status)
-        return Applied(response, deadline / 1000.0 if deadline > 0 else None)
+        return Applied(response, deadline / 1000.0, stamp) if deadline > 0 else Applied(response, None)
 
     async def settle(self, meta: GameMeta, status: games_pb2.GameStatus) -> float | None:
         """Arm the next deadline, or record the end. Idempotent (a replayed answer settles again).

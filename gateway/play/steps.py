@@ -131,7 +131,10 @@ class GameSteps:
         response.version = applied.response.version
         response.events.extend(applied.response.events)
         response.status.CopyFrom(applied.response.status)
-        set_time(response.turn_deadline, applied.deadline)
+        if applied.stamp is not None:
+            response.turn_deadline.CopyFrom(applied.stamp)
+        else:
+            set_time(response.turn_deadline, applied.deadline)
         return response
 
     async def resign(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import grpc
 from tafel.play.v1 import play_pb2
@@ -57,6 +58,9 @@ async def test_a_stream_past_its_cap_waits_loses_nothing_and_answers_all(
     assert len([r for r in stream.responses if r.correlation_id in set(sent)]) == total
     accepted = [r for r in answers if r.WhichOneof("kind") == "move_accepted"]
     assert len(accepted) == GAMES and all(r.move_accepted.version == 1 for r in accepted)
+    # Each carries the next turn's deadline as the rules service armed it (per move 60 s).
+    now_ms = time.time() * 1000
+    assert all(now_ms < r.move_accepted.turn_deadline.ToMilliseconds() <= now_ms + 60_000 for r in accepted)
     refused = [r for r in answers if r.WhichOneof("kind") == "refusal"]
     assert len(refused) == total - GAMES
     assert all(r.refusal.code == grpc.StatusCode.ABORTED.value[0] for r in refused)
