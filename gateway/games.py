@@ -27,6 +27,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import grpc
@@ -82,8 +83,16 @@ class GameMeta:
     def seats(self) -> int:
         return len(self.players)
 
-    def seats_of(self, player_id: str) -> list[int]:
-        return [seat for seat, player in enumerate(self.players) if player[0] == player_id]
+    @cached_property
+    def _seats_by_player(self) -> dict[str, tuple[int, ...]]:
+        # Asked on every move (which seat is this caller?): once per metadata, not a scan a call.
+        by_player: dict[str, tuple[int, ...]] = {}
+        for seat, player in enumerate(self.players):
+            by_player[player[0]] = (*by_player.get(player[0], ()), seat)
+        return by_player
+
+    def seats_of(self, player_id: str) -> tuple[int, ...]:
+        return self._seats_by_player.get(player_id, ())
 
     def seated_players(self) -> list[play_pb2.SeatedPlayer]:
         return [

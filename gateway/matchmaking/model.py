@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from functools import cached_property
 
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
@@ -20,11 +21,12 @@ class BucketSpec:
     min_seats: int
     max_seats: int
 
-    @property
+    # Cached: asked several times a search (a sha1 over the serialized options each time).
+    @cached_property
     def options_bytes(self) -> bytes:
         return self.options.SerializeToString(deterministic=True)
 
-    @property
+    @cached_property
     def bucket_id(self) -> str:
         digest = hashlib.sha1(
             b"\0".join(
