@@ -71,6 +71,8 @@ _DONE = None
 def _wake(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
+
+
 MAX_BATCH = 64  # responses in one batched message
 
 
@@ -447,7 +449,7 @@ class PlaySession:
                 if not request.after_event_id:
                     # One rule (play.proto, WatchGameRequest): with no id the view stands for the
                     # history, and only events after it follow; with an id, the events after it.
-                    watch.start_after(view.last_event_id)
+                    watch.start_at_view(view.last_event_id, view.summary.status.over)
                 await watch.prepare()  # a bad starting point is refused before the answer
                 await self._put_led(lead, play_pb2.PlayResponse(correlation_id=correlation, watching=view))
                 lead = None

@@ -130,6 +130,18 @@ class Watch:
         self.after = event_id
         self.last = event_key(event_id) if event_id else (-1, -1)
 
+    def start_at_view(self, event_id: str, over: bool) -> None:
+        """Start after `event_id`, the last event of a view read once this watch's channel was
+        confirmed (the hub yields the watch only then), with nothing read from the stream: every
+        event after the view comes live, and any before it is in the view. The watch ends at once
+        when the view's game is over. (Two Redis reads fewer per watch: its XRANGE and the end
+        check prepare() makes.) A view without events (none: every game has its creation) is left
+        to prepare()."""
+        self.start_after(event_id)
+        if event_id:
+            self._prepared = []
+            self._finished = over
+
     async def _history(self) -> list[tuple[games_pb2.GameEvent, games_pb2.GameStatus | None]]:
         after = "-" if self.last < (0, 0) else f"{self.last[0]}-{self.last[1]}"
         rows = await self.reads.read_stream(self.game_id, after)
@@ -148,7 +160,10 @@ class Watch:
 
     async def prepare(self) -> None:
         """Read the history after the starting id now (events() does it when nobody did): the
-        refusals a bad starting point gets (NOT_FOUND, OUT_OF_RANGE) come before anything else."""
+        refusals a bad starting point gets (NOT_FOUND, OUT_OF_RANGE) come before anything else.
+        Once is enough (start_at_view may have settled it)."""
+        if self._prepared is not None:
+            return
         history = await self._history()
         if not history:
             if self.last < (0, 0):

@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 from tafel.games.v1 import games_pb2
 
 from gateway.watch.watcher import LIVE, LiveBatch, Watch
-from kit.redis.game_reads import GameReads
+from kit.redis.game_reads import GameReads, StreamEntry
 from kit.redis.keys import game_keys
 from kit.redis.layer import RedisLayer
 
@@ -82,4 +82,49 @@ async def test_live_events_are_handed_over_in_order_and_gaps_still_come_from_the
         assert [e for e, _ in seen] == ["0-1", "2-1", "3-1", "4-1"]  # each event once, in order
     finally:
         consumer.cancel()
+        await redis.delete(keys.events, keys.state)
+
+
+class CountedReads(GameReads):
+    """The real stream reads, counted: a watch started at its view makes none."""
+
+    def __init__(self, layer: RedisLayer) -> None:
+        super().__init__(layer)
+        self.calls = 0
+
+    async def read_stream(self, game_id: str, after: str = "-", count: int | None = None) -> list[StreamEntry]:
+        self.calls += 1
+        return await super().read_stream(game_id, after, count)
+
+    async def end_of_stream(self, game_id: str) -> tuple[str, bool] | None:
+        self.calls += 1
+        return await super().end_of_stream(game_id)
+
+
+async def test_a_watch_started_at_its_view_reads_nothing_from_the_stream(redis: Redis, layer: RedisLayer) -> None:
+    game_id = f"view-{uuid.uuid4().hex[:8]}"
+    keys = game_keys(game_id)
+    for version in (0, 1):
+        await redis.xadd(keys.events, {"e": event(version).SerializeToString()}, id=f"{version}-1")
+    await redis.hset(keys.state, mapping={"l": "1-1", "f": "0"})
+    try:
+        reads = CountedReads(layer)
+        watch = Watch(reads, game_id, "")
+        watch.start_at_view("1-1", over=False)
+        await watch.prepare()
+        # What came live before the view was read (in it already) is dropped; what follows it is not.
+        watch.push(LiveBatch(games_pb2.GameEventBatch(events=[event(1)]), 0.0))
+        watch.push(LiveBatch(games_pb2.GameEventBatch(events=[event(2, ended=True)]), 0.0))
+        seen = [(got.event_id, source) async for got, source in watch.events()]
+        assert seen == [("2-1", LIVE)] and reads.calls == 0
+        # A view of a game that is over: the watch ends at once, still without a read.
+        over = Watch(reads, game_id, "")
+        over.start_at_view("2-1", over=True)
+        await over.prepare()
+        assert [got async for got in over.events()] == [] and reads.calls == 0
+        # Without a view, the watch reads its history (and the check of the end) as before.
+        after = Watch(reads, game_id, "1-1")
+        await after.prepare()
+        assert reads.calls == 2
+    finally:
         await redis.delete(keys.events, keys.state)
