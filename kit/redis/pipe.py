@@ -244,8 +244,41 @@ class RedisPipe:
         return future
 
     async def many(self, commands: list[tuple[str | bytes | int | float, ...]]) -> list[Any]:
-        """Several commands in one write; their replies in order."""
-        return list(await asyncio.gather(*(self.call(*parts) for parts in commands)))
+        """Several commands in one write; their replies in order (ResponseError for the first
+        error reply). The futures are awaited in order in this task, not a task per command
+        through gather: one connection answers in order, and the gateway sends ~20 commands a
+        game this way."""
+        futures = self._send_all(commands)
+        if futures is None:
+            await self._connect()
+            futures = self._send_all(commands)
+            assert futures is not None
+        try:
+            replies = [await future for future in futures]
+        except BaseException:
+            # A lost connection fails them all with one error, raised here once; cancelled, the
+            # replies still to come are dropped (the reader skips a future already done).
+            for future in futures:
+                if not future.done():
+                    future.cancel()
+                elif not future.cancelled():
+                    future.exception()
+            raise
+        for reply in replies:
+            if isinstance(reply, RespError):
+                raise ResponseError(str(reply))
+        return replies
+
+    def _send_all(self, commands: list[tuple[str | bytes | int | float, ...]]) -> list[asyncio.Future[Any]] | None:
+        """send() for each command, or None while there is no connection (nothing sent: no await
+        in between, so the connection cannot go away after the first)."""
+        futures = []
+        for parts in commands:
+            future = self.send(*parts)
+            if future is None:
+                return None
+            futures.append(future)
+        return futures
 
     def _watch(self, writer: asyncio.StreamWriter) -> None:
         """The oldest call in flight past its deadline: the pipeline is out of step (a reply that
