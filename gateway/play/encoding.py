@@ -39,7 +39,11 @@ def live_delivery(live: LiveBatch, index: int, meta: GameMeta, play: bool) -> by
     if batch.HasField("status") and batch.status.version == event.version:
         delivery.status.CopyFrom(batch.status)
     if event.WhichOneof("kind") != "ended":
-        delivery.turn_deadline.FromMilliseconds(int((live.received + meta.per_move_s) * 1000))
+        # What FromMilliseconds sets, without its range check in Python (a time just computed).
+        deadline_ms = int((live.received + meta.per_move_s) * 1000)
+        stamp = delivery.turn_deadline
+        stamp.seconds = deadline_ms // 1000
+        stamp.nanos = deadline_ms % 1000 * 1_000_000
     data = live.encoded[key] = response.SerializeToString()
     return data
 

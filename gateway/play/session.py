@@ -15,6 +15,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
+from functools import partial
 from typing import Protocol
 
 import grpc
@@ -454,10 +455,8 @@ class PlaySession:
                 await self._put_led(lead, play_pb2.PlayResponse(correlation_id=correlation, watching=view))
                 lead = None
                 pump = asyncio.current_task()
-                watch.listen(
-                    lambda count: self._takes(pump, meta.game_id, count),
-                    lambda live, index: self._hand_live(meta, live, index),
-                )
+                # partial, not lambdas: called in C, one Python frame fewer per call (two a move)
+                watch.listen(partial(self._takes, pump, meta.game_id), partial(self._hand_live, meta))
                 async for event, source in watch.events():
                     current = watch.current
                     if current is not None:
