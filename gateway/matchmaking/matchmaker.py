@@ -1,9 +1,9 @@
 """The process side of matchmaking: per-bucket workers and the waiting streams.
 
 Takes tickets for this process's searches (FindMatch calls and Play-stream searches), pairs their
-buckets every tick (and at once on a new ticket), starts the games this process paired, and tells
-each waiting stream its game id and seat. One search per player per game (claims.py) is checked
-before a ticket is taken.
+buckets every tick (and a new ticket's bucket in the script that queues it), starts the games this
+process paired, and tells each waiting stream its game id and seat. One search per player per
+game (claims.py) is checked before a ticket is taken.
 """
 
 from __future__ import annotations
