@@ -33,6 +33,7 @@ from kit.retry import Attempts, Backoff
 Step = Callable[[], Awaitable[float | None]]
 
 OUTAGES: tuple[type[BaseException], ...] = (RedisError, OSError)
+STOP_RECANCEL_S = 1.0  # how long stop() waits for a cancelled step before cancelling it again
 
 
 class Loop:
@@ -66,12 +67,18 @@ class Loop:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=self.name)
 
     async def stop(self) -> None:
-        """Cancel the loop and wait until it has ended."""
+        """Cancel the loop and wait until it has ended. Cancelled again until it has: Python
+        3.11's asyncio.wait_for swallows a cancellation that arrives as the awaited call finishes
+        (gh-86296, fixed in 3.12), so a step connecting with it at that moment would go on (a
+        subscription's would listen forever) and a single cancel would wait for it forever."""
         task, self._task = self._task, None
-        if task is not None:
+        if task is None:
+            return
+        while not task.done():
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await asyncio.wait((task,), timeout=STOP_RECANCEL_S)
+        with contextlib.suppress(asyncio.CancelledError):
+            task.result()
 
     def wake(self) -> None:
         self._wake.set()

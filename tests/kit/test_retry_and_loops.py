@@ -101,3 +101,30 @@ async def test_loop_survives_a_failing_pass(caplog: pytest.LogCaptureFixture) ->
         await loop.stop()
     assert len(passes) >= 2
     assert any(r.exc_info for r in caplog.records)
+
+
+async def test_stop_ends_a_step_that_swallowed_its_cancellation(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Python 3.11's asyncio.wait_for can swallow a cancellation that meets the awaited call's end:
+    # the step then goes on (here, listens forever). stop() cancels again until the task is done.
+    monkeypatch.setattr("kit.loops.STOP_RECANCEL_S", 0.05)
+    entered = asyncio.Event()
+    swallowed = 0
+
+    async def step() -> float | None:
+        nonlocal swallowed
+        entered.set()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            swallowed += 1  # as wait_for does when its inner call finished at that moment
+        await asyncio.sleep(3600)  # "listening": only a second cancellation ends it
+        return None
+
+    loop = Loop("listener", step, every_s=1.0, log=logging.getLogger("test"))
+    loop.start()
+    await asyncio.wait_for(entered.wait(), 5)
+    # (asyncio.wait, not wait_for: a timeout must not cancel stop(), which would end the step.)
+    stopping = asyncio.get_running_loop().create_task(loop.stop())
+    done, _ = await asyncio.wait((stopping,), timeout=5)
+    assert stopping in done, "stop() is still waiting for the step"
+    assert swallowed == 1 and not loop.running
