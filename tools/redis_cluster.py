@@ -120,16 +120,27 @@ class RedisClusterProcess:
         for node in self.nodes:
             if not node.alive():
                 continue
-            try:
-                with node.client() as client:
-                    shards: Any = client.execute_command("CLUSTER", "SLOTS")
-            except redis_sync.RedisError:
-                continue
-            owners: dict[int, list[tuple[int, int]]] = {}
-            for entry in shards:
-                owners.setdefault(int(entry[2][1]), []).append((int(entry[0]), int(entry[1])))
-            return owners
+            owners = _slot_owners(node)
+            if owners is not None:
+                return owners
         raise RuntimeError("no cluster node answers")
+
+    def wait_promoted(self, new_master: int, old_master: int, timeout_s: float = 30.0) -> None:
+        """Until every live node's slot map has `new_master` serving slots and `old_master` none.
+        A failover's new epoch reaches the other nodes by gossip, a moment apart; cluster_state:ok
+        and the role counts (wait_ok) are the same before and after a switch, so they cannot say it."""
+        deadline = time.monotonic() + timeout_s
+        seen: dict[int, list[int]] = {}
+        while time.monotonic() < deadline:
+            seen = {}
+            for node in self.nodes:
+                owners = _slot_owners(node) if node.alive() else None
+                if owners is not None:
+                    seen[node.port] = sorted(owners)
+            if seen and all(new_master in ports and old_master not in ports for ports in seen.values()):
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"{new_master} did not take over from {old_master} within {timeout_s}s: masters seen {seen}")
 
     def replica_of(self, master_port: int) -> int:
         """The port of a replica of that master."""
@@ -226,6 +237,19 @@ class RedisClusterProcess:
         if self.workdir is not None:
             self.workdir.cleanup()
             self.workdir = None
+
+
+def _slot_owners(node: ClusterNodeProcess) -> dict[int, list[tuple[int, int]]] | None:
+    """CLUSTER SLOTS as that node sees it: master port → slot ranges (None: it did not answer)."""
+    try:
+        with node.client() as client:
+            shards: Any = client.execute_command("CLUSTER", "SLOTS")
+    except redis_sync.RedisError:
+        return None
+    owners: dict[int, list[tuple[int, int]]] = {}
+    for entry in shards:
+        owners.setdefault(int(entry[2][1]), []).append((int(entry[0]), int(entry[1])))
+    return owners
 
 
 def _cluster_info(client: Any) -> dict[str, Any]:
