@@ -24,6 +24,7 @@ from gateway.matchmaking.claims import SearchClaims, claim_token
 from gateway.matchmaking.model import BucketSpec, MatchDetails, Taken, TicketStatus, new_ticket_id
 from gateway.matchmaking.ports import GameStarter, RatingSource
 from gateway.matchmaking.queue import MAX_MATCHES_PER_PAIRING, TAKEN_OVER, MatchQueue
+from gateway.matchmaking.ratings_source import DEFAULT_RATING
 from gateway.settings import MatchmakingSettings
 from kit.errors import Refused
 from kit.redis.keys import MATCHED_CHANNEL
@@ -170,7 +171,9 @@ class Matchmaker:
         if withdrawing is not None:  # this player's previous search for the game is still ending
             with contextlib.suppress(Exception):
                 await asyncio.shield(withdrawing)
-        rating = await self.ratings.rating(player.player_id, spec.game)
+        # A guest is never rated (a game with a guest is unrated, and only rated games write
+        # ratings), so its rating is the default: no lookup, a round trip fewer a guest's search.
+        rating = DEFAULT_RATING if player.guest else await self.ratings.rating(player.player_id, spec.game)
         ticket_id = new_ticket_id()
         owner = new_ticket_id()  # this stream, as the holder of the ticket
         now = self.now_ms()

@@ -13,9 +13,10 @@ import pytest
 from redis.asyncio import Redis
 from tafel.play.v1 import play_pb2
 
+from gateway.matchmaking.matchmaker import Matchmaker
 from kit.errors import Refused
 from kit.redis.keys import bucket_keys
-from tests.gateway.lobby_helpers import FAST, RecordingStarter, gateway_side, player, run_to_match, spec
+from tests.gateway.lobby_helpers import FAST, RecordingStarter, gateway_side, player, process_redis, run_to_match, spec
 
 
 async def test_200_waiting_streams_on_two_gateways_are_each_matched_exactly_once(redis_url: str) -> None:
@@ -219,3 +220,31 @@ async def test_the_second_search_is_paired_in_its_own_enqueue_without_a_pairing_
         assert a.game_id == b.game_id and {a.seat, b.seat} == {0, 1}
         assert set(starter.games) == {a.game_id}
         assert passes == [0]
+
+
+async def test_a_guest_queues_at_the_default_rating_without_a_lookup(redis_url: str, redis: Redis) -> None:
+    """A guest is never rated (its games are unrated), so its search asks the rating source
+    nothing; a registered player's search asks and queues at its rating."""
+    asked: list[str] = []
+
+    class Ratings:
+        async def rating(self, player_id: str, game: str) -> float:
+            asked.append(player_id)
+            return 1800.0
+
+    bucket = spec()
+    keys = bucket_keys(bucket.bucket_id)
+    async with process_redis(redis_url) as (layer, pubsub):
+        mm = Matchmaker(layer, pubsub, RecordingStarter(), Ratings(), FAST)
+        try:
+            guest, member = player(guest=True), player()
+            guest_search, member_search = mm.find(bucket, guest), mm.find(bucket, member)
+            guest_ticket = (await anext(guest_search)).queued.ticket_id
+            member_ticket = (await anext(member_search)).queued.ticket_id
+            assert await redis.zscore(keys.queue, guest_ticket) == 1500
+            assert await redis.zscore(keys.queue, member_ticket) == 1800
+            assert asked == [member.player_id]
+            await guest_search.aclose()
+            await member_search.aclose()
+        finally:
+            await mm.close()
