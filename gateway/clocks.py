@@ -36,6 +36,7 @@ from tafel.games.v1 import games_pb2
 from kit.loops import Loop
 from kit.redis.keys import GAME_SHARDS, claimed_key, clock_key, clocks_key, game_shard, meta_key
 from kit.redis.layer import RedisLayer
+from kit.redis.pipe import Command
 from kit.redis.scripts import script
 from kit.retry import Backoff
 
@@ -124,7 +125,15 @@ class Clocks:
     async def finish(self, game_id: str, version: int) -> None:
         """The game that ended at `version` is recorded and off the live lists: drop the finalise
         deadline its end armed (lua/clocks/arm_function.lua says why it exists)."""
-        await self.layer.run(script("clocks/finish"), [clock_key(game_id), clocks_key(game_shard(game_id))], [version])
+        await self.layer.call(*self.finish_command(game_id, version))
+
+    @staticmethod
+    def finish_command(game_id: str, version: int) -> Command:
+        """finish()'s command, for a caller that sends it with others (the game's record). The
+        finalise member is arm()'s for that version with no seat to act, a member no turn deadline
+        ever has, so removing it alone can never remove a turn deadline (a script checking the
+        clock first was three commands and a round trip of its own)."""
+        return ("ZREM", clocks_key(game_shard(game_id)), f"{game_id}|{version}|")
 
     def armed(self, deadline_ms: int) -> None:
         """A deadline was armed (here or by a rules service for this process's action): wake the

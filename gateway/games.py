@@ -284,6 +284,11 @@ class GameDirectory:
 
     async def finish(self, meta: GameMeta) -> None:
         """The game is over: it leaves the live lists. Idempotent."""
+        await self.layer.many(self.finish_commands(meta))
+
+    @staticmethod
+    def finish_commands(meta: GameMeta) -> list[Command]:
+        """finish()'s commands, for a caller that sends them with others (the game's record)."""
         score = int(meta.created_at * 1000)
         commands: list[Command] = [
             ("ZREM", live_key(), meta.game_id),
@@ -292,7 +297,7 @@ class GameDirectory:
         for player_id in {p[0] for p in meta.players}:
             commands.append(("ZREM", player_games_key(player_id, "live"), meta.game_id))
             commands.append(("ZADD", player_games_key(player_id, "done"), score, meta.game_id))
-        await self.layer.many(commands)
+        return commands
 
     async def summary(
         self, game_id: str, status: games_pb2.GameStatus | None = None, meta: GameMeta | None = None

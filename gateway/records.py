@@ -13,13 +13,16 @@ Hooks (``Records.hooks``): what hangs off the end of a game (ratings, tournament
 the record that stands after every write, the first or a repeated one, once the record and its
 index entries are stored. A hook must be idempotent; one that fails is logged and left to its own
 sweeper (gateway/ratings, gateway/tournaments), never failing the move that ended the game.
+Companions (``Records.companions``): idempotent commands a hook stores with the record, in its
+round trip, for a record it then has nothing to do with (the ratings' processed hint for an
+unrated game: a round trip fewer a game).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -38,6 +41,7 @@ from kit.redis.pipe import Command
 log = logging.getLogger("tafel.gateway.records")
 
 RecordHook = Callable[[play_pb2.GameRecord], Awaitable[None]]
+RecordCompanion = Callable[[play_pb2.GameRecord], Sequence[Command]]
 
 
 def visible_to(record: play_pb2.GameRecord, viewer: str) -> bool:
@@ -57,9 +61,17 @@ class Records:
         self.games = games  # where the game's action list is read
         self.ttl_s = ttl_s
         self.hooks: list[RecordHook] = []
+        self.companions: list[RecordCompanion] = []
 
-    async def write(self, meta: GameMeta, outcome: games_pb2.Outcome) -> play_pb2.GameRecord:
-        """Write the record of a game that just ended; idempotent. Returns the record that stands."""
+    async def write(
+        self, meta: GameMeta, outcome: games_pb2.Outcome, *, then: Sequence[Sequence[Command]] = ()
+    ) -> play_pb2.GameRecord:
+        """Write the record of a game that just ended; idempotent. Returns the record that stands.
+        `then`: the end's bookkeeping after the record (the live lists, the finalise deadline),
+        steps of idempotent commands stored after the record and its index and before the hooks:
+        on one Redis in the record's round trip (one connection runs them in order, so any part
+        of the batch that lands is a prefix of it: never a game off its lists without its record),
+        on a cluster step by step (its masters keep no order across slots)."""
         rows = await self.games.read_actions(meta.game_id)
         actions = [games_pb2.RecordedAction.FromString(row) for row in rows]
         record = play_pb2.GameRecord(
@@ -87,8 +99,10 @@ class Records:
             # The index's score is the last action's time, the record's on every replica, so it
             # goes in the same round trip as the record: one connection runs them in this order,
             # so the index never names a record not yet stored. (A cluster's masters do not keep
-            # one order across slots: there, the record is stored first.)
-            written: Any = (await self.layer.many([store, *self._index(record)]))[0]
+            # one order across slots: there, the record is stored first.) The record is the same
+            # on every replica too, so its companions are known before the SET's answer.
+            after = [*self._index(record), *self._companions(record), *(c for step in then for c in step)]
+            written: Any = (await self.layer.many([store, *after]))[0]
         else:
             written = await self.layer.call(*store)
         if not written:
@@ -96,13 +110,23 @@ class Records:
             if stored is not None:
                 record = play_pb2.GameRecord.FromString(stored)
         if not together:
-            await self.layer.many(self._index(record))
+            if self.layer.cluster:
+                await self.layer.many([*self._index(record), *self._companions(record)])
+                for step in then:
+                    await self.layer.many(step)
+            else:
+                await self.layer.many(
+                    [*self._index(record), *self._companions(record), *(c for step in then for c in step)]
+                )
         for hook in self.hooks:
             try:
                 await hook(record)
             except Exception:
                 log.exception("a game-end hook failed", extra={"game_id": meta.game_id})
         return record
+
+    def _companions(self, record: play_pb2.GameRecord) -> list[Command]:
+        return [command for companion in self.companions for command in companion(record)]
 
     @staticmethod
     def _index(record: play_pb2.GameRecord) -> list[Command]:

@@ -183,7 +183,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     # The game-end path (Records calls its hooks in order): ratings first (awaited), then the
     # tournament (in the background). Registered here because the runner itself applies actions,
     # which write records: the one cycle in the assembly, closed by these two observers.
-    records.hooks.append(book.on_record)
+    book.attach(records)  # its hook, and its hint stored with an unrated game's record
     records.hooks.append(runner.on_record)
 
     lobby = LobbyServicer(

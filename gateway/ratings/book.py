@@ -25,6 +25,8 @@ seeing the same end, a replayed end, or a retry after a crash apply it once.
 What drives it: the game-end path. Records.write (gateway/records.py) calls `on_record` with the
 record that stands, every time it runs, so the first writer and any replica repeating the end both
 reach the idempotent update. A crash between the record and the update is caught by sweeper.py.
+An unrated game has nothing to update: its hint is stored with its record (`attach`,
+Records.companions), in the record's round trip.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tafel.play.v1 import play_pb2
 
@@ -46,8 +48,12 @@ from gateway.ratings.stored import Stored
 from kit.errors import invalid
 from kit.redis.keys import pool_key, rated_hint_key
 from kit.redis.layer import RedisLayer
+from kit.redis.pipe import Command
 from kit.redis.replies import text
 from kit.redis.scripts import script
+
+if TYPE_CHECKING:
+    from gateway.records import Records
 
 log = logging.getLogger("tafel.gateway.ratings")
 
@@ -89,8 +95,29 @@ class RatingBook:
 
     # -- updates ------------------------------------------------------------------------------------
 
+    def attach(self, records: Records) -> None:
+        """Hang this book off the end of every game `records` writes: its hint stored with an
+        unrated game's record (with_record), then on_record for the rest."""
+        records.companions.append(self.with_record)
+        records.hooks.append(self.on_record)
+
+    @staticmethod
+    def _nothing_to_rate(record: play_pb2.GameRecord) -> bool:
+        # Known from the record alone (a solo game may still have a personal best to keep).
+        return len(record.players) > 1 and not record.rated
+
+    def with_record(self, record: play_pb2.GameRecord) -> list[Command]:
+        """What to store with the record (Records.companions): an unrated game's hint, so the
+        sweep passes it by, in the record's round trip instead of one of its own after it."""
+        if not self._nothing_to_rate(record):
+            return []
+        return [("SET", rated_hint_key(record.game_id), "1", "EX", self.hint_ttl_s)]
+
     async def on_record(self, record: play_pb2.GameRecord) -> None:
-        """The game-end hook (Records.write): apply the record once, then leave the sweep a hint."""
+        """The game-end hook (Records.write): apply the record once, then leave the sweep a hint
+        (an unrated game's went with its record: attach)."""
+        if self._nothing_to_rate(record):
+            return
         await self.apply_record(record)
         await self.redis.call("SET", rated_hint_key(record.game_id), "1", "EX", self.hint_ttl_s)
 

@@ -5,6 +5,7 @@ written once, whichever replica writes first; a second write returns the record 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from redis.asyncio import Redis
 from tafel.games.v1 import games_pb2
@@ -72,3 +73,45 @@ async def test_a_game_without_actions_is_indexed_at_the_time_of_the_record_that_
     again = await Records(layer, GameReads(layer)).write(meta, games_pb2.Outcome(winners=[1]))
     assert again == first and not first.actions
     assert await redis.zscore(records_index_key(a), game_id) == float(first.ended_at.ToMilliseconds())
+
+
+class Counting:
+    """A RedisLayer that records the round trips made through it (call: one, many: one batch)."""
+
+    def __init__(self, layer: RedisLayer) -> None:
+        self._layer = layer
+        self.trips: list[list[tuple[Any, ...]]] = []
+
+    async def call(self, *command: Any) -> Any:
+        self.trips.append([command])
+        return await self._layer.call(*command)
+
+    async def many(self, commands: Any) -> Any:
+        self.trips.append(list(commands))
+        return await self._layer.many(commands)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._layer, name)
+
+
+async def test_the_ends_bookkeeping_and_companions_go_in_the_records_round_trip(
+    redis: Redis, layer: RedisLayer
+) -> None:
+    """On one Redis the record, its index, what the companions store and the `then` steps are one
+    batch, in that order (any part of it that lands is a prefix); on a cluster, step by step after
+    the record."""
+    game_id, a, b = new_id(), new_id(), new_id()
+    await played(redis, game_id, int(time.time() * 1000) - 5_000)
+    counting = Counting(layer)
+    records = Records(counting, GameReads(layer))  # type: ignore[arg-type]
+    companion_key, first_key, second_key = f"test:{{{game_id}}}:c", f"test:{new_id()}:1", f"test:{new_id()}:2"
+    records.companions.append(lambda record: [("SET", companion_key, record.game_id)])
+    then = ([("ZADD", first_key, 1, game_id)], [("SET", second_key, "done")])
+    await records.write(meta_of(game_id, (a, b)), games_pb2.Outcome(winners=[0]), then=then)
+    assert await redis.get(companion_key) == game_id.encode()
+    assert await redis.zscore(first_key, game_id) == 1 and await redis.get(second_key) == b"done"
+    sent = [command for trip in counting.trips for command in trip]
+    assert sent[0][:2] == ("SET", record_key(game_id))
+    assert sent[-3:] == [("SET", companion_key, game_id), *then[0], *then[1]]
+    assert len(counting.trips) == (4 if layer.cluster else 1)
+    await redis.delete(companion_key, first_key, second_key)

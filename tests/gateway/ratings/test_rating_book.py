@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Callable
 
@@ -284,6 +285,41 @@ async def test_hook_on_records_applies_and_hints(db: Redis, book_on: BookOn) -> 
     stored = await book.stored("plus4", a.player_id)
     assert stored is not None and stored.games == 1
     assert await db.exists(hint_key("hooked-1")) and await db.exists(key("plus4", "applied:hooked-1"))
+
+
+async def test_an_unrated_games_hint_is_stored_with_its_record(db: Redis, book_on: BookOn) -> None:
+    """Attached, the book stores an unrated game's hint with its record (the sweep passes it by)
+    and its hook sends nothing; a rated game's hook applies it and hints after."""
+    a, b = player("un-a"), player("un-b")
+    records = Records(RedisLayer.around(db), NoActions())  # type: ignore[arg-type]
+    book = book_on(db)
+    book.attach(records)
+    sent: list[tuple[object, ...]] = []
+    real_call = book.redis.call
+
+    async def call(*command: str | bytes | int | float) -> object:
+        sent.append(command)
+        return await real_call(*command)
+
+    book.redis.call = call  # type: ignore[method-assign]
+    meta = GameMeta(
+        game_id="unrated-1",
+        game="connect4",
+        players=((a.player_id, a.username, True), (b.player_id, b.username, False)),
+        options=b"",
+        per_move_s=60,
+        rated=False,
+        origin="test",
+        created_at=T0 / 1000,
+    )
+    await records.write(meta, games_pb2.Outcome(ranks=[1, 2]))
+    assert await db.exists(hint_key("unrated-1")) and sent == []
+    assert await book.stored("connect4", b.player_id) is None
+    rated = dataclasses.replace(meta, game_id="rated-1", rated=True)
+    await records.write(rated, games_pb2.Outcome(ranks=[1, 2]))
+    assert await db.exists(hint_key("rated-1")) and sent[-1][:2] == ("SET", hint_key("rated-1"))
+    stored = await book.stored("connect4", b.player_id)
+    assert stored is not None and stored.games == 1
 
 
 def test_stored_round_trip() -> None:

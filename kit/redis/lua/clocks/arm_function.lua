@@ -10,7 +10,7 @@
 -- than `ttl`. The game's end always refreshes.
 -- The game's end (no seat to act) arms a seatless *finalise* deadline FINALISE_MS away: the
 -- process that committed the end writes the game's record and takes the game off the live lists,
--- then removes it (clocks/finish); if that process dies first, the deadline comes due and any
+-- then removes it (gateway/clocks.py Clocks.finish: a ZREM of this member); if that process dies first, the deadline comes due and any
 -- gateway's sweeper finishes the game (gateway/actions.py on_due), so an ended game is never left
 -- listed live without its record.
 -- Defines: arm(clock, clocks, game, version, toact, permove, now, ttl)
