@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,7 @@ from kit.retry import Backoff
 
 log = logging.getLogger("tafel.gateway.clocks")
 CLAIM_BATCH = 100
+_STARTED_KEPT = 4096  # games whose start's deadline is kept (their watches start right after)
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,9 @@ class Clocks:
         self._inflight: set[str] = set()
         self._first_shard = 0  # rotates, so a batch cut short never starves the later shards
         self.fired = 0
+        # game -> (version, deadline ms) armed here at a game's start: its watches' first views
+        # ask for it at once (a version's deadline never changes once armed: arm_function).
+        self._started: OrderedDict[str, tuple[int, int]] = OrderedDict()
 
     def arm_parts(
         self, game_id: str, status: games_pb2.GameStatus, per_move_s: float
@@ -141,8 +146,20 @@ class Clocks:
         if self._loop is not None and deadline_ms > 0 and (self._next_due_ms == 0 or deadline_ms < self._next_due_ms):
             self._loop.wake()
 
+    def remember(self, game_id: str, version: int, deadline: float | None) -> None:
+        """The deadline a game's start armed (or found armed) at `version`, for deadline()."""
+        if deadline is None:
+            return
+        self._started[game_id] = (version, round(deadline * 1000))
+        if len(self._started) > _STARTED_KEPT:
+            self._started.popitem(last=False)
+
     async def deadline(self, game_id: str, version: int) -> float | None:
-        """The deadline in force at `version`, if that is the clock's version."""
+        """The deadline in force at `version`, if that is the clock's version (at a game's first
+        version, the one its start here armed: no read)."""
+        started = self._started.get(game_id)
+        if started is not None and started[0] == version:
+            return started[1] / 1000.0
         stored: Any = await self.layer.call("HMGET", clock_key(game_id), "v", "d")
         if stored[0] is None or int(stored[0]) != version:
             return None

@@ -217,12 +217,20 @@ class GameDirectory:
             rules_pb2.CreateGameRequest(game_id=game_id, seats=len(players), options=options, request_id="create"),
         )
         now = time.time()
+        created_ms = int(now * 1000)
         seats: list[tuple[str, str, bool]] = [(p.player_id, p.username, bool(p.guest)) for p in players]
+        # Listed live unless over at once or private: on one Redis in the start's own script.
+        listing = (
+            []
+            if created.status.over
+            else self._live_keys(game, {seat[0] for seat in seats}, private=origin == PRIVATE_ORIGIN)
+        )
+        in_script = [] if self.layer.cluster else listing
         # The metadata and the first clock in one script: a started game always has its clock.
         clock_keys, clock_args = self.clocks.arm_parts(game_id, created.status, per_move_s)
         started: Any = await self.layer.run(
             script("games/start"),
-            [meta_key(game_id), *clock_keys],
+            [meta_key(game_id), *clock_keys, *in_script],
             [
                 game,
                 json.dumps(seats, separators=(",", ":")),
@@ -230,13 +238,15 @@ class GameDirectory:
                 round(per_move_s * 1000),
                 1 if rated else 0,
                 origin,
-                int(now * 1000),
+                created_ms,
                 self.game_ttl_s,
                 *clock_args,
             ],
         )
-        self.clocks.settled(int(started[1]), int(started[2]))
-        meta = await self.meta(game_id) if not int(started[0]) else GameMeta(
+        deadline = self.clocks.settled(int(started[1]), int(started[2]))
+        self.clocks.remember(game_id, created.status.version, deadline)
+        written = bool(int(started[0]))
+        meta = await self.meta(game_id) if not written else GameMeta(
             game_id=game_id,
             game=game,
             players=tuple(seats),
@@ -244,18 +254,23 @@ class GameDirectory:
             per_move_s=round(per_move_s * 1000) / 1000.0,
             rated=rated,
             origin=origin,
-            created_at=int(now * 1000) / 1000.0,
+            created_at=created_ms / 1000.0,
         )
         self._remember(meta)
-        score = int(meta.created_at * 1000)
-        if not created.status.over:
-            commands: list[Command] = []
-            if not meta.private:
-                commands += [("ZADD", live_key(), score, game_id), ("ZADD", live_key(game), score, game_id)]
-            for player_id in {p[0] for p in meta.players}:
-                commands.append(("ZADD", player_games_key(player_id, "live"), score, game_id))
-            await self.layer.many(commands)
+        if not written and not created.status.over:
+            # A retried start: the stored game is listed, at its own creation time.
+            score = int(meta.created_at * 1000)
+            keys = self._live_keys(meta.game, {p[0] for p in meta.players}, private=meta.private)
+            await self.layer.many([("ZADD", key, score, game_id) for key in keys])
+        elif self.layer.cluster and listing:  # the lists are other slots there: after the game's own
+            await self.layer.many([("ZADD", key, created_ms, game_id) for key in listing])
         return game_id
+
+    @staticmethod
+    def _live_keys(game: str, player_ids: set[str], *, private: bool) -> list[str]:
+        """The live lists a running game is in (a private one only in its players')."""
+        keys = [] if private else [live_key(), live_key(game)]
+        return keys + [player_games_key(player_id, "live") for player_id in sorted(player_ids)]
 
     def _remember(self, meta: GameMeta) -> None:
         self._cache[meta.game_id] = meta
