@@ -65,11 +65,17 @@ def response_and_wake_up(game_id: str, version: int, events: Sequence[bytes], st
     return uint_field(_RESPONSE_VERSION, version) + tail, string_field(_BATCH_GAME_ID, game_id) + batch_tail
 
 
-def with_clock(response: bytes, deadline_ms: int | None) -> bytes:
-    """The response with clock_armed set and the turn deadline armed with it (none: 0 or None)."""
+def deadline_field(deadline_ms: int) -> bytes:
+    """ApplyMoveResponse.turn_deadline, encoded (deadline_ms > 0)."""
+    return embedded(_DEADLINE, timestamp(deadline_ms))
+
+
+def with_clock(response: bytes, deadline_ms: int | None, stamp: tuple[int, bytes] | None = None) -> bytes:
+    """The response with clock_armed set and the turn deadline armed with it (none: 0 or None);
+    `stamp`: a deadline and its deadline_field the caller made already, used when it is this one."""
     response += _CLOCK_ARMED
     if deadline_ms:
-        response += embedded(_DEADLINE, timestamp(deadline_ms))
+        response += stamp[1] if stamp is not None and stamp[0] == deadline_ms else deadline_field(deadline_ms)
     return response
 
 

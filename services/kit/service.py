@@ -108,6 +108,7 @@ class _Judged(Generic[StateT]):
     after: CachedGame[StateT]  # the game once committed
     response: bytes  # the encoded ApplyMoveResponse, before the clock's fields
     commit: CommitCall  # GameStore.commit_args
+    stamp: tuple[int, bytes] | None  # the deadline a new turn gets and its encoded field (clocked)
 
 
 @dataclass(slots=True)
@@ -334,12 +335,26 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         )
         now_ns = time.time_ns()
         clock = act.clock
+        arm: ClockArm | None = None
+        stamp: tuple[int, bytes] | None = None
+        if clock is not None:
+            now_ms, per_move_ms = now_ns // 1_000_000, clock.per_move_ms
+            due = now_ms + per_move_ms  # a new turn's deadline: encoded once, for Redis and the answer
+            stamp = (due, encoded.deadline_field(due))
+            arm = ClockArm(
+                to_act="" if over else ",".join([str(seat) for seat in to_act]),
+                per_move_ms=per_move_ms,
+                now_ms=now_ms,
+                ttl_s=clock.ttl_s,
+                keep_meta=bool(clock.keep_alive),  # checked: only the game's metadata key
+                stamp=stamp[1],
+            )
         commit = self.store.commit_args(
             game_id=act.game_id,
             expected_version=base,
             request_id=request.request_id,
             state=self.codec.state_to_bytes(state),
-            events=[NewEvent(event_id, event) for event_id, event in events_out],
+            events=events_out,
             response=response,
             over=over,
             publish=wake_up,
@@ -347,16 +362,10 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             status=status,
             digest=act.digest,
             window_from=window_from,
-            clock=None if clock is None else ClockArm(
-                to_act="" if over else ",".join([str(seat) for seat in to_act]),
-                per_move_ms=clock.per_move_ms,
-                now_ms=now_ns // 1_000_000,
-                ttl_s=clock.ttl_s,
-                keep_meta=bool(clock.keep_alive),  # checked: only the game's metadata key
-            ),
+            clock=arm,
             keys=act.keys,
         )
-        return _Judged(CachedGame(version, state, cached.game, window_from, act.keys), response, commit)
+        return _Judged(CachedGame(version, state, cached.game, window_from, act.keys), response, commit, stamp)
 
     def _settle(self, act: _Action, judged: _Judged[StateT], result: CommitResult) -> bytes | None:
         """The answer once the commit's result is known; None when another seat's action landed
@@ -365,7 +374,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             self._remember(act.game_id, judged.after)
             if act.clock is None:
                 return judged.response
-            return encoded.with_clock(judged.response, result.deadline_ms)
+            return encoded.with_clock(judged.response, result.deadline_ms, judged.stamp)
         self._forget(act.game_id)
         if isinstance(result, Replayed):
             return self._replayed(result, act.digest)

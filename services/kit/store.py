@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from redis.exceptions import ResponseError
 
@@ -22,6 +22,7 @@ from kit.redis.keys import clock_key, clocks_key, game_keys, game_shard, meta_ke
 from kit.redis.layer import RedisLayer
 from kit.redis.pipe import RespError
 from kit.redis.scripts import script
+from services.kit.encoded import deadline_field
 
 
 @dataclass(frozen=True)
@@ -42,16 +43,19 @@ class Committed:
     deadline_ms: int | None = None  # the turn deadline armed with the commit (0: game over)
 
 
-@dataclass(frozen=True)
-class ClockArm:
+class ClockArm(NamedTuple):
     """Arm the game's turn clock in the commit (lua/rules/commit.lua, the clock keys' layout in
-    lua/clocks/arm_function.lua)."""
+    lua/clocks/arm_function.lua). A named tuple, not a frozen dataclass: one is made every move,
+    and a frozen dataclass's __init__ sets each field through object.__setattr__."""
 
     to_act: str  # comma-separated seats to act after the action; "" when over
     per_move_ms: int
     now_ms: int
     ttl_s: int
     keep_meta: bool = False  # also give the game's metadata key (keys.meta_key) the clock's TTL
+    # ApplyMoveResponse.turn_deadline encoded for now_ms + per_move_ms (encoded.deadline_field),
+    # when the caller has it already (it answers with the same bytes); b"": commit_args makes it
+    stamp: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -112,8 +116,9 @@ def commit_keys(game_id: str) -> CommitKeys:
 CommitCall = tuple[tuple[str, ...], list[Any]]  # the commit script's keys and arguments (commit_args)
 
 
-@dataclass(frozen=True)
-class NewEvent:
+class NewEvent(NamedTuple):
+    """An event to write: a pair, so the servicer's (event id, bytes) pairs are NewEvents as they are."""
+
     event_id: str
     payload: bytes  # GameEvent bytes
 
@@ -241,7 +246,7 @@ class GameStore(GameReads):
         expected_version: int,
         request_id: str,
         state: bytes,
-        events: Sequence[NewEvent],
+        events: Sequence[NewEvent] | Sequence[tuple[str, bytes]],
         response: bytes,
         over: bool,
         publish: bytes,
@@ -260,6 +265,7 @@ class GameStore(GameReads):
             keys = commit_keys(game_id)
         args: list[Any] = [
             expected_version,
+            expected_version + 1,  # the new version as a string for Redis (no Lua number formatting)
             request_id,
             state,
             response,
@@ -274,12 +280,22 @@ class GameStore(GameReads):
         ]
         if clock is None:
             script_keys = keys.game
-            args.extend(("", "", "", "", "", ""))
+            args.extend(("", "", "", "", "", "", "", ""))
         else:
             script_keys = keys.clocked
+            due = clock.now_ms + clock.per_move_ms  # the deadline a new turn gets (clocks/arm_function)
             args.extend(
-                (game_id, clock.to_act, clock.per_move_ms, clock.now_ms, clock.ttl_s, 1 if clock.keep_meta else 0)
+                (
+                    game_id,
+                    clock.to_act,
+                    clock.per_move_ms,
+                    clock.now_ms,
+                    clock.ttl_s,
+                    1 if clock.keep_meta else 0,
+                    due,
+                    clock.stamp or deadline_field(due),
+                )
             )
-        for event in events:
-            args.extend((event.event_id, event.payload))
+        for event_id, payload in events:
+            args.extend((event_id, payload))
         return script_keys, args

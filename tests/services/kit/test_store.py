@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 from kit.redis.keys import clock_key, game_shard, meta_key, shard_tag
 from kit.redis.layer import RedisLayer
 from kit.redis.pipe import command
+from services.kit.encoded import deadline_field
 from services.kit.store import (
     ClockArm,
     Committed,
@@ -185,6 +186,34 @@ async def test_the_clock_and_metadata_ttls_follow_the_same_rule(redis: Redis) ->
     assert all(990_000 < ttl <= 1_000_000 for ttl in await pttls(redis, [clock_key(game_id), meta]))
     assert await move(2, start + 100_000) == Committed(start + 101_000)
     assert all(1_590_000 < ttl <= 1_600_000 for ttl in await pttls(redis, [clock_key(game_id), meta]))
+    await store.layer.close()
+
+
+async def test_the_kept_answer_carries_the_armed_deadline_the_callers_or_one_encoded_in_lua(redis: Redis) -> None:
+    """A retry after the game moved on is answered from the kept answer, which carries the deadline
+    armed with it: the caller's encoded field when the deadline is the one it expected (now +
+    per-move time), else the one Lua encodes (a simultaneous round keeps its deadline), and both
+    encode what encoded.deadline_field does."""
+    store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
+    game_id = new_game_id()
+    await create(store, game_id)
+    start = 1_764_000_000_123  # milliseconds with a remainder: the Lua encoder writes the nanos
+
+    async def move(version: int, now_ms: int, to_act: str, stamp: bytes = b"") -> Any:
+        clock = ClockArm(to_act=to_act, per_move_ms=30_000, now_ms=now_ms, ttl_s=1600, stamp=stamp)
+        return await store.commit(
+            game_id=game_id, expected_version=version, request_id=f"r{version}", state=b"s",
+            events=[NewEvent(f"{version + 1}-1", b"e")], response=b"a", over=False, publish=b"b",
+            action=b"act", clock=clock,
+        )
+
+    assert await move(0, start, "0,1") == Committed(start + 30_000)
+    # One seat of the round acted: the other's turn keeps the round's deadline, not now + 30 s, so
+    # the caller's stamp (for now + 30 s; a wrong one here, to show it is not used) is not the answer's.
+    assert await move(1, start + 5_000, "1", stamp=b"not-used") == Committed(start + 30_000)
+    assert await move(2, start + 7_000, "0") == Committed(start + 37_000)
+    kept = [await store.load(game_id, f"r{version}") for version in range(3)]
+    assert kept == [Replayed(b"a" + deadline_field(d)) for d in (start + 30_000, start + 30_000, start + 37_000)]
     await store.layer.close()
 
 

@@ -12,9 +12,13 @@
 -- less than 15/16 of `ttl` left (one PTTL, instead of an EXPIRE on each key every move): after any
 -- move every key of the game has at least 15/16 of `ttl` left and never more than `ttl`. All four
 -- are refreshed together, so the state key's TTL stands for theirs.
+-- Numbers reach Redis as the caller wrote them (`next`, `due`): a Lua number written to Redis is
+-- formatted with printf's %.14g, ~0.3 us each, several a move. The answer's deadline field comes
+-- encoded (`stamp`, for the deadline `due` the caller expects: now + per-move time); the Lua
+-- encoder below only runs for another deadline (a simultaneous round keeping its deadline).
 -- KEYS: state events requests actions [clock clocks meta]
--- ARGV: version request state response over ttl channel publish action status digest window game toact permove now clockttl keepmeta ...
--- (... = the events as event id, GameEvent pairs; game..keepmeta are '' without the clock keys)
+-- ARGV: version next request state response over ttl channel publish action status digest window game toact permove now clockttl keepmeta due stamp ...
+-- (... = the events as event id, GameEvent pairs; `next` is version + 1; game..stamp are '' without the clock keys)
 -- Returns: {0, deadline ms when the clock keys were given} committed | {1, first answer, its digest}
 --   replayed | {2, current version} conflict | {3} no such game
 -- include: clocks/arm_function
@@ -38,45 +42,47 @@ local function pb_timestamp_field(tag, ms)
   return string.char(tag) .. pb_varint(#inner) .. inner
 end
 
-local FIXED = 18
-local prior = redis.call('HGET', KEYS[3], ARGV[2])
-if prior then return {1, prior, redis.call('HGET', KEYS[3], ARGV[2] .. '#') or ''} end
+local FIXED = 21
+local prior = redis.call('HGET', KEYS[3], ARGV[3])
+if prior then return {1, prior, redis.call('HGET', KEYS[3], ARGV[3] .. '#') or ''} end
 local cur = redis.call('HMGET', KEYS[1], 'v', 'l')
 local v = cur[1]
 if not v then return {3} end
 if tonumber(v) ~= tonumber(ARGV[1]) then return {2, v} end
-local version = tonumber(ARGV[1]) + 1
+local version = ARGV[2]
 local last = cur[2]
 for i = FIXED + 1, #ARGV - 1, 2 do
   last = ARGV[i]
-  redis.call('XADD', KEYS[2], last, 'e', ARGV[i + 1], 't', ARGV[10])
+  redis.call('XADD', KEYS[2], last, 'e', ARGV[i + 1], 't', ARGV[11])
 end
-redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[3], 'l', last, 'f', ARGV[5], 'w', ARGV[12])
-local answer = ARGV[4]
+redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[4], 'l', last, 'f', ARGV[6], 'w', ARGV[13])
+local answer = ARGV[5]
 local reply = {0}
 if #KEYS == 7 then
-  local clockttl = tonumber(ARGV[17])
-  local armed = arm(KEYS[5], KEYS[6], ARGV[13], version, ARGV[14], ARGV[15], ARGV[16], clockttl)
-  local deadline = tonumber(armed[2])
-  if deadline > 0 then
-    -- The kept answer gets the deadline armed with it (ApplyMoveResponse.turn_deadline, appended
-    -- as an encoded field: protobuf merges concatenated messages), so a retry that comes after
-    -- the game moved on (the clock no longer holds this version) is answered with it too.
-    answer = answer .. pb_timestamp_field(42, deadline)
+  local clockttl = tonumber(ARGV[18])
+  local armed = arm(KEYS[5], KEYS[6], ARGV[14], version, ARGV[15], ARGV[16], ARGV[17], clockttl)
+  local due = armed[2]
+  -- The kept answer gets the deadline armed with it (ApplyMoveResponse.turn_deadline, appended
+  -- as an encoded field: protobuf merges concatenated messages), so a retry that comes after
+  -- the game moved on (the clock no longer holds this version) is answered with it too.
+  if due == ARGV[20] then
+    answer = answer .. ARGV[21]
+  elseif tonumber(due) > 0 then
+    answer = answer .. pb_timestamp_field(42, tonumber(due))
   end
-  if ARGV[18] == '1' and armed[3] == 1 then redis.call('EXPIRE', KEYS[7], clockttl) end
-  reply = {0, armed[2]}
+  if ARGV[19] == '1' and armed[3] == 1 then redis.call('EXPIRE', KEYS[7], clockttl) end
+  reply = {0, due}
 end
-redis.call('HSET', KEYS[3], ARGV[2], answer, ARGV[2] .. '#', ARGV[11])
-redis.call('RPUSH', KEYS[4], ARGV[9])
+redis.call('HSET', KEYS[3], ARGV[3], answer, ARGV[3] .. '#', ARGV[12])
+redis.call('RPUSH', KEYS[4], ARGV[10])
 -- After the writes: a key the move created (the record list, a requests hash) gets its TTL.
-local ttl = tonumber(ARGV[6])
-if version == 1 or ARGV[5] == '1' or redis.call('PTTL', KEYS[1]) < ttl * 1000 * 15 / 16 then
+local ttl = ARGV[7]
+if version == '1' or ARGV[6] == '1' or redis.call('PTTL', KEYS[1]) < tonumber(ttl) * 1000 * 15 / 16 then
   redis.call('EXPIRE', KEYS[1], ttl)
   redis.call('EXPIRE', KEYS[2], ttl)
   redis.call('EXPIRE', KEYS[3], ttl)
   redis.call('EXPIRE', KEYS[4], ttl)
 end
 -- The game's channel is in this slot: SPUBLISH on a Redis 7 cluster (kit/redis/scripts.py).
-if #ARGV > FIXED then redis.call(SHARD_PUBLISH, ARGV[7], ARGV[8]) end
+if #ARGV > FIXED then redis.call(SHARD_PUBLISH, ARGV[8], ARGV[9]) end
 return reply
