@@ -35,9 +35,11 @@ local function arm(ck, zk, gid, version, toact, permove, now, ttl)
     return {1, '0', 1}
   end
   local deadline = at + tonumber(permove)
+  local due = nil  -- the deadline as Redis keeps it: a string, not a Lua number to format
   local olda = cur[3]
   local oldd = tonumber(cur[4] or '0')
-  if olda and olda ~= '' and oldd > 0 then
+  -- Only a round of several seats can keep its deadline (a proper subset of one seat is none).
+  if olda and oldd > 0 and string.find(olda, ',', 1, true) then
     local before = {}
     local nbefore = 0
     for s in string.gmatch(olda, '[^,]+') do before[s] = true; nbefore = nbefore + 1 end
@@ -47,16 +49,17 @@ local function arm(ck, zk, gid, version, toact, permove, now, ttl)
       nnow = nnow + 1
       if not before[s] then subset = false end
     end
-    if subset and nnow < nbefore then deadline = oldd end
+    if subset and nnow < nbefore then deadline, due = oldd, cur[4] end
   end
+  due = due or string.format('%d', deadline)
   local member = gid .. '|' .. version .. '|' .. toact
-  redis.call('ZADD', zk, deadline, member)
+  redis.call('ZADD', zk, due, member)
   local refreshed = cur[5]
   if refreshed and at >= tonumber(refreshed) and at - tonumber(refreshed) < ttl * 1000 / 16 then
-    redis.call('HSET', ck, 'v', version, 'd', deadline, 'a', toact, 'm', member)
-    return {1, tostring(deadline), 0}
+    redis.call('HSET', ck, 'v', version, 'd', due, 'a', toact, 'm', member)
+    return {1, due, 0}
   end
-  redis.call('HSET', ck, 'v', version, 'd', deadline, 'a', toact, 'm', member, 'x', at)
+  redis.call('HSET', ck, 'v', version, 'd', due, 'a', toact, 'm', member, 'x', now)
   redis.call('EXPIRE', ck, ttl)
-  return {1, tostring(deadline), 1}
+  return {1, due, 1}
 end
