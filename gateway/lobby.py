@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Protocol
 
@@ -34,6 +35,8 @@ from kit.redis.pubsub import PubSub
 
 log = logging.getLogger("tafel.gateway.lobby")
 MAX_GAME_NAME = 64
+_BUCKETS_KEPT = 256  # the buckets searches asked for lately (lobby's _bucket_of)
+_BucketKey = tuple[str, bytes, int, int, bytes]  # game, options, seats min and max, time control
 # Every lobby handler: refusals as their status, a Redis failure UNAVAILABLE, a bug INTERNAL.
 lobby_call = refusing("the lobby's storage is unavailable; retry", internal="the lobby failed to answer; retry")
 
@@ -257,6 +260,7 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
         self.matchmaker = Matchmaker(layer, pubsub, directory, ratings or HashRatings(layer), matchmaking)
         self.rooms = Rooms(layer, pubsub, directory, rooms)
         self._started = False
+        self._buckets: OrderedDict[_BucketKey, tuple[rules_pb2.DescribeGameResponse, BucketSpec]] = OrderedDict()
 
     async def start(self) -> None:
         """Subscribe to the lobby's wake-ups (done lazily on the first waiting call otherwise)."""
@@ -268,6 +272,33 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
     async def close(self) -> None:
         await self.matchmaker.close()
         self.rooms.close()
+
+    def _bucket_of(
+        self, request: play_pb2.FindMatchRequest, description: rules_pb2.DescribeGameResponse
+    ) -> BucketSpec:
+        """The search's bucket. Kept per game, options, seats and time control while the game's
+        description is the one it was made from: a busy queue's searches all ask for the same
+        few, and each made its options canonical and hashed its bucket id (a sha1) anew."""
+        key = (
+            request.game,
+            request.options.SerializeToString(deterministic=True),
+            request.min_seats,
+            request.max_seats,
+            request.time_control.SerializeToString(deterministic=True),
+        )
+        kept = self._buckets.get(key)
+        if kept is not None and kept[0] is description:
+            return kept[1]
+        low, high = match_seats(description, request.min_seats, request.max_seats)
+        # Every option is checked now against the largest table the search may form (a solo-only
+        # option is refused here, not when a match would form).
+        options = canonical_options(request.game, request.options, description, most_seats=high)
+        per_move = per_move_ms(self.settings, request.time_control)
+        spec = BucketSpec(request.game, options, per_move, low, high)
+        self._buckets[key] = (description, spec)
+        if len(self._buckets) > _BUCKETS_KEPT:
+            self._buckets.popitem(last=False)
+        return spec
 
     async def _describe(self, game: str) -> rules_pb2.DescribeGameResponse:
         check_game(self.router, game)
@@ -314,13 +345,7 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
     ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]:
         """FindMatch for a signed-in player, on whatever carries it (its own call or the Play
         stream): MatchQueued updates, then MatchFound. Raises Refused."""
-        description = await self._describe(request.game)
-        low, high = match_seats(description, request.min_seats, request.max_seats)
-        # Every option is checked now against the largest table the search may form (a solo-only
-        # option is refused here, not when a match would form).
-        options = canonical_options(request.game, request.options, description, most_seats=high)
-        per_move = per_move_ms(self.settings, request.time_control)
-        spec = BucketSpec(request.game, options, per_move, low, high)
+        spec = self._bucket_of(request, await self._describe(request.game))
         if request.request_id:
             check_id("request_id", request.request_id)
         await self.start()
