@@ -17,6 +17,10 @@ refused or withdrawn, but not when a resent search took the ticket over (that se
 same claim now). A crash anywhere leaves at most a claim that runs out with the lease, exactly as
 the crashed gateway's ticket does: the player is never blocked longer than their ticket would
 have been queued, and a claim never names a ticket that outlives it unrenewed.
+
+On one Redis (which checks no slots) steps 1-3 are one script instead (lua/matchmaking/
+claim_enqueue.lua, MatchQueue.take's `claim`): atomic, so their order is moot, and two round
+trips fewer a search.
 """
 
 from __future__ import annotations
@@ -35,6 +39,10 @@ class SearchClaims:
     def __init__(self, layer: RedisLayer, lease_ms: int) -> None:
         self.layer = layer
         self.lease_ms = lease_ms
+
+    @staticmethod
+    def key(player_id: str, game: str) -> str:
+        return match_claim_key(player_id, game)
 
     async def claim(self, player_id: str, game: str, token: str, *, replacing: str = "") -> str | None:
         """Make the player's search for `game` the one of `token` (free, already `token`'s, or

@@ -279,6 +279,22 @@ class Matchmaker:
         """Claim the player's search for the game, then queue in the bucket (claims.py says why
         in this order); a claim held for another bucket of the game refuses the search."""
         pid, game, bucket_id = player.player_id, spec.game, spec.bucket_id
+        if not self.queue.layer.cluster:
+            # One Redis: the claim, the enqueue (paired at once) and the claim's re-pointing in
+            # one script (claims.py).
+            taken = await self.queue.take(
+                bucket_id,
+                ticket_id,
+                player,
+                rating,
+                now_ms,
+                request_id=request_id,
+                owner=owner,
+                pairing=spec,
+                claim=(self.claims.key(pid, game), self.claims.lease_ms),
+            )
+            self._start_formed(spec, taken)
+            return taken
         mine = claim_token(bucket_id, ticket_id)
         holder = await self.claims.claim(pid, game, mine)
         if holder is not None:

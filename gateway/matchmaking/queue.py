@@ -66,31 +66,40 @@ class MatchQueue:
         request_id: str = "",
         owner: str = "",
         pairing: BucketSpec | None = None,
+        claim: tuple[str, int] | None = None,
     ) -> Taken:
         """Queue `ticket_id`, or, for a search sent again with the same request id, take over the
         ticket it queued before (still queued or already paired). With `pairing` (the bucket's
-        spec), a new ticket is paired at once in the same script: Taken.matches."""
+        spec), a new ticket is paired at once in the same script: Taken.matches. With `claim`
+        (the player's claim key and its lease, and `pairing`; one Redis only: another slot), the
+        claim is taken and pointed at the answered ticket in the same script; another bucket's
+        claim refuses it (not queued, `ticket_id` the other search's)."""
         s = self.settings
         request_key = f"{player.player_id}|{request_id}" if request_id else ""
         pair_args = [*self._pairing(pairing), MAX_MATCHES_PER_PAIRING] if pairing is not None else []
-        result = await self.layer.run(
-            script("matchmaking/enqueue"),
-            bucket_keys(bucket_id).all(),
-            [
-                ticket_id,
-                player.player_id,
-                player.SerializeToString(),
-                repr(float(rating)),
-                now_ms,
-                now_ms + s.lease_ms,
-                now_ms + int(s.ticket_ttl_s * 1000),
-                self._keys_ttl_ms,
-                request_key,
-                owner,
-                *pair_args,
-            ],
-        )
+        args: list[Any] = [
+            ticket_id,
+            player.player_id,
+            player.SerializeToString(),
+            repr(float(rating)),
+            now_ms,
+            now_ms + s.lease_ms,
+            now_ms + int(s.ticket_ttl_s * 1000),
+            self._keys_ttl_ms,
+            request_key,
+            owner,
+        ]
+        keys = bucket_keys(bucket_id).all()
+        if claim is None:
+            result = await self.layer.run(script("matchmaking/enqueue"), keys, [*args, *pair_args])
+        else:
+            claim_key, claim_ttl_ms = claim
+            result = await self.layer.run(
+                script("matchmaking/claim_enqueue"), [*keys, claim_key], [bucket_id, *args, claim_ttl_ms, *pair_args]
+            )
         kind = int(result[0])
+        if kind == 3:  # the claim is another bucket's search's: "<bucket id>|<ticket>"
+            return Taken(text(result[1]).partition("|")[2], queued=False, resumed=False, enqueued_ms=0)
         if kind == 1:
             return Taken(ticket_id, queued=True, resumed=False, enqueued_ms=now_ms, matches=_formed(result[1]))
         if kind == 2:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from typing import Any
 
 import grpc
 import pytest
@@ -168,3 +169,33 @@ async def test_a_killed_gateways_claim_runs_out_with_its_lease(gw_system: Gatewa
         doomed.kill()
         for channel in channels:
             await channel.close()
+
+
+async def test_a_search_is_claimed_and_queued_in_one_script_on_one_redis(redis_url: str, redis: Redis) -> None:
+    """On one Redis the claim, the enqueue and the claim's re-pointing are one script (a cluster
+    keeps the three steps: the claim is another slot); what it leaves is what the steps did."""
+    async with gateway_side(redis_url, RecordingStarter()) as mm:
+        ran: list[str] = []
+        run = mm.queue.layer.run
+
+        async def counted(script: Any, keys: Any, args: Any = ()) -> Any:
+            ran.append(script.name)
+            return await run(script, keys, args)
+
+        mm.queue.layer.run = counted  # type: ignore[method-assign]
+        me, bucket = player(), spec()
+        search = mm.find(bucket, me, "rq-one")
+        ticket = (await anext(search)).queued.ticket_id
+        one_redis = not mm.queue.layer.cluster
+        taking = ran[: ran.index("matchmaking/claim_enqueue") + 1] if one_redis else ran
+        assert taking == (["matchmaking/claim_enqueue"] if one_redis else ["matchmaking/claim", "matchmaking/enqueue"])
+        claim = match_claim_key(me.player_id, "connect4")
+        assert await redis.get(claim) == f"{bucket.bucket_id}|{ticket}".encode()
+        assert 0 < await redis.pttl(claim) <= FAST.lease_ms
+        # Resent with the same request id (another stream): the same ticket and claim.
+        resent = mm.find(bucket, me, "rq-one")
+        assert (await anext(resent)).queued.ticket_id == ticket
+        assert await redis.get(claim) == f"{bucket.bucket_id}|{ticket}".encode()
+        await search.aclose()
+        await resent.aclose()
+        assert await redis.exists(claim) == 0

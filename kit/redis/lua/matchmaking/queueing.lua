@@ -1,0 +1,43 @@
+-- Queueing a ticket, shared by enqueue and claim_enqueue. Included after matchmaking/bucket and
+-- matchmaking/pairing, whose keys and helpers it uses. A search sent again with the same request
+-- key takes over the ticket that search queued before (still queued, or paired: the caller learns
+-- the match on renewal); one queued ticket per player per bucket: another search of the player
+-- here is refused. With the pairing arguments (pair.lua's, `pairing` nil without them), a new
+-- ticket is paired at once in the same call.
+-- Defines: queue_ticket(ticket, pid, player, rating, now, lease, hard, ttl, rkey, owner, pairing): {1, matches} queued (matches as pair.lua's, {} without pairing), {0, prior ticket} the player already waits here, {2, ticket, enqueued ms} the search with this request key resumed; writes Q T L P W K (and R M GC when it pairs)
+local function queue_ticket(ticket, pid, player, rating, now, lease, hard, ttl, rkey, owner, pairing)
+  sweep(now)
+  if rkey ~= '' then
+    local known = redis.call('HGET', K, 'k|' .. rkey)
+    if known then
+      local raw = redis.call('HGET', T, known)
+      if raw or redis.call('HEXISTS', R, known) == 1 then
+        redis.call('HSET', K, 'o|' .. known, owner)
+        local enq = now
+        if raw then
+          local khard = tonumber(string.match(raw, '^%d+|(%d+)|'))
+          redis.call('ZADD', L, math.min(lease, khard), known)
+          enq = tonumber(string.match(raw, '^(%d+)|'))
+          touch(ttl, L)
+        end
+        touch(ttl, K)
+        return {2, known, enq}
+      end
+    end
+  end
+  local prior = redis.call('HGET', W, pid)
+  if prior and redis.call('HEXISTS', T, prior) == 1 then return {0, prior} end
+  redis.call('ZADD', Q, rating, ticket)
+  redis.call('HSET', T, ticket, string.format('%d|%d|%s', now, hard, pid))
+  redis.call('ZADD', L, math.min(lease, hard), ticket)
+  redis.call('HSET', P, ticket, player)
+  redis.call('HSET', W, pid, ticket)
+  touch(ttl, Q, T, L, P, W)
+  if rkey ~= '' then
+    redis.call('HSET', K, 'k|' .. rkey, ticket, 'r|' .. ticket, rkey, 'o|' .. ticket, owner)
+    touch(ttl, K)
+  end
+  if not pairing then return {1, {}} end
+  return {1, pair_bucket(now, pairing[1], pairing[2], pairing[3], pairing[4], pairing[5], pairing[6], pairing[7],
+    ttl, pairing[8])}
+end
