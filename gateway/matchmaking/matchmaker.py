@@ -507,19 +507,27 @@ class Matchmaker:
     ) -> None:
         attempts = Attempts(_START_BACKOFF)
         try:
-            # Paired: the players' searches for the game are over, so their claims go now (before the
-            # game exists), not when each stream next runs: a player who searches again the moment
-            # MatchFound arrives must not find the old claim. (A waiter here skips its own release
-            # when these went through; one elsewhere, or after a failed release, does it again.)
+            # Paired: the players' searches for the game are over, so their claims go before anyone
+            # learns the match, not when each stream next runs: a player who searches again the
+            # moment MatchFound arrives must not find the old claim. On one Redis in the script that
+            # marks the match started; on a cluster (other slots) now, before the game exists. (A
+            # waiter here skips its own release when these went through; one elsewhere, or after
+            # a failed release, does it again.)
+            claims = [
+                (self.claims.key(player.player_id, spec.game), claim_token(spec.bucket_id, ticket))
+                for player, ticket in zip(players, tickets, strict=True)
+            ]
             released = False
-            with contextlib.suppress(RedisError):
-                await asyncio.gather(
-                    *(
-                        self.claims.release(player.player_id, spec.game, claim_token(spec.bucket_id, ticket))
-                        for player, ticket in zip(players, tickets, strict=True)
+            if self.queue.layer.cluster:
+                with contextlib.suppress(RedisError):
+                    await asyncio.gather(
+                        *(
+                            self.claims.release(player.player_id, spec.game, token)
+                            for player, (_, token) in zip(players, claims, strict=True)
+                        )
                     )
-                )
-                released = True
+                    released = True
+                claims = []
             for attempt in range(4):
                 try:
                     await self.starter.start_game(
@@ -531,7 +539,8 @@ class Matchmaker:
                         origin="match",
                         game_id=game_id,
                     )
-                    await self.queue.mark_started(spec.bucket_id, game_id, tickets)
+                    await self.queue.mark_started(spec.bucket_id, game_id, tickets, claims=claims)
+                    released = released or bool(claims)  # released in that script
                     self._wake_started(spec, MatchDetails(game_id, tickets, players, started=True), released)
                     return
                 except asyncio.CancelledError:
@@ -544,7 +553,7 @@ class Matchmaker:
                     # It will never start (e.g. options this table size does not allow): tell the
                     # waiters now rather than let them wait.
                     log.warning("a matched game was refused: %s", refused.reason, extra={"game_id": game_id})
-                    await self.queue.mark_started(spec.bucket_id, game_id, tickets, refused=True)
+                    await self.queue.mark_started(spec.bucket_id, game_id, tickets, refused=True, claims=claims)
                     return
                 except Exception:
                     log.warning(

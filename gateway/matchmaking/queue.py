@@ -170,14 +170,22 @@ class MatchQueue:
         )
 
     async def mark_started(
-        self, bucket_id: str, game_id: str, tickets: Sequence[str] = (), *, refused: bool = False
+        self,
+        bucket_id: str,
+        game_id: str,
+        tickets: Sequence[str] = (),
+        *,
+        refused: bool = False,
+        claims: Sequence[tuple[str, str]] = (),
     ) -> bool:
+        """Mark the match started (or refused); `claims` (claim key, token: one Redis only, other
+        slots) are released in the same script first, each if its search still holds it."""
         # The wake-up names the bucket and the match's tickets: only a replica holding one of
         # those tickets' streams needs to look (the one that started it has told its own).
         payload = f"{bucket_id}|{','.join(tickets)}"
         result = await self.layer.run(
             script("matchmaking/started"),
-            bucket_keys(bucket_id).all(),
-            [game_id, MATCHED_CHANNEL, payload, "f" if refused else "1"],
+            [*bucket_keys(bucket_id).all(), *(key for key, _ in claims)],
+            [game_id, MATCHED_CHANNEL, payload, "f" if refused else "1", *(token for _, token in claims)],
         )
         return int(result) == 1

@@ -1,8 +1,14 @@
--- Mark a match started (or refused for good) and wake the replicas waiting on its tickets.
--- KEYS: queue tickets leases players owners results matches gc requests
--- ARGV: game_id channel payload mark
+-- Mark a match started (or refused for good) and wake the replicas waiting on its tickets. On one
+-- Redis (which checks no slots) the caller also passes its seats' search claims (claims.py), each
+-- released here if its search still holds it, before anyone can learn the match: a round trip
+-- fewer a game than releasing them first (a cluster releases them apart: another slot).
+-- KEYS: queue tickets leases players owners results matches gc requests ...
+-- ARGV: game_id channel payload mark ...
 -- Returns: 1 marked (and published; mark "1" started, "f" refused), 0 unknown match
 -- include: matchmaking/bucket
+for i = 10, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[i - 5] then redis.call('DEL', KEYS[i]) end
+end
 local gid = ARGV[1]
 if redis.call('HEXISTS', M, gid) == 0 then return 0 end
 if redis.call('HGET', M, gid .. '|s') == '1' then return 1 end
