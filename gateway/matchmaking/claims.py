@@ -20,7 +20,8 @@ have been queued, and a claim never names a ticket that outlives it unrenewed.
 
 On one Redis (which checks no slots) steps 1-3 are one script instead (lua/matchmaking/
 claim_enqueue.lua, MatchQueue.take's `claim`): atomic, so their order is moot, and two round
-trips fewer a search.
+trips fewer a search; and a started match's claims are released in the script that marks it
+started (lua/matchmaking/started.lua), before anyone learns the match.
 """
 
 from __future__ import annotations
