@@ -98,13 +98,15 @@ async def _play_connect4(
     view = watching.view.connect4
     heights = [len(column.seats) for column in view.board]
     rows = view.rows
+    open_columns = [c for c, h in enumerate(heights) if h < rows]  # kept, not rebuilt each move
     status = watching.summary.status
-    seen = watching.last_event_id
     while not status.over:
-        if seat in status.to_act and time.monotonic() < stop_at:
+        if seat in status.to_act:
+            if time.monotonic() >= stop_at:
+                return False  # the run is over: stop moving
             if think_s:
                 await asyncio.sleep(think_s)
-            column = rng.choice([c for c, h in enumerate(heights) if h < rows])
+            column = rng.choice(open_columns)
             shared.submitted[(game_id, status.version + 1)] = time.perf_counter()
             try:
                 answer = await stream.submit_move(
@@ -115,37 +117,34 @@ async def _play_connect4(
                 return False
             stats.moves += 1
             heights[column] += 1
+            if heights[column] == rows:
+                open_columns.remove(column)
             status = answer.status
             continue
-        if seat in status.to_act:
-            return False  # the run is over: stop moving
+        # The stream delivers each event once and in order, none at or before the view it
+        # started at (tafel/play_stream.py): only another game's leftovers are skipped here.
         delivery = await stream.next_event()
-        event = delivery.event
-        if delivery.game_id != game_id or not _after(event.event_id, seen):
+        if delivery.game_id != game_id:
             continue
-        seen = event.event_id
-        if event.WhichOneof("kind") == "connect4":
+        event = delivery.event
+        kind = event.WhichOneof("kind")
+        if kind == "connect4":
             dropped = event.connect4.disc_dropped
             if dropped.seat != seat:
-                heights[dropped.column] += 1
+                column = dropped.column
+                heights[column] += 1
+                if heights[column] == rows:
+                    open_columns.remove(column)
                 started = shared.submitted.pop((game_id, event.version), None)
                 if started is not None:
                     stats.latencies.append(time.perf_counter() - started)
         if delivery.HasField("status"):
             if delivery.status.version >= status.version:
                 status = delivery.status
-        elif event.version > status.version or event.WhichOneof("kind") == "ended":
+        elif event.version > status.version or kind == "ended":
             status = (await client.get_game(game_id)).summary.status  # a gateway without statuses
     stats.games_finished += seat == 0
     return True
-
-
-def _after(event_id: str, last: str) -> bool:
-    if not last:
-        return True
-    a, _, b = event_id.partition("-")
-    c, _, d = last.partition("-")
-    return (int(a), int(b or 0)) > (int(c), int(d or 0))
 
 
 async def player(
@@ -170,15 +169,14 @@ async def player(
             queued = time.perf_counter()
             watching: play_pb2.GetGameResponse | None = None
             try:
-                timeout = max(1.0, stop_at - time.monotonic())
-                if stream is not None:
-                    # The search starts the game's watch: its first view comes with the match.
-                    finding = stream.find_and_watch(game, min_seats=seats, max_seats=seats)
-                    match, watching = await asyncio.wait_for(finding, timeout=timeout)
-                else:
-                    match = await asyncio.wait_for(
-                        client.find_match(game, min_seats=seats, max_seats=seats), timeout=timeout
-                    )
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs the search in a task of
+                # its own, one more per game.
+                async with asyncio.timeout(max(1.0, stop_at - time.monotonic())):
+                    if stream is not None:
+                        # The search starts the game's watch: its first view comes with the match.
+                        match, watching = await stream.find_and_watch(game, min_seats=seats, max_seats=seats)
+                    else:
+                        match = await client.find_match(game, min_seats=seats, max_seats=seats)
             except TimeoutError:
                 return
             except TafelError as error:

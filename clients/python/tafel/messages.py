@@ -31,8 +31,17 @@ def game_move(move: Message) -> games_pb2.GameMove:
     if isinstance(move, games_pb2.GameMove):
         return move
     union = games_pb2.GameMove()
-    getattr(union, _field(move)).CopyFrom(move)
+    put_game_move(union, move)
     return union
+
+
+def put_game_move(union: games_pb2.GameMove, move: Message) -> None:
+    """Set `union` (a GameMove inside a request being built) to `move`, a game's Move or a
+    GameMove, copying it once."""
+    if isinstance(move, games_pb2.GameMove):
+        union.CopyFrom(move)
+    else:
+        getattr(union, _field(move)).CopyFrom(move)
 
 
 def game_options(options: Message | None) -> games_pb2.GameOptions:
@@ -49,4 +58,4 @@ def connect4_move(column: int) -> games_pb2.GameMove:
     return games_pb2.GameMove(connect4=connect4_pb2.Move(column=column))
 
 
-__all__ = ["GAMES", "coloursquare_pb2", "connect4_move", "game_move", "game_options", "plus4_pb2"]
+__all__ = ["GAMES", "coloursquare_pb2", "connect4_move", "game_move", "game_options", "plus4_pb2", "put_game_move"]

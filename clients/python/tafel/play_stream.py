@@ -27,7 +27,8 @@ import grpc
 from google.protobuf.message import Message
 
 from tafel.errors import TafelError, Unavailable, error_for
-from tafel.messages import game_move
+from tafel.fifo import Fifo
+from tafel.messages import put_game_move
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 from tafel.requests import find_match_request, is_after, new_request_id
 from tafel.retry import Attempts
@@ -50,10 +51,14 @@ class PlayStream:
         self.batch_responses = batch_responses
         self._ids = itertools.count(1)
         self._pending: dict[int, tuple[play_pb2.PlayRequest, asyncio.Future[play_pb2.PlayResponse]]] = {}
-        self._outbox: asyncio.Queue[play_pb2.PlayRequest] = asyncio.Queue()
-        self._events: asyncio.Queue[play_pb2.GameEventDelivery | None] = asyncio.Queue()
+        # Fifos, not asyncio.Queues: the outbox and the events are crossed by every move (tafel/fifo.py).
+        self._outbox: Fifo[play_pb2.PlayRequest] = Fifo()
+        self._events: Fifo[play_pb2.GameEventDelivery | None] = Fifo()
+        # The loop the stream runs on, learnt once: on Python 3.11 each get_running_loop() is a
+        # getpid system call, and a request asked for it to make its answer's future.
+        self._loop: asyncio.AbstractEventLoop | None = None
         # find_match searches in progress: correlation id -> (the request, its updates).
-        self._searches: dict[int, tuple[play_pb2.PlayRequest, asyncio.Queue[play_pb2.PlayResponse | None]]] = {}
+        self._searches: dict[int, tuple[play_pb2.PlayRequest, Fifo[play_pb2.PlayResponse | None]]] = {}
         self._last_event: dict[str, str] = {}  # game id -> last event id delivered
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -61,7 +66,8 @@ class PlayStream:
         self.reconnects = 0  # streams reopened (after a drop or a gateway's `reconnect`)
 
     async def __aenter__(self) -> PlayStream:
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        self._loop = asyncio.get_running_loop()
+        self._task = self._loop.create_task(self._run())
         self._task.add_done_callback(self._ran)
         return self
 
@@ -94,10 +100,13 @@ class PlayStream:
 
     async def _request(self, **action: Any) -> play_pb2.PlayResponse:
         self._check_open()
-        correlation = next(self._ids)
-        request = play_pb2.PlayRequest(correlation_id=correlation, **action)
-        future: asyncio.Future[play_pb2.PlayResponse] = asyncio.get_running_loop().create_future()
-        self._pending[correlation] = (request, future)
+        return await self._send(play_pb2.PlayRequest(correlation_id=next(self._ids), **action))
+
+    async def _send(self, request: play_pb2.PlayRequest) -> play_pb2.PlayResponse:
+        """Send `request` (its correlation id set) and wait for its answer; a refusal raises."""
+        loop = self._loop or asyncio.get_running_loop()
+        future: asyncio.Future[play_pb2.PlayResponse] = loop.create_future()
+        self._pending[request.correlation_id] = (request, future)
         self._outbox.put_nowait(request)
         response = await future
         if response.WhichOneof("kind") == "refusal":
@@ -108,13 +117,16 @@ class PlayStream:
     async def submit_move(
         self, game_id: str, move: Message, *, expected_version: int, request_id: str | None = None
     ) -> play_pb2.SubmitMoveResponse:
-        submit = play_pb2.SubmitMoveRequest(
-            game_id=game_id,
-            expected_version=expected_version,
-            request_id=request_id or new_request_id(),
-            move=game_move(move),
-        )
-        return (await self._request(submit_move=submit)).move_accepted
+        self._check_open()
+        # Filled in place: the move is copied once, into the request that is sent (built as
+        # nested messages it was copied three times, each level's constructor copying the last).
+        request = play_pb2.PlayRequest(correlation_id=next(self._ids))
+        submit = request.submit_move
+        submit.game_id = game_id
+        submit.expected_version = expected_version
+        submit.request_id = request_id or new_request_id()
+        put_game_move(submit.move, move)
+        return (await self._send(request)).move_accepted
 
     async def resign(self, game_id: str, *, request_id: str | None = None) -> play_pb2.ResignResponse:
         resign = play_pb2.ResignRequest(game_id=game_id, request_id=request_id or new_request_id())
@@ -182,7 +194,7 @@ class PlayStream:
         self._check_open()
         correlation = next(self._ids)
         message = play_pb2.PlayRequest(correlation_id=correlation, find_match=request)
-        updates: asyncio.Queue[play_pb2.PlayResponse | None] = asyncio.Queue()
+        updates: Fifo[play_pb2.PlayResponse | None] = Fifo()
         self._searches[correlation] = (message, updates)
         self._outbox.put_nowait(message)
         matched: play_pb2.MatchFound | None = None
@@ -228,7 +240,11 @@ class PlayStream:
             yield delivery
 
     async def next_event(self, timeout: float | None = None) -> play_pb2.GameEventDelivery:
-        delivery = await (self._events.get() if timeout is None else asyncio.wait_for(self._events.get(), timeout))
+        events = self._events
+        if events:
+            delivery = events.get_nowait()  # already here (a mover's own event comes with its answer)
+        else:
+            delivery = await (events.get() if timeout is None else asyncio.wait_for(events.get(), timeout))
         if delivery is None:
             raise Unavailable("STREAM_CLOSED", "the play stream was closed")
         return delivery
@@ -311,25 +327,18 @@ class PlayStream:
 
     def _dispatch(self, response: play_pb2.PlayResponse) -> None:
         kind = response.WhichOneof("kind")
+        if kind == "event":
+            self._deliver(response.event)
+            return
         if kind == "batch":
             for item in response.batch.responses:
-                self._dispatch(item)
+                if item.WhichOneof("kind") == "event":
+                    self._deliver(item.event)
+                else:
+                    self._dispatch(item)
             return
         if kind == "reconnect":
             return  # the stream ends next; _run moves to another gateway and resends
-        if kind == "event":
-            delivery = response.event
-            last = self._last_event.get(delivery.game_id)
-            if last is not None and last and not is_after(delivery.event.event_id, last):
-                return  # already delivered before a reconnect
-            if delivery.game_id in self._last_event:
-                if delivery.event.WhichOneof("kind") == "ended":
-                    # The gateway's watch ends with the game: nothing to resume or stop any more.
-                    del self._last_event[delivery.game_id]
-                else:
-                    self._last_event[delivery.game_id] = delivery.event.event_id
-            self._events.put_nowait(delivery)
-            return
         search = self._searches.get(response.correlation_id)
         if search is not None:
             if kind == "watching":
@@ -349,6 +358,21 @@ class PlayStream:
                 if game_id in self._last_event and not self._last_event[game_id]:
                     self._last_event[game_id] = response.watching.last_event_id
             entry[1].set_result(response)
+
+    def _deliver(self, delivery: play_pb2.GameEventDelivery) -> None:
+        game_id = delivery.game_id
+        last = self._last_event.get(game_id)
+        if last is not None:
+            event = delivery.event
+            event_id = event.event_id
+            if last and not is_after(event_id, last):
+                return  # already delivered before a reconnect
+            if event.WhichOneof("kind") == "ended":
+                # The gateway's watch ends with the game: nothing to resume or stop any more.
+                del self._last_event[game_id]
+            else:
+                self._last_event[game_id] = event_id
+        self._events.put_nowait(delivery)
 
     def _fail_all(self, error: TafelError) -> None:
         self._failure = error
