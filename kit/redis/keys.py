@@ -52,12 +52,16 @@ def game_prefix(game_id: str) -> str:
 @dataclass(frozen=True)
 class GameKeys:
     # hash: v version, s state bytes, g game, n seats, o GameOptions bytes, l last event id,
-    # c the creating request id, f 1 when over, w the version the commuting window began at ("": none)
+    # c the creating request id, f 1 when over, w the version the commuting window began at ("": none),
+    # q 1 when the kept answers are here: "r:<request id>" -> the first answer (response bytes),
+    # "r:<request id>#" -> the digest of the request it answered (a reused id with another request
+    # is refused; ":" and "#" never occur in an id, so these never meet the one-letter fields)
     state: str
     # stream: e a GameEvent, t the GameStatus after that event's move; ids <version>-<index>
     events: str
-    # hash: request id -> the first answer (response bytes); "<request id>#" -> the digest of the
-    # request it answered (a reused id with another request is refused; "#" never occurs in an id)
+    # hash, for a game created before its answers moved into the state hash (no q there): request
+    # id -> the first answer; "<request id>#" -> its request's digest. Read and written to that
+    # game's end; a game created since never has this key (lua/rules/create, lua/rules/commit)
     requests: str
     actions: str  # list: RecordedAction per applied action (the game's record)
     channel: str  # pub/sub: a GameEventBatch per committed action that caused events

@@ -6,6 +6,7 @@ import asyncio
 import uuid
 from typing import Any
 
+import pytest
 from redis.asyncio import Redis
 
 from kit.redis.keys import clock_key, game_shard, meta_key, shard_tag
@@ -44,6 +45,18 @@ async def create(store: GameStore, game_id: str) -> None:
     assert isinstance(result, Committed)
 
 
+async def as_created_before(redis: Redis, game_id: str, request_id: str = "") -> None:
+    """A game just created, turned into the layout of one created before the kept answers moved
+    into the state hash: no 'q', the creation's answer in the requests hash (the old create.lua's)."""
+    keys = game_keys(game_id)
+    answer = await redis.hget(keys.state, f"r:{request_id}") if request_id else None
+    assert await redis.hdel(keys.state, "q") == 1
+    if answer is not None:
+        await redis.hdel(keys.state, f"r:{request_id}")
+        await redis.hset(keys.requests, request_id, answer)
+        await redis.expire(keys.requests, 600)
+
+
 async def commit(store: GameStore, game_id: str, version: int, request_id: str, *, over: bool = False):  # type: ignore[no-untyped-def]
     return await store.commit(
         game_id=game_id,
@@ -58,15 +71,22 @@ async def commit(store: GameStore, game_id: str, version: int, request_id: str, 
     )
 
 
-async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_window(redis: Redis) -> None:
+@pytest.mark.parametrize("before", [False, True], ids=["answers-in-state", "created-before"])
+async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_window(redis: Redis, before: bool) -> None:
     store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
     game_id = new_game_id()
     created = [NewEvent("0-1", b"created"), NewEvent("0-2", b"opening")]
-    result = await store.create(
-        game_id=game_id, request_id="", game="test", seats=2, options=b"", state=b"s0", created=created,
-        response=b"r0", publish=b"b0", status=b"status0", window_from=0,
-    )
-    assert isinstance(result, Committed)
+
+    async def create_it() -> Any:
+        return await store.create(
+            game_id=game_id, request_id="c", game="test", seats=2, options=b"", state=b"s0", created=created,
+            response=b"r0", publish=b"b0", status=b"status0", window_from=0,
+        )
+
+    assert isinstance(await create_it(), Committed)
+    if before:
+        await as_created_before(redis, game_id, "c")
+    assert await create_it() == Replayed(b"r0")  # the creation's retry: its first answer
     loaded = await store.load(game_id)
     assert isinstance(loaded, StoredGame) and loaded.window_from == 0 and loaded.last_event_id == "0-2"
     committed = await store.commit(
@@ -84,6 +104,10 @@ async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_wind
     assert again == Replayed(b"answer", b"d-a")
     loaded = await store.load(game_id)
     assert isinstance(loaded, StoredGame) and loaded.window_from is None and loaded.version == 1
+    # The answers are where the game's creation put them: one key fewer for a game created now.
+    keys = game_keys(game_id)
+    assert await redis.exists(keys.requests) == before
+    assert await redis.hget(keys.state, "r:a") == (None if before else b"answer")
     rows = await store.read_stream(game_id)
     assert [(r.event_id, r.status) for r in rows] == [("0-1", b"status0"), ("0-2", b"status0"), ("1-1", b"status1")]
     assert await store.end_of_stream(game_id) == ("1-1", False)
@@ -101,10 +125,13 @@ def test_commands_are_packed_as_resp() -> None:
     assert command("SET", b"k", 5) == b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\n5\r\n"
 
 
-async def test_commit_checks_version_and_drops_repeated_request_ids(redis: Redis) -> None:
+@pytest.mark.parametrize("before", [False, True], ids=["answers-in-state", "created-before"])
+async def test_commit_checks_version_and_drops_repeated_request_ids(redis: Redis, before: bool) -> None:
     store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
     game_id = new_game_id()
     await create(store, game_id)
+    if before:
+        await as_created_before(redis, game_id, "create")
     assert isinstance(await commit(store, game_id, 0, "a"), Committed)
     assert await commit(store, game_id, 0, "a") == Replayed(b"answer-a")  # retry: first answer
     assert await commit(store, game_id, 0, "b") == Conflict(1)  # stale version
@@ -132,21 +159,25 @@ async def pttls(redis: Redis, keys: list[str]) -> list[int]:
     return [int(await redis.pttl(key)) for key in keys]
 
 
+@pytest.mark.parametrize("before", [False, True], ids=["answers-in-state", "created-before"])
 async def test_live_ttls_are_set_at_the_first_move_and_refreshed_only_when_a_sixteenth_has_passed(
-    redis: Redis,
+    redis: Redis, before: bool
 ) -> None:
     """Every key of a live game keeps at least 15/16 of the live TTL after every move (and never
     more than it) without an EXPIRE on each key every move (lua/rules/commit.lua)."""
     store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
     game_id = new_game_id()
     keys = game_keys(game_id)
-    every = [keys.state, keys.events, keys.requests, keys.actions]
-    # Created without a request id: the requests hash and the record list are made by the first move.
+    # A game created now has no requests hash (its answers are in its state hash).
+    every = [keys.state, keys.events, keys.requests, keys.actions] if before else [keys.state, keys.events, keys.actions]
+    # Created without a request id: the requests hash (before) and the record list are made by the first move.
     result = await store.create(
         game_id=game_id, request_id="", game="test", seats=2, options=b"", state=b"s0",
         created=NewEvent("0-1", b"created"), response=b"r0", publish=b"b0",
     )
     assert isinstance(result, Committed)
+    if before:
+        await as_created_before(redis, game_id)
     assert isinstance(await commit(store, game_id, 0, "a"), Committed)
     assert all(600_000 * 15 / 16 < ttl <= 600_000 for ttl in await pttls(redis, every))
     # Lowered by hand below the line but above it for the rest: the next move leaves them alone...
@@ -159,6 +190,7 @@ async def test_live_ttls_are_set_at_the_first_move_and_refreshed_only_when_a_six
         await redis.pexpire(key, 560_000)
     assert isinstance(await commit(store, game_id, 2, "c"), Committed)
     assert all(590_000 < ttl <= 600_000 for ttl in await pttls(redis, every))
+    assert await redis.exists(keys.requests) == before
     await store.layer.close()
 
 

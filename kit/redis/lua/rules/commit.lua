@@ -2,16 +2,21 @@
 -- request id gets the first answer (and the digest of the request it answered), another version
 -- is a conflict; else the new state, its events (each with the status after the move), the kept
 -- answer, the recorded action and the wake-up (a GameEventBatch on the game's channel).
+-- The kept answers live in the state hash (fields 'r:<request id>' and 'r:<request id>#', 'q' = 1:
+-- lua/rules/create) when the game was created so: one key and two commands fewer a move (the
+-- answer is read by the state's HMGET and written by its HSET); a game created before keeps them
+-- in the requests hash to its end.
 -- With the optional keys the same script arms the turn clock (one round trip a move): the clock
 -- keys are gateway/clocks.py's and are written only by arm() from clocks/arm_function; `meta`
 -- (gateway/games.py's metadata key, named by the store, never by the caller) gets the clock's TTL
 -- when keepmeta is 1, refreshed with the clock key's (see clocks/arm_function). No other key is
 -- touched.
--- TTLs: the game's four keys get `ttl` at its first move (the record list and perhaps the requests
--- hash are new then) and at its end (the finished TTL), and in between only when the state key has
--- less than 15/16 of `ttl` left (one PTTL, instead of an EXPIRE on each key every move): after any
--- move every key of the game has at least 15/16 of `ttl` left and never more than `ttl`. All four
--- are refreshed together, so the state key's TTL stands for theirs.
+-- TTLs: the game's keys (state, events, actions, and the requests hash of a game that has one) get
+-- `ttl` at its first move (the record list and perhaps the requests hash are new then) and at its
+-- end (the finished TTL), and in between only when the state key has less than 15/16 of `ttl` left
+-- (one PTTL, instead of an EXPIRE on each key every move): after any move every key of the game
+-- has at least 15/16 of `ttl` left and never more than `ttl`. All are refreshed together, so the
+-- state key's TTL stands for theirs.
 -- Numbers reach Redis as the caller wrote them (`next`, `due`): a Lua number written to Redis is
 -- formatted with printf's %.14g, ~0.3 us each, several a move. The answer's deadline field comes
 -- encoded (`stamp`, for the deadline `due` the caller expects: now + per-move time); the Lua
@@ -43,9 +48,18 @@ local function pb_timestamp_field(tag, ms)
 end
 
 local FIXED = 21
-local prior = redis.call('HGET', KEYS[3], ARGV[3])
-if prior then return {1, prior, redis.call('HGET', KEYS[3], ARGV[3] .. '#') or ''} end
-local cur = redis.call('HMGET', KEYS[1], 'v', 'l')
+local field = 'r:' .. ARGV[3]
+local cur = redis.call('HMGET', KEYS[1], 'v', 'l', 'q', field)
+local inline = cur[3] == '1'
+local answers = KEYS[3]
+local prior = cur[4]
+if inline then
+  answers = KEYS[1]
+else
+  field = ARGV[3]
+  prior = redis.call('HGET', answers, field)
+end
+if prior then return {1, prior, redis.call('HGET', answers, field .. '#') or ''} end
 local v = cur[1]
 if not v then return {3} end
 if tonumber(v) ~= tonumber(ARGV[1]) then return {2, v} end
@@ -55,7 +69,6 @@ for i = FIXED + 1, #ARGV - 1, 2 do
   last = ARGV[i]
   redis.call('XADD', KEYS[2], last, 'e', ARGV[i + 1], 't', ARGV[11])
 end
-redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[4], 'l', last, 'f', ARGV[6], 'w', ARGV[13])
 local answer = ARGV[5]
 local reply = {0}
 if #KEYS == 7 then
@@ -73,14 +86,20 @@ if #KEYS == 7 then
   if ARGV[19] == '1' and armed[3] == 1 then redis.call('EXPIRE', KEYS[7], clockttl) end
   reply = {0, due}
 end
-redis.call('HSET', KEYS[3], ARGV[3], answer, ARGV[3] .. '#', ARGV[12])
+if inline then
+  redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[4], 'l', last, 'f', ARGV[6], 'w', ARGV[13],
+             field, answer, field .. '#', ARGV[12])
+else
+  redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[4], 'l', last, 'f', ARGV[6], 'w', ARGV[13])
+  redis.call('HSET', answers, field, answer, field .. '#', ARGV[12])
+end
 redis.call('RPUSH', KEYS[4], ARGV[10])
 -- After the writes: a key the move created (the record list, a requests hash) gets its TTL.
 local ttl = ARGV[7]
 if version == '1' or ARGV[6] == '1' or redis.call('PTTL', KEYS[1]) < tonumber(ttl) * 1000 * 15 / 16 then
   redis.call('EXPIRE', KEYS[1], ttl)
   redis.call('EXPIRE', KEYS[2], ttl)
-  redis.call('EXPIRE', KEYS[3], ttl)
+  if not inline then redis.call('EXPIRE', KEYS[3], ttl) end
   redis.call('EXPIRE', KEYS[4], ttl)
 end
 -- The game's channel is in this slot: SPUBLISH on a Redis 7 cluster (kit/redis/scripts.py).

@@ -1,26 +1,33 @@
 -- Write a new game at version 0: its state, its first events (GameCreated first, each with the
 -- status at version 0), the creating request's answer, and the wake-up. A repeated creation with
 -- the same request id gets the first answer; any other creation of an existing game is refused.
+-- The game keeps its requests' answers in its state hash ('q' = 1, fields 'r:<request id>': see
+-- lua/rules/commit); the requests key is only read for games created before that.
 -- KEYS: state events requests
 -- ARGV: request state game seats options last response ttl channel publish status window ...
 -- (... = the events as event id, GameEvent pairs; `last` is the last of their ids)
 -- Returns: {0} created | {1, first answer} replayed | {2} the game exists
-local c = redis.call('HGET', KEYS[1], 'c')
-if c then
-  if ARGV[1] ~= '' and c == ARGV[1] then
+local field = 'r:' .. ARGV[1]
+local c = redis.call('HMGET', KEYS[1], 'c', 'q', field)
+if c[1] then
+  if ARGV[1] ~= '' and c[1] == ARGV[1] then
+    if c[2] == '1' then return {1, c[3] or ''} end
     return {1, redis.call('HGET', KEYS[3], ARGV[1]) or ''}
   end
   return {2}
 end
-redis.call('HSET', KEYS[1], 'v', 0, 's', ARGV[2], 'g', ARGV[3], 'n', ARGV[4], 'o', ARGV[5],
-           'l', ARGV[6], 'c', ARGV[1], 'f', 0, 'w', ARGV[12])
+if ARGV[1] ~= '' then
+  redis.call('HSET', KEYS[1], 'v', 0, 's', ARGV[2], 'g', ARGV[3], 'n', ARGV[4], 'o', ARGV[5],
+             'l', ARGV[6], 'c', ARGV[1], 'f', 0, 'w', ARGV[12], 'q', 1, field, ARGV[7])
+else
+  redis.call('HSET', KEYS[1], 'v', 0, 's', ARGV[2], 'g', ARGV[3], 'n', ARGV[4], 'o', ARGV[5],
+             'l', ARGV[6], 'c', ARGV[1], 'f', 0, 'w', ARGV[12], 'q', 1)
+end
 for i = 13, #ARGV - 1, 2 do
   redis.call('XADD', KEYS[2], ARGV[i], 'e', ARGV[i + 1], 't', ARGV[11])
 end
-if ARGV[1] ~= '' then redis.call('HSET', KEYS[3], ARGV[1], ARGV[7]) end
-local ttl = tonumber(ARGV[8])
+local ttl = ARGV[8]
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
-redis.call('EXPIRE', KEYS[3], ttl)
 redis.call(SHARD_PUBLISH, ARGV[9], ARGV[10])  -- the game's channel: this slot (kit/redis/scripts.py)
 return {0}
