@@ -18,6 +18,7 @@ Metadata never changes after creation, so each gateway keeps a bounded in-memory
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import json
@@ -42,8 +43,8 @@ from kit.errors import Refused, invalid
 from kit.ids import check_id
 from kit.redis.keys import live_key, meta_key, player_games_key
 from kit.redis.layer import RedisLayer
-from kit.redis.pipe import Command
-from kit.redis.scripts import script
+from kit.redis.pipe import Command, RespError
+from kit.redis.scripts import Script, script
 
 _META_CACHE = 20_000
 
@@ -58,6 +59,21 @@ def new_game_id() -> str:
 
 def not_found(game_id: str) -> Refused:
     return Refused(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND", f"there is no game {game_id}")
+
+
+@dataclass
+class Followup:
+    """A script sent in the same write as a start's games/start on one Redis (a matched game
+    marked started: a round trip fewer a game). It must check for itself that the start ran (a
+    NOSCRIPT answer to games/start lets it run first) and answer `not_ran` when it did not.
+    `ran` and `reply` say what came of it; when it did not run, its caller runs it on its own."""
+
+    script: Script
+    keys: list[str]
+    args: list[Any]
+    not_ran: int = 2
+    ran: bool = False
+    reply: Any = None
 
 
 @dataclass(frozen=True)
@@ -201,9 +217,12 @@ class GameDirectory:
         rated: bool,
         origin: str,
         game_id: str | None = None,
+        followed_by: Followup | None = None,
     ) -> str:
         """Create a game on its rules service, record who sits where, index it and start its clock.
-        Retrying with the same game_id is safe. Raises Refused (e.g. INVALID_ARGUMENT bad options)."""
+        Retrying with the same game_id is safe. Raises Refused (e.g. INVALID_ARGUMENT bad options).
+        `followed_by`: sent right after the start's script, in its write, where it can be (one
+        Redis); see Followup."""
         if not self.router.offers(game):
             raise invalid("UNKNOWN_GAME", f"there is no game type {game} here", field="game")
         if not players:
@@ -228,21 +247,19 @@ class GameDirectory:
         in_script = [] if self.layer.cluster else listing
         # The metadata and the first clock in one script: a started game always has its clock.
         clock_keys, clock_args = self.clocks.arm_parts(game_id, created.status, per_move_s)
-        started: Any = await self.layer.run(
-            script("games/start"),
-            [meta_key(game_id), *clock_keys, *in_script],
-            [
-                game,
-                json.dumps(seats, separators=(",", ":")),
-                created.options.SerializeToString(),
-                round(per_move_s * 1000),
-                1 if rated else 0,
-                origin,
-                created_ms,
-                self.game_ttl_s,
-                *clock_args,
-            ],
-        )
+        start_keys = [meta_key(game_id), *clock_keys, *in_script]
+        start_args: list[Any] = [
+            game,
+            json.dumps(seats, separators=(",", ":")),
+            created.options.SerializeToString(),
+            round(per_move_s * 1000),
+            1 if rated else 0,
+            origin,
+            created_ms,
+            self.game_ttl_s,
+            *clock_args,
+        ]
+        started: Any = await self._run_start(start_keys, start_args, followed_by)
         deadline = self.clocks.settled(int(started[1]), int(started[2]))
         self.clocks.remember(game_id, created.status.version, deadline)
         written = bool(int(started[0]))
@@ -265,6 +282,22 @@ class GameDirectory:
         elif self.layer.cluster and listing:  # the lists are other slots there: after the game's own
             await self.layer.many([("ZADD", key, created_ms, game_id) for key in listing])
         return game_id
+
+    async def _run_start(self, keys: list[str], args: list[Any], followed_by: Followup | None) -> Any:
+        """games/start's answer; with `followed_by`, both scripts in one write where the layer
+        can (one Redis, connected), else the start alone (its caller then runs the followup)."""
+        first = self.layer.start(script("games/start"), keys, args) if followed_by is not None else None
+        if first is None or followed_by is None:
+            return await self.layer.run(script("games/start"), keys, args)
+        second = self.layer.start(followed_by.script, followed_by.keys, followed_by.args)
+        replies = await asyncio.gather(first, *([second] if second is not None else []), return_exceptions=True)
+        if isinstance(replies[0], BaseException) and not isinstance(replies[0], RespError):
+            raise replies[0]  # the connection went: both are lost (or the second's fate unknown)
+        if len(replies) > 1 and not isinstance(replies[1], BaseException) and replies[1] != followed_by.not_ran:
+            followed_by.ran, followed_by.reply = True, replies[1]
+        if isinstance(replies[0], RespError):  # NOSCRIPT (run() loads it) or an error run() raises
+            return await self.layer.run(script("games/start"), keys, args)
+        return replies[0]
 
     @staticmethod
     def _live_keys(game: str, player_ids: set[str], *, private: bool) -> list[str]:

@@ -20,6 +20,7 @@ import grpc
 from redis.exceptions import RedisError
 from tafel.play.v1 import play_pb2
 
+from gateway.games import Followup
 from gateway.matchmaking.claims import SearchClaims, claim_token
 from gateway.matchmaking.model import BucketSpec, MatchDetails, Taken, TicketStatus, new_ticket_id
 from gateway.matchmaking.ports import GameStarter, RatingSource
@@ -27,9 +28,10 @@ from gateway.matchmaking.queue import MAX_MATCHES_PER_PAIRING, TAKEN_OVER, Match
 from gateway.matchmaking.ratings_source import DEFAULT_RATING
 from gateway.settings import MatchmakingSettings
 from kit.errors import Refused
-from kit.redis.keys import MATCHED_CHANNEL
+from kit.redis.keys import MATCHED_CHANNEL, clock_key
 from kit.redis.layer import RedisLayer
 from kit.redis.pubsub import PubSub, Subscription
+from kit.redis.scripts import script
 from kit.retry import Attempts, Backoff, retrying
 
 log = logging.getLogger("tafel.gateway.matchmaking")
@@ -530,6 +532,15 @@ class Matchmaker:
                 claims = []
             for attempt in range(4):
                 try:
+                    # On one Redis the match is marked started in the start's own write (guarded:
+                    # it does nothing unless the start ran), else (a cluster, a start it could not
+                    # follow) right after it.
+                    followup = None
+                    if not self.queue.layer.cluster:
+                        keys, args = self.queue.started_call(
+                            spec.bucket_id, game_id, tickets, claims=claims, guard=clock_key(game_id)
+                        )
+                        followup = Followup(script("matchmaking/started"), keys, args)
                     await self.starter.start_game(
                         game=spec.game,
                         options=spec.options,
@@ -538,8 +549,10 @@ class Matchmaker:
                         rated=not any(p.guest for p in players),
                         origin="match",
                         game_id=game_id,
+                        followed_by=followup,
                     )
-                    await self.queue.mark_started(spec.bucket_id, game_id, tickets, claims=claims)
+                    if followup is None or not followup.ran:
+                        await self.queue.mark_started(spec.bucket_id, game_id, tickets, claims=claims)
                     released = released or bool(claims)  # released in that script
                     self._wake_started(spec, MatchDetails(game_id, tickets, players, started=True), released)
                     return

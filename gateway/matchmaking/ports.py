@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
+
+if TYPE_CHECKING:
+    from gateway.games import Followup
 
 
 class GameStarter(Protocol):
@@ -22,6 +25,7 @@ class GameStarter(Protocol):
         rated: bool,
         origin: str,
         game_id: str | None = None,
+        followed_by: Followup | None = None,
     ) -> str: ...
 
 

@@ -180,12 +180,32 @@ class MatchQueue:
     ) -> bool:
         """Mark the match started (or refused); `claims` (claim key, token: one Redis only, other
         slots) are released in the same script first, each if its search still holds it."""
+        keys, args = self.started_call(bucket_id, game_id, tickets, refused=refused, claims=claims)
+        return int(await self.layer.run(script("matchmaking/started"), keys, args)) == 1
+
+    def started_call(
+        self,
+        bucket_id: str,
+        game_id: str,
+        tickets: Sequence[str],
+        *,
+        refused: bool = False,
+        claims: Sequence[tuple[str, str]] = (),
+        guard: str = "",
+    ) -> tuple[list[str], list[Any]]:
+        """mark_started's keys and arguments; with `guard` (the game's clock key), for a call in
+        the same write as the game's start, which does nothing (answers 2) unless the start ran."""
         # The wake-up names the bucket and the match's tickets: only a replica holding one of
         # those tickets' streams needs to look (the one that started it has told its own).
         payload = f"{bucket_id}|{','.join(tickets)}"
-        result = await self.layer.run(
-            script("matchmaking/started"),
-            [*bucket_keys(bucket_id).all(), *(key for key, _ in claims)],
-            [game_id, MATCHED_CHANNEL, payload, "f" if refused else "1", *(token for _, token in claims)],
+        return (
+            [*bucket_keys(bucket_id).all(), *([guard] if guard else []), *(key for key, _ in claims)],
+            [
+                game_id,
+                MATCHED_CHANNEL,
+                payload,
+                "f" if refused else "1",
+                "1" if guard else "0",
+                *(token for _, token in claims),
+            ],
         )
-        return int(result) == 1

@@ -12,6 +12,7 @@ from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
+from gateway.games import Followup
 from gateway.matchmaking.matchmaker import Matchmaker
 from gateway.matchmaking.model import BucketSpec
 from gateway.settings import MatchmakingSettings
@@ -49,6 +50,7 @@ class RecordingStarter:
         rated: bool,
         origin: str,
         game_id: str | None = None,
+        followed_by: Followup | None = None,  # left undone: the caller runs it itself
     ) -> str:
         if self.delay_s:
             await asyncio.sleep(self.delay_s)

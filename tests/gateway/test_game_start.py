@@ -10,16 +10,19 @@ from typing import Any
 import pytest
 from tafel.games.v1 import games_pb2
 
-from gateway.games import PRIVATE_ORIGIN, new_game_id
-from kit.redis.keys import clock_key, live_key, meta_key, player_games_key
-from tests.gateway.harness import Client, Seating
+from gateway.games import PRIVATE_ORIGIN, Followup, new_game_id
+from gateway.matchmaking.queue import MatchQueue
+from kit.redis.keys import bucket_keys, clock_key, live_key, meta_key, player_games_key
+from kit.redis.scripts import script
+from tests.gateway.harness import Client, Seating, new_id
+from tests.gateway.lobby_helpers import FAST
 
 
 def count_trips(seats: Seating, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every Redis round trip the directory makes from now on, by kind."""
     layer = seats.directory.layer
     trips: list[str] = []
-    for name in ("run", "many", "call"):
+    for name in ("run", "many", "call", "start"):
         real = getattr(layer, name)
 
         def counted(*args: Any, _real: Any = real, _name: str = name) -> Any:
@@ -76,3 +79,50 @@ async def test_a_private_game_is_listed_only_for_its_players(seats: Seating, cli
     assert await seats.redis.zscore(live_key("connect4"), game_id) is None
     for p in (a.player, b.player):
         assert await seats.redis.zscore(player_games_key(p.player_id, "live"), game_id) is not None
+
+
+async def marked_match(seats: Seating, game_id: str) -> tuple[str, Followup]:
+    """A paired match in a bucket of its own and its guarded `started` call, as the matchmaker
+    sends it with the game's start."""
+    bucket_id = new_id()
+    await seats.redis.hset(bucket_keys(bucket_id).matches, game_id, "t1,t2")
+    queue = MatchQueue(seats.directory.layer, FAST)
+    keys, args = queue.started_call(bucket_id, game_id, ["t1", "t2"], guard=clock_key(game_id))
+    return bucket_id, Followup(script("matchmaking/started"), keys, args)
+
+
+async def test_a_matched_start_marks_the_match_started_in_its_own_write(
+    seats: Seating, clients: list[Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b, _ = clients
+    game_id = new_game_id()
+    bucket_id, followup = await marked_match(seats, game_id)
+    for known in (script("games/start"), followup.script):  # as after their first use
+        await seats.redis.script_load(known.source)
+    await seats.directory.layer.call("PING")  # connected: a first call before any connection runs alone
+    trips = count_trips(seats, monkeypatch)
+    await seats.start([a.player, b.player], game_id=game_id, followed_by=followup)
+    marked = await seats.redis.hget(bucket_keys(bucket_id).matches, f"{game_id}|s")
+    if seats.directory.layer.cluster:  # the caller marks it: not in the start's write there
+        assert trips == ["start", "run", "many"] and not followup.ran and marked is None
+    else:
+        assert trips == ["start", "start"] and followup.ran and followup.reply == 1 and marked == b"1"
+
+
+async def test_a_matched_start_whose_script_redis_lacks_does_not_mark_the_match_first(
+    seats: Seating, clients: list[Client]
+) -> None:
+    """games/start answered NOSCRIPT (Redis restarted or flushed its scripts) while `started` was
+    known: the guarded `started` in the same write finds no clock and does nothing; the start is
+    then loaded and run, and the match is left for its caller to mark."""
+    if seats.directory.layer.cluster:
+        pytest.skip("SCRIPT FLUSH reaches one node of a cluster; there the start is not followed")
+    a, b, _ = clients
+    game_id = new_game_id()
+    bucket_id, followup = await marked_match(seats, game_id)
+    await seats.redis.script_flush()
+    await seats.redis.script_load(followup.script.source)
+    await seats.start([a.player, b.player], game_id=game_id, followed_by=followup)
+    assert not followup.ran
+    assert await seats.redis.hget(bucket_keys(bucket_id).matches, f"{game_id}|s") is None
+    assert await seats.redis.exists(meta_key(game_id)) and await seats.redis.exists(clock_key(game_id))

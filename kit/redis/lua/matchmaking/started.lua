@@ -1,13 +1,23 @@
 -- Mark a match started (or refused for good) and wake the replicas waiting on its tickets. On one
 -- Redis (which checks no slots) the caller also passes its seats' search claims (claims.py), each
 -- released here if its search still holds it, before anyone can learn the match: a round trip
--- fewer a game than releasing them first (a cluster releases them apart: another slot).
+-- fewer a game than releasing them first (a cluster releases them apart: another slot). Guarded
+-- (guard "1": KEYS[10] is the game's clock key), it is sent in the same write as the game's
+-- games/start (GameDirectory.start_game's followed_by) and does nothing unless that start ran: the
+-- clock exists only once games/start wrote the game (a NOSCRIPT answer to it must not let this
+-- mark a game started that does not exist).
 -- KEYS: queue tickets leases players owners results matches gc requests ...
--- ARGV: game_id channel payload mark ...
--- Returns: 1 marked (and published; mark "1" started, "f" refused), 0 unknown match
+-- ARGV: game_id channel payload mark guard ...
+-- Returns: 1 marked (and published; mark "1" started, "f" refused), 0 unknown match,
+--   2 guarded and the game's clock is not there (nothing done)
 -- include: matchmaking/bucket
-for i = 10, #KEYS do
-  if redis.call('GET', KEYS[i]) == ARGV[i - 5] then redis.call('DEL', KEYS[i]) end
+local first = 10
+if ARGV[5] == '1' then
+  if redis.call('EXISTS', KEYS[10]) == 0 then return 2 end
+  first = 11
+end
+for i = first, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[i - first + 6] then redis.call('DEL', KEYS[i]) end
 end
 local gid = ARGV[1]
 if redis.call('HEXISTS', M, gid) == 0 then return 0 end
