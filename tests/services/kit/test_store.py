@@ -145,12 +145,40 @@ async def test_commit_checks_version_and_drops_repeated_request_ids(redis: Redis
     await store.layer.close()
 
 
+@pytest.mark.parametrize("before", [False, True], ids=["actions-in-stream", "created-before"])
+async def test_the_record_reads_every_action_in_order_a_move_without_events_too(redis: Redis, before: bool) -> None:
+    """A game created now keeps its actions in its event stream (a move without events gets an
+    entry of its own, which watchers never see); one created before, in its action list."""
+    store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
+    game_id = new_game_id()
+    await create(store, game_id)
+    if before:
+        await as_created_before(redis, game_id, "create")
+
+    async def act(version: int, events: list[NewEvent]) -> None:
+        result = await store.commit(
+            game_id=game_id, expected_version=version, request_id=f"r{version}", state=b"s", events=events,
+            response=b"a", over=False, publish=b"b", action=f"action{version}".encode(),
+        )
+        assert isinstance(result, Committed)
+
+    await act(0, [NewEvent("1-1", b"e1"), NewEvent("1-2", b"e2")])
+    await act(1, [])
+    await act(2, [NewEvent("3-1", b"e3")])
+    assert await store.read_actions(game_id) == [b"action0", b"action1", b"action2"]
+    assert await store.read_events(game_id) == [("0-1", b"created"), ("1-1", b"e1"), ("1-2", b"e2"), ("3-1", b"e3")]
+    assert await store.read_events(game_id, "1-2") == [("3-1", b"e3")]
+    assert await store.end_of_stream(game_id) == ("3-1", False)
+    assert await redis.exists(game_keys(game_id).actions) == before
+    await store.layer.close()
+
+
 async def test_finished_games_get_the_short_ttl(redis: Redis) -> None:
     store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=30)
     game_id = new_game_id()
     await create(store, game_id)
     await commit(store, game_id, 0, "a", over=True)
-    for key in (game_keys(game_id).state, game_keys(game_id).events, game_keys(game_id).actions):
+    for key in (game_keys(game_id).state, game_keys(game_id).events):  # (the actions are in the events)
         assert 0 < await redis.ttl(key) <= 30
     await store.layer.close()
 
@@ -168,8 +196,9 @@ async def test_live_ttls_are_set_at_the_first_move_and_refreshed_only_when_a_six
     store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
     game_id = new_game_id()
     keys = game_keys(game_id)
-    # A game created now has no requests hash (its answers are in its state hash).
-    every = [keys.state, keys.events, keys.requests, keys.actions] if before else [keys.state, keys.events, keys.actions]
+    # A game created now has no requests hash nor action list (its answers are in its state hash,
+    # its actions in its event stream).
+    every = [keys.state, keys.events, keys.requests, keys.actions] if before else [keys.state, keys.events]
     # Created without a request id: the requests hash (before) and the record list are made by the first move.
     result = await store.create(
         game_id=game_id, request_id="", game="test", seats=2, options=b"", state=b"s0",
@@ -190,7 +219,7 @@ async def test_live_ttls_are_set_at_the_first_move_and_refreshed_only_when_a_six
         await redis.pexpire(key, 560_000)
     assert isinstance(await commit(store, game_id, 2, "c"), Committed)
     assert all(590_000 < ttl <= 600_000 for ttl in await pttls(redis, every))
-    assert await redis.exists(keys.requests) == before
+    assert await redis.exists(keys.requests) == await redis.exists(keys.actions) == before
     await store.layer.close()
 
 

@@ -5,7 +5,10 @@
 -- The kept answers live in the state hash (fields 'r:<request id>' and 'r:<request id>#', 'q' = 1:
 -- lua/rules/create) when the game was created so: one key and two commands fewer a move (the
 -- answer is read by the state's HMGET and written by its HSET); a game created before keeps them
--- in the requests hash to its end.
+-- in the requests hash to its end. Such a game also keeps its recorded actions in its event
+-- stream (field 'a' of the move's first entry; a move without events gets an entry <version>-0
+-- with only 'a'), not in the actions list: an RPUSH fewer a move (kit/redis/game_reads.py reads
+-- either).
 -- With the optional keys the same script arms the turn clock (one round trip a move): the clock
 -- keys are gateway/clocks.py's and are written only by arm() from clocks/arm_function; `meta`
 -- (gateway/games.py's metadata key, named by the store, never by the caller) gets the clock's TTL
@@ -65,7 +68,17 @@ if not v then return {3} end
 if tonumber(v) ~= tonumber(ARGV[1]) then return {2, v} end
 local version = ARGV[2]
 local last = cur[2]
-for i = FIXED + 1, #ARGV - 1, 2 do
+local first = FIXED + 1
+if inline then
+  if #ARGV > FIXED then
+    last = ARGV[first]
+    redis.call('XADD', KEYS[2], last, 'e', ARGV[first + 1], 't', ARGV[11], 'a', ARGV[10])
+    first = first + 2
+  else
+    redis.call('XADD', KEYS[2], version .. '-0', 'a', ARGV[10])
+  end
+end
+for i = first, #ARGV - 1, 2 do
   last = ARGV[i]
   redis.call('XADD', KEYS[2], last, 'e', ARGV[i + 1], 't', ARGV[11])
 end
@@ -92,15 +105,17 @@ if inline then
 else
   redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[4], 'l', last, 'f', ARGV[6], 'w', ARGV[13])
   redis.call('HSET', answers, field, answer, field .. '#', ARGV[12])
+  redis.call('RPUSH', KEYS[4], ARGV[10])
 end
-redis.call('RPUSH', KEYS[4], ARGV[10])
 -- After the writes: a key the move created (the record list, a requests hash) gets its TTL.
 local ttl = ARGV[7]
 if version == '1' or ARGV[6] == '1' or redis.call('PTTL', KEYS[1]) < tonumber(ttl) * 1000 * 15 / 16 then
   redis.call('EXPIRE', KEYS[1], ttl)
   redis.call('EXPIRE', KEYS[2], ttl)
-  if not inline then redis.call('EXPIRE', KEYS[3], ttl) end
-  redis.call('EXPIRE', KEYS[4], ttl)
+  if not inline then
+    redis.call('EXPIRE', KEYS[3], ttl)
+    redis.call('EXPIRE', KEYS[4], ttl)
+  end
 end
 -- The game's channel is in this slot: SPUBLISH on a Redis 7 cluster (kit/redis/scripts.py).
 if #ARGV > FIXED then redis.call(SHARD_PUBLISH, ARGV[8], ARGV[9]) end
