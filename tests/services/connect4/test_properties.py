@@ -6,6 +6,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tafel.connect4.v1 import connect4_pb2 as pb
 
 from services.connect4.codec import CODEC
 from services.connect4.rules import RULES, Move, Options, notation, replay
@@ -76,6 +77,27 @@ def test_state_round_trips_through_the_codec(game: tuple[Options, list[int]]) ->
     options, moves = game
     state = replay(options, moves)
     assert CODEC.state_from_bytes(CODEC.state_to_bytes(state)) == state
+
+
+@given(games(), st.sampled_from([None, 0, 1]))
+@settings(max_examples=100, deadline=None)
+def test_a_view_is_the_message_its_fields_make(game: tuple[Options, list[int]], seat: int | None) -> None:
+    """view_to_proto fills its columns and cells in place: the same message as one built from
+    lists of messages (any board, finished ones with their winning cells too)."""
+    options, moves = game
+    view = RULES.view(replay(options, moves), seat)
+    expected = pb.View(
+        rows=view.rows,
+        columns=view.columns,
+        board=[pb.Column(seats=column) for column in view.board],
+        moves=view.moves,
+        legal_columns=view.legal_columns,
+        winning_cells=[pb.Cell(row=row, column=column) for row, column in view.winning_cells],
+    )
+    if view.to_move is not None:
+        expected.to_move = view.to_move
+    assert CODEC.view_to_proto(view) == expected
+    assert CODEC.view_to_proto(view).SerializeToString() == expected.SerializeToString()
 
 
 def test_conformance_suite_default_board() -> None:
