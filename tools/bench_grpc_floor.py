@@ -1,7 +1,8 @@
 """The floor under the gateway's Play stream: what grpc.aio alone costs per move in this process
 layout, with no game, no Redis and no rules service behind it.
 
-    .venv/bin/python -m tools.bench_grpc_floor [--games 200] [--duration 10] [--raw]
+    .venv/bin/python -m tools.bench_grpc_floor [--games 200] [--duration 10] [--raw] [--threads]
+        [--server-option NAME=VALUE ...] [--channel-option NAME=VALUE ...]
 
 A relay server (this module with --serve, in its own process, uvloop and the servers' GC tuning)
 takes one bidirectional stream per player, one channel per player as real clients have. Each move
@@ -13,6 +14,9 @@ as the load generator (the opponent moves once it has seen the event) and prints
 per move (from /proc), its own, moves/s and the submit -> opponent-sees latency.
 
 What the gateway spends per move above this figure is this repository's own work, not gRPC's.
+--threads splits the relay's CPU and wake-ups by thread; --server-option / --channel-option set
+gRPC channel arguments on the relay's server / the clients' channels, and GRPC_EXPERIMENTS in the
+environment reaches both processes (docs/benchmarks.md, issue 19's fourth pass, for what each did).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -86,7 +91,7 @@ class Relay:
         out.put_nowait(None)
 
 
-async def serve(raw: bool) -> None:
+async def serve(raw: bool, options: list[tuple[str, Any]]) -> None:
     relay = Relay(raw)
     codec: dict[str, Callable[..., Any] | None] = (
         {"request_deserializer": None, "response_serializer": None}
@@ -99,7 +104,7 @@ async def serve(raw: bool) -> None:
     handler = grpc.method_handlers_generic_handler(
         SERVICE, {"Play": grpc.stream_stream_rpc_method_handler(relay.play, **codec)}
     )
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=options)
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
@@ -110,6 +115,30 @@ async def serve(raw: bool) -> None:
 def process_cpu_s(pid: int) -> float:
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_counters(pid: int) -> dict[str, tuple[float, int, int]]:
+    """Per thread name: CPU seconds, voluntary and involuntary context switches (summed over
+    threads of one name): where the relay's CPU goes between the event loop ("loop"), grpc.aio's
+    completion-queue poller ("python": the one other Python thread) and the core's event-engine
+    threads ("event_engine": socket reads), and how often each is woken."""
+    totals: dict[str, tuple[float, int, int]] = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+            status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+        except FileNotFoundError:  # a thread that ended meanwhile
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat.rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        switches = dict(line.split(":\t") for line in status.splitlines() if "ctxt_switches" in line)
+        voluntary, involuntary = int(switches["voluntary_ctxt_switches"]), int(switches["nonvoluntary_ctxt_switches"])
+        if tid == str(pid):
+            name = "loop"
+        before = totals.get(name, (0.0, 0, 0))
+        totals[name] = (before[0] + cpu, before[1] + voluntary, before[2] + involuntary)
+    return totals
 
 
 def hello(raw: bool, game: str, seat: int) -> Any:
@@ -132,7 +161,9 @@ def move(raw: bool, game: str, seat: int, version: int) -> Any:
     return request
 
 
-async def drive(port: int, server_pid: int, games: int, duration_s: float, raw: bool) -> dict[str, float]:
+async def drive(
+    port: int, server_pid: int, games: int, duration_s: float, raw: bool, channel_options: list[tuple[str, Any]]
+) -> tuple[dict[str, float], dict[str, tuple[float, float, float]]]:
     codec: dict[str, Any] = (
         {}
         if raw
@@ -150,7 +181,7 @@ async def drive(port: int, server_pid: int, games: int, duration_s: float, raw: 
     async def game(index: int) -> None:
         nonlocal ready
         name = f"{index:08d}"
-        channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(2)]
+        channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=channel_options) for _ in range(2)]
         calls = [channel.stream_stream(METHOD, **codec)() for channel in channels]
         try:
             for seat, call in enumerate(calls):
@@ -178,17 +209,19 @@ async def drive(port: int, server_pid: int, games: int, duration_s: float, raw: 
     tasks = [asyncio.get_running_loop().create_task(game(index)) for index in range(games)]
     await asyncio.wait_for(all_ready.wait(), 60)
     await asyncio.sleep(1.0)  # warm
+    threads_before = thread_counters(server_pid)
     server_before, own_before, wall_before = process_cpu_s(server_pid), time.process_time(), time.perf_counter()
     measuring = True
     await asyncio.sleep(duration_s)
     measuring = False
     server_after, own_after, wall_after = process_cpu_s(server_pid), time.process_time(), time.perf_counter()
+    threads_after = thread_counters(server_pid)
     stopping.set()
     await asyncio.wait(tasks, timeout=10)
     moves = len(latencies)
     latencies.sort()
     server_s = server_after - server_before
-    return {
+    row = {
         "games": games,
         "moves_per_s": moves / (wall_after - wall_before),
         "server_us_per_move": server_s / moves * 1e6,
@@ -197,6 +230,18 @@ async def drive(port: int, server_pid: int, games: int, duration_s: float, raw: 
         "p50_ms": latencies[moves // 2] * 1e3,
         "p99_ms": latencies[int(moves * 0.99)] * 1e3,
     }
+    per_move: dict[str, tuple[float, float, float]] = {}
+    for name, (cpu, voluntary, involuntary) in threads_after.items():
+        cpu_0, voluntary_0, involuntary_0 = threads_before.get(name, (0.0, 0, 0))
+        cpu_us = (cpu - cpu_0) / moves * 1e6
+        per_move[name] = (cpu_us, (voluntary - voluntary_0) / moves, (involuntary - involuntary_0) / moves)
+    return row, per_move
+
+
+def option(text: str) -> tuple[str, Any]:
+    """NAME=VALUE, the value an int when it reads as one (gRPC's channel arguments are ints or strings)."""
+    name, _, value = text.partition("=")
+    return (name, int(value)) if value.lstrip("-").isdigit() else (name, value)
 
 
 def main() -> None:
@@ -204,21 +249,25 @@ def main() -> None:
     parser.add_argument("--games", type=int, nargs="+", default=[200])
     parser.add_argument("--duration", type=float, default=10.0)
     parser.add_argument("--raw", action="store_true", help="bytes messages, no protobuf")
+    for flag, what in (("--server-option", "the relay server's"), ("--channel-option", "the clients' channels'")):
+        parser.add_argument(flag, type=option, action="append", default=[], metavar="NAME=VALUE", help=f"{what} arg")
+    parser.add_argument("--threads", action="store_true", help="the relay's CPU and wake-ups per move, by thread")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     install_event_loop()
     tune_gc()
     if args.serve:
-        asyncio.run(serve(args.raw))
+        asyncio.run(serve(args.raw, args.server_option))
         return
     command = [sys.executable, "-m", "tools.bench_grpc_floor", "--serve", *(["--raw"] if args.raw else [])]
+    command += [f"--server-option={name}={value}" for name, value in args.server_option]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline())
         print(f"relay ({'raw bytes' if args.raw else 'PlayRequest/PlayResponse'}), {args.duration:.0f} s a run")
         for games in args.games:
-            row = asyncio.run(drive(port, server.pid, games, args.duration, args.raw))
+            row, threads = asyncio.run(drive(port, server.pid, games, args.duration, args.raw, args.channel_option))
             print(
                 f"  {games:4d} games: {row['moves_per_s']:7,.0f} moves/s"
                 f"  relay {row['server_us_per_move']:5.1f} us/move"
@@ -226,6 +275,10 @@ def main() -> None:
                 f" {row['client_us_per_move']:5.1f} us/move  p50 {row['p50_ms']:.1f} ms  p99 {row['p99_ms']:.1f} ms",
                 flush=True,
             )
+            if args.threads:
+                for name, (cpu_us, voluntary, involuntary) in sorted(threads.items(), key=lambda item: -item[1][0]):
+                    print(f"    {name:16s} {cpu_us:5.1f} us/move  {voluntary:5.2f} wake-ups/move", end="")
+                    print(f"  {involuntary:5.2f} preempted/move")
     finally:
         server.terminate()
         server.wait(10)
