@@ -234,19 +234,24 @@ class NoActions:
         return []
 
 
-async def test_crash_between_record_and_update_is_swept(db: Redis, book_on: BookOn) -> None:
-    a, b = player("sw-a"), player("sw-b")
-    records = Records(RedisLayer.around(db), NoActions())  # type: ignore[arg-type]
-    meta = GameMeta(
-        game_id="swept-1",
-        game="connect4",
-        players=((a.player_id, a.username, False), (b.player_id, b.username, False)),
+def ended_game(game_id: str, game: str, a: play_pb2.Player, b: play_pb2.Player, *, rated: bool = True) -> GameMeta:
+    """A two-player game's metadata as a record is written from (`a` is a bot in an unrated one)."""
+    return GameMeta(
+        game_id=game_id,
+        game=game,
+        players=((a.player_id, a.username, not rated), (b.player_id, b.username, False)),
         options=b"",
         per_move_s=60,
-        rated=True,
+        rated=rated,
         origin="test",
         created_at=T0 / 1000,
     )
+
+
+async def test_crash_between_record_and_update_is_swept(db: Redis, book_on: BookOn) -> None:
+    a, b = player("sw-a"), player("sw-b")
+    records = Records(RedisLayer.around(db), NoActions())  # type: ignore[arg-type]
+    meta = ended_game("swept-1", "connect4", a, b)
     # The "crash": the record is written with no hook attached.
     written = await records.write(meta, games_pb2.Outcome(ranks=[2, 1]))
     book = book_on(db)
@@ -270,16 +275,7 @@ async def test_hook_on_records_applies_and_hints(db: Redis, book_on: BookOn) -> 
     records = Records(RedisLayer.around(db), NoActions())  # type: ignore[arg-type]
     book = book_on(db)
     records.hooks.append(book.on_record)
-    meta = GameMeta(
-        game_id="hooked-1",
-        game="plus4",
-        players=((a.player_id, a.username, False), (b.player_id, b.username, False)),
-        options=b"",
-        per_move_s=60,
-        rated=True,
-        origin="test",
-        created_at=T0 / 1000,
-    )
+    meta = ended_game("hooked-1", "plus4", a, b)
     await records.write(meta, games_pb2.Outcome(ranks=[1, 2]))
     await records.write(meta, games_pb2.Outcome(ranks=[1, 2]))  # a second replica sees the same end
     stored = await book.stored("plus4", a.player_id)
@@ -302,16 +298,7 @@ async def test_an_unrated_games_hint_is_stored_with_its_record(db: Redis, book_o
         return await real_call(*command)
 
     book.redis.call = call  # type: ignore[method-assign]
-    meta = GameMeta(
-        game_id="unrated-1",
-        game="connect4",
-        players=((a.player_id, a.username, True), (b.player_id, b.username, False)),
-        options=b"",
-        per_move_s=60,
-        rated=False,
-        origin="test",
-        created_at=T0 / 1000,
-    )
+    meta = ended_game("unrated-1", "connect4", a, b, rated=False)
     await records.write(meta, games_pb2.Outcome(ranks=[1, 2]))
     assert await db.exists(hint_key("unrated-1")) and sent == []
     assert await book.stored("connect4", b.player_id) is None
