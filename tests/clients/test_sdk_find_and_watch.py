@@ -136,7 +136,7 @@ async def test_a_bot_and_a_player_each_play_a_game_on_a_stream_kept_across_games
                 120,
             )
             assert outcome.reason and (outcome.draw or outcome.winners)
-            assert not any(r.WhichOneof("action") == "watch" for r in stream.sent)
+            assert not any(r.WhichOneof("action") in ("watch", "stop_watching") for r in stream.sent)
             assert matched.game_id not in stream._last_event  # nothing left to resume or stop
             # The same stream takes the next search (its old game's events are not in the way).
             assert (await stream.ping(9)) == 9
@@ -144,4 +144,34 @@ async def test_a_bot_and_a_player_each_play_a_game_on_a_stream_kept_across_games
         assert f"game {matched.game_id}: " in capsys.readouterr().out
     finally:
         for client in (bot_client, player):
+            await client.close()
+
+
+async def test_a_game_left_before_its_end_stops_its_watch_on_the_kept_stream(platform: Platform) -> None:
+    """play_game on the caller's stream, cancelled while it waits for an opponent who never moves:
+    the game's watch is stopped (the stream goes on to the next game without its events)."""
+    players = [await TafelClient.connect(platform.gateway_addresses) for _ in range(2)]
+    try:
+        for client in players:
+            await client.sign_in_as_guest()
+        async with CountingStream(players[0]) as one, CountingStream(players[1]) as two:
+            found = await asyncio.wait_for(asyncio.gather(one.find_and_watch("connect4"), two.find_and_watch("connect4")), 30)
+            sides = list(zip(players, (one, two), found, strict=True))
+            # The second to move plays; the first to move never does.
+            sides.sort(key=lambda side: side[2][1].seat not in side[2][1].summary.status.to_act)
+            (_, idle, (game, _)), (client, stream, (matched, watching)) = sides
+            playing = asyncio.ensure_future(
+                play_game(client, matched.game_id, matched.seat, strategy_for("connect4", 1, seed=3), stream=stream, watching=watching)
+            )
+            await asyncio.sleep(0.5)  # (a margin: it waits on a first move that never comes)
+            assert not playing.done()
+            playing.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await playing
+            stopped = [r.stop_watching.game_id for r in stream.sent if r.WhichOneof("action") == "stop_watching"]
+            assert stopped == [matched.game_id] and matched.game_id not in stream._last_event
+            assert (await stream.ping(4)) == 4  # the stream is still open for the next game
+            await idle.resign(game.game_id)
+    finally:
+        for client in players:
             await client.close()

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 import grpc
-from tafel.autoplay import play_game
+from tafel.autoplay import game_on_stream, play_game
 from tafel.botplay import random_strategy
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
@@ -42,17 +42,8 @@ async def connect4_fast(
     """Connect Four on the play stream with the board tracked from events (no reads per move).
     A player that keeps one `stream` open across games (as a busy client would) passes it in,
     and `watching` when its search started the watch (PlayStream.find_and_watch)."""
-    if stream is None:
-        async with client.play_stream() as own:
-            await _connect4_on(client, own, game_id, seat, stats, shared, rng, think_s, stop_at, watching)
-        return
-    over = False
-    try:
-        over = await _connect4_on(client, stream, game_id, seat, stats, shared, rng, think_s, stop_at, watching)
-    finally:
-        if not over:  # a game that ended has no watch left to stop (it ends with the game)
-            with contextlib.suppress(TafelError):
-                await stream.stop_watching(game_id)
+    async with game_on_stream(client, game_id, stream) as on:
+        on.over = await _connect4_on(client, on.stream, game_id, seat, stats, shared, rng, think_s, stop_at, watching)
 
 
 async def _connect4_on(

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
@@ -38,17 +39,33 @@ async def play_game(
     `stream`: a play stream the caller keeps open across games (else one is opened for this
     game); `watching`: the game's watch already started on it (PlayStream.find_and_watch), so
     neither a read nor a watch request comes first."""
-    game = (client, game_id, seat, strategy, think_s, timeout_s, think_in_thread, on_move, watching)
+    async with game_on_stream(client, game_id, stream) as on:
+        game = (client, game_id, seat, strategy, think_s, timeout_s, think_in_thread, on_move, watching)
+        outcome = await _play(on.stream, *game)
+        on.over = True
+        return outcome
+
+
+@dataclass(slots=True)
+class GameOnStream:
+    stream: PlayStream
+    over: bool = False  # set by the player when the game ended: its watch ended with it
+
+
+@contextlib.asynccontextmanager
+async def game_on_stream(client: TafelClient, game_id: str, stream: PlayStream | None) -> AsyncIterator[GameOnStream]:
+    """A game played on `stream` (one the caller keeps open across games), else on a stream of its
+    own, closed after. A watch on the caller's stream that the game left before its end (an error,
+    a cancellation, the player's `over` not set) is stopped, so the stream can go on to the next."""
     if stream is None:
         async with client.play_stream() as own:
-            return await _play(own, *game)
-    over = False
+            yield GameOnStream(own)
+        return
+    on = GameOnStream(stream)
     try:
-        outcome = await _play(stream, *game)
-        over = True
-        return outcome
+        yield on
     finally:
-        if not over:  # a finished game's watch ends with it; one left early is stopped
+        if not on.over:
             with contextlib.suppress(TafelError):
                 await stream.stop_watching(game_id)
 
