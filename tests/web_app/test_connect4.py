@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Route, expect
 
 from tests.web_app.app import (
     TIMEOUT_MS,
@@ -134,4 +134,40 @@ def test_find_a_match_cancel_then_a_dropped_network_and_resigning(browser: Brows
     expect(result.locator("h3")).to_have_text("You lost.", timeout=TIMEOUT_MS)
     expect(result).to_contain_text("resigned")
     expect(page.locator(".moves li").last).to_contain_text("Game over")
+    context.close()
+
+
+def test_a_view_lost_to_the_network_is_fetched_again(browser: Browser, web_url: str) -> None:
+    """The page fetches the view again after each move its watch hands out; when that fetch fails
+    (the network dropped just then) it asks again until it lands, saying so meanwhile: without it
+    the board stays on the old view for good, since the bot then waits for this player."""
+    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    page = context.new_page()
+    sign_in_as_guest(page, web_url)
+    page.locator(".game-card[data-game=connect4]").get_by_role("button", name="Play a bot (level 1)").click()
+    board = page.locator("svg.board.connect4")
+    expect(board).to_be_visible(timeout=TIMEOUT_MS)
+    assert wait_for_my_turn_or_end(page)
+    listed = page.locator(".moves li").count()
+    before = version(page)
+    failed: list[str] = []
+
+    def drop(route: Route) -> None:
+        failed.append(route.request.url)
+        route.abort("internetdisconnected")
+
+    get_game = "**/tafel.play.v1.GameService/GetGame"
+    page.route(get_game, drop)
+    board.locator(".column.legal").first.locator("rect.hit").click()
+    # My move and the bot's answer reach the move list through the watch, while every view fetch fails.
+    page.wait_for_function("(n) => document.querySelectorAll('.moves li').length >= n + 2", arg=listed, timeout=TIMEOUT_MS)
+    message = page.locator(".game .message")
+    expect(message).to_have_text("Reconnecting…", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(1500)  # the outage outlasts a unary call's own retries (0.7 s)
+    assert version(page) == before, "a view was drawn while every fetch failed"
+    page.unroute(get_game)
+    wait_for_version_after(page, before + 1)  # the bot's answer is drawn
+    assert wait_for_my_turn_or_end(page)
+    expect(message).to_have_text("")
+    assert len(failed) >= 3, failed
     context.close()

@@ -1,6 +1,6 @@
 """Tournaments and leaderboards in Chromium: a registered player creates a rated round-robin
 Connect Four tournament from the page, a second one joins it from the list, the organiser's page
-shows the new player by itself, starts it; both pages show the round's pairing with a link to
+shows the new player by itself (after a dropped network too), starts it; both pages show the round's pairing with a link to
 their game, play it, see their rating change, then the standings (final, updated by themselves)
 and the leaderboard with both names."""
 
@@ -36,8 +36,18 @@ def test_tournament_to_the_standings_and_leaderboard(browser: Browser, web_url: 
 
     guest.get_by_role("link", name="Tournaments").click()
     guest.locator(".tournament-list a", has_text=f"Cup {suffix}").click()
+    # The join's event reaches the organiser's page while its network drops every read: the page
+    # says it is reconnecting and shows the new player once a read lands again.
+    get_tournament = "**/tafel.play.v1.TournamentService/GetTournament"
+    host.route(get_tournament, lambda route: route.abort("internetdisconnected"))
     guest.get_by_role("button", name="Join").click()
+    host_message = host.locator(".tournament .message")
+    expect(host_message).to_have_text("Reconnecting…", timeout=TIMEOUT_MS)
+    host.wait_for_timeout(1000)  # the outage outlasts a unary call's own retries (0.7 s)
+    expect(host.locator(".tournament-players li")).to_have_count(1)
+    host.unroute(get_tournament)
     expect(host.locator(".tournament-players li")).to_have_count(2, timeout=TIMEOUT_MS)  # by itself
+    expect(host_message).to_have_text("")
     host.get_by_role("button", name="Start now").click()
 
     for page in (host, guest):

@@ -8,6 +8,7 @@ import { drawPlus4 } from "./boards/plus4.js";
 import type { Board, BoardContext } from "./boards/board.js";
 import { h, mount } from "./dom.js";
 import type { Metrics } from "./metrics.js";
+import { reconnectingIn, untilLanded } from "./retry.js";
 import { TafelError, type TafelClient, type games, type play } from "./sdk.js";
 import { COLOURS, TITLES } from "./seats.js";
 import { sentence, words } from "./sentences.js";
@@ -172,12 +173,13 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     });
   };
 
+  const reconnecting = reconnectingIn(message);
   const refresh = async (): Promise<void> => {
-    game = await client.getGame(gameId);
+    game = await untilLanded(() => client.getGame(gameId), signal, reconnecting);
     drawnVersion = game.summary?.status?.version ?? 0n;
     draw();
   };
-  // One GetGame at a time; a move that lands meanwhile asks for one more.
+  // One GetGame at a time (asked again until it lands); a move that lands meanwhile asks for one more.
   const scheduleRefresh = (): void => {
     if (refreshing !== undefined) {
       again = true;
@@ -185,7 +187,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     }
     refreshing = refresh()
       .catch((error: unknown) => {
-        message.textContent = error instanceof TafelError ? error.detail : String(error);
+        if (!signal.aborted) message.textContent = error instanceof TafelError ? error.detail : String(error);
       })
       .finally(() => {
         refreshing = undefined;

@@ -3,6 +3,7 @@
 // games of the round, updated by themselves from WatchTournament.
 import { fromJson } from "@bufbuild/protobuf";
 import { h, mount } from "./dom.js";
+import { reconnectingIn, untilLanded } from "./retry.js";
 import { TafelError, games, tournaments, type TafelClient } from "./sdk.js";
 import { TITLES } from "./seats.js";
 import { timestampMs } from "./time.js";
@@ -75,6 +76,7 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
   const fail = (error: unknown): void => {
     if (!signal.aborted) message.textContent = error instanceof TafelError ? error.detail : String(error);
   };
+  const reconnecting = reconnectingIn(message);
   const me = client.player.playerId;
   const act = (label: string, cls: string, call: () => Promise<unknown>): HTMLButtonElement =>
     h("button", { type: "button", class: cls, onclick: () => void call().then(() => refresh(), fail) }, label);
@@ -128,14 +130,17 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
   };
 
   void (async () => {
+    // Asked again until it lands: a redraw lost to a dropped network would leave the page stale
+    // until the tournament's next event.
+    const redraw = (): Promise<void> => untilLanded(refresh, signal, reconnecting);
     try {
-      await refresh();
+      await redraw();
       // Every tournament event (a join, a round, a finished game, new standings) redraws the page.
       for await (const event of client.watchTournament(id, { signal })) {
         void event;
-        await refresh();
+        await redraw();
       }
-      await refresh();
+      await redraw();
     } catch (error) {
       fail(error);
     }
