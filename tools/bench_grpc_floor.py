@@ -14,6 +14,11 @@ as the load generator (the opponent moves once it has seen the event) and prints
 per move (from /proc), its own, moves/s and the submit -> opponent-sees latency.
 
 What the gateway spends per move above this figure is this repository's own work, not gRPC's.
+--rules adds the agreed layout's second hop: the relay answers a move only once a second process
+(the rules service's place, no rules and no Redis) has answered it on one long-lived ApplyMoves
+stream, everything queued in one batched message each way as the gateway's rules router and the
+rules service do; the line then shows both processes' CPU and their sum, the floor under gateway +
+rules service together.
 --threads splits the relay's CPU and wake-ups by thread; --server-option / --channel-option set
 gRPC channel arguments on the relay's server / the clients' channels, and GRPC_EXPERIMENTS in the
 environment reaches both processes (docs/benchmarks.md, issue 19's fourth pass, for what each did).
@@ -33,18 +38,23 @@ from typing import Any
 
 import grpc
 from tafel.play.v1 import play_pb2
+from tafel.rules.v1 import rules_pb2
 
 from kit.server import install_event_loop, tune_gc
 
 SERVICE = "floor.Relay"
 METHOD = f"/{SERVICE}/Play"
+RULES_SERVICE = "floor.Rules"
+RULES_METHOD = f"/{RULES_SERVICE}/ApplyMoves"
 
 
 class Relay:
-    """Streams by (game, seat); a move is answered on its own stream and copied to the other seat."""
+    """Streams by (game, seat); a move is answered on its own stream and copied to the other seat
+    (with a rules hop: once the second process has answered it)."""
 
-    def __init__(self, raw: bool) -> None:
+    def __init__(self, raw: bool, rules: RulesHop | None = None) -> None:
         self.raw = raw
+        self.rules = rules
         self.streams: dict[tuple[str, int], asyncio.Queue[Any]] = {}
 
     async def play(
@@ -72,6 +82,9 @@ class Relay:
                 if not move.HasField("move"):  # the hello: which stream is which seat
                     self.streams[(game, seat)] = out
                     continue
+                if self.rules is not None:
+                    self.rules.send(request, out, self.streams.get((game, 1 - seat)))
+                    continue
                 answer = play_pb2.PlayResponse(correlation_id=request.correlation_id)
                 answer.move_accepted.version = move.expected_version + 1
                 event = play_pb2.PlayResponse()
@@ -91,8 +104,132 @@ class Relay:
         out.put_nowait(None)
 
 
-async def serve(raw: bool, options: list[tuple[str, Any]]) -> None:
-    relay = Relay(raw)
+class RulesHop:
+    """The relay's side of the second hop: one ApplyMoves stream, a writer that sends everything
+    queued in one batched message, a reader that answers the mover and the opponent."""
+
+    def __init__(self, port: int) -> None:
+        self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+        call = self.channel.stream_stream(
+            RULES_METHOD,
+            request_serializer=rules_pb2.ApplyMovesRequest.SerializeToString,
+            response_deserializer=rules_pb2.ApplyMovesResponse.FromString,
+        )
+        self.call = call()
+        self.queue: list[rules_pb2.ApplyMovesRequest] = []
+        self.wake = asyncio.Event()
+        self.pending: dict[int, tuple[int, asyncio.Queue[Any], asyncio.Queue[Any] | None, str]] = {}
+        self.next_id = 0
+        loop = asyncio.get_running_loop()
+        self.tasks = (loop.create_task(self._write()), loop.create_task(self._read()))
+
+    def send(
+        self, request: play_pb2.PlayRequest, mover: asyncio.Queue[Any], opponent: asyncio.Queue[Any] | None
+    ) -> None:
+        move = request.submit_move
+        self.next_id += 1
+        entry = rules_pb2.ApplyMovesRequest(correlation_id=self.next_id)
+        action = entry.request
+        action.game_id = move.game_id
+        action.expected_version = move.expected_version
+        action.request_id = move.request_id
+        action.seat = int(request.correlation_id & 1)
+        action.move.connect4.column = move.move.connect4.column
+        self.pending[self.next_id] = (request.correlation_id, mover, opponent, move.game_id)
+        self.queue.append(entry)
+        self.wake.set()
+
+    async def _write(self) -> None:
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            entries, self.queue = self.queue, []
+            message = rules_pb2.ApplyMovesRequest()
+            message.batch.extend(entries)
+            await self.call.write(message)
+
+    async def _read(self) -> None:
+        async for response in self.call:
+            for answered in response.batch:
+                correlation, mover, opponent, game = self.pending.pop(answered.correlation_id)
+                applied = answered.applied
+                answer = play_pb2.PlayResponse(correlation_id=correlation)
+                answer.move_accepted.version = applied.version
+                answer.move_accepted.events.extend(applied.events)
+                mover.put_nowait(answer)
+                if opponent is not None:
+                    event = play_pb2.PlayResponse()
+                    delivery = event.event
+                    delivery.game_id = game
+                    delivery.event.CopyFrom(applied.events[0])
+                    delivery.status.CopyFrom(applied.status)
+                    opponent.put_nowait(event)
+
+
+class Rules:
+    """The second process: answers each action of a batch with its event and status, the answers
+    to one message in one message (as the rules service does for a batching caller)."""
+
+    async def apply_moves(
+        self, requests: AsyncIterator[rules_pb2.ApplyMovesRequest], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[rules_pb2.ApplyMovesResponse]:
+        out: asyncio.Queue[rules_pb2.ApplyMovesResponse | None] = asyncio.Queue()
+        reader = asyncio.get_running_loop().create_task(self._read(requests, out))
+        try:
+            while (message := await out.get()) is not None:
+                while not out.empty():  # answers waiting together leave together
+                    more = out.get_nowait()
+                    if more is None:
+                        yield message
+                        return
+                    message.batch.extend(more.batch)
+                yield message
+        finally:
+            reader.cancel()
+
+    async def _read(
+        self,
+        requests: AsyncIterator[rules_pb2.ApplyMovesRequest],
+        out: asyncio.Queue[rules_pb2.ApplyMovesResponse | None],
+    ) -> None:
+        async for message in requests:
+            answers = rules_pb2.ApplyMovesResponse()
+            for entry in message.batch:
+                action = entry.request
+                answer = answers.batch.add(correlation_id=entry.correlation_id)
+                applied = answer.applied
+                applied.version = action.expected_version + 1
+                event = applied.events.add(event_id=f"{action.expected_version + 2}-0", version=applied.version)
+                event.connect4.disc_dropped.seat = action.seat
+                event.connect4.disc_dropped.column = action.move.connect4.column
+                applied.status.version = applied.version
+                applied.status.to_act.append(1 - action.seat)
+            out.put_nowait(answers)
+        out.put_nowait(None)
+
+
+async def serve_rules(options: list[tuple[str, Any]]) -> None:
+    rules = Rules()
+    handler = grpc.method_handlers_generic_handler(
+        RULES_SERVICE,
+        {
+            "ApplyMoves": grpc.stream_stream_rpc_method_handler(
+                rules.apply_moves,
+                request_deserializer=rules_pb2.ApplyMovesRequest.FromString,
+                response_serializer=rules_pb2.ApplyMovesResponse.SerializeToString,
+            )
+        },
+    )
+    server = grpc.aio.server(options=options)
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    print(port, flush=True)
+    await server.wait_for_termination()
+
+
+async def serve(raw: bool, options: list[tuple[str, Any]], rules_port: int | None = None) -> None:
+    relay = Relay(raw, RulesHop(rules_port) if rules_port else None)
     codec: dict[str, Callable[..., Any] | None] = (
         {"request_deserializer": None, "response_serializer": None}
         if raw
@@ -162,7 +299,13 @@ def move(raw: bool, game: str, seat: int, version: int) -> Any:
 
 
 async def drive(
-    port: int, server_pid: int, games: int, duration_s: float, raw: bool, channel_options: list[tuple[str, Any]]
+    port: int,
+    server_pid: int,
+    games: int,
+    duration_s: float,
+    raw: bool,
+    channel_options: list[tuple[str, Any]],
+    rules_pid: int | None = None,
 ) -> tuple[dict[str, float], dict[str, tuple[float, float, float]]]:
     codec: dict[str, Any] = (
         {}
@@ -210,11 +353,13 @@ async def drive(
     await asyncio.wait_for(all_ready.wait(), 60)
     await asyncio.sleep(1.0)  # warm
     threads_before = thread_counters(server_pid)
+    rules_before = process_cpu_s(rules_pid) if rules_pid else 0.0
     server_before, own_before, wall_before = process_cpu_s(server_pid), time.process_time(), time.perf_counter()
     measuring = True
     await asyncio.sleep(duration_s)
     measuring = False
     server_after, own_after, wall_after = process_cpu_s(server_pid), time.process_time(), time.perf_counter()
+    rules_after = process_cpu_s(rules_pid) if rules_pid else 0.0
     threads_after = thread_counters(server_pid)
     stopping.set()
     await asyncio.wait(tasks, timeout=10)
@@ -225,6 +370,7 @@ async def drive(
         "games": games,
         "moves_per_s": moves / (wall_after - wall_before),
         "server_us_per_move": server_s / moves * 1e6,
+        "rules_us_per_move": (rules_after - rules_before) / moves * 1e6,
         "moves_per_server_cpu_s": moves / server_s,
         "client_us_per_move": (own_after - own_before) / moves * 1e6,
         "p50_ms": latencies[moves // 2] * 1e3,
@@ -252,26 +398,52 @@ def main() -> None:
     for flag, what in (("--server-option", "the relay server's"), ("--channel-option", "the clients' channels'")):
         parser.add_argument(flag, type=option, action="append", default=[], metavar="NAME=VALUE", help=f"{what} arg")
     parser.add_argument("--threads", action="store_true", help="the relay's CPU and wake-ups per move, by thread")
+    parser.add_argument("--rules", action="store_true", help="a second hop, batched ApplyMoves to a second process")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-rules", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--rules-port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.rules and args.raw:
+        parser.error("--rules relays protobufs (drop --raw)")
     install_event_loop()
     tune_gc()
-    if args.serve:
-        asyncio.run(serve(args.raw, args.server_option))
+    if args.serve_rules:
+        asyncio.run(serve_rules(args.server_option))
         return
-    command = [sys.executable, "-m", "tools.bench_grpc_floor", "--serve", *(["--raw"] if args.raw else [])]
-    command += [f"--server-option={name}={value}" for name, value in args.server_option]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    if args.serve:
+        asyncio.run(serve(args.raw, args.server_option, args.rules_port))
+        return
+    options = [f"--server-option={name}={value}" for name, value in args.server_option]
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*flags: str) -> tuple[subprocess.Popen[str], int]:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tools.bench_grpc_floor", *flags, *options], stdout=subprocess.PIPE, text=True
+        )
+        started.append(process)
+        assert process.stdout is not None
+        return process, int(process.stdout.readline())
+
     try:
-        assert server.stdout is not None
-        port = int(server.stdout.readline())
-        print(f"relay ({'raw bytes' if args.raw else 'PlayRequest/PlayResponse'}), {args.duration:.0f} s a run")
+        rules = start("--serve-rules") if args.rules else None
+        hop = [f"--rules-port={rules[1]}"] if rules else []
+        server, port = start("--serve", *(["--raw"] if args.raw else []), *hop)
+        shape = "raw bytes" if args.raw else "PlayRequest/PlayResponse"
+        print(f"relay ({shape}{', then a rules hop' if rules else ''}), {args.duration:.0f} s a run")
         for games in args.games:
-            row, threads = asyncio.run(drive(port, server.pid, games, args.duration, args.raw, args.channel_option))
+            row, threads = asyncio.run(
+                drive(port, server.pid, games, args.duration, args.raw, args.channel_option, rules and rules[0].pid)
+            )
+            total = row["server_us_per_move"] + row["rules_us_per_move"]
+            both = (
+                f" + rules hop {row['rules_us_per_move']:5.1f} = {total:5.1f} us/move"
+                f" ({1e6 / total:7,.0f} moves per server CPU-s)"
+                if rules
+                else f" ({row['moves_per_server_cpu_s']:7,.0f} moves per server CPU-s)"
+            )
             print(
                 f"  {games:4d} games: {row['moves_per_s']:7,.0f} moves/s"
-                f"  relay {row['server_us_per_move']:5.1f} us/move"
-                f" ({row['moves_per_server_cpu_s']:7,.0f} moves per server CPU-s)  client"
+                f"  relay {row['server_us_per_move']:5.1f} us/move{both}  client"
                 f" {row['client_us_per_move']:5.1f} us/move  p50 {row['p50_ms']:.1f} ms  p99 {row['p99_ms']:.1f} ms",
                 flush=True,
             )
@@ -280,8 +452,9 @@ def main() -> None:
                     print(f"    {name:16s} {cpu_us:5.1f} us/move  {voluntary:5.2f} wake-ups/move", end="")
                     print(f"  {involuntary:5.2f} preempted/move")
     finally:
-        server.terminate()
-        server.wait(10)
+        for process in started:
+            process.terminate()
+            process.wait(10)
 
 
 if __name__ == "__main__":
