@@ -165,9 +165,14 @@ def test_a_view_lost_to_the_network_is_fetched_again(browser: Browser, web_url: 
     expect(message).to_have_text("Reconnecting…", timeout=TIMEOUT_MS)
     page.wait_for_timeout(1500)  # the outage outlasts a unary call's own retries (0.7 s)
     assert version(page) == before, "a view was drawn while every fetch failed"
+    # A click on the old view (it still says "Your turn") is refused as made on an old version.
+    board.locator(".column.legal").first.locator("rect.hit").click()
+    expect(message).to_contain_text("Move refused", timeout=TIMEOUT_MS)
+    assert message.get_attribute("data-reason") == "VERSION_MISMATCH"
+    assert len(failed) >= 3, failed
     page.unroute(get_game)
     wait_for_version_after(page, before + 1)  # the bot's answer is drawn
     assert wait_for_my_turn_or_end(page)
-    expect(message).to_have_text("")
-    assert len(failed) >= 3, failed
+    assert version(page) == before + 2  # the refused click changed nothing
+    expect(message).not_to_have_text("Reconnecting…")
     context.close()

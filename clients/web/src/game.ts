@@ -9,7 +9,7 @@ import type { Board, BoardContext } from "./boards/board.js";
 import { h, mount } from "./dom.js";
 import type { Metrics } from "./metrics.js";
 import { reconnectingIn, untilLanded } from "./retry.js";
-import { TafelError, type TafelClient, type games, type play } from "./sdk.js";
+import { TafelError, VersionConflict, type TafelClient, type games, type play } from "./sdk.js";
 import { COLOURS, TITLES } from "./seats.js";
 import { sentence, words } from "./sentences.js";
 import { timestampMs } from "./time.js";
@@ -62,6 +62,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
       if (!(error instanceof TafelError)) throw error;
       message.textContent = `Move refused: ${error.detail} (${words(error.reason)})`;
       message.dataset.reason = error.reason;
+      if (error instanceof VersionConflict) scheduleRefresh(); // made on an old view: show the new one
     }
   };
 
