@@ -208,6 +208,16 @@ class Rules:
         out.put_nowait(None)
 
 
+async def listen(handler: grpc.GenericRpcHandler, options: list[tuple[str, Any]]) -> None:
+    """Serve `handler` on a free loopback port, told to the parent on stdout, until terminated."""
+    server = grpc.aio.server(options=options)
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    print(port, flush=True)
+    await server.wait_for_termination()
+
+
 async def serve_rules(options: list[tuple[str, Any]]) -> None:
     rules = Rules()
     handler = grpc.method_handlers_generic_handler(
@@ -220,12 +230,7 @@ async def serve_rules(options: list[tuple[str, Any]]) -> None:
             )
         },
     )
-    server = grpc.aio.server(options=options)
-    server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    print(port, flush=True)
-    await server.wait_for_termination()
+    await listen(handler, options)
 
 
 async def serve(raw: bool, options: list[tuple[str, Any]], rules_port: int | None = None) -> None:
@@ -241,12 +246,7 @@ async def serve(raw: bool, options: list[tuple[str, Any]], rules_port: int | Non
     handler = grpc.method_handlers_generic_handler(
         SERVICE, {"Play": grpc.stream_stream_rpc_method_handler(relay.play, **codec)}
     )
-    server = grpc.aio.server(options=options)
-    server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    print(port, flush=True)
-    await server.wait_for_termination()
+    await listen(handler, options)
 
 
 def process_cpu_s(pid: int) -> float:

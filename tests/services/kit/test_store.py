@@ -80,17 +80,8 @@ async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_wind
 
     async def create_it() -> Any:
         return await store.create(
-            game_id=game_id,
-            request_id="c",
-            game="test",
-            seats=2,
-            options=b"",
-            state=b"s0",
-            created=created,
-            response=b"r0",
-            publish=b"b0",
-            status=b"status0",
-            window_from=0,
+            game_id=game_id, request_id="c", game="test", seats=2, options=b"", state=b"s0", created=created,
+            response=b"r0", publish=b"b0", status=b"status0", window_from=0,
         )
 
     assert isinstance(await create_it(), Committed)
@@ -100,34 +91,16 @@ async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_wind
     loaded = await store.load(game_id)
     assert isinstance(loaded, StoredGame) and loaded.window_from == 0 and loaded.last_event_id == "0-2"
     committed = await store.commit(
-        game_id=game_id,
-        expected_version=0,
-        request_id="a",
-        state=b"s1",
-        events=[NewEvent("1-1", b"e")],
-        response=b"answer",
-        over=False,
-        publish=b"b",
-        action=b"act",
-        status=b"status1",
-        digest=b"d-a",
+        game_id=game_id, expected_version=0, request_id="a", state=b"s1", events=[NewEvent("1-1", b"e")],
+        response=b"answer", over=False, publish=b"b", action=b"act", status=b"status1", digest=b"d-a",
         window_from=None,
     )
     assert isinstance(committed, Committed)
     # A retry sees the digest of the request the answer is for (the service compares it).
     assert await store.load(game_id, "a") == Replayed(b"answer", b"d-a")
     again = await store.commit(
-        game_id=game_id,
-        expected_version=0,
-        request_id="a",
-        state=b"x",
-        events=[],
-        response=b"other",
-        over=False,
-        publish=b"b",
-        action=b"act",
-        status=b"s",
-        digest=b"d-other",
+        game_id=game_id, expected_version=0, request_id="a", state=b"x", events=[], response=b"other",
+        over=False, publish=b"b", action=b"act", status=b"s", digest=b"d-other",
     )
     assert again == Replayed(b"answer", b"d-a")
     loaded = await store.load(game_id)
@@ -185,15 +158,8 @@ async def test_the_record_reads_every_action_in_order_a_move_without_events_too(
 
     async def act(version: int, events: list[NewEvent]) -> None:
         result = await store.commit(
-            game_id=game_id,
-            expected_version=version,
-            request_id=f"r{version}",
-            state=b"s",
-            events=events,
-            response=b"a",
-            over=False,
-            publish=b"b",
-            action=f"action{version}".encode(),
+            game_id=game_id, expected_version=version, request_id=f"r{version}", state=b"s", events=events,
+            response=b"a", over=False, publish=b"b", action=f"action{version}".encode(),
         )
         assert isinstance(result, Committed)
 
@@ -236,15 +202,8 @@ async def test_live_ttls_are_set_at_the_first_move_and_refreshed_only_when_a_six
     every = [keys.state, keys.events, keys.requests, keys.actions] if before else [keys.state, keys.events]
     # Created without a request id: the requests hash (before) and the record list are made by the first move.
     result = await store.create(
-        game_id=game_id,
-        request_id="",
-        game="test",
-        seats=2,
-        options=b"",
-        state=b"s0",
-        created=NewEvent("0-1", b"created"),
-        response=b"r0",
-        publish=b"b0",
+        game_id=game_id, request_id="", game="test", seats=2, options=b"", state=b"s0",
+        created=NewEvent("0-1", b"created"), response=b"r0", publish=b"b0",
     )
     assert isinstance(result, Committed)
     if before:
@@ -274,16 +233,9 @@ async def test_the_clock_and_metadata_ttls_follow_the_same_rule(redis: Redis) ->
 
     async def move(version: int, now_ms: int, to_act: str = "1") -> Any:
         return await store.commit(
-            game_id=game_id,
-            expected_version=version,
-            request_id=f"r{version}",
-            state=b"s",
-            events=[NewEvent(f"{version + 1}-1", b"e")],
-            response=b"a",
-            over=to_act == "",
-            publish=b"b",
-            action=b"act",
-            clock=ClockArm(to_act=to_act, per_move_ms=1000, now_ms=now_ms, ttl_s=1600, keep_meta=True),
+            game_id=game_id, expected_version=version, request_id=f"r{version}", state=b"s",
+            events=[NewEvent(f"{version + 1}-1", b"e")], response=b"a", over=to_act == "", publish=b"b",
+            action=b"act", clock=ClockArm(to_act=to_act, per_move_ms=1000, now_ms=now_ms, ttl_s=1600, keep_meta=True),
         )
 
     start = 1_000_000_000_000
@@ -312,16 +264,9 @@ async def test_the_kept_answer_carries_the_armed_deadline_the_callers_or_one_enc
     async def move(version: int, now_ms: int, to_act: str, stamp: bytes = b"") -> Any:
         clock = ClockArm(to_act=to_act, per_move_ms=30_000, now_ms=now_ms, ttl_s=1600, stamp=stamp)
         return await store.commit(
-            game_id=game_id,
-            expected_version=version,
-            request_id=f"r{version}",
-            state=b"s",
-            events=[NewEvent(f"{version + 1}-1", b"e")],
-            response=b"a",
-            over=False,
-            publish=b"b",
-            action=b"act",
-            clock=clock,
+            game_id=game_id, expected_version=version, request_id=f"r{version}", state=b"s",
+            events=[NewEvent(f"{version + 1}-1", b"e")], response=b"a", over=False, publish=b"b",
+            action=b"act", clock=clock,
         )
 
     assert await move(0, start, "0,1") == Committed(start + 30_000)
