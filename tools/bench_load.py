@@ -90,7 +90,8 @@ def once(args: argparse.Namespace) -> None:
                 str(args.duration),
             )
             assert p.redis_url is not None
-            per = redis_per_move(p.redis_url, int(summary["moves"]))
+            # INFO counts the whole run: per move of the whole run (setup and its end included).
+            per = redis_per_move(p.redis_url, int(summary.get("moves_whole_run") or summary["moves"]))
             counts = {k: v for k, v in per.items() if not k.endswith(" µs")}
             times = {k.removesuffix(" µs"): v for k, v in per.items() if k.endswith(" µs")}
             print(

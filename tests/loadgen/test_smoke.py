@@ -21,6 +21,9 @@ async def test_games_scenario_plays_and_replaces_games_without_errors(platform: 
     assert stats.moves > 20 and stats.games_finished >= 1
     assert stats.latencies and stats.matchmaking
     assert max(stats.latencies) < 10.0
+    # Measured as the peers' harness measures: from every player's first match on (window.py).
+    assert len(stats.first_matchmaking) == 8 and stats.setup_s > 0
+    assert 0 < stats.moves <= stats.moves_whole_run
 
 
 async def test_games_scenario_for_the_other_games(platform: Platform) -> None:
@@ -89,3 +92,6 @@ def test_command_line_prints_a_summary_and_one_json_line(platform: Platform) -> 
     assert summary["errors"] == {} and summary["moves"] > 0
     assert {"p50", "p90", "p99", "max"} <= set(summary["latency_ms"])
     assert any(s["process"] == "gateway" and s["peak_rss_mib"] > 0 for s in summary["servers"])
+    # The servers' CPU inside the window, and over the whole run (setup included) beside it.
+    assert all(0 < s["cpu_s"] <= s["whole_run_cpu_s"] for s in summary["servers"] if s["process"] == "gateway")
+    assert summary["setup_s"] > 0 and "setup (not measured)" in done.stdout

@@ -15,6 +15,7 @@ from typing import Any
 from tafel_loadgen.progress import run_progress
 from tafel_loadgen.runner import child as _child
 from tafel_loadgen.stats import ServerProcess, Stats, percentile, server_processes
+from tafel_loadgen.window import Board
 
 
 def run_split(args: argparse.Namespace, total: int, servers: Sequence[ServerProcess] = ()) -> Stats:
@@ -24,23 +25,39 @@ def run_split(args: argparse.Namespace, total: int, servers: Sequence[ServerProc
     shares = [total // processes + (1 if i < total % processes else 0) for i in range(processes)]
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
-    children = [context.Process(target=_child, args=(args, i, n, results)) for i, n in enumerate(shares)]
+    # games: the measured window opens once every player has its first match (window.py); the
+    # servers' CPU is noted as it opens and as it closes.
+    board = Board(args.seats * total, context) if args.scenario == "games" else None
+    children = [context.Process(target=_child, args=(args, i, n, results, board)) for i, n in enumerate(shares)]
     for child in children:
         child.start()
     stats = Stats()
     reported = 0
+    opened = closed = 0.0
     with run_progress() as progress:
         task = progress.add_task(f"{args.scenario}: {total} over {processes} process(es)", total=args.duration)
         started = time.monotonic()
         while reported < len(children):
             try:
-                stats.merge(results.get(timeout=0.5))
+                stats.merge(results.get(timeout=0.05 if board is not None and not closed else 0.5))
                 reported += 1
             except queue.Empty:
                 if not any(child.is_alive() for child in children) and results.empty():
                     stats.errors["CLIENT_PROCESS_DIED"] += len(children) - reported
                     break
-            progress.update(task, completed=min(args.duration, time.monotonic() - started))
+            if board is not None:
+                if not opened and board.started():
+                    opened = board.started()
+                    for server in servers:
+                        server.mark_window()
+                if opened and not closed and time.monotonic() >= opened + args.duration:
+                    closed = time.monotonic()
+                    for server in servers:
+                        server.mark_window(end=True)
+                played = time.monotonic() - opened if opened else 0.0
+            else:
+                played = time.monotonic() - started
+            progress.update(task, completed=min(args.duration, played))
             for server in servers:
                 server.sample()
     for child in children:
@@ -58,6 +75,7 @@ def summarize(args: argparse.Namespace, stats: Stats, elapsed: float, servers: l
         "duration_s": round(elapsed, 2),
         "games_finished": stats.games_finished,
         "moves": stats.moves,
+        "moves_whole_run": stats.moves_whole_run,
         "moves_per_s": round(stats.moves / elapsed, 1) if elapsed else 0.0,
         "latency_ms": {
             "p50": round(percentile(lat, 0.50) * 1000, 2),
@@ -70,12 +88,19 @@ def summarize(args: argparse.Namespace, stats: Stats, elapsed: float, servers: l
             "p50": round(percentile(stats.matchmaking, 0.50) * 1000, 1),
             "p99": round(percentile(stats.matchmaking, 0.99) * 1000, 1),
         },
+        # Before the window: every player's first search, all at once (games).
+        "setup_s": round(stats.setup_s, 2),
+        "first_matchmaking_wait_ms": {
+            "p50": round(percentile(stats.first_matchmaking, 0.50) * 1000, 1),
+            "p99": round(percentile(stats.first_matchmaking, 0.99) * 1000, 1),
+        },
         "errors": dict(stats.errors),
         "servers": [
             {
                 "pid": s.pid,
                 "process": s.name,
-                "cpu_s": round(s.cpu(), 2),
+                "cpu_s": round(s.cpu(), 2),  # inside the measured window (games), else the whole run
+                "whole_run_cpu_s": round(s.whole_cpu(), 2),
                 "peak_rss_mib": round(s.peak_rss_mib(), 1),
                 "exited": s.exited,  # during the run: its figures are from its last sample
             }
@@ -106,10 +131,15 @@ def print_summary(summary: dict[str, Any]) -> None:
             f"  move latency (submit -> opponent's stream): p50 {lat['p50']} ms  p90 {lat['p90']} ms  "
             f"p99 {lat['p99']} ms  max {lat['max']} ms"
         )
-        mm = summary["matchmaking_wait_ms"]
+        mm, first = summary["matchmaking_wait_ms"], summary["first_matchmaking_wait_ms"]
         print(f"  matchmaking wait: p50 {mm['p50']} ms  p99 {mm['p99']} ms")
+        if summary["setup_s"]:
+            print(
+                f"  setup (not measured): {summary['setup_s']} s until every player had its first match"
+                f" (first searches p50 {first['p50']} ms, p99 {first['p99']} ms)"
+            )
         print(
-            f"  server CPU {summary['server_cpu_s']} s -> "
+            f"  server CPU {summary['server_cpu_s']} s in the window -> "
             f"{summary['moves_per_server_cpu_s']} moves per server CPU-second"
         )
         print(

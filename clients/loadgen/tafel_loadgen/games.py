@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import random
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 import grpc
 from tafel.autoplay import game_on_stream, play_game
@@ -18,12 +20,15 @@ from tafel.play.v1 import play_pb2
 from tafel.play_stream import PlayStream
 
 from tafel_loadgen.stats import Stats
+from tafel_loadgen.window import Board, Window
 
 
 @dataclass
 class Shared:
-    """State both players of a game share inside one process: when each version was submitted."""
+    """State the players share inside one process: when each version was submitted, and the
+    measured window (window.py: moves, games, latencies and searches count inside it only)."""
 
+    window: Window
     submitted: dict[tuple[str, int], float] = field(default_factory=dict)
 
 
@@ -35,7 +40,6 @@ async def connect4_fast(
     shared: Shared,
     rng: random.Random,
     think_s: float,
-    stop_at: float,
     stream: PlayStream | None = None,
     watching: play_pb2.GetGameResponse | None = None,
 ) -> None:
@@ -43,7 +47,7 @@ async def connect4_fast(
     A player that keeps one `stream` open across games (as a busy client would) passes it in,
     and `watching` when its search started the watch (PlayStream.find_and_watch)."""
     async with game_on_stream(client, game_id, stream) as on:
-        on.over = await _connect4_on(client, on.stream, game_id, seat, stats, shared, rng, think_s, stop_at, watching)
+        on.over = await _connect4_on(client, on.stream, game_id, seat, stats, shared, rng, think_s, watching)
 
 
 async def _connect4_on(
@@ -55,19 +59,17 @@ async def _connect4_on(
     shared: Shared,
     rng: random.Random,
     think_s: float,
-    stop_at: float,
     watching: play_pb2.GetGameResponse | None,
 ) -> bool:
     """Whether the game ended (else the run stopped first or a move failed)."""
     # One timer for the whole game (the opponent may stop with the run: 5 s past it, the game is
     # given up) rather than one per awaited event: a timer per wait was a visible share of the
     # load generator's CPU, which it shares with the servers.
-    deadline = asyncio.get_running_loop().time() + (stop_at - time.monotonic()) + 5
     try:
-        async with asyncio.timeout_at(deadline):
-            return await _play_connect4(client, stream, game_id, seat, stats, shared, rng, think_s, stop_at, watching)
+        async with shared.window.timeout(grace_s=5):
+            return await _play_connect4(client, stream, game_id, seat, stats, shared, rng, think_s, watching)
     except TimeoutError:
-        if time.monotonic() <= stop_at:
+        if time.monotonic() <= shared.window.end:
             raise
         return False
 
@@ -81,9 +83,9 @@ async def _play_connect4(
     shared: Shared,
     rng: random.Random,
     think_s: float,
-    stop_at: float,
     watching: play_pb2.GetGameResponse | None,
 ) -> bool:
+    window = shared.window
     if watching is None:
         watching = await stream.watch(game_id)
     view = watching.view.connect4
@@ -93,7 +95,7 @@ async def _play_connect4(
     status = watching.summary.status
     while not status.over:
         if seat in status.to_act:
-            if time.monotonic() >= stop_at:
+            if time.monotonic() >= window.end:
                 return False  # the run is over: stop moving
             if think_s:
                 await asyncio.sleep(think_s)
@@ -106,7 +108,9 @@ async def _play_connect4(
             except TafelError as error:
                 stats.errors[error.code.name] += 1
                 return False
-            stats.moves += 1
+            stats.moves_whole_run += 1
+            if window.inside():
+                stats.moves += 1
             heights[column] += 1
             if heights[column] == rows:
                 open_columns.remove(column)
@@ -127,15 +131,22 @@ async def _play_connect4(
                 if heights[column] == rows:
                     open_columns.remove(column)
                 started = shared.submitted.pop((game_id, event.version), None)
-                if started is not None:
+                if started is not None and window.inside():
                     stats.latencies.append(time.perf_counter() - started)
         if delivery.HasField("status"):
             if delivery.status.version >= status.version:
                 status = delivery.status
         elif event.version > status.version or kind == "ended":
             status = (await client.get_game(game_id)).summary.status  # a gateway without statuses
-    stats.games_finished += seat == 0
+    if window.inside():
+        stats.games_finished += seat == 0
     return True
+
+
+def count_in_window(stats: Stats, window: Window, _answer: object = None) -> None:
+    stats.moves_whole_run += 1
+    if window.inside():
+        stats.count_move()
 
 
 async def player(
@@ -143,7 +154,6 @@ async def player(
     game: str,
     stats: Stats,
     shared: Shared,
-    stop_at: float,
     think_s: float,
     seed: int,
     seats: int = 2,
@@ -156,13 +166,15 @@ async def player(
         stream: PlayStream | None = None
         if game == "connect4":
             stream = await stack.enter_async_context(client.play_stream())
-        while time.monotonic() < stop_at:
+        window = shared.window
+        first = True
+        while time.monotonic() < window.end:
             queued = time.perf_counter()
             watching: play_pb2.GetGameResponse | None = None
             try:
                 # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs the search in a task of
                 # its own, one more per game.
-                async with asyncio.timeout(max(1.0, stop_at - time.monotonic())):
+                async with window.timeout(at_least_s=1.0):
                     if stream is not None:
                         # The search starts the game's watch: its first view comes with the match.
                         match, watching = await stream.find_and_watch(game, min_seats=seats, max_seats=seats)
@@ -176,7 +188,13 @@ async def player(
                 # search at once, and this loop must not spin on it.
                 await asyncio.sleep(0.2)
                 continue
-            stats.matchmaking.append(time.perf_counter() - queued)
+            waited = time.perf_counter() - queued
+            if first:  # setup: the window opens once every player has its first match
+                first = False
+                stats.first_matchmaking.append(waited)
+                window.board.matched_first()
+            elif window.inside():
+                stats.matchmaking.append(waited)
             try:
                 if stream is not None:
                     await connect4_fast(
@@ -187,7 +205,6 @@ async def player(
                         shared,
                         rng,
                         think_s,
-                        stop_at,
                         stream=stream,
                         watching=watching,
                     )
@@ -198,9 +215,10 @@ async def player(
                         match.seat,
                         random_strategy(game, rng),
                         think_s=think_s,
-                        on_move=stats.count_move,
+                        on_move=partial(count_in_window, stats, window),
                     )
-                    stats.games_finished += match.seat == 0
+                    if window.inside():
+                        stats.games_finished += match.seat == 0
             except TafelError as error:
                 stats.errors[error.code.name] += 1
             except grpc.aio.AioRpcError as error:
@@ -210,18 +228,32 @@ async def player(
 
 
 async def run_games(
-    targets: list[str], game: str, games: int, think_s: float, duration_s: float, seed: int, seats: int = 2
+    targets: list[str],
+    game: str,
+    games: int,
+    think_s: float,
+    duration_s: float,
+    seed: int,
+    seats: int = 2,
+    board: Board | None = None,
 ) -> Stats:
-    """`games` concurrent games of `seats` players each (Colour Square tables: 1-6)."""
+    """`games` concurrent games of `seats` players each (Colour Square tables: 1-6), measured
+    over a window of `duration_s` that opens once every player has its first match (window.py;
+    `board` shares it with the players of other processes)."""
     stats = Stats()
-    shared = Shared()
-    stop_at = time.monotonic() + duration_s
-    await asyncio.gather(
-        *(
-            player(targets, game, stats, shared, stop_at, think_s, seed * 100_000 + i, seats)
-            for i in range(seats * games)
+    window = Window(board or Board(seats * games), duration_s)
+    shared = Shared(window)
+    follow = asyncio.get_running_loop().create_task(window.follow())
+    try:
+        await asyncio.gather(
+            *(player(targets, game, stats, shared, think_s, seed * 100_000 + i, seats) for i in range(seats * games))
         )
-    )
+    finally:
+        follow.cancel()
+    if window.setup_timed_out:
+        stats.errors["SETUP_TIMEOUT"] += 1
+    stats.setup_s = window.start - window.board.launched if window.start != math.inf else 0.0
+    stats.client_cpu_s = window.cpu_in_window
     return stats
 
 

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 
-def child(args: argparse.Namespace, index: int, share: int, queue: Any) -> None:
+def child(args: argparse.Namespace, index: int, share: int, queue: Any, board: Any = None) -> None:
     import gc
 
     gc.freeze()  # as the servers do (kit/server.py tune_gc): the collector was the latency tail
@@ -24,11 +24,12 @@ def child(args: argparse.Namespace, index: int, share: int, queue: Any) -> None:
     targets = args.gateways.split(",")
     cpu_before = time.process_time()
     if args.scenario == "games":
+        # Its own CPU inside the measured window (run_games notes it), beside the servers'.
         stats = asyncio.run(
-            run_games(targets, args.game, share, args.think, args.duration, args.seed + index, args.seats)
+            run_games(targets, args.game, share, args.think, args.duration, args.seed + index, args.seats, board)
         )
     else:
         stats = asyncio.run(run_pings(targets, share, args.duration))
-    # Its own CPU, printed beside the servers': it shares the machine's cores with them.
-    stats.client_cpu_s = time.process_time() - cpu_before
+        # Its own CPU, printed beside the servers': it shares the machine's cores with them.
+        stats.client_cpu_s = time.process_time() - cpu_before
     queue.put(stats.as_dict())

@@ -14,10 +14,13 @@ SERVER_MARKERS = (("-m services.", "rules"), ("-m gateway", "gateway"), ("redis-
 
 @dataclass
 class Stats:
-    moves: int = 0
+    moves: int = 0  # inside the measured window (games: window.py)
+    moves_whole_run: int = 0  # setup and the run's end included (per-move counts of the whole run)
     games_finished: int = 0
     latencies: list[float] = field(default_factory=list)
-    matchmaking: list[float] = field(default_factory=list)
+    matchmaking: list[float] = field(default_factory=list)  # searches inside the window
+    first_matchmaking: list[float] = field(default_factory=list)  # each player's first search (setup)
+    setup_s: float = 0.0  # until every player had its first match (games: the window opens then)
     errors: Counter[str] = field(default_factory=Counter)
     pings: int = 0
     client_cpu_s: float = 0.0  # the load generator's own CPU (its client processes), over their runs
@@ -28,9 +31,12 @@ class Stats:
 
     def merge(self, other: dict[str, Any]) -> None:
         self.moves += int(other["moves"])
+        self.moves_whole_run += int(other.get("moves_whole_run", 0))
         self.games_finished += int(other["games_finished"])
         self.latencies.extend(other["latencies"])
         self.matchmaking.extend(other["matchmaking"])
+        self.first_matchmaking.extend(other.get("first_matchmaking", ()))
+        self.setup_s = max(self.setup_s, float(other.get("setup_s", 0.0)))
         self.errors.update(other["errors"])
         self.pings += int(other.get("pings", 0))
         self.client_cpu_s += float(other.get("client_cpu_s", 0.0))
@@ -38,9 +44,12 @@ class Stats:
     def as_dict(self) -> dict[str, Any]:
         return {
             "moves": self.moves,
+            "moves_whole_run": self.moves_whole_run,
             "games_finished": self.games_finished,
             "latencies": self.latencies,
             "matchmaking": self.matchmaking,
+            "first_matchmaking": self.first_matchmaking,
+            "setup_s": self.setup_s,
             "errors": dict(self.errors),
             "pings": self.pings,
             "client_cpu_s": self.client_cpu_s,
@@ -66,6 +75,8 @@ class ServerProcess:
     last_cpu: float = -1.0
     last_rss_mib: float = 0.0
     exited: bool = False
+    window_from: float | None = None  # its CPU when the measured window opened (games: window.py)
+    window_to: float | None = None  # and when it closed
 
     def sample(self) -> None:
         """Reads the process's CPU time and peak RSS now; call it during a run to keep them fresh."""
@@ -85,7 +96,25 @@ class ServerProcess:
             if line.startswith("VmHWM:"):
                 self.last_rss_mib = int(line.split()[1]) / 1024
 
+    def mark_window(self, end: bool = False) -> None:
+        """Note its CPU as the measured window opens (or, `end`, closes)."""
+        self.sample()
+        if end:
+            self.window_to = self.last_cpu
+        else:
+            self.window_from = self.last_cpu
+
     def cpu(self) -> float:
+        """CPU seconds inside the measured window when one was marked, else since it was found."""
+        self.sample()
+        if self.last_cpu < 0:
+            return 0.0
+        if self.window_from is not None:
+            return max(0.0, (self.window_to if self.window_to is not None else self.last_cpu) - self.window_from)
+        return self.whole_cpu()
+
+    def whole_cpu(self) -> float:
+        """CPU seconds since it was found (setup and teardown included)."""
         self.sample()
         return max(0.0, self.last_cpu - self.cpu_start) if self.last_cpu >= 0 else 0.0
 

@@ -22,6 +22,7 @@ from tafel.play.v1 import tournaments_pb2
 from tafel_loadgen.games import Shared, connect4_fast
 from tafel_loadgen.progress import run_progress
 from tafel_loadgen.stats import Stats
+from tafel_loadgen.window import Window
 
 PLAYERS_PER_CHANNEL = 64
 FORMATS = {
@@ -60,8 +61,7 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
     await organiser.start_tournament(tid)
     rng = random.Random(args.seed)
     games: set[asyncio.Task[None]] = set()
-    shared = Shared()
-    forever = float("inf")
+    shared = Shared(Window.unbounded())
 
     async def play(game: tournaments_pb2.TournamentGame) -> None:
         seats = [(seat, by_id[p.player_id]) for seat, p in enumerate(game.players) if p.player_id in by_id]
@@ -71,9 +71,7 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
                 await seats[0][1].wait_for_game(game.game_id)
                 await asyncio.gather(
                     *(
-                        connect4_fast(
-                            client, game.game_id, seat, stats, shared, random.Random(rng.random()), 0.0, forever
-                        )
+                        connect4_fast(client, game.game_id, seat, stats, shared, random.Random(rng.random()), 0.0)
                         for seat, client in seats
                     )
                 )
