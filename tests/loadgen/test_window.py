@@ -9,7 +9,6 @@ import math
 import time
 
 import pytest
-
 from tafel_loadgen import window as window_module
 from tafel_loadgen.window import Board, Window
 
