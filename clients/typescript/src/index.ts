@@ -8,6 +8,7 @@ export { eventPosition, isAfter } from "./events.js";
 export { moves, options, placeOnCell, placeOnJoker, type GameName } from "./moves.js";
 export { PlayStream, type PlayStreamOptions } from "./play-stream.js";
 export { RequestIds } from "./request-ids.js";
+export { sleep } from "./resume.js";
 export { createWebTransport, type WebProtocol, type WebTransportOptions } from "./transports.js";
 
 // The generated messages, by package, for anything the helpers above do not cover.

@@ -2,24 +2,11 @@
 // event): asked again until it lands. The watch that asked for it has already handed its event
 // out, so a read lost to a dropped network would leave the page stale until the next event, and
 // in a game that waits for this player there is none.
-import { Code, TafelError } from "./sdk.js";
+import { Code, TafelError, sleep } from "./sdk.js";
 
 /** Failures that asking again would not change; anything else (the network, a gateway restarting,
  * a timeout) is asked again. */
 const FINAL: ReadonlySet<Code> = new Set([Code.NotFound, Code.PermissionDenied, Code.Unauthenticated, Code.InvalidArgument]);
-
-/** Resolves after `ms`, or at once when `signal` aborts (the page was left). */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-  });
-}
 
 /** `read()` until it lands, waiting 0.5, 1, 2, 4, 4 … s between tries; `waiting(true)` before each
  * wait, `waiting(false)` once it landed after one. Throws a final failure, or once `signal` aborts. */
@@ -32,7 +19,7 @@ export async function untilLanded<T>(read: () => Promise<T>, signal: AbortSignal
     } catch (error) {
       if (signal.aborted || (error instanceof TafelError && FINAL.has(error.code))) throw error;
       waiting(true);
-      await pause(Math.min(250 * 2 ** failures, 4000), signal);
+      await sleep(Math.min(250 * 2 ** failures, 4000), signal).catch(() => undefined); // (rejects when left)
       if (signal.aborted) throw error;
     }
   }
