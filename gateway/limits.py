@@ -26,7 +26,7 @@ import grpc
 from gateway.auth import Authenticator
 from gateway.settings import LimitSettings, Rate
 from kit.errors import Refused, abort, abort_stream
-from kit.undecodable import handler_factory
+from kit.undecodable import WrappedHandlers, handler_factory
 
 MAX_KEYS = 100_000  # buckets kept per table
 
@@ -94,7 +94,7 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self.rooms_player = Buckets(settings.room_lookups_per_player)
         self.rooms_peer = Buckets(settings.room_lookups_per_peer)
         self.open_streams: dict[str, int] = {}
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+        self._wrapped = WrappedHandlers(self.wrap)
 
     def player_of(self, context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
         try:
@@ -156,13 +156,7 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(handler_call_details)
         if handler is None:
             return handler
-        method: str = handler_call_details.method
-        cached = self._wrapped.get(method)
-        if cached is not None and cached[0] is handler:
-            return cached[1]
-        wrapped = self.wrap(handler, method)
-        self._wrapped[method] = (handler, wrapped)
-        return wrapped
+        return self._wrapped.of(handler, handler_call_details.method)
 
     def wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         """The handler with the limits in front. Public: the web edge (gateway/web), which runs

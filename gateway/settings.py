@@ -73,6 +73,9 @@ from kit.catalog import DEFAULT_PORTS, GAMES
 from kit.settings import ConfigError, Env, ServerSettings
 
 DEFAULT_GATEWAY_PORT = 50051
+# The gateway takes every client's calls: with one grpc.aio server, 300 clients connecting while
+# 200 games ran waited 5-7 s to sign in; with eight, 1.4-1.8 s (docs/benchmarks.md, sixth pass).
+DEFAULT_GATEWAY_ACCEPTORS = 8
 DEFAULT_STATIC = Path(__file__).resolve().parents[1] / "clients" / "web" / "dist"
 # The secret older `make run`s used, published in this repository: refused on anything but loopback
 # (tools/platform.py now generates one per data folder).
@@ -304,7 +307,9 @@ class GatewaySettings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> GatewaySettings:
         env = Env(environ)
-        server = ServerSettings.from_env(env, default_port=DEFAULT_GATEWAY_PORT)
+        server = ServerSettings.from_env(
+            env, default_port=DEFAULT_GATEWAY_PORT, default_acceptors=DEFAULT_GATEWAY_ACCEPTORS
+        )
         secret = env.text("TAFEL_TOKEN_SECRET")
         if len(secret) < 16:
             raise ConfigError("TAFEL_TOKEN_SECRET must be at least 16 characters")

@@ -11,7 +11,8 @@ Every server (ServerSettings):
   ``TAFEL_METRICS_PORT`` (0 = no metrics endpoint), ``TAFEL_LOG_LEVEL`` (INFO),
 - ``TAFEL_MAX_MESSAGE_BYTES`` (1 MiB), ``TAFEL_MAX_CONCURRENT_STREAMS`` (1000 per connection),
   ``TAFEL_MAX_PENDING_CALLS`` (20,000), ``TAFEL_GRACE_S`` (5: the stop's grace period),
-  ``TAFEL_HANDSHAKE_TIMEOUT_S`` (10),
+  ``TAFEL_HANDSHAKE_TIMEOUT_S`` (10), ``TAFEL_ACCEPTORS`` (gRPC servers sharing the port: 8 in a
+  gateway, 1 in a rules service; kit/server.py ServerGroup),
 - ``TAFEL_TLS_CERT`` / ``TAFEL_TLS_KEY`` (PEM: serve TLS), ``TAFEL_TLS_CLIENT_CA`` (require client
   certificates it signed), ``TAFEL_INTERNAL_SECRET`` (16+ characters: gateway -> rules calls).
 
@@ -104,9 +105,12 @@ class ServerSettings:
     internal_secret: str = field(default="", repr=False)
     # A connection that has not completed its HTTP/2 (and TLS) handshake by then is closed.
     handshake_timeout_s: float = 10.0
+    # grpc.aio servers sharing the port (kit/server.py ServerGroup): how many new calls the
+    # process asks the core for at once. More take a burst of new connections in faster.
+    acceptors: int = 1
 
     @classmethod
-    def from_env(cls, env: Env, *, default_port: int) -> ServerSettings:
+    def from_env(cls, env: Env, *, default_port: int, default_acceptors: int = 1) -> ServerSettings:
         cert, key = env.environ.get("TAFEL_TLS_CERT", ""), env.environ.get("TAFEL_TLS_KEY", "")
         if bool(cert) != bool(key):
             raise ConfigError("TAFEL_TLS_CERT and TAFEL_TLS_KEY are set together or not at all")
@@ -134,6 +138,7 @@ class ServerSettings:
             tls_client_ca_file=client_ca,
             internal_secret=internal,
             handshake_timeout_s=env.number("TAFEL_HANDSHAKE_TIMEOUT_S", 10.0, 0.1, 300.0),
+            acceptors=env.integer("TAFEL_ACCEPTORS", default_acceptors, 1, 64),
         )
 
 

@@ -104,11 +104,29 @@ def _wrap(handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
     return handler_factory(True, handler.response_streaming)(stream, deserializer, serializer)
 
 
+class WrappedHandlers:
+    """Method handlers wrapped once each, for interceptors that rebuild them: keyed by the
+    handler itself, since every server of a group (kit/server.py ServerGroup) has its own."""
+
+    def __init__(self, wrap: Callable[[grpc.RpcMethodHandler, str], grpc.RpcMethodHandler]) -> None:
+        self._wrap = wrap
+        self._made: dict[tuple[str, int], tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
+    def of(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        key = (method, id(handler))
+        made = self._made.get(key)
+        if made is not None and made[0] is handler:  # (the id of a handler no longer alive is not it)
+            return made[1]
+        wrapped = self._wrap(handler, method)
+        self._made[key] = (handler, wrapped)
+        return wrapped
+
+
 class UndecodableGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Wraps each method's handler the first time it is called (cached: no cost per call after)."""
 
     def __init__(self) -> None:
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+        self._wrapped = WrappedHandlers(_wrap)
 
     async def intercept_service(
         self,
@@ -118,10 +136,4 @@ class UndecodableGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(handler_call_details)
         if handler is None or handler.request_deserializer is None:
             return handler
-        method: str = handler_call_details.method
-        cached = self._wrapped.get(method)
-        if cached is not None and cached[0] is handler:
-            return cached[1]
-        wrapped = _wrap(handler, method)
-        self._wrapped[method] = (handler, wrapped)
-        return wrapped
+        return self._wrapped.of(handler, handler_call_details.method)
