@@ -88,6 +88,7 @@ def once(args: argparse.Namespace) -> None:
                 str(c),
                 "--duration",
                 str(args.duration),
+                *(["--shared-connection"] if args.shared_connection else []),
             )
             assert p.redis_url is not None
             # INFO counts the whole run: per move of the whole run (setup and its end included).
@@ -116,6 +117,11 @@ def main() -> None:
     parser.add_argument("--tournament-players", type=int, default=1024)
     parser.add_argument("--tournament-rounds", type=int, default=10)
     parser.add_argument("--once", action="store_true", help="only the games runs, printed (A/B), nothing written")
+    parser.add_argument(
+        "--shared-connection",
+        action="store_true",
+        help="with --once: every player on one connection (the shape of the figures before 2026-12-02)",
+    )
     args = parser.parse_args()
     if args.once:
         once(args)

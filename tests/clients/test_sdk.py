@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 
 import pytest
 from tafel.autoplay import play_game
@@ -211,3 +212,42 @@ async def test_play_stream_finds_matches_and_withdraws_a_search_left_early(platf
                 await first.find_match("connect4", connect4_pb2.Options(rows=99))
     finally:
         await close_all(players)
+
+
+def connections_to(port: int) -> int:
+    """This process's established TCP connections to `port` (from /proc: the sockets it holds)."""
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+                if remote_port == port and fields[3] == "01" and fields[9] in inodes:
+                    count += 1
+    return count
+
+
+async def test_clients_share_a_connection_unless_each_asks_for_its_own(platform: Platform) -> None:
+    """gRPC lets every channel of a process to one address share a connection; `own_connection`
+    gives a client its own (the load generator's players: one each, as on their own machines)."""
+    port = int(platform.gateway_addresses[0].rsplit(":", 1)[1])
+    before = connections_to(port)
+    shared = [await TafelClient.connect(platform.gateway_addresses) for _ in range(3)]
+    own = [await TafelClient.connect(platform.gateway_addresses, own_connection=True) for _ in range(3)]
+    try:
+        for client in shared:
+            await client.sign_in_as_guest()
+        with_shared = connections_to(port)
+        assert with_shared - before <= 1  # (none new when an earlier client's is still open)
+        assert with_shared >= 1
+        for client in own:
+            await client.sign_in_as_guest()
+        assert connections_to(port) - with_shared == 3
+    finally:
+        await close_all(shared + own)

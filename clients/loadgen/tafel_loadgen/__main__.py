@@ -72,6 +72,12 @@ def summarize(args: argparse.Namespace, stats: Stats, elapsed: float, servers: l
         "game": getattr(args, "game", None),
         "concurrent_games": getattr(args, "games", None),
         "think_s": getattr(args, "think", None),
+        # A TCP connection per player (as on players' own machines), or all of them on one.
+        "connections": (
+            ("shared" if getattr(args, "shared_connection", False) else "one per player")
+            if args.scenario == "games"
+            else None
+        ),
         "duration_s": round(elapsed, 2),
         "games_finished": stats.games_finished,
         "moves": stats.moves,
@@ -119,7 +125,8 @@ def summarize(args: argparse.Namespace, stats: Stats, elapsed: float, servers: l
 
 def print_summary(summary: dict[str, Any]) -> None:
     lat = summary["latency_ms"]
-    print(f"scenario {summary['scenario']}: {summary['duration_s']} s")
+    connections = f", connections: {summary['connections']}" if summary["connections"] else ""
+    print(f"scenario {summary['scenario']}: {summary['duration_s']} s{connections}")
     if summary.get("pings_per_s"):
         print(f"  floor: {summary['pings_per_s']:,.0f} empty ping round trips/s on the play stream")
     if summary["moves"]:
@@ -168,6 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     games.add_argument("--seats", type=int, default=2, help="players per game (Colour Square tables: 1-6)")
     games.add_argument("--duration", type=float, default=10.0)
     games.add_argument("--floor", action="store_true", help="also measure empty pings on the same layout")
+    games.add_argument(
+        "--shared-connection",
+        action="store_true",
+        help="every player of a process on one TCP connection (gRPC's default), not one each",
+    )
     watchers = scenarios.add_parser("watchers")
     watchers.add_argument("--watchers", type=int, default=1000)
     watchers.add_argument("--live-games", type=int, default=10)

@@ -157,9 +157,11 @@ async def player(
     think_s: float,
     seed: int,
     seats: int = 2,
+    own_connection: bool = True,
 ) -> None:
     rng = random.Random(seed)
-    async with await TafelClient.connect(targets) as client, contextlib.AsyncExitStack() as stack:
+    connecting = TafelClient.connect(targets, own_connection=own_connection)
+    async with await connecting as client, contextlib.AsyncExitStack() as stack:
         await client.sign_in_as_guest()
         # Connect Four players keep one play stream open across their games and find their
         # matches on it too (a busy client's shape: no new call per game).
@@ -236,17 +238,23 @@ async def run_games(
     seed: int,
     seats: int = 2,
     board: Board | None = None,
+    own_connections: bool = True,
 ) -> Stats:
     """`games` concurrent games of `seats` players each (Colour Square tables: 1-6), measured
     over a window of `duration_s` that opens once every player has its first match (window.py;
-    `board` shares it with the players of other processes)."""
+    `board` shares it with the players of other processes). Each player has a TCP connection of
+    its own, as players on their own machines (and the peers' bots, ../shared/peers) have;
+    `own_connections=False` puts them all on one (gRPC's default within a process)."""
     stats = Stats()
     window = Window(board or Board(seats * games), duration_s)
     shared = Shared(window)
     follow = asyncio.get_running_loop().create_task(window.follow())
     try:
         await asyncio.gather(
-            *(player(targets, game, stats, shared, think_s, seed * 100_000 + i, seats) for i in range(seats * games))
+            *(
+                player(targets, game, stats, shared, think_s, seed * 100_000 + i, seats, own_connections)
+                for i in range(seats * games)
+            )
         )
     finally:
         follow.cancel()
@@ -257,13 +265,13 @@ async def run_games(
     return stats
 
 
-async def run_pings(targets: list[str], streams: int, duration_s: float) -> Stats:
+async def run_pings(targets: list[str], streams: int, duration_s: float, own_connections: bool = True) -> Stats:
     """The floor: empty Ping/Pong round trips on the same play-stream layout (one per player)."""
     stats = Stats()
     stop_at = time.monotonic() + duration_s
 
     async def pinger() -> None:
-        async with await TafelClient.connect(targets) as client:
+        async with await TafelClient.connect(targets, own_connection=own_connections) as client:
             await client.sign_in_as_guest()
             async with client.play_stream() as stream:
                 while time.monotonic() < stop_at:

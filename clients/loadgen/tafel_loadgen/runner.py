@@ -26,10 +26,20 @@ def child(args: argparse.Namespace, index: int, share: int, queue: Any, board: A
     if args.scenario == "games":
         # Its own CPU inside the measured window (run_games notes it), beside the servers'.
         stats = asyncio.run(
-            run_games(targets, args.game, share, args.think, args.duration, args.seed + index, args.seats, board)
+            run_games(
+                targets,
+                args.game,
+                share,
+                args.think,
+                args.duration,
+                args.seed + index,
+                args.seats,
+                board,
+                own_connections=not args.shared_connection,
+            )
         )
     else:
-        stats = asyncio.run(run_pings(targets, share, args.duration))
+        stats = asyncio.run(run_pings(targets, share, args.duration, own_connections=not args.shared_connection))
         # Its own CPU, printed beside the servers': it shares the machine's cores with them.
         stats.client_cpu_s = time.process_time() - cpu_before
     queue.put(stats.as_dict())

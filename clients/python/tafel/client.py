@@ -43,7 +43,9 @@ STREAM_ATTEMPTS = 20  # consecutive failed attempts before a resuming stream giv
 GAP_S = 10.0  # how long a unary call waits for a gateway to come back (see TafelClient._call)
 
 
-def _channel(targets: Sequence[str], tls: bool, root_certificates: bytes | None) -> grpc.aio.Channel:
+def _channel(
+    targets: Sequence[str], tls: bool, root_certificates: bytes | None, own_connection: bool = False
+) -> grpc.aio.Channel:
     options: list[tuple[str, Any]] = [
         ("grpc.keepalive_time_ms", 20_000),
         ("grpc.http2.bdp_probe", 0),
@@ -56,6 +58,9 @@ def _channel(targets: Sequence[str], tls: bool, root_certificates: bytes | None)
         # Unary calls are retried by gRPC itself (tafel/retry.py says which and how).
         ("grpc.service_config", service_config()),
     ]
+    if own_connection:
+        # gRPC shares one connection between every channel of a process to the same address.
+        options.append(("grpc.use_local_subchannel_pool", 1))
     if len(targets) == 1:
         target = targets[0]
     else:
@@ -87,13 +92,22 @@ class TafelClient:
 
     @classmethod
     async def connect(
-        cls, target: str | Sequence[str], *, tls: bool = False, root_certificates: bytes | None = None
+        cls,
+        target: str | Sequence[str],
+        *,
+        tls: bool = False,
+        root_certificates: bytes | None = None,
+        own_connection: bool = False,
     ) -> TafelClient:
-        """Connect to one gateway ("host:port") or several (a list: round robin between them)."""
+        """Connect to one gateway ("host:port") or several (a list: round robin between them).
+
+        `own_connection`: a TCP connection of this client's own; by default gRPC lets every
+        client of a process to the same gateway share one (what one program wants; a load
+        generator standing in for many players' machines wants one each)."""
         targets = [target] if isinstance(target, str) else list(target)
         if not targets:
             raise ValueError("no gateway address given")
-        return cls(_channel(targets, tls, root_certificates))
+        return cls(_channel(targets, tls, root_certificates, own_connection))
 
     async def close(self) -> None:
         await self.channel.close()
