@@ -42,11 +42,12 @@ class ServerGroup:
     """Several grpc.aio servers on one port in one process, with the same servicers.
 
     grpc.aio's server asks the core for one new call at a time and awaits it on the event loop
-    before asking for the next, so a gateway whose loop is busy with games took new calls in at
-    ~35 a second: 300 clients connecting at once while 200 games ran waited 8 s to sign in
-    (0.3 s on an idle gateway). Each server of the group keeps its own request out; the kernel
-    spreads new connections over their listening sockets (SO_REUSEPORT), so a group of four took
-    the same burst in ~2.3 s. A connection's calls all go to the server that accepted it."""
+    before asking for the next, so a gateway whose loop is busy with games takes new calls in
+    slowly: 300 clients connecting at once while 200 games ran took 4.9-7.1 s to sign in with one
+    server (0.3 s on an idle gateway). Each server of the group keeps its own request out and the
+    kernel spreads new connections over their listening sockets (SO_REUSEPORT): eight took the
+    same burst in 1.4-1.8 s (tools/bench_storm.py). A connection's calls all go to the server
+    that accepted it."""
 
     def __init__(self, servers: Sequence[grpc.aio.Server]) -> None:
         self.servers = tuple(servers)
@@ -171,7 +172,11 @@ async def start_server(
 def _check_port_free(host: str, port: int) -> None:
     """Refuse a port some other socket listens on: with SO_REUSEPORT gRPC's bind would succeed
     and share it (a second gateway started on the same port would take half the connections)."""
-    for family, kind, proto, _, where in socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM):
+    try:
+        found = socket.getaddrinfo(host.strip("[]") or None, port, type=socket.SOCK_STREAM)
+    except socket.gaierror:
+        return  # an address gRPC cannot bind either: its own bind says so
+    for family, kind, proto, _, where in found:
         with socket.socket(family, kind, proto) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is not a listener
             try:
