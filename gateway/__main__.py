@@ -8,7 +8,7 @@ import sys
 
 from gateway.settings import GatewaySettings
 from kit import logs
-from kit.server import install_event_loop
+from kit.server import BindError, install_event_loop
 from kit.settings import ConfigError
 
 
@@ -22,7 +22,11 @@ def main() -> None:
     install_event_loop()
     from gateway.server import serve
 
-    asyncio.run(serve(settings))
+    try:
+        asyncio.run(serve(settings))
+    except BindError as error:
+        print(f"gateway: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

@@ -38,6 +38,11 @@ class HealthServicer(health.aio.HealthServicer):  # type: ignore[misc]
         return response
 
 
+class BindError(OSError):
+    """The server's address cannot be bound (in use, or not this machine's): said in one line at
+    start-up by the entry points, not as a traceback."""
+
+
 class ServerGroup:
     """Several grpc.aio servers on one port in one process, with the same servicers.
 
@@ -154,13 +159,16 @@ async def start_server(
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         enable_reflection((*names, DIAGNOSTICS, health_name), server)
         address = f"{settings.host}:{port}"  # the first one's port (0: it picks one) for the rest
-        if credentials is None:
-            bound = server.add_insecure_port(address)
-        else:
-            bound = server.add_secure_port(address, credentials)
+        try:
+            if credentials is None:
+                bound = server.add_insecure_port(address)
+            else:
+                bound = server.add_secure_port(address, credentials)
+        except RuntimeError:  # grpcio raises where it once returned 0 ("Failed to bind ...")
+            bound = 0
         if bound == 0:
             await ServerGroup(servers).stop(None)
-            raise OSError(f"could not bind {settings.host}:{port}")
+            raise BindError(f"could not bind {settings.host}:{port}")
         port = bound
         await server.start()
         servers.append(server)
@@ -183,7 +191,7 @@ def _check_port_free(host: str, port: int) -> None:
                 probe.bind(where)
             except OSError as error:
                 if error.errno == errno.EADDRINUSE:
-                    raise OSError(f"could not bind {host}:{port}: the port is in use") from None
+                    raise BindError(f"could not bind {host}:{port}: the port is in use") from None
                 raise
 
 

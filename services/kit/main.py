@@ -9,7 +9,7 @@ from typing import Any
 from kit import logs
 from kit.catalog import rules_url
 from kit.redis.layer import RedisLayer
-from kit.server import RunningServer, install_event_loop, run_until_signalled, start_server
+from kit.server import BindError, RunningServer, install_event_loop, run_until_signalled, start_server
 from kit.settings import ConfigError, RulesSettings
 from services.kit.codec import GameCodec
 from services.kit.game import Rules
@@ -63,4 +63,8 @@ def serve_rules(rules: Rules[Any, Any, Any, Any, Any], codec: GameCodec[Any, Any
         await run_until_signalled(running, settings.server.grace_s, layer.close)
         log.info("stopped", extra={"game": rules.name})
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except BindError as error:
+        print(f"{rules.name}: {error}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import socket
+import subprocess
+import sys
 from collections import Counter
 
 import grpc
@@ -88,3 +91,27 @@ async def test_a_port_another_socket_listens_on_is_refused(other_reuses_port: bo
             await start_server(settings_with(4, other.getsockname()[1]), register, [])  # type: ignore[arg-type]
     finally:
         other.close()
+
+
+@pytest.mark.parametrize("module", ["gateway", "services.connect4"])
+def test_a_process_on_a_port_in_use_says_so_in_one_line(module: str) -> None:
+    """At start-up, not a traceback: the entry points turn kit/server.py's BindError into a line
+    on stderr and exit status 2 (the gateway's eight servers and a rules service's one alike)."""
+    other = socket.socket()
+    other.bind(("127.0.0.1", 0))
+    other.listen()
+    try:
+        env = {
+            **os.environ,
+            "REDIS_URL": "redis://127.0.0.1:1/0",
+            "TAFEL_PORT": str(other.getsockname()[1]),
+            "TAFEL_TOKEN_SECRET": "test-token-secret-0123456789",
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", module], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+    finally:
+        other.close()
+    assert done.returncode == 2, done.stderr
+    assert "could not bind 127.0.0.1:" in done.stderr
+    assert "Traceback" not in done.stderr
