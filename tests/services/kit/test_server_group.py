@@ -16,6 +16,7 @@ import pytest
 
 from kit.server import start_server
 from kit.settings import Env, ServerSettings
+from kit.undecodable import WrappedHandlers
 
 METHOD = "/test.Which/Server"
 
@@ -115,3 +116,23 @@ def test_a_process_on_a_port_in_use_says_so_in_one_line(module: str) -> None:
     assert done.returncode == 2, done.stderr
     assert "could not bind 127.0.0.1:" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_interceptors_wrap_each_servers_handler_once() -> None:
+    """Each server of a group has its own handler objects for a method: the interceptors' cache
+    keeps a wrapper per handler, so calls alternating between servers never rebuild one."""
+    built: list[str] = []
+
+    def wrap(handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        built.append(method)
+        return grpc.unary_unary_rpc_method_handler(handler.unary_unary)
+
+    async def behaviour(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+        return request
+
+    cache = WrappedHandlers(wrap)
+    first, second = (grpc.unary_unary_rpc_method_handler(behaviour) for _ in range(2))
+    wrapped = [cache.of(handler, METHOD) for handler in (first, second, first, second, first)]
+    assert built == [METHOD, METHOD]
+    assert wrapped[0] is wrapped[2] is wrapped[4] and wrapped[1] is wrapped[3]
+    assert wrapped[0] is not wrapped[1]
