@@ -30,6 +30,17 @@ def varint(value: int) -> bytes:
     """The base-128 encoding of a non-negative integer."""
     if value < 128:
         return _ONE_BYTE[value]
+    # Unrolled to five bytes (seconds and nanoseconds of a timestamp, lengths): a few of these a
+    # move, where the loop below appended each byte through a method call.
+    if value < 0x4000:
+        return bytes((value & 0x7F | 0x80, value >> 7))
+    if value < 0x200000:
+        return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14))
+    if value < 0x10000000:
+        return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14 & 0x7F | 0x80, value >> 21))
+    if value < 0x800000000:
+        low = value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14 & 0x7F | 0x80, value >> 21 & 0x7F | 0x80
+        return bytes((*low, value >> 28))
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)

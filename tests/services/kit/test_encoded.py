@@ -162,3 +162,11 @@ def test_stream_answers_and_batches_are_the_built_messages(correlations: list[in
 def test_varints_are_protobufs(value: int) -> None:
     key = wire.key_of(games_pb2.GameStatus, "version")
     assert wire.uint_field(key, value) == games_pb2.GameStatus(version=value).SerializeToString()
+
+
+def test_varints_at_every_length_boundary_are_protobufs() -> None:
+    # The encoder is unrolled up to five bytes: each byte length's first and last value, both sides.
+    key = wire.key_of(games_pb2.GameStatus, "version")
+    for bits in range(1, 65):
+        for value in (2 ** (bits - 1) - 1, 2 ** (bits - 1), 2**bits - 1):
+            assert wire.uint_field(key, value) == games_pb2.GameStatus(version=value).SerializeToString()
