@@ -38,12 +38,29 @@ class LiveBatch:
     with its arrival, and a cache where the streams keep each event's encoded delivery, so a
     delivery is built and serialized once per gateway however many watchers it goes to."""
 
-    __slots__ = ("batch", "encoded", "received")
+    __slots__ = ("batch", "encoded", "end", "keys", "received", "status")
 
     def __init__(self, batch: games_pb2.GameEventBatch, received: float) -> None:
         self.batch = batch
         self.received = received  # seconds since the epoch
         self.encoded: dict[Any, bytes] = {}
+        # What every watcher asks of the batch, worked out by the first to ask (learn()): each of
+        # a game's watchers once parsed every event id and asked every event's kind, a move.
+        self.keys: list[tuple[int, int]] | None = None  # each event's event_key, in order
+        self.end = -1  # the index of its `ended` event, -1 when it has none
+        self.status: games_pb2.GameStatus | None = None  # the game's status after the batch's move
+
+    def learn(self) -> list[tuple[int, int]]:
+        """Fill in keys, end and status (once); the keys."""
+        batch = self.batch
+        keys = []
+        for index, event in enumerate(batch.events):
+            keys.append(event_key(event.event_id))
+            if event.WhichOneof("kind") == "ended":
+                self.end = index
+        self.status = batch.status if batch.HasField("status") else None
+        self.keys = keys
+        return keys
 
 
 class Watch:
@@ -81,22 +98,20 @@ class Watch:
 
     def _handed_over(self, live: LiveBatch) -> bool:
         """push()'s fast path; False leaves the batch to events() (a gap, or no room)."""
-        batch = live.batch
-        events = batch.events
-        if not events:
+        keys = live.keys if live.keys is not None else live.learn()
+        if not keys:
             return True  # (events() skips it too)
         take, hand = self._take, self._hand
         assert take is not None and hand is not None
-        first = event_key(events[0].event_id)
-        if (first[0] > self.last[0] + 1 and self.last >= (0, 0)) or not take(len(events)):
+        if (keys[0][0] > self.last[0] + 1 and self.last >= (0, 0)) or not take(len(keys)):
             return False
-        self.status = batch.status if batch.HasField("status") else None
-        for index, event in enumerate(events):
-            key = event_key(event.event_id)
+        self.status = live.status
+        end = live.end
+        for index, key in enumerate(keys):
             if key > self.last:
                 self.last = key
                 hand(live, index)
-                if event.WhichOneof("kind") == "ended":
+                if index == end:
                     self._wake(END)  # nothing follows the end: events() returns
                     return True
         return True
@@ -216,22 +231,22 @@ class Watch:
                 batch_events = await self._history()
             else:
                 live: LiveBatch = item
-                batch = live.batch
-                if not batch.events:
+                keys = live.keys if live.keys is not None else live.learn()
+                if not keys:
                     continue
                 # The game's status after this batch's move (whom it waits on), for deliveries.
-                self.status = batch.status if batch.HasField("status") else None
-                first = event_key(batch.events[0].event_id)
-                if first[0] > self.last[0] + 1 and self.last >= (0, 0):
+                self.status = live.status
+                end = live.end
+                if keys[0][0] > self.last[0] + 1 and self.last >= (0, 0):
                     batch_events = await self._history()  # a version went missing: read the gap
                 else:
-                    for index, event in enumerate(batch.events):
-                        key = event_key(event.event_id)
+                    for index, event in enumerate(live.batch.events):
+                        key = keys[index]
                         if key > self.last:
                             self.last = key
                             self.current = (live, index)
                             yield event, LIVE
-                            if event.WhichOneof("kind") == "ended":
+                            if index == end:
                                 return
                     self.current = None
                     continue

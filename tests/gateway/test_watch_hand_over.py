@@ -128,3 +128,16 @@ async def test_a_watch_started_at_its_view_reads_nothing_from_the_stream(redis: 
         assert reads.calls == 2
     finally:
         await redis.delete(keys.events, keys.state)
+
+
+def test_a_batch_is_read_once_for_all_its_watchers() -> None:
+    batch = games_pb2.GameEventBatch(events=[event(4), event(5, ended=True)])
+    batch.status.version = 5
+    live = LiveBatch(batch, 0.0)
+    assert live.keys is None  # nothing read until a watcher asks
+    keys = live.learn()
+    assert keys == [(4, 1), (5, 1)] and live.keys is keys
+    assert live.end == 1 and live.status is not None and live.status.version == 5
+    plain = LiveBatch(games_pb2.GameEventBatch(events=[event(2)]), 0.0)
+    plain.learn()
+    assert plain.end == -1 and plain.status is None
