@@ -34,9 +34,9 @@ from typing import Any, Protocol, TypeVar
 import grpc
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
-from gateway.mailbox import Mailbox
 from gateway.rules_discovery import Discovery, DnsTarget, Resolve, resolve_dns
 from kit.errors import Refused, reason_of
+from kit.mailbox import Mailbox
 from kit.retry import Attempts, Backoff
 
 log = logging.getLogger("tafel.gateway.rules")

@@ -24,12 +24,12 @@ from tafel.play.v1 import play_pb2
 
 from gateway.auth import Identity
 from gateway.games import GameMeta
-from gateway.mailbox import Mailbox
 from gateway.play.encoding import encode_batch, live_delivery, set_time
 from gateway.play.steps import GAME_STORE_UNAVAILABLE, ActionCounters, GameSteps
 from gateway.watch.event_ids import check_event_id
 from gateway.watch.watcher import LAST_OF_HISTORY, LiveBatch
 from kit.errors import Refused, as_refused, invalid
+from kit.mailbox import Mailbox
 
 log = logging.getLogger("tafel.gateway.play")
 MAX_IN_FLIGHT_PER_STREAM = 256

@@ -25,6 +25,8 @@ from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
 from kit.errors import Refused, abort, invalid
 from kit.ids import check_id
+from kit.mailbox import Mailbox
+from kit.slots import Slots
 from kit.wire import add_pre_encoded
 from services.kit import encoded
 from services.kit.codec import GameCodec, GameEnvelope, MalformedMessage, outcome_to_proto
@@ -519,8 +521,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         caller that batches its requests gets every answer ready at once in one message. Answers
         are encoded ApplyMovesResponses (registered with add_rules_service); a batch is joined
         from them."""
-        answers: asyncio.Queue[bytes | None] = asyncio.Queue()
-        slots = asyncio.Semaphore(MAX_IN_FLIGHT_PER_STREAM)
+        loop = asyncio.get_running_loop()
+        answers: Mailbox[bytes | None] = Mailbox(loop)  # (asyncio.Queue: several Python calls an item)
+        slots = Slots(loop, MAX_IN_FLIGHT_PER_STREAM)  # taken by read() alone
         tasks: set[asyncio.Task[None]] = set()
 
         async def handle(message: rules_pb2.ApplyMovesRequest) -> None:
@@ -601,13 +604,15 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             try:
                 async for message in request_iterator:
                     if message.HasField("request") or message.HasField("create") or message.HasField("view"):
-                        await slots.acquire()
+                        if not slots.try_take():
+                            await slots.take()
                         start(message)
                     if message.batch:
                         batching = True
                         flights = []
                         for item in message.batch:
-                            await slots.acquire()
+                            if not slots.try_take():
+                                await slots.take()
                             flight = begin(item)
                             if flight is not None:
                                 flights.append((item, flight))

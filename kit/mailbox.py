@@ -1,4 +1,5 @@
-"""A queue with one reader: what a Play stream's writer and a rules stream's writer drain.
+"""A queue with one reader: what the gateway's Play and rules stream writers and the rules service's
+ApplyMoves answers drain.
 
 asyncio.Queue serves any number of getters and putters: each put wakes a getter through a list of
 waiters, each wait makes its future through get_running_loop (a getpid system call in Python

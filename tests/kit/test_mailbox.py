@@ -1,4 +1,4 @@
-"""gateway/mailbox.py: the one-reader queue of the Play and rules streams' writers."""
+"""kit/mailbox.py: the one-reader queue the gateway's stream writers and the rules service's answers use."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from gateway.mailbox import Mailbox
+from kit.mailbox import Mailbox
 
 
 async def test_items_come_out_in_order_and_a_waiting_reader_is_woken() -> None:
