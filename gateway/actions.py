@@ -26,7 +26,6 @@ from gateway.games import GameDirectory, GameMeta
 from gateway.records import Records
 from gateway.rules_router import RulesRouter
 from kit.errors import Refused
-from kit.redis.keys import meta_key
 from kit.retry import Backoff, retrying
 
 log = logging.getLogger("tafel.gateway.actions")
@@ -91,7 +90,7 @@ class Actions:
         clock = request.turn_clock
         clock.per_move_ms = max(1, round(meta.per_move_s * 1000))
         clock.ttl_s = self.clocks.ttl_s
-        clock.keep_alive.append(meta_key(meta.game_id))
+        clock.keep_alive.append(meta.key)
         if move is not None:
             request.move.CopyFrom(move)
         elif resign:

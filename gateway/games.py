@@ -100,6 +100,11 @@ class GameMeta:
         return len(self.players)
 
     @cached_property
+    def key(self) -> str:
+        """Its Redis key (meta_key): every action keeps it alive, so worked out once per metadata."""
+        return meta_key(self.game_id)
+
+    @cached_property
     def _seats_by_player(self) -> dict[str, tuple[int, ...]]:
         # Asked on every move (which seat is this caller?): once per metadata, not a scan a call.
         by_player: dict[str, tuple[int, ...]] = {}

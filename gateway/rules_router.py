@@ -122,6 +122,7 @@ class MoveStream:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: Mailbox[tuple[int, str, Entry]] | None = None
         self._up = asyncio.Event()
+        self._is_up = False  # _up.is_set(), read on every action without a call into asyncio
         # The service on the other end answers creations and views on this stream: known from the
         # stream's initial metadata (a service that predates them sends none until its first answer).
         self.calls = False
@@ -131,7 +132,7 @@ class MoveStream:
 
     @property
     def up(self) -> bool:
-        return self._up.is_set()
+        return self._is_up
 
     @property
     def in_flight(self) -> int:
@@ -165,7 +166,7 @@ class MoveStream:
         """Queue one entry (`field` of ApplyMovesRequest: request, create or view); its future
         fails with TimeoutError once `deadline` (time.monotonic) has passed unanswered."""
         queue, loop = self._queue, self._loop
-        if not self._up.is_set() or queue is None or loop is None:
+        if not self._is_up or queue is None or loop is None:
             raise _Transport()
         correlation = next(self._ids)
         future: asyncio.Future[rules_pb2.ApplyMovesResponse] = loop.create_future()
@@ -206,6 +207,7 @@ class MoveStream:
             writer = asyncio.get_running_loop().create_task(self._write(call))
             announced = asyncio.get_running_loop().create_task(self._learn_calls(call))
             self._up.set()
+            self._is_up = True
             healthy = False
             try:
                 async for response in call:
@@ -222,9 +224,11 @@ class MoveStream:
                 writer.cancel()
                 announced.cancel()
                 self._up.clear()
+                self._is_up = False
                 raise
             finally:
                 self._up.clear()
+                self._is_up = False
                 self.calls = False
                 self.announced.clear()
                 writer.cancel()
