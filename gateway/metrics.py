@@ -6,11 +6,14 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
+from kit.counters import LoopCounters
+
 
 class GatewayMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
-        self.actions = Counter(
+        # Counted on every move: loop counters (kit/counters.py), not prometheus_client's Counter.
+        self.actions = LoopCounters(
             "tafel_gateway_actions",
             "Player actions answered, by transport and outcome",
             ["transport", "outcome"],
@@ -25,7 +28,7 @@ class GatewayMetrics:
         )
         self.play_streams = Gauge("tafel_gateway_play_streams", "Open Play streams", registry=self.registry)
         self.watch_streams = Gauge("tafel_gateway_watch_streams", "Open WatchGame streams", registry=self.registry)
-        self.events_sent = Counter(
+        self.events_sent = LoopCounters(
             "tafel_gateway_events_sent", "Game events delivered to clients", registry=self.registry
         )
         self.timeouts = Counter("tafel_gateway_timeouts", "Turn deadlines handled", registry=self.registry)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
+from kit.counters import LoopCounter, LoopCounters
+
 
 class RulesMetrics:
     def __init__(self, game: str, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         labels = {"game": game}
-        self.moves = Counter(
+        # Counted on every move: a loop counter (kit/counters.py), not prometheus_client's Counter.
+        self.moves = LoopCounters(
             "tafel_rules_moves", "Actions answered, by outcome", ["game", "outcome"], registry=self.registry
         )
         self.latency = Histogram(
@@ -29,7 +32,7 @@ class RulesMetrics:
             "tafel_rules_cached_games", "Decoded game states held in memory", ["game"], registry=self.registry
         ).labels(**labels)
         self._game = game
-        self._outcomes: dict[str, Counter] = {}
+        self._outcomes: dict[str, LoopCounter] = {}
 
     def count(self, outcome: str) -> None:
         # Label children are cached: `labels()` costs a few µs, on every move.
