@@ -30,7 +30,7 @@ class GatewayMetrics:
         self.watch_streams = Gauge("tafel_gateway_watch_streams", "Open WatchGame streams", registry=self.registry)
         self.events_sent = LoopCounters(
             "tafel_gateway_events_sent", "Game events delivered to clients", registry=self.registry
-        )
+        ).labels()  # (the family's one counter: one call a count)
         self.timeouts = Counter("tafel_gateway_timeouts", "Turn deadlines handled", registry=self.registry)
 
     def gauge(self, name: str, documentation: str, read: Callable[[], float]) -> None:
