@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
-from kit.counters import LoopCounters
+from kit.counters import LoopCounters, LoopHistograms
 
 
 class GatewayMetrics:
@@ -19,7 +19,7 @@ class GatewayMetrics:
             ["transport", "outcome"],
             registry=self.registry,
         )
-        self.latency = Histogram(
+        self.latency = LoopHistograms(
             "tafel_gateway_action_seconds",
             "Time to answer one action (rules service and clock included)",
             ["transport"],

@@ -1,21 +1,28 @@
-"""Prometheus counters bumped on a process's event-loop thread and read when Prometheus scrapes.
+"""Prometheus counters and histograms updated on a process's event-loop thread and read when
+Prometheus scrapes.
 
 prometheus_client's Counter.inc asks whether the metric is observable (two Python calls), then
-updates its value under a lock: four Python calls and a lock per count. A Play stream counts three
-times a move and a rules service once, every move. These counters are a plain number each, bumped
-by the one thread that runs the process's loop (asyncio.to_thread work never counts); a scrape,
-on the metrics server's own thread, only reads them. The exposition is prometheus_client's for a
-counter family (`<name>_total` per label set), without the `_created` samples.
+updates its value under a lock: four Python calls and a lock per count; Histogram.observe does the
+same twice and walks its buckets in Python. A Play stream counts three times a move and observes
+once, a rules service counts and observes once, every move. Here each is plain numbers, updated by
+the one thread that runs the process's loop (asyncio.to_thread work never counts); a scrape, on
+the metrics server's own thread, only reads them. The exposition is prometheus_client's for a
+counter or histogram family (`<name>_total`; `_bucket`, `_count`, `_sum`), without `_created`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Sequence
+from typing import cast
 
 from prometheus_client import CollectorRegistry
-from prometheus_client.core import CounterMetricFamily
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
+from prometheus_client.utils import INF, floatToGoString
+
+_go_float = cast(Callable[[float], str], floatToGoString)  # (untyped in prometheus_client)
 
 
 class LoopCounter:
@@ -74,3 +81,71 @@ class LoopCounters(Collector):
             family.add_metric(values, child.value)
         return [family]
 
+
+class LoopHistogram:
+    """One label set's histogram: `observe()`, from the loop's thread only."""
+
+    __slots__ = ("bounds", "counts", "sum")
+
+    def __init__(self, bounds: tuple[float, ...]) -> None:
+        self.bounds = bounds  # ascending upper bounds, the last +Inf
+        self.counts = [0] * len(bounds)  # per bucket, not cumulative
+        self.sum = 0.0
+
+    def observe(self, amount: float) -> None:
+        self.sum += amount
+        self.counts[bisect_left(self.bounds, amount)] += 1  # the first bound >= amount: le is inclusive
+
+
+class LoopHistograms(Collector):
+    """A histogram family registered with `registry`: `labels(...)` gives a label set's
+    LoopHistogram (keep it). `buckets` as prometheus_client's (+Inf added when missing)."""
+
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        labelnames: Sequence[str] = (),
+        *,
+        buckets: Sequence[float],
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        bounds = sorted(float(bound) for bound in buckets)
+        if not bounds or bounds[-1] != INF:
+            bounds.append(INF)
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = tuple(labelnames)
+        self.bounds = tuple(bounds)
+        self._les = [_go_float(bound) for bound in bounds]  # the `le` labels, as prometheus_client writes them
+        self._children: dict[tuple[str, ...], LoopHistogram] = {}
+        if registry is not None:
+            registry.register(self)
+
+    def labels(self, *values: str, **named: str) -> LoopHistogram:
+        if named:
+            if values:
+                raise ValueError("give label values by position or by name, not both")
+            values = tuple(named[label] for label in self.labelnames)
+        if len(values) != len(self.labelnames):
+            raise ValueError(f"{self.name} has labels {self.labelnames}, got {values}")
+        key = tuple(str(value) for value in values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = LoopHistogram(self.bounds)
+        return child
+
+    def describe(self) -> Iterable[Metric]:
+        return [HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)]
+
+    def collect(self) -> Iterable[Metric]:
+        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        for values, child in list(self._children.items()):
+            counts, total = list(child.counts), child.sum  # (read once: the loop goes on counting)
+            cumulative = 0
+            buckets = []
+            for le, count in zip(self._les, counts, strict=True):
+                cumulative += count
+                buckets.append((le, float(cumulative)))
+            family.add_metric(values, buckets, total)
+        return [family]

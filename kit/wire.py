@@ -67,13 +67,17 @@ def key_of(message_type: Any, field: str) -> bytes:
 
 def uint_field(key: bytes, value: int) -> bytes:
     """An unsigned integer (or bool) field, `key` from tag(field, VARINT); nothing for 0."""
-    return key + varint(value) if value else b""
+    if not value:
+        return b""
+    # (The one-byte case inline: most values and lengths, ~20 a move in the rules service.)
+    return key + (_ONE_BYTE[value] if value < 128 else varint(value))
 
 
 def embedded(key: bytes, data: bytes) -> bytes:
     """A length-delimited field (an embedded message, bytes or a UTF-8 string), `key` from
     tag(field, LENGTH_DELIMITED). Present even when empty, as a set message field is."""
-    return key + varint(len(data)) + data
+    size = len(data)
+    return key + (_ONE_BYTE[size] if size < 128 else varint(size)) + data
 
 
 def string_field(key: bytes, text: str) -> bytes:

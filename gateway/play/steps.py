@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import grpc
-from prometheus_client import Histogram
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 from tafel.rules.v1 import rules_pb2
@@ -24,7 +23,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.play.encoding import set_time
 from gateway.watch.hub import EventHub
 from gateway.watch.watcher import LIVE
-from kit.counters import LoopCounter
+from kit.counters import LoopCounter, LoopHistogram
 from kit.errors import Refused, invalid
 from kit.ids import check_id
 
@@ -54,7 +53,7 @@ class ActionCounters:
 
     applied: LoopCounter
     refused: LoopCounter
-    latency: Histogram
+    latency: LoopHistogram
 
     @classmethod
     def of(cls, metrics: GatewayMetrics, path: str) -> ActionCounters:

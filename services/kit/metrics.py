@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
-from kit.counters import LoopCounter, LoopCounters
+from kit.counters import LoopCounter, LoopCounters, LoopHistograms
 
 
 class RulesMetrics:
@@ -15,7 +15,7 @@ class RulesMetrics:
         self.moves = LoopCounters(
             "tafel_rules_moves", "Actions answered, by outcome", ["game", "outcome"], registry=self.registry
         )
-        self.latency = Histogram(
+        self.latency = LoopHistograms(
             "tafel_rules_apply_seconds",
             "Time to answer one action",
             ["game"],

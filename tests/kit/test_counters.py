@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from prometheus_client import CollectorRegistry, Counter, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
-from kit.counters import LoopCounters
+from kit.counters import LoopCounters, LoopHistograms
 
 
 def _samples(registry: CollectorRegistry) -> list[str]:
@@ -49,3 +49,17 @@ def test_a_name_is_registered_once() -> None:
     LoopCounters("tafel_z", "Z", registry=registry)
     with pytest.raises(ValueError):
         Counter("tafel_z", "Z again", registry=registry)
+
+
+def test_a_histogram_scrape_reads_what_prometheus_client_would_have_shown() -> None:
+    ours, theirs = CollectorRegistry(), CollectorRegistry()
+    buckets = (0.001, 0.01, 0.1, 1.0)
+    mine = LoopHistograms("tafel_x_seconds", "Time", ["path"], buckets=buckets, registry=ours)
+    reference = Histogram("tafel_x_seconds", "Time", ["path"], buckets=buckets, registry=theirs)
+    # On a bound (le is inclusive), between bounds, past the last, and zero.
+    for path, value in [("stream", 0.001), ("stream", 0.005), ("stream", 3.0), ("unary", 0.0), ("stream", 0.1)]:
+        mine.labels(path).observe(value)
+        reference.labels(path).observe(value)
+    assert _samples(ours) == _samples(theirs)
+    assert ours.get_sample_value("tafel_x_seconds_bucket", {"path": "stream", "le": "0.01"}) == 2
+    assert ours.get_sample_value("tafel_x_seconds_count", {"path": "stream"}) == 4
