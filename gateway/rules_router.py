@@ -259,15 +259,16 @@ class MoveStream:
         try:
             while True:
                 correlation, field, entry = await queue.get()
-                if queue.empty():
+                rest = queue.get_many()
+                if not rest:
                     await call.write(_put(rules_pb2.ApplyMovesRequest(), correlation, field, entry))
                     continue
                 # Everything queued goes out in one message; the answers come back batched.
                 message = rules_pb2.ApplyMovesRequest()
-                _put(message.batch.add(), correlation, field, entry)
-                while not queue.empty():
-                    correlation, field, entry = queue.get_nowait()
-                    _put(message.batch.add(), correlation, field, entry)
+                batch = message.batch
+                _put(batch.add(), correlation, field, entry)
+                for correlation, field, entry in rest:
+                    _put(batch.add(), correlation, field, entry)
                 await call.write(message)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError):
             call.cancel()

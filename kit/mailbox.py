@@ -75,6 +75,21 @@ class Mailbox(Generic[_T]):
             self._wake_putter()
         return item
 
+    def get_many(self, most: int | None = None) -> list[_T]:
+        """Every item waiting (at most `most`), oldest first; none waiting: []. One call where a
+        writer draining the queue into one message asked empty() and get_nowait() per item."""
+        items = self._items
+        if not items or (most is not None and most <= 0):
+            return []
+        if most is None or len(items) <= most:
+            taken = list(items)
+            items.clear()
+        else:
+            taken = [items.popleft() for _ in range(most)]
+        for _ in range(min(len(taken), len(self._putters))):
+            self._wake_putter()  # (as get_nowait wakes one per item taken)
+        return taken
+
     async def get(self) -> _T:
         while not self._items:
             getter = self._getter = self._loop.create_future()

@@ -132,10 +132,9 @@ class PlaySession:
                     continue
                 items = list(response) if isinstance(response, list) else [response]
                 ended = False
-                while len(items) < MAX_BATCH and not self.out.empty():
-                    more = self.out.get_nowait()
+                for more in self.out.get_many(MAX_BATCH - len(items)):
                     if more is _DONE:
-                        ended = True
+                        ended = True  # (what follows it is dropped with the stream, as before)
                         break
                     if isinstance(more, list):
                         items.extend(more)

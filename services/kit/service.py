@@ -631,13 +631,13 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
                 answer = await answers.get()
                 if answer is None:
                     break
-                if not batching or answers.empty():
+                rest = answers.get_many() if batching else []
+                if not rest:
                     yield answer
                     continue
                 batch = [answer]
                 ended = False
-                while not answers.empty():
-                    more = answers.get_nowait()
+                for more in rest:
                     if more is None:
                         ended = True
                         break

@@ -80,3 +80,17 @@ async def test_clear_drops_everything_and_releases_the_waiting_producers() -> No
     assert box.get_nowait() == 1
     await asyncio.wait_for(producers[1], 5)
     assert box.get_nowait() == 2
+
+
+async def test_get_many_takes_what_waits_in_order_and_makes_room_for_producers() -> None:
+    box: Mailbox[int] = Mailbox(asyncio.get_running_loop(), limit=3)
+    assert box.get_many() == []
+    for item in (1, 2, 3):
+        box.put_nowait(item)
+    producers = [asyncio.ensure_future(box.put(item)) for item in (4, 5)]
+    await asyncio.sleep(0)
+    assert not any(producer.done() for producer in producers)  # full: both wait
+    assert box.get_many(2) == [1, 2]  # at most two: two places free
+    await asyncio.wait_for(asyncio.gather(*producers), 5)  # each woken for one of them
+    assert box.get_many(0) == []
+    assert box.get_many() == [3, 4, 5] and box.empty()
