@@ -12,9 +12,10 @@ counter or histogram family (`<name>_total`; `_bucket`, `_count`, `_sum`), witho
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
-from typing import cast
+from typing import Generic, TypeVar, cast
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
@@ -23,6 +24,37 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import INF, floatToGoString
 
 _go_float = cast(Callable[[float], str], floatToGoString)  # (untyped in prometheus_client)
+
+
+_Child = TypeVar("_Child")
+
+
+class _Family(Collector, Generic[_Child]):
+    """A metric family's name, help and label names, and its children by label values."""
+
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = tuple(labelnames)
+        self._children: dict[tuple[str, ...], _Child] = {}
+
+    @abstractmethod
+    def _child(self) -> _Child:
+        """A new label set's child."""
+
+    def labels(self, *values: str, **named: str) -> _Child:
+        """A label set's child, made on first use (keep it: asking costs a dict lookup)."""
+        if named:
+            if values:
+                raise ValueError("give label values by position or by name, not both")
+            values = tuple(named[label] for label in self.labelnames)
+        if len(values) != len(self.labelnames):
+            raise ValueError(f"{self.name} has labels {self.labelnames}, got {values}")
+        key = tuple(str(value) for value in values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = self._child()
+        return child
 
 
 class LoopCounter:
@@ -39,33 +71,20 @@ class LoopCounter:
         self.value += amount
 
 
-class LoopCounters(Collector):
-    """A counter family registered with `registry`: `labels(...)` gives a label set's LoopCounter
-    (keep it: asking costs a dict lookup), `inc()` counts a family without labels."""
+class LoopCounters(_Family[LoopCounter]):
+    """A counter family registered with `registry`: `labels(...)` gives a label set's LoopCounter,
+    `inc()` counts a family without labels."""
 
     def __init__(
         self, name: str, documentation: str, labelnames: Sequence[str] = (), registry: CollectorRegistry | None = None
     ) -> None:
-        self.name = name.removesuffix("_total")
-        self.documentation = documentation
-        self.labelnames = tuple(labelnames)
-        self._children: dict[tuple[str, ...], LoopCounter] = {}
+        super().__init__(name.removesuffix("_total"), documentation, labelnames)
         self._plain = self.labels() if not self.labelnames else None
         if registry is not None:
             registry.register(self)
 
-    def labels(self, *values: str, **named: str) -> LoopCounter:
-        if named:
-            if values:
-                raise ValueError("give label values by position or by name, not both")
-            values = tuple(named[label] for label in self.labelnames)
-        if len(values) != len(self.labelnames):
-            raise ValueError(f"{self.name} has labels {self.labelnames}, got {values}")
-        key = tuple(str(value) for value in values)
-        child = self._children.get(key)
-        if child is None:
-            child = self._children[key] = LoopCounter()
-        return child
+    def _child(self) -> LoopCounter:
+        return LoopCounter()
 
     def inc(self, amount: float = 1.0) -> None:
         if self._plain is None:
@@ -97,7 +116,7 @@ class LoopHistogram:
         self.counts[bisect_left(self.bounds, amount)] += 1  # the first bound >= amount: le is inclusive
 
 
-class LoopHistograms(Collector):
+class LoopHistograms(_Family[LoopHistogram]):
     """A histogram family registered with `registry`: `labels(...)` gives a label set's
     LoopHistogram (keep it). `buckets` as prometheus_client's (+Inf added when missing)."""
 
@@ -113,27 +132,14 @@ class LoopHistograms(Collector):
         bounds = sorted(float(bound) for bound in buckets)
         if not bounds or bounds[-1] != INF:
             bounds.append(INF)
-        self.name = name
-        self.documentation = documentation
-        self.labelnames = tuple(labelnames)
+        super().__init__(name, documentation, labelnames)
         self.bounds = tuple(bounds)
         self._les = [_go_float(bound) for bound in bounds]  # the `le` labels, as prometheus_client writes them
-        self._children: dict[tuple[str, ...], LoopHistogram] = {}
         if registry is not None:
             registry.register(self)
 
-    def labels(self, *values: str, **named: str) -> LoopHistogram:
-        if named:
-            if values:
-                raise ValueError("give label values by position or by name, not both")
-            values = tuple(named[label] for label in self.labelnames)
-        if len(values) != len(self.labelnames):
-            raise ValueError(f"{self.name} has labels {self.labelnames}, got {values}")
-        key = tuple(str(value) for value in values)
-        child = self._children.get(key)
-        if child is None:
-            child = self._children[key] = LoopHistogram(self.bounds)
-        return child
+    def _child(self) -> LoopHistogram:
+        return LoopHistogram(self.bounds)
 
     def describe(self) -> Iterable[Metric]:
         return [HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)]
