@@ -32,7 +32,10 @@ async def test_games_scenario_for_the_other_games(platform: Platform) -> None:
             platform.gateway_addresses, game, games=2, think_s=0.0, duration_s=3.0, seed=2, seats=seats
         )
         assert not stats.errors, game
-        assert stats.matchmaking and stats.moves > 0, game
+        # Every player matched and moves were made. A second search needs a game over inside the
+        # 3 s, which a Colour Square game (~200 actions) does not always manage on a busy machine
+        # (seen under `make test`: 288 actions, none finished); the Connect Four test checks the next match.
+        assert len(stats.first_matchmaking) == 2 * seats and stats.moves > 0, game
 
 
 async def test_ping_floor_on_the_play_stream(platform: Platform) -> None:
