@@ -3,6 +3,9 @@ and handed to the composition root (gateway/server.py)."""
 
 from __future__ import annotations
 
+import kit.grpc_polling  # noqa: F401  (first: gRPC reads its experiments when imported)
+
+# isort: split
 import asyncio
 import sys
 

@@ -8,6 +8,9 @@ engine answers; else a `redis-server` started on a free port (from PATH or the r
 
 from __future__ import annotations
 
+import kit.grpc_polling  # noqa: F401  (first, as in the servers: gRPC reads its experiments when imported)
+
+# isort: split
 import os
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass

@@ -1,5 +1,8 @@
 """`python -m services.coloursquare`: the Colour Square rules service."""
 
+import kit.grpc_polling  # noqa: F401  (first: gRPC reads its experiments when imported)
+
+# isort: split
 from services.coloursquare.codec import CODEC
 from services.coloursquare.rules import RULES
 from services.kit.main import serve_rules

@@ -1,5 +1,8 @@
 """`python -m services.connect4`: the Connect Four rules service."""
 
+import kit.grpc_polling  # noqa: F401  (first: gRPC reads its experiments when imported)
+
+# isort: split
 from services.connect4.codec import CODEC
 from services.connect4.rules import RULES
 from services.kit.main import serve_rules

@@ -1,5 +1,8 @@
 """`python -m services.plus4`: the Plus 4 rules service."""
 
+import kit.grpc_polling  # noqa: F401  (first: gRPC reads its experiments when imported)
+
+# isort: split
 from services.kit.main import serve_rules
 from services.plus4.codec import CODEC
 from services.plus4.rules import RULES

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tafel.grpc_polling  # noqa: F401  (first: gRPC reads its experiments when imported)
+
+# isort: split
 import argparse
 import asyncio
 import json

@@ -17,6 +17,9 @@ from TAFEL_PASSWORD or a prompt (never the command line: it would show in `ps` a
 
 from __future__ import annotations
 
+import tafel.grpc_polling  # noqa: F401  (first: gRPC reads its experiments when imported)
+
+# isort: split
 import argparse
 import asyncio
 import getpass
