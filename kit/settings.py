@@ -4,7 +4,9 @@ A missing or malformed variable stops the process at start with one clear line n
 of a stack trace later in the first request that needs it. Each process reads its settings once,
 in its entry point, and its composition root hands them down: a rules service reads
 ``RulesSettings`` (services/kit/main.py), a gateway ``GatewaySettings`` (gateway/settings.py, which
-lists the gateway's own variables). Nothing else reads the environment.
+lists the gateway's own variables). Nothing else reads the environment, except kit/grpc_polling.py:
+``TAFEL_GRPC_EVENT_ENGINE=1`` keeps gRPC's own defaults (gRPC reads GRPC_EXPERIMENTS when it is
+imported, so that module sets it before any setting can be read).
 
 Every server (ServerSettings):
 - ``REDIS_URL`` (required), ``TAFEL_HOST`` (127.0.0.1), ``TAFEL_PORT`` (the process's default),

@@ -22,10 +22,15 @@ rules service together.
 --threads splits the relay's CPU and wake-ups by thread; --server-option / --channel-option set
 gRPC channel arguments on the relay's server / the clients' channels, and GRPC_EXPERIMENTS in the
 environment reaches both processes (docs/benchmarks.md, issue 19's fourth pass, for what each did).
+All of its processes poll gRPC as the servers do (kit/grpc_polling.py; TAFEL_GRPC_EVENT_ENGINE=1:
+gRPC's defaults).
 """
 
 from __future__ import annotations
 
+import kit.grpc_polling  # noqa: F401  (first: gRPC reads its experiments when imported)
+
+# isort: split
 import argparse
 import asyncio
 import os
