@@ -11,7 +11,7 @@ import sys
 import time
 
 from tafel_loadgen.__main__ import print_summary, summarize
-from tafel_loadgen.stats import ServerProcess, Stats, cpu_seconds
+from tafel_loadgen.stats import ServerProcess, Stats, context_switches, cpu_seconds
 
 BUSY = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\ntime.sleep(60)"
 
@@ -39,3 +39,28 @@ def test_a_server_that_exits_keeps_its_last_sample_and_the_summary_prints(capsys
     assert "(exited during the run)" in out
     line = json.loads(out.strip().splitlines()[-1])
     assert line["servers"][0]["exited"] is True and line["servers"][0]["cpu_s"] == round(sampled_cpu, 2)
+
+
+def test_context_switches_count_every_thread_and_a_window_takes_the_difference() -> None:
+    # A process whose second thread sleeps 50 times: each sleep is a voluntary switch of that
+    # thread, not of the main one (so a count of the main thread alone would miss them).
+    # It then stays alive: a thread that ends takes its count out of /proc with it.
+    code = "import threading, time\nsleeps = lambda: ([time.sleep(0.002) for _ in range(50)], time.sleep(60))\n"
+    code += "threading.Thread(target=sleeps).start()"
+    process = subprocess.Popen([sys.executable, "-c", code + "\n"], stdout=subprocess.DEVNULL)
+    try:
+        server = ServerProcess(process.pid, "rules", "services.connect4", cpu_seconds(process.pid))
+        server.mark_window()
+        assert server.switches() is None  # (not closed yet)
+        for _ in range(100):  # bounded: until the thread's sleeps are counted
+            count = context_switches(process.pid)
+            if count is not None and server.switches_from is not None and count - server.switches_from >= 40:
+                break
+            time.sleep(0.05)
+        server.mark_window(end=True)
+        switches = server.switches()
+        assert switches is not None and switches >= 40
+    finally:
+        process.kill()
+        process.wait(10)
+    assert context_switches(process.pid) is None  # gone

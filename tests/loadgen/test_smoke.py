@@ -101,4 +101,7 @@ def test_command_line_prints_a_summary_and_one_json_line(platform: Platform) -> 
     assert any(s["process"] == "gateway" and s["peak_rss_mib"] > 0 for s in summary["servers"])
     # The servers' CPU inside the window, and over the whole run (setup included) beside it.
     assert all(0 < s["cpu_s"] <= s["whole_run_cpu_s"] for s in summary["servers"] if s["process"] == "gateway")
+    # Its threads' context switches inside the window, a move's share printed beside its CPU.
+    assert all(s["context_switches"] > 0 for s in summary["servers"] if s["process"] == "gateway")
+    assert "context switches a move" in done.stdout
     assert summary["setup_s"] > 0 and "setup (not measured)" in done.stdout

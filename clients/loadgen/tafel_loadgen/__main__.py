@@ -111,6 +111,7 @@ def summarize(args: argparse.Namespace, stats: Stats, elapsed: float, servers: l
                 "cpu_s": round(s.cpu(), 2),  # inside the measured window (games), else the whole run
                 "whole_run_cpu_s": round(s.whole_cpu(), 2),
                 "peak_rss_mib": round(s.peak_rss_mib(), 1),
+                "context_switches": s.switches(),  # inside the measured window (games), else None
                 "exited": s.exited,  # during the run: its figures are from its last sample
             }
             for s in servers
@@ -158,9 +159,14 @@ def print_summary(summary: dict[str, Any]) -> None:
         )
     print(f"  errors: {summary['errors'] or 'none'}")
     for server in summary["servers"]:
+        switches, moves = server["context_switches"], summary["moves"]
+        per_move = ""
+        if switches is not None and moves:
+            per_move = f"  {1e6 * server['cpu_s'] / moves:>6.0f} µs, {switches / moves:.2f} context switches a move"
         print(
             f"  {server['process']:<14} pid {server['pid']:<7} cpu {server['cpu_s']:>7.2f} s  "
-            f"peak RSS {server['peak_rss_mib']:>7.1f} MiB" + ("  (exited during the run)" if server["exited"] else "")
+            f"peak RSS {server['peak_rss_mib']:>7.1f} MiB{per_move}"
+            + ("  (exited during the run)" if server["exited"] else "")
         )
     print(json.dumps({k: v for k, v in summary.items()}))
 

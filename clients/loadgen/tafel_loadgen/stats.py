@@ -77,6 +77,10 @@ class ServerProcess:
     exited: bool = False
     window_from: float | None = None  # its CPU when the measured window opened (games: window.py)
     window_to: float | None = None  # and when it closed
+    # Its threads' context switches then: a count that moves less with the machine than CPU does
+    # (what the servers' gRPC polling changed: kit/grpc_polling.py).
+    switches_from: int | None = None
+    switches_to: int | None = None
 
     def sample(self) -> None:
         """Reads the process's CPU time and peak RSS now; call it during a run to keep them fresh."""
@@ -99,10 +103,20 @@ class ServerProcess:
     def mark_window(self, end: bool = False) -> None:
         """Note its CPU as the measured window opens (or, `end`, closes)."""
         self.sample()
+        switches = None if self.exited else context_switches(self.pid)
         if end:
             self.window_to = self.last_cpu
+            self.switches_to = switches
         else:
             self.window_from = self.last_cpu
+            self.switches_from = switches
+
+    def switches(self) -> int | None:
+        """Context switches of its threads inside the measured window (None: no window, or it
+        exited; a thread that ended inside the window takes its count with it)."""
+        if self.switches_from is None or self.switches_to is None:
+            return None
+        return max(0, self.switches_to - self.switches_from)
 
     def cpu(self) -> float:
         """CPU seconds inside the measured window when one was marked, else since it was found."""
@@ -121,6 +135,19 @@ class ServerProcess:
     def peak_rss_mib(self) -> float:
         self.sample()
         return self.last_rss_mib
+
+
+def context_switches(pid: int) -> int | None:
+    """Voluntary and involuntary context switches of all of a process's threads so far."""
+    total = 0
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for line in (task / "status").read_text().splitlines():
+                if "ctxt_switches:" in line:  # voluntary_ and nonvoluntary_
+                    total += int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total
 
 
 def cpu_seconds(pid: int) -> float:
