@@ -100,3 +100,7 @@ def test_the_sdk_copy_turns_off_the_client_experiment_only() -> None:
     assert polled["experiments"] == "-event_engine_client"
     kept = _probe("tafel.grpc_polling", **{EXPERIMENTS: "event_engine_client"})
     assert kept["experiments"] == "event_engine_client"
+    other = _probe("tafel.grpc_polling", **{EXPERIMENTS: "event_engine_client_channel_resolver"})
+    assert other["experiments"] == "event_engine_client_channel_resolver,-event_engine_client"
+    default = _probe("tafel.grpc_polling", **{OPT_OUT: "1"})
+    assert default["experiments"] == ""

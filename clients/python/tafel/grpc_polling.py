@@ -11,5 +11,7 @@ import os
 
 _NAME = "event_engine_client"
 _current = os.environ.get("GRPC_EXPERIMENTS", "")
-if os.environ.get("TAFEL_GRPC_EVENT_ENGINE", "") != "1" and _NAME not in _current:
+# (By whole name: event_engine_client_channel_resolver is another experiment.)
+_named = {item.strip().lstrip("-") for item in _current.split(",")}
+if os.environ.get("TAFEL_GRPC_EVENT_ENGINE", "") != "1" and _NAME not in _named:
     os.environ["GRPC_EXPERIMENTS"] = ",".join(filter(None, (_current.strip(","), f"-{_NAME}")))
