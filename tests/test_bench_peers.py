@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tools.bench_peers import ROOT, Result, parse_tafel, peer_result, table, tafel_result
 
 PEER_LINE = {
@@ -72,3 +74,8 @@ def test_a_contestant_from_another_tree_with_its_environment(tmp_path: Path) -> 
     assert other.tree == tmp_path.resolve()
     assert other.env == {"TAFEL_GRPC_EVENT_ENGINE": "1", "A": "b=c"}
     assert parse_tafel(["here", "X=1"]).tree == ROOT
+
+
+def test_an_environment_entry_without_a_value_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="is not KEY=VALUE"):
+        parse_tafel(["defaults", str(tmp_path), "TAFEL_GRPC_EVENT_ENGINE"])

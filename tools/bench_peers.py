@@ -199,6 +199,9 @@ def parse_tafel(values: list[str]) -> Tafel:
     tree = ROOT
     if rest and "=" not in rest[0]:
         tree = Path(rest.pop(0)).resolve()
+    malformed = [item for item in rest if "=" not in item]
+    if malformed:
+        raise ValueError(f"--tafel {label}: {' '.join(malformed)} is not KEY=VALUE (the tree comes first)")
     env = dict(item.split("=", 1) for item in rest)
     return Tafel(label, tree, env)
 
@@ -219,7 +222,10 @@ def main() -> None:
     if args.tafel_once:
         tafel_once(int(args.tafel_once[0]), float(args.tafel_once[1]))
         return
-    tafels = [parse_tafel(values) for values in args.tafel] if args.tafel else [Tafel("tafel", ROOT, {})]
+    try:
+        tafels = [parse_tafel(values) for values in args.tafel] if args.tafel else [Tafel("tafel", ROOT, {})]
+    except ValueError as error:
+        parser.error(str(error))
     if args.peers and not (args.peers_dir / "run.sh").exists():
         parser.error(f"no peers' harness at {args.peers_dir} (--peers-dir, or --peers with none)")
     results: list[Result] = []
