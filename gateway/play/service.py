@@ -195,7 +195,12 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
 
     async def Play(  # type: ignore[override]
         self, request_iterator: AsyncIterator[play_pb2.PlayRequest], context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[play_pb2.PlayResponse | bytes]:
+    ) -> None:
+        """The session's writer runs as a task of its own and sends with context.write. As an
+        async generator here (or a coroutine awaited here) every resumption of the writer, two
+        or more a move, passed through this frame and each interceptor's wrapper
+        (kit/undecodable.py, gateway/limits.py); now this call waits once, for the stream's end.
+        Cancelling the call cancels the writer through the await (and the finally, to be sure)."""
         try:
             identity = self.auth.identity(context.invocation_metadata())
         except Refused as refused:
@@ -209,8 +214,9 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
             lobby=self.lobby,
         )
         self.metrics.play_streams.inc()
+        writer = asyncio.get_running_loop().create_task(session.run(request_iterator, context.write))
         try:
-            async for response in session.run(request_iterator):
-                yield response
+            await writer
         finally:
+            writer.cancel()
             self.metrics.play_streams.dec()

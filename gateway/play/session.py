@@ -1,5 +1,5 @@
 """One Play stream: a reader task, one task per action, one pump per watched game, and the
-response generator as the only writer.
+writer loop (run) as the only writer.
 
 The stream carries the unary calls' guarantees: the same request-id scoping (a retry on either
 path gets the first answer), versions, and watches that resume from an event id. The writer drains
@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from functools import partial
 from typing import Protocol
 
@@ -79,7 +79,7 @@ MAX_BATCH = 64  # responses in one batched message
 
 class PlaySession:
     """One Play stream: a reader task, one task per action, one pump per watched game, and the
-    response generator as the only writer."""
+    writer loop (run) as the only writer."""
 
     def __init__(
         self,
@@ -117,7 +117,13 @@ class PlaySession:
         self.reading_done = False
         self.closed = False  # the response stream ended: answers of late actions are dropped
 
-    async def run(self, requests: AsyncIterator[play_pb2.PlayRequest]) -> AsyncIterator[play_pb2.PlayResponse | bytes]:
+    async def run(
+        self,
+        requests: AsyncIterator[play_pb2.PlayRequest],
+        write: Callable[[play_pb2.PlayResponse | bytes], Awaitable[None]],
+    ) -> None:
+        """Serve the stream until it ends, sending every response with `write` (the call's
+        context.write: no generator between this loop and gRPC, docs/benchmarks.md tenth pass)."""
         loop = self.loop
         reader = loop.create_task(self._read(requests))
         stopping = loop.create_task(self._drain_when_stopping(reader))
@@ -128,7 +134,7 @@ class PlaySession:
                     break
                 if not self.batching:
                     assert not isinstance(response, list)
-                    yield response
+                    await write(response)
                     continue
                 items = list(response) if isinstance(response, list) else [response]
                 ended = False
@@ -140,7 +146,7 @@ class PlaySession:
                         items.extend(more)
                     else:
                         items.append(more)
-                yield items[0] if len(items) == 1 else encode_batch(items)
+                await write(items[0] if len(items) == 1 else encode_batch(items))
                 if ended:
                     break
         finally:
