@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import pstats
+import shutil
 import signal
 import subprocess
 import sys
@@ -72,6 +73,9 @@ def main() -> None:
     parser.add_argument("--warm-up", type=float, default=8.0, help="seconds of play before the window")
     parser.add_argument("--window", type=float, default=6.0, help="seconds profiled")
     parser.add_argument("--top", type=int, default=30, help="functions listed per process")
+    parser.add_argument(
+        "--keep", type=Path, help="copy each process's cProfile dump here (<name>.prof: pstats' callers and callees)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tafel-census-") as out:
         path = os.pathsep.join(filter(None, [str(CENSUS_SITE), os.environ.get("PYTHONPATH")]))
@@ -105,6 +109,9 @@ def main() -> None:
             if not dump.exists():
                 print(f"{prefix}: no profile written")
                 continue
+            if args.keep is not None:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(dump, args.keep / f"{prefix}.prof")
             found = census(dump, ANCHORS[prefix])
             if not found.moves:
                 print(f"{prefix}: no move in the window")

@@ -245,7 +245,20 @@ class PlaySession:
         if parking:
             self.acting[game_id] = self.acting.get(game_id, 0) + 1
         try:
-            await self._act_on(request, response)
+            # The action itself, here rather than in a coroutine of its own: the move's answer
+            # resumes this task through every frame it awaits in, once a move.
+            started = time.perf_counter()
+            try:
+                if submit:
+                    await self.steps.submit(
+                        self.identity, request.submit_move, into=response.move_accepted, shielded=False
+                    )
+                else:
+                    response.resigned.CopyFrom(await self.steps.resign(self.identity, request.resign))
+                self.counters.applied.inc()
+                self.counters.latency.observe(time.perf_counter() - started)
+            except Exception as error:  # the answer is a refusal, whatever went wrong (never its text)
+                self._refuse(request, response, error)
             if parking and game_id in self.watches:
                 version = answer_version(response)
                 if self.passed.get(game_id, 0) < version:  # (else no coroutine to make and run)
@@ -266,28 +279,20 @@ class PlaySession:
         else:
             self.out.put_nowait(answer)
 
-    async def _act_on(self, request: play_pb2.PlayRequest, response: play_pb2.PlayResponse) -> None:
-        steps = self.steps
-        started = time.perf_counter()
-        try:
-            if request.WhichOneof("action") == "submit_move":
-                await steps.submit(self.identity, request.submit_move, into=response.move_accepted, shielded=False)
-            else:
-                response.resigned.CopyFrom(await steps.resign(self.identity, request.resign))
-            self.counters.applied.inc()
-            self.counters.latency.observe(time.perf_counter() - started)
-        except Exception as error:  # the answer is a refusal, whatever went wrong (never its text)
-            refusal: Refused | RedisError
-            if isinstance(error, Refused | RedisError):
-                refusal = error
-            else:
-                log.exception("action failed")
-                refusal = Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "the action failed; retry")
-            if isinstance(error, Refused):
-                self.counters.refused.inc()
-            response.Clear()
-            response.correlation_id = request.correlation_id
-            response.refusal.CopyFrom(refusal_of(refusal))
+    def _refuse(self, request: play_pb2.PlayRequest, response: play_pb2.PlayResponse, error: Exception) -> None:
+        """Make `response` the refusal of a failed action (a Redis failure is retryable; anything
+        unexpected is INTERNAL, logged, and never shows its text)."""
+        refusal: Refused | RedisError
+        if isinstance(error, Refused | RedisError):
+            refusal = error
+        else:
+            log.exception("action failed")
+            refusal = Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "the action failed; retry")
+        if isinstance(error, Refused):
+            self.counters.refused.inc()
+        response.Clear()
+        response.correlation_id = request.correlation_id
+        response.refusal.CopyFrom(refusal_of(refusal))
 
     async def _own_events(self, game_id: str, version: int) -> None:
         """Hold a batching stream's answer until the pump has passed on its action's events (so
