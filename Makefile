@@ -1,5 +1,11 @@
 # tafel — every entry point a person or CI uses. Each target installs what it needs itself.
-PYTHON ?= python3
+# The interpreter the virtual environment is made from: the distribution's python3.11 when it can
+# make one (Debian and Ubuntu build it with PGO and LTO, libpython linked into the executable), else
+# the python3 on PATH. A pyenv build has neither unless asked for them, and costs the platform ~10 %
+# more CPU a move (the rules service alone ~25 %): docs/benchmarks.md, issue 19's tenth pass.
+# PYTHON=... chooses another; an existing .venv is kept (`make clean` to make it again).
+DISTRO_PYTHON := /usr/bin/python3.11
+PYTHON ?= $(shell $(DISTRO_PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 && echo $(DISTRO_PYTHON) || echo python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 # Two stamps: `make run` needs only the runtime (+ embedded Redis and the code generator); `make test`,
@@ -13,6 +19,7 @@ PROTOS := $(shell find protos -name '*.proto')
 all: test
 
 $(STAMP): pyproject.toml
+	@echo "venv from $(PYTHON): $$($(PYTHON) --version)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[gen,embedded-redis]'

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from tools.bench_peers import ROOT, Result, parse_tafel, peer_result, table, tafel_result
+from tools.bench_peers import ROOT, Result, interpreter, parse_tafel, peer_result, table, tafel_result
 
 PEER_LINE = {
     "peer": "boardgameio",
@@ -79,3 +80,11 @@ def test_a_contestant_from_another_tree_with_its_environment(tmp_path: Path) -> 
 def test_an_environment_entry_without_a_value_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="is not KEY=VALUE"):
         parse_tafel(["defaults", str(tmp_path), "TAFEL_GRPC_EVENT_ENGINE"])
+
+
+def test_a_tree_with_its_own_venv_runs_on_its_own_python(tmp_path: Path) -> None:
+    assert interpreter(tmp_path) == Path(sys.executable)  # no .venv: this interpreter
+    own = tmp_path / ".venv" / "bin" / "python"
+    own.parent.mkdir(parents=True)
+    own.write_text("")
+    assert interpreter(tmp_path) == own

@@ -12,8 +12,9 @@ each peer round by round (the same minutes of the machine) and their median.
 A peer is `../shared/peers/run.sh PEER G D` (its JSON line; `--peers-dir` or TAFEL_PEERS elsewhere).
 A tafel contestant is the load generator against a fresh platform, as `tools.bench_load --once`
 runs it (a connection per player, one gateway), from this tree or from TREE (another worktree or
-clone with its own `make gen native`: its gen/, SDK and load generator come first on the path),
-with KEY=VALUE set in its environment (e.g. `--tafel defaults . TAFEL_GRPC_EVENT_ENGINE=1`).
+clone with its own `make gen native`: its gen/, SDK and load generator come first on the path,
+and its own .venv's Python runs it when it has one), with KEY=VALUE set in its environment (e.g.
+`--tafel defaults . TAFEL_GRPC_EVENT_ENGINE=1`).
 Without --tafel: one contestant, `tafel`, this tree.
 
 Moves per server CPU-second count the window's CPU on both sides: the peers' `extra.window` (their
@@ -169,11 +170,18 @@ def run_peer(peers_dir: Path, peer: str, games: int, duration: float, index: int
     return peer_result(json.loads(lines[-1]), games, index)
 
 
+def interpreter(tree: Path) -> Path:
+    """The Python a tree's contestant runs on: the tree's own .venv when it has one (another
+    interpreter is a contestant too), else this one."""
+    own = tree / ".venv" / "bin" / "python"
+    return own if own.exists() else Path(sys.executable)
+
+
 def run_tafel(contestant: Tafel, games: int, duration: float, index: int) -> Result:
     tree = contestant.tree
     path = [str(tree / "gen"), str(tree / "clients" / "python"), str(tree / "clients" / "loadgen")]
     env = {**os.environ, **contestant.env, "PYTHONPATH": os.pathsep.join(path)}
-    command = [sys.executable, "-m", "tools.bench_peers", "--tafel-once", str(games), str(duration)]
+    command = [str(interpreter(tree)), "-m", "tools.bench_peers", "--tafel-once", str(games), str(duration)]
     done = subprocess.run(command, cwd=tree, capture_output=True, text=True, env=env, timeout=duration + 600)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
