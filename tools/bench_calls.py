@@ -22,13 +22,12 @@ import os
 import pstats
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.bench_load import load_in_background, window_arguments
 from tools.platform import ROOT, Platform
 
 CENSUS_SITE = ROOT / "tools" / "callcensus"
@@ -69,9 +68,7 @@ def census(path: Path, anchor: tuple[str, str]) -> Census:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", type=int, default=100, help="concurrent games")
-    parser.add_argument("--warm-up", type=float, default=8.0, help="seconds of play before the window")
-    parser.add_argument("--window", type=float, default=6.0, help="seconds profiled")
+    window_arguments(parser, games=100, warm_up_s=8.0, window_s=6.0)
     parser.add_argument("--top", type=int, default=30, help="functions listed per process")
     parser.add_argument(
         "--keep", type=Path, help="copy each process's cProfile dump here (<name>.prof: pstats' callers and callees)"
@@ -87,10 +84,7 @@ def main() -> None:
                 prefix: child for child in platform.children for prefix in ANCHORS if child.name.startswith(prefix)
             }
             duration = args.warm_up + args.window + 5.0
-            command = [sys.executable, "-m", "tafel_loadgen", "--gateways", platform.gateway_addresses[0], "games"]
-            command += ["--games", str(args.games), "--duration", str(duration)]
-            load = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            try:
+            with load_in_background(platform.gateway_addresses[0], args.games, duration):
                 time.sleep(args.warm_up)
                 for child in targets.values():
                     os.kill(child.process.pid, signal.SIGUSR1)
@@ -98,9 +92,6 @@ def main() -> None:
                 for child in targets.values():
                     os.kill(child.process.pid, signal.SIGUSR2)
                 time.sleep(1.0)  # the dumps are written on the processes' main threads
-            finally:
-                load.kill()
-                load.wait()
         finally:
             platform.stop()
         print(f"{args.games} games, a {args.window:.0f} s window after {args.warm_up:.0f} s of play")

@@ -13,12 +13,14 @@ Writes docs/benchmarks.json; tools/plot_benchmarks.py turns it into docs/benchma
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform as host
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from tools.platform import ROOT, Platform
@@ -38,6 +40,27 @@ def loadgen(gateways: list[str], *args: str, timeout_s: float = 1800) -> dict[st
     if floor:
         summary["floor_pings_per_s"] = float(floor[0].split()[1].replace(",", ""))
     return summary
+
+
+@contextlib.contextmanager
+def load_in_background(gateway: str, games: int, duration_s: float) -> Iterator[subprocess.Popen[bytes]]:
+    """The load generator playing `games` games against `gateway` for duration_s while the body
+    runs (its output dropped: the tools that use this measure the servers); killed on leaving."""
+    command = [sys.executable, "-m", "tafel_loadgen", "--gateways", gateway, "games"]
+    command += ["--games", str(games), "--duration", str(duration_s)]
+    load = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield load
+    finally:
+        load.kill()
+        load.wait()
+
+
+def window_arguments(parser: argparse.ArgumentParser, *, games: int, warm_up_s: float, window_s: float) -> None:
+    """--games, --warm-up and --window: a load, then a window measured inside it."""
+    parser.add_argument("--games", type=int, default=games, help="concurrent games")
+    parser.add_argument("--warm-up", type=float, default=warm_up_s, help="seconds of play before the window")
+    parser.add_argument("--window", type=float, default=window_s, help="seconds measured")
 
 
 def with_platform(gateways: int, body: Any, *, redis_cluster: bool = False) -> Any:

@@ -16,8 +16,6 @@ compare shares within one run, never the absolute µs across runs or against INF
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -25,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kit.redis.scripts import all_scripts, script
-from tools.platform import ROOT, Platform
+from tools.bench_load import load_in_background, window_arguments
+from tools.platform import Platform
 
 SCRIPT_CLIENT = b"?:0"  # the client address Redis logs for a script's own commands
 COMMIT = "rules/commit"
@@ -111,23 +110,15 @@ def record(url: str, window_s: float) -> list[dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", type=int, default=200, help="concurrent games")
-    parser.add_argument("--warm-up", type=float, default=10.0, help="seconds of play before the window")
-    parser.add_argument("--window", type=float, default=3.0, help="seconds recorded")
+    window_arguments(parser, games=200, warm_up_s=10.0, window_s=3.0)
     parser.add_argument("--top", type=int, default=20, help="rows printed")
     args = parser.parse_args()
     platform = Platform(gateways=1, fixed_ports=False, bot_pool=False, games=("connect4",)).start()
     try:
         assert platform.redis_url is not None
-        command = [sys.executable, "-m", "tafel_loadgen", "--gateways", platform.gateway_addresses[0], "games"]
-        command += ["--games", str(args.games), "--duration", str(args.warm_up + args.window + 5.0)]
-        load = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
+        with load_in_background(platform.gateway_addresses[0], args.games, args.warm_up + args.window + 5.0):
             time.sleep(args.warm_up)
             entries = record(platform.redis_url, args.window)
-        finally:
-            load.kill()
-            load.wait()
     finally:
         platform.stop()
     print(f"{args.games} games, a {args.window:.0f} s window after {args.warm_up:.0f} s of play")
