@@ -14,7 +14,7 @@ STAMP  := $(VENV)/.installed-runtime
 DEV    := $(VENV)/.installed-dev
 PROTOS := $(shell find protos -name '*.proto')
 
-.PHONY: all install gen native ts web chromium redis lint typecheck test run reset bench bench-load fuzz chaos baseline clean
+.PHONY: all install venv-python gen native ts web chromium redis lint typecheck test run reset bench bench-load fuzz chaos baseline clean
 
 all: test
 
@@ -31,6 +31,10 @@ $(DEV): $(STAMP)
 	touch $(DEV)
 
 install: $(DEV)
+
+# The interpreter a new .venv is made from (tests/test_makefile.py).
+venv-python:
+	@echo $(PYTHON)
 
 # The TypeScript SDK's packages (clients/typescript): `npm ci` from its lock file; `make gen` runs
 # its protoc-gen-es, `make ts` its tsc. Needs Node 20 and npm.
