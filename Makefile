@@ -127,7 +127,7 @@ redis:
 CLUSTER_E2E := tests/services/kit/test_store.py tests/gateway/test_gateway_play.py tests/gateway/test_matchmaking_e2e.py \
   tests/gateway/test_rooms_e2e.py tests/gateway/test_gateway_records.py tests/gateway/test_gateway_clocks.py \
   tests/gateway/tournaments/test_tournament_e2e.py tests/gateway/tournaments/test_tournament_games_e2e.py \
-  tests/gateway/ratings/test_rating_book.py tests/clients/test_sdk.py tests/gateway/test_watch_listeners.py
+  tests/gateway/ratings/test_rating_book.py tests/clients/test_sdk.py
 test: gen/.stamp $(DEV) native ts web chromium redis
 	$(VENV)/bin/buf lint
 	$(VENV)/bin/buf breaking --against $(BASELINE)

@@ -13,7 +13,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import grpc
 from google.protobuf import timestamp_pb2
@@ -28,9 +28,6 @@ from gateway.rules_router import RulesRouter
 from kit.errors import Refused
 from kit.retry import Backoff, retrying
 
-if TYPE_CHECKING:
-    from gateway.watch.hub import EventHub
-
 log = logging.getLogger("tafel.gateway.actions")
 # The end of a game (record, live lists) once its last action is committed. Nothing else comes back
 # to a game that is over (its clock is settled), so a write lost in flight (a Redis Cluster master
@@ -38,21 +35,6 @@ log = logging.getLogger("tafel.gateway.actions")
 # over; every write of it is idempotent (SET NX, ZADD, ZREM).
 _END_ATTEMPTS = 3
 _END_BACKOFF = Backoff(first_s=0.2, cap_s=1.0)
-# Refusals that say the action was not committed; after any other failure it may have been, with
-# its answer lost, so the game's local watchers re-read the stream (the pub/sub copy they would
-# have had is not published for an action this gateway routes: gateway/watch/hub.py).
-_NOT_COMMITTED = frozenset(
-    {
-        grpc.StatusCode.INVALID_ARGUMENT,
-        grpc.StatusCode.FAILED_PRECONDITION,
-        grpc.StatusCode.ABORTED,
-        grpc.StatusCode.NOT_FOUND,
-        grpc.StatusCode.PERMISSION_DENIED,
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
-        grpc.StatusCode.OUT_OF_RANGE,
-        grpc.StatusCode.ALREADY_EXISTS,
-    }
-)
 
 
 def rules_request_id(seat: int, client_request_id: str) -> str:
@@ -77,25 +59,11 @@ class Applied(NamedTuple):
 
 
 class Actions:
-    def __init__(
-        self,
-        directory: GameDirectory,
-        router: RulesRouter,
-        clocks: Clocks,
-        records: Records,
-        hub: EventHub | None = None,
-        *,
-        publish_all: bool = False,
-    ) -> None:
+    def __init__(self, directory: GameDirectory, router: RulesRouter, clocks: Clocks, records: Records) -> None:
         self.directory = directory
         self.router = router
         self.clocks = clocks
         self.records = records
-        # The process's event hub: an action's events reach its local watchers from the answer,
-        # and the commit publishes them only for other gateways' (no hub, or publish_all: always
-        # published; the hand-over's copies are then dropped as duplicates, or come first).
-        self.hub = hub
-        self.listener_id = hub.listener_id if hub is not None and not publish_all else ""
 
     def apply(
         self,
@@ -115,11 +83,7 @@ class Actions:
         a task per move. Not a coroutine itself: the caller awaits _apply's directly, one
         coroutine and frame fewer per move."""
         request = rules_pb2.ApplyMoveRequest(
-            game_id=meta.game_id,
-            seat=seat,
-            expected_version=expected_version,
-            request_id=request_id,
-            listener_id=self.listener_id,
+            game_id=meta.game_id, seat=seat, expected_version=expected_version, request_id=request_id
         )
         # The rules service arms the turn clock in the same write as the action, and keeps the
         # game's metadata alive with it (the one key it accepts in keep_alive).
@@ -140,19 +104,7 @@ class Actions:
         return asyncio.shield(self._apply(meta, request, timeout_s))
 
     async def _apply(self, meta: GameMeta, request: rules_pb2.ApplyMoveRequest, timeout_s: float | None) -> Applied:
-        hub = self.hub
-        try:
-            response = await self.router.apply(meta.game, request, timeout_s=timeout_s)
-        except Refused as refused:
-            if hub is not None and refused.code not in _NOT_COMMITTED:
-                hub.resync(meta.game_id)
-            raise
-        except BaseException:
-            if hub is not None:
-                hub.resync(meta.game_id)
-            raise
-        if hub is not None:
-            hub.hand_over(meta.game_id, response)
+        response = await self.router.apply(meta.game, request, timeout_s=timeout_s)
         if not response.clock_armed:  # a replayed answer: arm again (idempotent)
             settled = await self.settle(meta, response.status)
             if response.HasField("turn_deadline") and not response.status.over:

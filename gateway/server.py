@@ -165,9 +165,9 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     clocks = Clocks(layer, ttl_s=settings.game_ttl_s, max_wait_s=settings.clock_max_wait_s)
     directory = GameDirectory(layer, router, clocks, game_ttl_s=settings.game_ttl_s)
     records = Records(layer, game_reads, ttl_s=settings.record_ttl_s)
+    actions = Actions(directory, router, clocks, records)
     pubsub = PubSub(server.redis_url)
     hub = EventHub(pubsub, game_reads)
-    actions = Actions(directory, router, clocks, records, hub, publish_all=settings.publish_all_events)
     auth = Authenticator(layer, secret=settings.token_secret, token_ttl_s=settings.token_ttl_s)
     metrics = GatewayMetrics()
 

@@ -34,8 +34,8 @@ from kit.mailbox import Mailbox
 log = logging.getLogger("tafel.gateway.play")
 MAX_IN_FLIGHT_PER_STREAM = 256
 OUT_QUEUE_LIMIT = 4096
-# How long a batching stream's answer waits for its action's own events (handed over from the
-# answer itself, gateway/watch/hub.py, but queued behind a busy watch) before it leaves without them.
+# How long a batching stream's answer waits for its action's own events (they come by pub/sub,
+# which can lag the answer on a busy gateway) before it leaves without them.
 OWN_EVENTS_WAIT_S = 0.5
 
 
@@ -298,7 +298,7 @@ class PlaySession:
         """Hold a batching stream's answer until the pump has passed on its action's events (so
         they leave together, events first), at most OWN_EVENTS_WAIT_S."""
         if not version or self.passed.get(game_id, 0) >= version or game_id not in self.watches:
-            return  # the usual case: the hub handed the answer's events over before it resumed us
+            return  # the usual case: pub/sub's copy came before the rules service's answer
         # A future woken by _deliver (or the watch's end) and a timer: no task, no Event.
         waiter = self.loop.create_future()
         entry = (version, waiter)

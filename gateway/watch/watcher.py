@@ -21,7 +21,6 @@ from typing import Any
 
 import grpc
 from tafel.games.v1 import games_pb2
-from tafel.rules.v1 import rules_pb2
 
 from gateway.watch.event_ids import event_key, past_the_end
 from kit.errors import Refused
@@ -41,9 +40,7 @@ class LiveBatch:
 
     __slots__ = ("batch", "encoded", "end", "keys", "received", "status")
 
-    def __init__(self, batch: games_pb2.GameEventBatch | rules_pb2.ApplyMoveResponse, received: float) -> None:
-        # A pub/sub batch, or the answer of an action this gateway routed (EventHub.hand_over):
-        # both have the events and the status after the move.
+    def __init__(self, batch: games_pb2.GameEventBatch, received: float) -> None:
         self.batch = batch
         self.received = received  # seconds since the epoch
         self.encoded: dict[Any, bytes] = {}

@@ -65,12 +65,6 @@ class GameKeys:
     requests: str
     actions: str  # list: RecordedAction per applied action (the game's record)
     channel: str  # pub/sub: a GameEventBatch per committed action that caused events
-    # set: the listener ids (gateways, gateway/watch/hub.py) subscribed to the channel, each the
-    # hub's own member: SADDed (with a TTL) before a watcher reads the stream, SREMed when the hub
-    # unsubscribes. Written by the hub only (lua/watch/listen); read by lua/rules/commit, which
-    # publishes an action routed by a listener only when another listener is in it (the router
-    # hands the events to its own watchers from the answer), and refreshes its TTL with the game's.
-    listeners: str
 
 
 def game_keys(game_id: str) -> GameKeys:
@@ -81,7 +75,6 @@ def game_keys(game_id: str) -> GameKeys:
         requests=f"{prefix}:reqs",
         actions=f"{prefix}:actions",
         channel=f"{prefix}:wake",
-        listeners=f"{prefix}:listeners",
     )
 
 

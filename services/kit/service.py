@@ -187,7 +187,11 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         """A move made against `expected` may be applied to the newer `cached` state: it is a move
         (not a resignation or a timeout), the game has a commuting window now, and the mover's
         version lies inside it (it saw this round's roll). Its legality is then judged on `cached`."""
-        return action == "move" and cached.window_from is not None and cached.window_from <= expected < cached.version
+        return (
+            action == "move"
+            and cached.window_from is not None
+            and cached.window_from <= expected < cached.version
+        )
 
     @staticmethod
     def _replayed(replayed: Replayed, digest: bytes) -> bytes:
@@ -264,9 +268,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             if answer is not None:
                 return answer
         raise Refused(
-            grpc.StatusCode.ABORTED,
-            "VERSION_MISMATCH",
-            "the game kept moving; read it and retry",
+            grpc.StatusCode.ABORTED, "VERSION_MISMATCH", "the game kept moving; read it and retry",
             current_version=base,
         )
 
@@ -275,7 +277,6 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         game_id = request.game_id
         check_id("game_id", game_id)
         check_id("request_id", request.request_id)
-        check_id("listener_id", request.listener_id, required=False)
         action = request.WhichOneof("action")
         if action is None:
             raise invalid("ACTION_MISSING", "set one of move, resignation, timeout")
@@ -365,7 +366,6 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             window_from=window_from,
             clock=arm,
             keys=act.keys,
-            listener=request.listener_id,
         )
         return _Judged(CachedGame(version, state, cached.game, window_from, act.keys), response, commit, stamp)
 

@@ -97,7 +97,7 @@ class CommitKeys:
     """The keys a game's commit names, worked out once per game (each key is a crc32 and a few
     string joins; the servicer keeps these beside the game's cached state)."""
 
-    game: tuple[str, ...]  # state, events, requests, actions, listeners
+    game: tuple[str, ...]  # state, events, requests, actions
     clocked: tuple[str, ...]  # the same, then the clock, the shard's clock set and the metadata key
     channel: str
     meta: str
@@ -105,7 +105,7 @@ class CommitKeys:
 
 def commit_keys(game_id: str) -> CommitKeys:
     keys = game_keys(game_id)
-    game = (keys.state, keys.events, keys.requests, keys.actions, keys.listeners)
+    game = (keys.state, keys.events, keys.requests, keys.actions)
     # The clock keys are named here, by the store, from the game id: a caller cannot make the
     # commit write any other key.
     meta = meta_key(game_id)
@@ -256,14 +256,11 @@ class GameStore(GameReads):
         window_from: int | None = None,
         clock: ClockArm | None = None,
         keys: CommitKeys | None = None,
-        listener: str = "",
     ) -> CommitCall:
         """The commit script's keys and arguments for one action against `expected_version`.
         `status` (the GameStatus after it) is kept on each event; `digest` identifies the request
         beside its stored answer; `window_from` is the version the commuting window in force after
-        the action began at (None: none); `keys` is commit_keys(game_id), when the caller kept it;
-        `listener` the router's listener id (ApplyMoveRequest.listener_id: the events are published
-        only when another listener of the game is registered; "" always)."""
+        the action began at (None: none); `keys` is commit_keys(game_id), when the caller kept it."""
         if keys is None:
             keys = commit_keys(game_id)
         args: list[Any] = [
@@ -299,7 +296,6 @@ class GameStore(GameReads):
                     clock.stamp or deadline_field(due),
                 )
             )
-        args.append(listener)
         for event_id, payload in events:
             args.extend((event_id, payload))
         return script_keys, args

@@ -57,10 +57,7 @@ def test_settings_read_once_and_fail_fast() -> None:
     assert settings.rules["connect4"] == ("10.0.0.1:50061", "10.0.0.2:50061")
     assert settings.server.port == 50051 and settings.per_move_s == 60.0
     assert "plus4" not in GatewaySettings.from_env({**BASE, "TAFEL_RULES_PLUS4": "off"}).rules
-    assert not settings.publish_all_events
-    assert GatewaySettings.from_env({**BASE, "TAFEL_PUBLISH_ALL_EVENTS": "1"}).publish_all_events
     for bad in (
-        {**BASE, "TAFEL_PUBLISH_ALL_EVENTS": "2"},
         {"TAFEL_TOKEN_SECRET": "s" * 20},
         {"REDIS_URL": "redis://x"},
         {**BASE, "TAFEL_TOKEN_SECRET": "short"},
@@ -224,15 +221,8 @@ class FakeGame:
         created.created.game = "connect4"
         batch = games_pb2.GameEventBatch(game_id=self.game_id, events=[created])
         await self.store.create(
-            game_id=self.game_id,
-            request_id="create",
-            game="connect4",
-            seats=2,
-            options=b"",
-            state=b"s",
-            created=NewEvent("0-1", created.SerializeToString()),
-            response=b"",
-            publish=batch.SerializeToString(),
+            game_id=self.game_id, request_id="create", game="connect4", seats=2, options=b"", state=b"s",
+            created=NewEvent("0-1", created.SerializeToString()), response=b"", publish=batch.SerializeToString(),
         )
 
     async def move(self, publish: bool = True, events: int = 1) -> None:
@@ -242,13 +232,8 @@ class FakeGame:
             message.connect4.disc_dropped.column = version % 7
         if publish:
             await self.store.commit(
-                game_id=self.game_id,
-                expected_version=self.version,
-                request_id=f"m{version}",
-                state=b"s",
-                events=[NewEvent(m.event_id, m.SerializeToString()) for m in messages],
-                response=b"",
-                over=False,
+                game_id=self.game_id, expected_version=self.version, request_id=f"m{version}", state=b"s",
+                events=[NewEvent(m.event_id, m.SerializeToString()) for m in messages], response=b"", over=False,
                 publish=games_pb2.GameEventBatch(game_id=self.game_id, events=messages).SerializeToString(),
                 action=b"",
             )
@@ -282,10 +267,7 @@ async def take(iterator, count: int, timeout_s: float = 5.0) -> list[str]:  # ty
     return out
 
 
-@pytest.mark.skipif(
-    on_cluster(),
-    reason="kills the hub's one pub/sub connection by id on one server (a cluster's links: kit/redis/pubsub.py)",
-)
+@pytest.mark.skipif(on_cluster(), reason="kills the hub's one pub/sub connection by id on one server (a cluster's links: kit/redis/pubsub.py)")
 async def test_hub_history_then_live_without_gap_or_duplicate(redis: Redis, redis_url: str) -> None:
     store = GameStore(RedisLayer.around(redis), live_ttl_s=60, finished_ttl_s=60)
     game = FakeGame(store)
@@ -335,9 +317,7 @@ async def test_hub_slow_watcher_catches_up_from_the_stream(
     assert LIVE == 2
 
 
-@pytest.mark.skipif(
-    on_cluster(), reason="RedisPipe is one server's connection (a cluster's: tests/cluster/test_cluster_pipe.py)"
-)
+@pytest.mark.skipif(on_cluster(), reason="RedisPipe is one server's connection (a cluster's: tests/cluster/test_cluster_pipe.py)")
 async def test_the_lean_redis_pipe(redis: Redis, redis_url: str) -> None:
     from kit.redis.pipe import RedisPipe
     from kit.redis.scripts import script

@@ -47,8 +47,7 @@ def test_the_clock_function_is_shared_not_copied() -> None:
     for name in ("clocks/arm", "rules/commit"):
         assert function in script(name).source
     copies = [
-        name
-        for name in lua_names()
+        name for name in lua_names()
         if "local function arm(" in (LUA_DIR / f"{name}.lua").read_text() and name != "clocks/arm_function"
     ]
     assert copies == []
@@ -62,9 +61,7 @@ def _call_sites() -> Iterator[tuple[str, int, str, ast.expr | None, ast.expr | N
                 continue
             tree = ast.parse(path.read_text(), str(path))
             for node in ast.walk(tree):
-                if not (
-                    isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "run"
-                ):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "run"):
                     continue
                 if not node.args or not isinstance(node.args[0], ast.Call):
                     continue
@@ -109,9 +106,9 @@ def test_every_script_is_run_somewhere() -> None:
 
 def test_counts_optional_groups_and_any_more() -> None:
     commit = script("rules/commit")
-    assert commit.keys == ("state", "events", "requests", "actions", "listeners", "clock", "clocks", "meta")
-    assert [n for n in range(10) if commit.key_arity.allows(n)] == [5, 8]
-    assert commit.arg_arity.allows(22) and commit.arg_arity.allows(26) and not commit.arg_arity.allows(21)
+    assert commit.keys == ("state", "events", "requests", "actions", "clock", "clocks", "meta")
+    assert [n for n in range(10) if commit.key_arity.allows(n)] == [4, 7]
+    assert commit.arg_arity.allows(21) and commit.arg_arity.allows(25) and not commit.arg_arity.allows(20)
     arm = script("clocks/arm")
     assert [n for n in range(10) if arm.key_arity.allows(n)] == [3]
     with pytest.raises(TypeError, match="clocks/arm takes KEYS clock clocks meta, got 2 keys"):
@@ -126,14 +123,10 @@ async def test_a_wrong_count_raises_before_anything_reaches_redis(redis: Redis) 
     layer = RedisLayer(redis, url="redis://127.0.0.1:1/0", timeout_s=0.5, owns_client=False)
     try:
         with pytest.raises(TypeError):
-            await layer.run(
-                script("clocks/arm"), [clock_key("g"), clocks_key(game_shard("g"))], ["g", 1, "0", 1000, 0, 60]
-            )
+            await layer.run(script("clocks/arm"), [clock_key("g"), clocks_key(game_shard("g"))], ["g", 1, "0", 1000, 0, 60])
         keys = game_keys("g")
         with pytest.raises(TypeError):  # half the clock's optional keys
-            await layer.run(
-                script("rules/commit"), [keys.state, keys.events, keys.requests, keys.actions, keys.listeners, "c"], []
-            )
+            await layer.run(script("rules/commit"), [keys.state, keys.events, keys.requests, keys.actions, "c"], [])
     finally:
         await layer.close()
 
@@ -172,18 +165,14 @@ def lua_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def test_include_rules(lua_dir: Path) -> None:
     (lua_dir / "a").mkdir()
     (lua_dir / "a/fn.lua").write_text("-- a helper\n-- Defines: f()\n-- Returns: 1\nlocal function f() return 1 end\n")
-    (lua_dir / "a/run.lua").write_text(
-        "-- runs f\n-- KEYS: -\n-- ARGV: x [y z] ...\n-- Returns: 1\n-- include: a/fn\nreturn f()\n"
-    )
+    (lua_dir / "a/run.lua").write_text("-- runs f\n-- KEYS: -\n-- ARGV: x [y z] ...\n-- Returns: 1\n-- include: a/fn\nreturn f()\n")
     run = scripts.script("a/run")
     assert "local function f() return 1 end\nreturn f()" in run.source
     assert run.args == ("x", "y", "z") and run.arg_arity.optional == 2 and run.arg_arity.more
     assert [n for n in range(5) if run.arg_arity.allows(n)] == [1, 2, 3, 4]  # with "...", any beyond x
     with pytest.raises(ValueError, match="not a script"):
         scripts.script("a/fn")
-    (lua_dir / "a/bad.lua").write_text(
-        "-- includes a script\n-- KEYS: -\n-- ARGV: -\n-- Returns: 1\n-- include: a/run\n"
-    )
+    (lua_dir / "a/bad.lua").write_text("-- includes a script\n-- KEYS: -\n-- ARGV: -\n-- Returns: 1\n-- include: a/run\n")
     with pytest.raises(ValueError, match="no '-- Defines:'"):
         scripts.script("a/bad")
     (lua_dir / "a/loop.lua").write_text("-- a loop\n-- Defines: g()\n-- Returns: -\n-- include: a/loop\n")

@@ -16,7 +16,6 @@ from tafel.plus4.v1 import plus4_pb2
 from tafel.rules.v1 import rules_pb2
 
 from kit.redis.keys import clock_key, clocks_key, game_keys, game_shard, meta_key
-from kit.redis.pubsub import PubSub
 from services.connect4.codec import CODEC
 from services.connect4.rules import RULES
 from services.kit.store import GameStore
@@ -327,9 +326,7 @@ async def test_a_turn_clock_is_armed_in_the_same_write_as_the_move(service: Serv
             apply_request(game_id, version % 2, version, move=c4(column), turn_clock=clock)
         )
         version += 1
-        assert (
-            await redis.zscore(clocks_key(game_shard(game_id)), f"{game_id}|{version - 1}|{(version - 1) % 2}") is None
-        )
+        assert await redis.zscore(clocks_key(game_shard(game_id)), f"{game_id}|{version - 1}|{(version - 1) % 2}") is None
     assert response.status.over and response.clock_armed and not response.HasField("turn_deadline")
     assert (await redis.hgetall(clock_key(game_id)))[b"d"] == b"0"
     # No turn deadline is left: only the end's seatless finalise deadline, ~30 s away, which the
@@ -355,39 +352,6 @@ async def test_a_bad_turn_clock_is_refused_and_changes_nothing(service: Service,
     view = await service.stub.GetView(rules_pb2.GetViewRequest(game_id=game_id))
     assert view.status.version == 0
     assert not await service.redis.exists(clock_key(game_id))
-
-
-@pytest.mark.parametrize("listener", ["", "x" * 65, "with space"])
-async def test_a_bad_listener_id_is_refused_and_changes_nothing(service: Service, listener: str) -> None:
-    game_id = await create(service)
-    request = apply_request(game_id, 0, 0, move=c4(3), listener_id=listener)
-    if not listener:  # (unset is fine: always published)
-        assert (await service.stub.ApplyMove(request)).version == 1
-        return
-    code, reason, _ = await refusal(service.stub.ApplyMove(request))
-    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_LISTENER_ID")
-    view = await service.stub.GetView(rules_pb2.GetViewRequest(game_id=game_id))
-    assert view.status.version == 0
-
-
-async def test_the_listener_id_reaches_the_commit(service: Service, redis_url: str) -> None:
-    """An action routed by the game's only listener is not published; the next, routed by nobody
-    in particular, is (the store's test has every case: tests/services/kit/test_store.py)."""
-    game_id = await create(service)
-    await service.redis.sadd(game_keys(game_id).listeners, "gw-1")
-    pubsub = PubSub(redis_url)
-    pubsub.start()
-    batches: asyncio.Queue[bytes] = asyncio.Queue()
-    subscription = pubsub.subscribe(game_keys(game_id).channel, lambda _channel, data: batches.put_nowait(data))
-    try:
-        await subscription.ready()
-        await service.stub.ApplyMove(apply_request(game_id, 0, 0, move=c4(3), listener_id="gw-1"))
-        await service.stub.ApplyMove(apply_request(game_id, 1, 1, move=c4(4)))
-        first = games_pb2.GameEventBatch.FromString(await asyncio.wait_for(batches.get(), 10))
-        assert [event.version for event in first.events] == [2]
-    finally:
-        subscription.cancel()
-        await pubsub.close()
 
 
 async def test_the_commit_keeps_alive_only_the_games_metadata_key(service: Service) -> None:

@@ -13,7 +13,6 @@ from kit.redis.keys import clock_key, game_shard, meta_key, shard_tag
 from kit.redis.layer import RedisLayer
 from kit.redis.pipe import command
 from kit.redis.pubsub import PubSub
-from kit.redis.scripts import script
 from services.kit.encoded import deadline_field
 from services.kit.store import (
     ClockArm,
@@ -59,16 +58,7 @@ async def as_created_before(redis: Redis, game_id: str, request_id: str = "") ->
         await redis.expire(keys.requests, 600)
 
 
-async def commit(  # type: ignore[no-untyped-def]
-    store: GameStore,
-    game_id: str,
-    version: int,
-    request_id: str,
-    *,
-    over: bool = False,
-    publish: bytes = b"batch",
-    listener: str = "",
-):
+async def commit(store: GameStore, game_id: str, version: int, request_id: str, *, over: bool = False):  # type: ignore[no-untyped-def]
     return await store.commit(
         game_id=game_id,
         expected_version=version,
@@ -77,9 +67,8 @@ async def commit(  # type: ignore[no-untyped-def]
         events=[NewEvent(f"{version + 1}-1", b"e1"), NewEvent(f"{version + 1}-2", b"e2")],
         response=f"answer-{request_id}".encode(),
         over=over,
-        publish=publish,
+        publish=b"batch",
         action=b"action",
-        listener=listener,
     )
 
 
@@ -91,17 +80,8 @@ async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_wind
 
     async def create_it() -> Any:
         return await store.create(
-            game_id=game_id,
-            request_id="c",
-            game="test",
-            seats=2,
-            options=b"",
-            state=b"s0",
-            created=created,
-            response=b"r0",
-            publish=b"b0",
-            status=b"status0",
-            window_from=0,
+            game_id=game_id, request_id="c", game="test", seats=2, options=b"", state=b"s0", created=created,
+            response=b"r0", publish=b"b0", status=b"status0", window_from=0,
         )
 
     assert isinstance(await create_it(), Committed)
@@ -111,34 +91,16 @@ async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_wind
     loaded = await store.load(game_id)
     assert isinstance(loaded, StoredGame) and loaded.window_from == 0 and loaded.last_event_id == "0-2"
     committed = await store.commit(
-        game_id=game_id,
-        expected_version=0,
-        request_id="a",
-        state=b"s1",
-        events=[NewEvent("1-1", b"e")],
-        response=b"answer",
-        over=False,
-        publish=b"b",
-        action=b"act",
-        status=b"status1",
-        digest=b"d-a",
+        game_id=game_id, expected_version=0, request_id="a", state=b"s1", events=[NewEvent("1-1", b"e")],
+        response=b"answer", over=False, publish=b"b", action=b"act", status=b"status1", digest=b"d-a",
         window_from=None,
     )
     assert isinstance(committed, Committed)
     # A retry sees the digest of the request the answer is for (the service compares it).
     assert await store.load(game_id, "a") == Replayed(b"answer", b"d-a")
     again = await store.commit(
-        game_id=game_id,
-        expected_version=0,
-        request_id="a",
-        state=b"x",
-        events=[],
-        response=b"other",
-        over=False,
-        publish=b"b",
-        action=b"act",
-        status=b"s",
-        digest=b"d-other",
+        game_id=game_id, expected_version=0, request_id="a", state=b"x", events=[], response=b"other",
+        over=False, publish=b"b", action=b"act", status=b"s", digest=b"d-other",
     )
     assert again == Replayed(b"answer", b"d-a")
     loaded = await store.load(game_id)
@@ -156,10 +118,7 @@ async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_wind
 
 def test_keys_share_one_cluster_slot_per_game() -> None:
     keys = game_keys("abc")
-    tags = {
-        key[key.index("{") : key.index("}") + 1]
-        for key in (keys.state, keys.events, keys.requests, keys.actions, keys.listeners)
-    }
+    tags = {key[key.index("{") : key.index("}") + 1] for key in (keys.state, keys.events, keys.requests, keys.actions)}
     assert tags == {shard_tag(game_shard("abc"))}
 
 
@@ -199,15 +158,8 @@ async def test_the_record_reads_every_action_in_order_a_move_without_events_too(
 
     async def act(version: int, events: list[NewEvent]) -> None:
         result = await store.commit(
-            game_id=game_id,
-            expected_version=version,
-            request_id=f"r{version}",
-            state=b"s",
-            events=events,
-            response=b"a",
-            over=False,
-            publish=b"b",
-            action=f"action{version}".encode(),
+            game_id=game_id, expected_version=version, request_id=f"r{version}", state=b"s", events=events,
+            response=b"a", over=False, publish=b"b", action=f"action{version}".encode(),
         )
         assert isinstance(result, Committed)
 
@@ -250,15 +202,8 @@ async def test_live_ttls_are_set_at_the_first_move_and_refreshed_only_when_a_six
     every = [keys.state, keys.events, keys.requests, keys.actions] if before else [keys.state, keys.events]
     # Created without a request id: the requests hash (before) and the record list are made by the first move.
     result = await store.create(
-        game_id=game_id,
-        request_id="",
-        game="test",
-        seats=2,
-        options=b"",
-        state=b"s0",
-        created=NewEvent("0-1", b"created"),
-        response=b"r0",
-        publish=b"b0",
+        game_id=game_id, request_id="", game="test", seats=2, options=b"", state=b"s0",
+        created=NewEvent("0-1", b"created"), response=b"r0", publish=b"b0",
     )
     assert isinstance(result, Committed)
     if before:
@@ -288,16 +233,9 @@ async def test_the_clock_and_metadata_ttls_follow_the_same_rule(redis: Redis) ->
 
     async def move(version: int, now_ms: int, to_act: str = "1") -> Any:
         return await store.commit(
-            game_id=game_id,
-            expected_version=version,
-            request_id=f"r{version}",
-            state=b"s",
-            events=[NewEvent(f"{version + 1}-1", b"e")],
-            response=b"a",
-            over=to_act == "",
-            publish=b"b",
-            action=b"act",
-            clock=ClockArm(to_act=to_act, per_move_ms=1000, now_ms=now_ms, ttl_s=1600, keep_meta=True),
+            game_id=game_id, expected_version=version, request_id=f"r{version}", state=b"s",
+            events=[NewEvent(f"{version + 1}-1", b"e")], response=b"a", over=to_act == "", publish=b"b",
+            action=b"act", clock=ClockArm(to_act=to_act, per_move_ms=1000, now_ms=now_ms, ttl_s=1600, keep_meta=True),
         )
 
     start = 1_000_000_000_000
@@ -326,16 +264,9 @@ async def test_the_kept_answer_carries_the_armed_deadline_the_callers_or_one_enc
     async def move(version: int, now_ms: int, to_act: str, stamp: bytes = b"") -> Any:
         clock = ClockArm(to_act=to_act, per_move_ms=30_000, now_ms=now_ms, ttl_s=1600, stamp=stamp)
         return await store.commit(
-            game_id=game_id,
-            expected_version=version,
-            request_id=f"r{version}",
-            state=b"s",
-            events=[NewEvent(f"{version + 1}-1", b"e")],
-            response=b"a",
-            over=False,
-            publish=b"b",
-            action=b"act",
-            clock=clock,
+            game_id=game_id, expected_version=version, request_id=f"r{version}", state=b"s",
+            events=[NewEvent(f"{version + 1}-1", b"e")], response=b"a", over=False, publish=b"b",
+            action=b"act", clock=clock,
         )
 
     assert await move(0, start, "0,1") == Committed(start + 30_000)
@@ -366,71 +297,6 @@ async def test_publish_carries_the_batch(redis: Redis, redis_url: str) -> None:
         subscription.cancel()
         await pubsub.close()
         await store.layer.close()
-
-
-async def test_an_action_routed_by_a_listener_is_published_only_for_another_listener(
-    redis: Redis, redis_url: str
-) -> None:
-    """ApplyMoveRequest.listener_id: the router hands the events to its own watchers from the
-    answer, so the commit publishes them only when another listener of the game is registered."""
-    store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
-    game_id = new_game_id()
-    listeners = game_keys(game_id).listeners
-    await create(store, game_id)
-    pubsub = PubSub(redis_url)
-    pubsub.start()
-    received: asyncio.Queue[bytes] = asyncio.Queue()
-    subscription = pubsub.subscribe(game_keys(game_id).channel, lambda _channel, payload: received.put_nowait(payload))
-    # (registered listeners, the router's listener id, published)
-    cases = [
-        ((), "me", False),  # nobody listens
-        (("me",), "me", False),  # only the router: it delivers from the answer
-        (("me", "other"), "me", True),
-        (("other",), "me", True),
-        (("me",), "", True),  # no listener id: always published
-        ((), "", True),
-    ]
-    try:
-        await subscription.ready()
-        for version, (members, listener, _) in enumerate(cases):
-            await redis.delete(listeners)
-            if members:
-                await redis.sadd(listeners, *members)
-            result = await commit(
-                store, game_id, version, f"r{version}", publish=f"p{version}".encode(), listener=listener
-            )
-            assert isinstance(result, Committed)
-        await commit(store, game_id, len(cases), "last", publish=b"last")
-        got = []
-        while not got or got[-1] != b"last":
-            got.append(await asyncio.wait_for(received.get(), 10))
-        expected = [f"p{version}".encode() for version, (_, _, published) in enumerate(cases) if published]
-        assert got == [*expected, b"last"]
-    finally:
-        subscription.cancel()
-        await pubsub.close()
-        await store.layer.close()
-
-
-async def test_the_listeners_set_expires_with_the_game(redis: Redis) -> None:
-    """lua/watch/listen copies the state's TTL to the set; the commit refreshes both together (the
-    first move, the end)."""
-    store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=30)
-    layer = store.layer
-    game_id = new_game_id()
-    keys = game_keys(game_id)
-    # A game not created yet: the set gets the caller's TTL.
-    assert await layer.run(script("watch/listen"), [keys.listeners, keys.state], ["me", 900]) == 1
-    assert 800 < await redis.ttl(keys.listeners) <= 900
-    await create(store, game_id)
-    assert await layer.run(script("watch/listen"), [keys.listeners, keys.state], ["me", 900]) == 0  # (there already)
-    assert 0 < await redis.pttl(keys.listeners) <= await redis.pttl(keys.state) + 5
-    await commit(store, game_id, 0, "a")
-    assert 590 < await redis.ttl(keys.listeners) <= 600
-    await commit(store, game_id, 1, "b", over=True)
-    assert 0 < await redis.ttl(keys.listeners) <= 30
-    assert await redis.smembers(keys.listeners) == {b"me"}
-    await layer.close()
 
 
 async def test_many_concurrent_commits_batch_and_each_applies_once(redis: Redis) -> None:

@@ -24,13 +24,8 @@
 -- formatted with printf's %.14g, ~0.3 us each, several a move. The answer's deadline field comes
 -- encoded (`stamp`, for the deadline `due` the caller expects: now + per-move time); the Lua
 -- encoder below only runs for another deadline (a simultaneous round keeping its deadline).
--- The wake-up: an action routed by a listener (`listener`, the gateway's id in the game's
--- `listeners` set: kit/redis/keys.py) is published only when another listener is registered, since
--- the router hands its events to its own watchers from the answer; without `listener` it always is.
--- A listener registers before its watchers read the stream, so one that registered after this
--- script ran finds these events there. The listeners set gets the game's TTLs with its other keys.
--- KEYS: state events requests actions listeners [clock clocks meta]
--- ARGV: version next request state response over ttl channel publish action status digest window game toact permove now clockttl keepmeta due stamp listener ...
+-- KEYS: state events requests actions [clock clocks meta]
+-- ARGV: version next request state response over ttl channel publish action status digest window game toact permove now clockttl keepmeta due stamp ...
 -- (... = the events as event id, GameEvent pairs; `next` is version + 1; game..stamp are '' without the clock keys)
 -- Returns: {0, deadline ms when the clock keys were given} committed | {1, first answer, its digest}
 --   replayed | {2, current version} conflict | {3} no such game
@@ -55,7 +50,7 @@ local function pb_timestamp_field(tag, ms)
   return string.char(tag) .. pb_varint(#inner) .. inner
 end
 
-local FIXED = 22
+local FIXED = 21
 local field = 'r:' .. ARGV[3]
 local cur = redis.call('HMGET', KEYS[1], 'v', 'l', 'q', field)
 local inline = cur[3] == '1'
@@ -89,9 +84,9 @@ for i = first, #ARGV - 1, 2 do
 end
 local answer = ARGV[5]
 local reply = {0}
-if #KEYS == 8 then
+if #KEYS == 7 then
   local clockttl = tonumber(ARGV[18])
-  local armed = arm(KEYS[6], KEYS[7], ARGV[14], version, ARGV[15], ARGV[16], ARGV[17], clockttl)
+  local armed = arm(KEYS[5], KEYS[6], ARGV[14], version, ARGV[15], ARGV[16], ARGV[17], clockttl)
   local due = armed[2]
   -- The kept answer gets the deadline armed with it (ApplyMoveResponse.turn_deadline, appended
   -- as an encoded field: protobuf merges concatenated messages), so a retry that comes after
@@ -101,7 +96,7 @@ if #KEYS == 8 then
   elseif tonumber(due) > 0 then
     answer = answer .. pb_timestamp_field(42, tonumber(due))
   end
-  if ARGV[19] == '1' and armed[3] == 1 then redis.call('EXPIRE', KEYS[8], clockttl) end
+  if ARGV[19] == '1' and armed[3] == 1 then redis.call('EXPIRE', KEYS[7], clockttl) end
   reply = {0, due}
 end
 if inline then
@@ -117,20 +112,11 @@ local ttl = ARGV[7]
 if version == '1' or ARGV[6] == '1' or redis.call('PTTL', KEYS[1]) < tonumber(ttl) * 1000 * 15 / 16 then
   redis.call('EXPIRE', KEYS[1], ttl)
   redis.call('EXPIRE', KEYS[2], ttl)
-  redis.call('EXPIRE', KEYS[5], ttl)  -- (none there: nothing happens)
   if not inline then
     redis.call('EXPIRE', KEYS[3], ttl)
     redis.call('EXPIRE', KEYS[4], ttl)
   end
 end
 -- The game's channel is in this slot: SPUBLISH on a Redis 7 cluster (kit/redis/scripts.py).
-if #ARGV > FIXED then
-  local listener = ARGV[22]
-  local others = true
-  if listener ~= '' then
-    local n = redis.call('SCARD', KEYS[5])
-    others = n > 1 or (n == 1 and redis.call('SISMEMBER', KEYS[5], listener) == 0)
-  end
-  if others then redis.call(SHARD_PUBLISH, ARGV[8], ARGV[9]) end
-end
+if #ARGV > FIXED then redis.call(SHARD_PUBLISH, ARGV[8], ARGV[9]) end
 return reply
