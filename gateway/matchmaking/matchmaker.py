@@ -207,7 +207,9 @@ class Matchmaker:
             yield self._queued(waiter)
             while True:
                 try:
-                    await asyncio.wait_for(waiter.wake.wait(), self.settings.update_s)
+                    # (asyncio.timeout, not wait_for: 3.11's wait_for runs the wait in a task of its own)
+                    async with asyncio.timeout(self.settings.update_s):
+                        await waiter.wake.wait()
                 except TimeoutError:
                     yield self._queued(waiter)
                     continue
@@ -435,7 +437,8 @@ class Matchmaker:
                 if not bucket.waiters:
                     break
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(bucket.poke.wait(), self.settings.tick_s)
+                    async with asyncio.timeout(self.settings.tick_s):
+                        await bucket.poke.wait()
         finally:
             if self._buckets.get(spec.bucket_id) is bucket and not bucket.waiters:
                 del self._buckets[spec.bucket_id]

@@ -373,7 +373,7 @@ class PlaySession:
         previous = self.finds.pop(correlation, None)
         if previous is not None:  # the same request again (a resend): the new search replaces it
             previous.cancel()
-        task = asyncio.get_running_loop().create_task(self._find(correlation, request, previous))
+        task = self.loop.create_task(self._find(correlation, request, previous))
         self.finds[correlation] = task
 
         def done(finished: asyncio.Task[None]) -> None:
@@ -414,7 +414,7 @@ class PlaySession:
         previous = self.watches.pop(request.game_id, None)
         if previous is not None:
             previous.cancel()
-        task = asyncio.get_running_loop().create_task(self._pump(correlation, request, lead))
+        task = self.loop.create_task(self._pump(correlation, request, lead))
         self.watches[request.game_id] = task
 
         def done(finished: asyncio.Task[None]) -> None:
