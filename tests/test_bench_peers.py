@@ -88,3 +88,36 @@ def test_a_tree_with_its_own_venv_runs_on_its_own_python(tmp_path: Path) -> None
     own.parent.mkdir(parents=True)
     own.write_text("")
     assert interpreter(tmp_path) == own
+
+
+FAKE_ONCE = """
+import json, os, sys
+think = os.environ.get("TAFEL_BENCH_THINK_S", "") if {reads} else ""
+summary = dict({summary}, think_s=float(think) if think else 0.0)
+print(json.dumps(summary))
+"""
+
+
+def fake_tree(tmp_path: Path, *, reads_think: bool) -> Path:
+    """A tree whose `tools.bench_peers --tafel-once` prints a summary, passing the think time on
+    (as this tree's does) or not (as one from before --think)."""
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "__init__.py").write_text("")
+    source = FAKE_ONCE.format(reads=reads_think, summary=repr(TAFEL_SUMMARY))
+    (tmp_path / "tools" / "bench_peers.py").write_text(source)
+    return tmp_path
+
+
+def test_a_think_time_reaches_the_tree_and_a_tree_that_ignores_it_is_refused(tmp_path: Path) -> None:
+    from tools.bench_peers import Tafel, run_tafel
+
+    (tmp_path / "new").mkdir()
+    reading = fake_tree(tmp_path / "new", reads_think=True)
+    result = run_tafel(Tafel("new", reading, {}), 200, 1.0, 1, think=0.15)
+    assert result.moves_per_cpu_s == 2000.0
+    assert run_tafel(Tafel("new", reading, {}), 200, 1.0, 1).moves_per_s == 2500.0  # (no think: none asked)
+
+    (tmp_path / "old").mkdir()
+    old = fake_tree(tmp_path / "old", reads_think=False)
+    with pytest.raises(RuntimeError, match="predates --think"):
+        run_tafel(Tafel("old", old, {}), 200, 1.0, 1, think=0.15)

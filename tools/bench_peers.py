@@ -17,6 +17,14 @@ and its own .venv's Python runs it when it has one), with KEY=VALUE set in its e
 `--tafel defaults . TAFEL_GRPC_EVENT_ENGINE=1`).
 Without --tafel: one contestant, `tafel`, this tree.
 
+`--think S` (tafel contestants only, so `--peers` with none): every bot waits S seconds before
+each move. Without it the loop is closed: each move is sent the moment the last one was seen, so
+the rate is what the servers' latency allows, and a change that adds latency thins the batches
+every later move is cheaper for (docs/benchmarks.md, eleventh pass): CPU a move then follows the
+throughput as much as the code. With a think time well above the latency (0.15 s at 200 games:
+~1,200 moves/s, below what the servers can do) both trees run at the same rate with the same
+batching, and their CPU a move differs by their code.
+
 Moves per server CPU-second count the window's CPU on both sides: the peers' `extra.window` (their
 top-level server_cpu_s is the server's whole life, setup included) and tafel's gateway + rules
 services + Redis inside the load generator's window.
@@ -177,16 +185,30 @@ def interpreter(tree: Path) -> Path:
     return own if own.exists() else Path(sys.executable)
 
 
-def run_tafel(contestant: Tafel, games: int, duration: float, index: int) -> Result:
+# A think time reaches the tree's own `--tafel-once` (in that tree: its own tools) through the
+# environment; the load generator's summary says which it ran with, and run_tafel checks it (a
+# tree whose bench_peers predates --think would run a closed loop: refused, not compared).
+THINK_ENV = "TAFEL_BENCH_THINK_S"
+
+
+def run_tafel(contestant: Tafel, games: int, duration: float, index: int, think: float = 0.0) -> Result:
     tree = contestant.tree
     path = [str(tree / "gen"), str(tree / "clients" / "python"), str(tree / "clients" / "loadgen")]
     env = {**os.environ, **contestant.env, "PYTHONPATH": os.pathsep.join(path)}
+    if think > 0:
+        env[THINK_ENV] = str(think)
     command = [str(interpreter(tree)), "-m", "tools.bench_peers", "--tafel-once", str(games), str(duration)]
     done = subprocess.run(command, cwd=tree, capture_output=True, text=True, env=env, timeout=duration + 600)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
         raise RuntimeError(f"tafel ({contestant.label}) failed: {done.stderr[-2000:]}")
-    return tafel_result(contestant.label, json.loads(lines[-1]), games, index)
+    summary = json.loads(lines[-1])
+    if float(summary.get("think_s") or 0.0) != think:
+        raise RuntimeError(
+            f"tafel ({contestant.label}) ran with think {summary.get('think_s')}, not {think}: its tree's"
+            " tools/bench_peers.py predates --think"
+        )
+    return tafel_result(contestant.label, summary, games, index)
 
 
 def tafel_once(games: int, duration: float) -> None:
@@ -194,8 +216,12 @@ def tafel_once(games: int, duration: float) -> None:
     from tools.bench_load import loadgen, with_platform
     from tools.platform import Platform
 
+    think = os.environ.get(THINK_ENV, "")
+
     def body(platform: Platform) -> dict[str, Any]:
-        args = ("games", "--games", str(games), "--duration", str(duration))
+        args: tuple[str, ...] = ("games", "--games", str(games), "--duration", str(duration))
+        if think:
+            args += ("--think", think)
         with contextlib.redirect_stdout(sys.stderr):  # the human summary: stdout keeps the JSON
             return loadgen(platform.gateway_addresses, *args)
 
@@ -225,6 +251,9 @@ def main() -> None:
         "--tafel", nargs="+", action="append", metavar="LABEL [TREE] [KEY=VALUE]", help="a tafel contestant"
     )
     parser.add_argument("--json", type=Path, help="also write every result here")
+    parser.add_argument(
+        "--think", type=float, default=0.0, help="seconds each bot waits before a move (tafel contestants only)"
+    )
     parser.add_argument("--tafel-once", nargs=2, metavar=("GAMES", "DURATION"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.tafel_once:
@@ -234,6 +263,8 @@ def main() -> None:
         tafels = [parse_tafel(values) for values in args.tafel] if args.tafel else [Tafel("tafel", ROOT, {})]
     except ValueError as error:
         parser.error(str(error))
+    if args.think < 0 or (args.think > 0 and args.peers):
+        parser.error("--think is for tafel contestants only (the peers' harness has none): give --peers with none")
     if args.peers and not (args.peers_dir / "run.sh").exists():
         parser.error(f"no peers' harness at {args.peers_dir} (--peers-dir, or --peers with none)")
     results: list[Result] = []
@@ -243,7 +274,7 @@ def main() -> None:
             runs: list[str | Tafel] = [*args.peers[:1], *tafels, *args.peers[1:]]
             for who in runs:
                 if isinstance(who, Tafel):
-                    result = run_tafel(who, games, args.duration, index)
+                    result = run_tafel(who, games, args.duration, index, args.think)
                 else:
                     result = run_peer(args.peers_dir, str(who), games, args.duration, index)
                 results.append(result)
