@@ -5,7 +5,8 @@ long-lived bidirectional ``ApplyMoves`` streams that multiplex many games' actio
 answers by correlation id. Each stream has one writer task fed by a queue (a grpc.aio stream takes
 one write at a time) and one reader that settles the waiting futures. The writer sends everything
 queued at once as one batched message (a stream message costs far more than the bytes it carries),
-and the rules service then answers in batches too. Game creations and views ride the same streams
+and the rules service then answers in batches too; it holds a message's first entry for
+TAFEL_RULES_BATCH_WAIT_MS (1 ms) first, so that more join it. Game creations and views ride the same streams
 when the service announces it (rules.proto ApplyMoves: "tafel-stream-calls" in the stream's
 initial metadata), as unary calls otherwise: a unary call costs both ends several times a stream
 entry (docs/benchmarks.md, issue 19 second pass). A broken stream fails its
@@ -109,11 +110,17 @@ class MoveStream:
     """One long-lived ApplyMoves stream to one replica."""
 
     def __init__(
-        self, stub: rules_pb2_grpc.RulesServiceStub, name: str, metadata: tuple[tuple[str, str], ...] = ()
+        self,
+        stub: rules_pb2_grpc.RulesServiceStub,
+        name: str,
+        metadata: tuple[tuple[str, str], ...] = (),
+        batch_wait_s: float = 0.0,
     ) -> None:
         self._stub = stub
         self.name = name
         self._metadata = metadata
+        # How long the writer holds a first entry for others to join its message (RulesRouter).
+        self._batch_wait_s = batch_wait_s
         self._ids = itertools.count(1)
         # correlation id -> the action's future and its deadline (time.monotonic)
         self._pending: dict[int, tuple[asyncio.Future[rules_pb2.ApplyMovesResponse], float]] = {}
@@ -257,8 +264,11 @@ class MoveStream:
         queue = self._queue
         assert queue is not None  # (made by start(), which runs _run)
         try:
+            wait = self._batch_wait_s
             while True:
                 correlation, field, entry = await queue.get()
+                if wait > 0:
+                    await asyncio.sleep(wait)  # (one timer a message, not an entry)
                 rest = queue.get_many()
                 if not rest:
                     await call.write(_put(rules_pb2.ApplyMovesRequest(), correlation, field, entry))
@@ -330,6 +340,7 @@ class Replica:
         access: RulesAccess,
         *,
         tls_name: str | None = None,
+        batch_wait_s: float = 0.0,
     ) -> None:
         self.address = address
         self.seed = _key(address)
@@ -345,7 +356,9 @@ class Replica:
         )
         self.metadata = access.metadata
         self.stub = rules_pb2_grpc.RulesServiceStub(self.channel)
-        self.streams = [MoveStream(self.stub, f"{game}@{address}#{i}", self.metadata) for i in range(streams)]
+        self.streams = [
+            MoveStream(self.stub, f"{game}@{address}#{i}", self.metadata, batch_wait_s) for i in range(streams)
+        ]
 
     def start(self) -> None:
         for stream in self.streams:
@@ -459,7 +472,12 @@ class RulesRouter:
         access: RulesAccess | None = None,
         resolve_every_s: float = 5.0,
         resolve: Resolve = resolve_dns,
+        batch_wait_s: float = 0.0,
     ) -> None:
+        """`batch_wait_s`: how long a stream's writer holds the first entry it takes, so that the
+        entries queued meanwhile leave in the same message (TAFEL_RULES_BATCH_WAIT_MS). Each message
+        costs both ends a wake-up whatever it carries, and a wake-up, not an entry, is most of what
+        a move costs (docs/benchmarks.md, eleventh pass); an action waits at most this long more."""
         self.timeout_s = timeout_s
         access = access or RulesAccess()
         self._sets: dict[str, ReplicaSet] = {}
@@ -470,7 +488,15 @@ class RulesRouter:
             tls_name = target.host if target is not None else None
 
             def make(address: str, game: str = game, tls_name: str | None = tls_name) -> Replica:
-                return Replica(game, address, streams_per_replica, max_message_bytes, access, tls_name=tls_name)
+                return Replica(
+                    game,
+                    address,
+                    streams_per_replica,
+                    max_message_bytes,
+                    access,
+                    tls_name=tls_name,
+                    batch_wait_s=batch_wait_s,
+                )
 
             replica_set = ReplicaSet(make, retire_after_s=timeout_s)
             if target is None:

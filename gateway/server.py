@@ -156,6 +156,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     router = RulesRouter(
         settings.rules,
         streams_per_replica=settings.rules_streams,
+        batch_wait_s=settings.rules_batch_wait_s,
         timeout_s=settings.rules_timeout_s,
         resolve_every_s=settings.rules_resolve_s,
         max_message_bytes=max(server.max_message_bytes, 4 << 20),

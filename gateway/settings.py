@@ -20,7 +20,9 @@ Core (GatewaySettings):
   time (60), ``TAFEL_MIN_PER_MOVE_S`` / ``TAFEL_MAX_PER_MOVE_S`` the range a client may ask for
   (5 s .. 1 day), ``TAFEL_TICKET_TTL_S`` how long a matchmaking ticket waits (300; read into
   MatchmakingSettings.ticket_ttl_s), ``TAFEL_RULES_STREAMS`` long-lived ApplyMoves streams per
-  rules replica (2), ``TAFEL_RULES_TIMEOUT_S`` how long to wait for a rules service (5),
+  rules replica (2), ``TAFEL_RULES_BATCH_WAIT_MS`` how long a rules stream holds an action for
+  others to join its message (1; 0 = none; gateway/rules_router.py), ``TAFEL_RULES_TIMEOUT_S`` how
+  long to wait for a rules service (5),
   ``TAFEL_CLOCK_MAX_WAIT_S`` the longest a clock sweeper sleeps between looks at Redis (1),
   ``TAFEL_RECORD_TTL_S`` how long a finished game's record is kept (0 = forever),
   ``TAFEL_GAME_TTL_S`` how long a game's gateway metadata lives after its last move (7 days).
@@ -290,6 +292,7 @@ class GatewaySettings:
     min_per_move_s: float = 5.0
     max_per_move_s: float = 24 * 3600.0
     rules_streams: int = 2
+    rules_batch_wait_s: float = 0.001
     rules_timeout_s: float = 5.0
     rules_resolve_s: float = 5.0
     clock_max_wait_s: float = 1.0
@@ -341,6 +344,7 @@ class GatewaySettings:
             min_per_move_s=min_per_move,
             max_per_move_s=max_per_move,
             rules_streams=env.integer("TAFEL_RULES_STREAMS", 2, 1, 64),
+            rules_batch_wait_s=env.number("TAFEL_RULES_BATCH_WAIT_MS", 1.0, 0.0, 50.0) / 1000.0,
             rules_timeout_s=env.number("TAFEL_RULES_TIMEOUT_S", 5.0, 0.1, 300.0),
             rules_resolve_s=env.number("TAFEL_RULES_RESOLVE_S", 5.0, 0.1, 3600.0),
             clock_max_wait_s=env.number("TAFEL_CLOCK_MAX_WAIT_S", 1.0, 0.01, 60.0),
