@@ -5,8 +5,8 @@ long-lived bidirectional ``ApplyMoves`` streams that multiplex many games' actio
 answers by correlation id. Each stream has one writer task fed by a queue (a grpc.aio stream takes
 one write at a time) and one reader that settles the waiting futures. The writer sends everything
 queued at once as one batched message (a stream message costs far more than the bytes it carries),
-and the rules service then answers in batches too; it holds a message's first entry for
-TAFEL_RULES_BATCH_WAIT_MS (1 ms) first, so that more join it. Game creations and views ride the same streams
+and the rules service then answers in batches too. The writer holds a message's first entry for
+TAFEL_RULES_BATCH_WAIT_MS (1 ms), so that more join it. Game creations and views ride the same streams
 when the service announces it (rules.proto ApplyMoves: "tafel-stream-calls" in the stream's
 initial metadata), as unary calls otherwise: a unary call costs both ends several times a stream
 entry (docs/benchmarks.md, issue 19 second pass). A broken stream fails its
