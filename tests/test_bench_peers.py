@@ -121,3 +121,21 @@ def test_a_think_time_reaches_the_tree_and_a_tree_that_ignores_it_is_refused(tmp
     old = fake_tree(tmp_path / "old", reads_think=False)
     with pytest.raises(RuntimeError, match="predates --think"):
         run_tafel(Tafel("old", old, {}), 200, 1.0, 1, think=0.15)
+
+
+def test_a_client_choice_reaches_the_tree_and_a_tree_that_ignores_it_is_refused(tmp_path: Path) -> None:
+    from tools.bench_peers import CLIENT_ENV, Tafel, run_tafel
+
+    tree = tmp_path / "fake"
+    tree.mkdir()
+    fake_tree(tree, reads_think=False)
+    # A tree whose load generator says which players it ran: the one asked for passes.
+    source = (tree / "tools" / "bench_peers.py").read_text()
+    reading = source.replace("print(", "summary['client'] = os.environ.get('TAFEL_LOADGEN_CLIENT', 'python')\nprint(")
+    (tree / "tools" / "bench_peers.py").write_text(reading)
+    assert run_tafel(Tafel("go", tree, {CLIENT_ENV: "go"}), 200, 1.0, 1).moves_per_cpu_s == 2000.0
+    # One that predates --client ran the Python players whatever was asked: refused.
+    (tree / "tools" / "bench_peers.py").write_text(source)
+    with pytest.raises(RuntimeError, match="predates --client"):
+        run_tafel(Tafel("go", tree, {CLIENT_ENV: "go"}), 200, 1.0, 1)
+    assert run_tafel(Tafel("python", tree, {}), 200, 1.0, 1).moves_per_cpu_s == 2000.0

@@ -112,6 +112,7 @@ def once(args: argparse.Namespace) -> None:
                 "--duration",
                 str(args.duration),
                 *(["--shared-connection"] if args.shared_connection else []),
+                *(["--client", args.client] if args.client != "python" else []),
             )
             assert p.redis_url is not None
             # INFO counts the whole run: per move of the whole run (setup and its end included).
@@ -127,7 +128,7 @@ def once(args: argparse.Namespace) -> None:
                 + ", ".join(f"{k} {v:.2f}" for k, v in sorted(times.items(), key=lambda kv: -kv[1]) if v >= 0.1)
             )
 
-        with_platform(1, body)
+        with_platform(args.gateways, body)
 
 
 def main() -> None:
@@ -144,6 +145,13 @@ def main() -> None:
         "--shared-connection",
         action="store_true",
         help="with --once: every player on one connection (the shape of the figures before 2026-12-02)",
+    )
+    parser.add_argument("--gateways", type=int, default=1, help="with --once: gateways (the players spread over them)")
+    parser.add_argument(
+        "--client",
+        default="python",
+        choices=("python", "go"),
+        help="with --once: whose players (tafel_loadgen games --client; go needs `make loadgen-go`)",
     )
     args = parser.parse_args()
     if args.once:

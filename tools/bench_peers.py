@@ -189,6 +189,9 @@ def interpreter(tree: Path) -> Path:
 # environment; the load generator's summary says which it ran with, and run_tafel checks it (a
 # tree whose bench_peers predates --think would run a closed loop: refused, not compared).
 THINK_ENV = "TAFEL_BENCH_THINK_S"
+# Whose players (`tafel_loadgen games --client`): `--tafel go . TAFEL_LOADGEN_CLIENT=go` runs the
+# Go players (`make loadgen-go` in that tree); checked against the summary the same way.
+CLIENT_ENV = "TAFEL_LOADGEN_CLIENT"
 
 
 def run_tafel(contestant: Tafel, games: int, duration: float, index: int, think: float = 0.0) -> Result:
@@ -208,6 +211,12 @@ def run_tafel(contestant: Tafel, games: int, duration: float, index: int, think:
             f"tafel ({contestant.label}) ran with think {summary.get('think_s')}, not {think}: its tree's"
             " tools/bench_peers.py predates --think"
         )
+    client = contestant.env.get(CLIENT_ENV, "python")
+    if (summary.get("client") or "python") != client:
+        raise RuntimeError(
+            f"tafel ({contestant.label}) ran the {summary.get('client') or 'python'} players, not {client}: its"
+            " tree's load generator predates --client"
+        )
     return tafel_result(contestant.label, summary, games, index)
 
 
@@ -222,6 +231,8 @@ def tafel_once(games: int, duration: float) -> None:
         args: tuple[str, ...] = ("games", "--games", str(games), "--duration", str(duration))
         if think:
             args += ("--think", think)
+        if os.environ.get(CLIENT_ENV, "python") != "python":
+            args += ("--client", os.environ[CLIENT_ENV])
         with contextlib.redirect_stdout(sys.stderr):  # the human summary: stdout keeps the JSON
             return loadgen(platform.gateway_addresses, *args)
 

@@ -81,6 +81,8 @@ def summarize(args: argparse.Namespace, stats: Stats, elapsed: float, servers: l
             if args.scenario == "games"
             else None
         ),
+        # Whose players: the Python SDK's, or the Go players' (--client go).
+        "client": getattr(args, "client", None),
         "duration_s": round(elapsed, 2),
         "games_finished": stats.games_finished,
         "moves": stats.moves,
@@ -189,6 +191,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="every player of a process on one TCP connection (gRPC's default), not one each",
     )
+    games.add_argument(
+        "--client",
+        default="python",
+        choices=("python", "go"),
+        help="the players: the Python SDK's (default) or clients/loadgen/go's (`make loadgen-go`;"
+        " Connect Four, two seats, a connection each), which leave the servers more of the cores",
+    )
     watchers = scenarios.add_parser("watchers")
     watchers.add_argument("--watchers", type=int, default=1000)
     watchers.add_argument("--live-games", type=int, default=10)
@@ -199,6 +208,15 @@ def main(argv: list[str] | None = None) -> int:
     tournament.add_argument("--format", default="swiss", choices=("swiss", "round_robin", "knockout"))
     tournament.add_argument("--game", default="connect4", choices=("connect4", "plus4", "coloursquare"))
     args = root.parse_args(argv)
+    if getattr(args, "client", "python") == "go":
+        if args.game != "connect4" or args.seats != 2 or args.shared_connection or args.floor:
+            root.error("--client go plays Connect Four, two seats, a connection each (no --floor)")
+        from tafel_loadgen.go_client import binary
+
+        try:
+            binary()
+        except FileNotFoundError as error:
+            root.error(str(error))
 
     servers = server_processes(args.gateways.split(","))
     started = time.perf_counter()

@@ -21,6 +21,11 @@ def child(args: argparse.Namespace, index: int, share: int, queue: Any, board: A
         pass
     from tafel_loadgen.games import run_games, run_pings
 
+    if getattr(args, "client", "python") == "go":
+        from tafel_loadgen.go_client import run_go_games
+
+        queue.put(run_go_games(args, index, share, board).as_dict())
+        return
     targets = args.gateways.split(",")
     cpu_before = time.process_time()
     if args.scenario == "games":

@@ -1,0 +1,185 @@
+// tafel-loadgen-go: the load generator's Connect Four players in Go, for benchmarks whose servers
+// share the machine's cores with their client (docs/benchmarks.md, issue 19's twelfth pass).
+//
+// It is started by the Python load generator (`tafel_loadgen games --client go`), which owns the
+// measured window, the servers' CPU and the summary; this program only plays. Each player does what
+// tafel_loadgen/games.py's players do over the public protos alone: a TCP connection of its own, a
+// guest sign-in, one Play stream kept across its games (batched responses), searches that start
+// their game's watch (FindMatchRequest.watch), random legal columns from the board it tracks from
+// the events it sees, latency from its submit until the opponent's stream delivers the disc.
+//
+// Lines between it and its parent:
+//
+//	stdout "matched"        a player has its first match (the parent counts them on the window's board)
+//	stdin  "open"           the window opens now (every player of every client process matched)
+//	stdout "result {json}"  at the end: tafel_loadgen.stats.Stats.as_dict's fields
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Grace after the window's end for a player waiting on an opponent who stopped with the run.
+const grace = 2 * time.Second
+
+type window struct {
+	mu       sync.Mutex
+	opened   chan struct{}
+	start    time.Time
+	end      time.Time
+	cpuStart time.Duration
+	duration time.Duration
+}
+
+func (w *window) open() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case <-w.opened:
+		return
+	default:
+	}
+	w.start = time.Now()
+	w.end = w.start.Add(w.duration)
+	w.cpuStart = processCPU()
+	close(w.opened)
+}
+
+func (w *window) isOpen() bool {
+	select {
+	case <-w.opened:
+		return true
+	default:
+		return false
+	}
+}
+
+// inside: the window is open and not yet over (what counts).
+func (w *window) inside(now time.Time) bool {
+	return w.isOpen() && now.Before(w.end)
+}
+
+// over: the window has opened and ended (players stop moving and searching).
+func (w *window) over(now time.Time) bool {
+	return w.isOpen() && !now.Before(w.end)
+}
+
+func processCPU() time.Duration {
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
+		return 0
+	}
+	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+}
+
+// result: what tafel_loadgen.stats.Stats.merge reads.
+type result struct {
+	Moves            int            `json:"moves"`
+	MovesWholeRun    int            `json:"moves_whole_run"`
+	GamesFinished    int            `json:"games_finished"`
+	Latencies        []float64      `json:"latencies"`
+	Matchmaking      []float64      `json:"matchmaking"`
+	FirstMatchmaking []float64      `json:"first_matchmaking"`
+	SetupS           float64        `json:"setup_s"`
+	Errors           map[string]int `json:"errors"`
+	ClientCPUS       float64        `json:"client_cpu_s"`
+}
+
+func (r *result) add(o *result) {
+	r.Moves += o.Moves
+	r.MovesWholeRun += o.MovesWholeRun
+	r.GamesFinished += o.GamesFinished
+	r.Latencies = append(r.Latencies, o.Latencies...)
+	r.Matchmaking = append(r.Matchmaking, o.Matchmaking...)
+	r.FirstMatchmaking = append(r.FirstMatchmaking, o.FirstMatchmaking...)
+	for k, v := range o.Errors {
+		r.Errors[k] += v
+	}
+}
+
+// out serialises the lines to the parent.
+type out struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func (o *out) line(s string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.w.WriteString(s)
+	o.w.WriteByte('\n')
+	o.w.Flush()
+}
+
+func main() {
+	targets := flag.String("gateways", "127.0.0.1:50051", "comma-separated gateway addresses")
+	players := flag.Int("players", 2, "players (two a game)")
+	think := flag.Duration("think", 0, "how long a player waits before each move")
+	duration := flag.Duration("duration", 10*time.Second, "the measured window")
+	seed := flag.Int64("seed", 1, "seeds player i's columns with seed*100000+i")
+	flag.Parse()
+	if *players < 1 || *duration <= 0 || *think < 0 {
+		fmt.Fprintln(os.Stderr, "tafel-loadgen-go: --players >= 1, --duration > 0 and --think >= 0")
+		os.Exit(2)
+	}
+
+	launched := time.Now()
+	run := &run{
+		gateways:  strings.Split(*targets, ","),
+		think:     *think,
+		seed:      *seed,
+		window:    &window{opened: make(chan struct{}), duration: *duration},
+		out:       &out{w: bufio.NewWriter(os.Stdout)},
+		submitted: make(map[moveKey]time.Time),
+	}
+	// The parent says when the window opens; a parent gone before that ends the run.
+	go func() {
+		scanner := bufio.NewScanner(os.Stdin)
+		for scanner.Scan() {
+			if scanner.Text() == "open" {
+				run.window.open()
+			}
+		}
+		if !run.window.isOpen() {
+			fmt.Fprintln(os.Stderr, "tafel-loadgen-go: stdin closed before the window opened")
+			os.Exit(3)
+		}
+	}()
+
+	results := make([]*result, *players)
+	var wg sync.WaitGroup
+	for i := 0; i < *players; i++ {
+		results[i] = &result{Errors: map[string]int{}}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			run.player(i, results[i])
+		}(i)
+	}
+	// The window's CPU is this process's own (every thread: gRPC's too), noted at its end.
+	<-run.window.opened
+	time.Sleep(time.Until(run.window.end))
+	cpu := processCPU() - run.window.cpuStart
+	wg.Wait()
+
+	total := &result{Errors: map[string]int{}, Latencies: []float64{}, Matchmaking: []float64{}, FirstMatchmaking: []float64{}}
+	for _, r := range results {
+		total.add(r)
+	}
+	total.SetupS = run.window.start.Sub(launched).Seconds()
+	total.ClientCPUS = cpu.Seconds()
+	encoded, err := json.Marshal(total)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tafel-loadgen-go:", err)
+		os.Exit(1)
+	}
+	run.out.line("result " + string(encoded))
+}
