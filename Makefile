@@ -123,10 +123,11 @@ redis:
 
 # The load generator's players in Go (clients/loadgen/go; `tafel_loadgen games --client go`): a
 # client cheap enough that a benchmark's servers keep the cores (docs/benchmarks.md, issue 19's
-# twelfth pass). Go and grpc-go are Debian's packages, installed when missing and we may (root).
+# twelfth pass). Go and grpc-go are Debian's packages, installed when missing and we may (root);
+# otherwise the build only warns and the Go players' tests skip, saying why (CI fails).
 LOADGEN_GO := build/loadgen-go/tafel-loadgen-go
 $(LOADGEN_GO): $(wildcard clients/loadgen/go/*.go) clients/loadgen/go/build.sh $(PROTOS)
-	clients/loadgen/go/build.sh
+	clients/loadgen/go/build.sh || echo "note: no Go load generator (clients/loadgen/go/build.sh); its tests will skip"
 
 loadgen-go: $(LOADGEN_GO)
 

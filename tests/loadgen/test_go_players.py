@@ -32,6 +32,18 @@ def loadgen(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     )
 
 
+@pytest.fixture(scope="module")
+def go_players() -> Path:
+    """The built program (`make loadgen-go`, which `make test` runs)."""
+    try:
+        return go_client.binary()
+    except FileNotFoundError as missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail(str(missing))
+        pytest.skip(str(missing))
+
+
+@pytest.mark.usefixtures("go_players")
 def test_go_players_play_whole_games_through_the_platform(platform: Platform) -> None:
     gateway = platform.gateway_addresses[0]
     done = loadgen(
@@ -55,6 +67,7 @@ def test_go_players_play_whole_games_through_the_platform(platform: Platform) ->
     assert all(s["cpu_s"] > 0 for s in summary["servers"] if s["process"] in ("gateway", "connect4"))
 
 
+@pytest.mark.usefixtures("go_players")
 async def test_go_players_games_are_on_record_as_the_platform_played_them(platform: Platform) -> None:
     gateway = platform.gateway_addresses[0]
     started = time.time()
