@@ -25,6 +25,10 @@ throughput as much as the code. With a think time well above the latency (0.15 s
 ~1,200 moves/s, below what the servers can do) both trees run at the same rate with the same
 batching, and their CPU a move differs by their code.
 
+`--tafel go . TAFEL_LOADGEN_CLIENT=go` runs the Go players (`make loadgen-go`) instead of the Python
+SDK's: ~95 µs of client CPU a move against ~200, about what the peers' Node clients spend, so
+the servers keep more of the shared cores (docs/benchmarks.md, twelfth pass).
+
 Moves per server CPU-second count the window's CPU on both sides: the peers' `extra.window` (their
 top-level server_cpu_s is the server's whole life, setup included) and tafel's gateway + rules
 services + Redis inside the load generator's window.
