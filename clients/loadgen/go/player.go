@@ -213,7 +213,8 @@ func (p *player) findAndWatch() (*playv1.MatchFound, *playv1.GetGameResponse, er
 		switch kind := response.GetKind().(type) {
 		case *playv1.PlayResponse_Refusal:
 			if matched != nil { // the watch's refusal: the match stands, watch it ourselves
-				return matched, nil, p.watchOrFail(matched)
+				view, err := p.watch(matched.GetGameId())
+				return matched, view, err
 			}
 			p.res.Errors[codeName(codes.Code(kind.Refusal.GetCode()))]++
 			time.Sleep(200 * time.Millisecond)
@@ -230,11 +231,6 @@ func (p *player) findAndWatch() (*playv1.MatchFound, *playv1.GetGameResponse, er
 			return matched, kind.Watching, nil
 		}
 	}
-}
-
-func (p *player) watchOrFail(matched *playv1.MatchFound) error {
-	_, err := p.watch(matched.GetGameId())
-	return err
 }
 
 // watch: a watch of our own (a gateway that did not start one with the match).
