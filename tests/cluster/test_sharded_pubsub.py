@@ -208,10 +208,13 @@ async def test_a_watcher_on_another_gateway_follows_a_game_by_ssubscribe(redis7:
         Platform(redis_url=redis7.url, gateways=2, fixed_ports=False, extra_env=ENV, bot_pool=False,
                  games=("connect4",)).start
     )
-    players = [await TafelClient.connect([platform.gateway_addresses[0]]) for _ in range(2)]
-    watcher = await TafelClient.connect([platform.gateway_addresses[1]])
+    clients: list[TafelClient] = []  # closed, and the platform stopped, whatever fails from here on
     try:
-        for client in (*players, watcher):
+        players = [await TafelClient.connect([platform.gateway_addresses[0]]) for _ in range(2)]
+        clients.extend(players)
+        watcher = await TafelClient.connect([platform.gateway_addresses[1]])
+        clients.append(watcher)
+        for client in clients:
             await client.sign_in_as_guest()
         matches = await asyncio.gather(*(c.find_match("connect4", per_move_s=30) for c in players))
         game_id = matches[0].game_id
@@ -244,7 +247,7 @@ async def test_a_watcher_on_another_gateway_follows_a_game_by_ssubscribe(redis7:
         assert ids == sorted(set(ids))  # in order, none twice
         assert {version for version, _ in ids} == set(range(len(record.actions) + 1))  # every move
     finally:
-        for client in (*players, watcher):
+        for client in clients:
             await client.close()
         await asyncio.to_thread(platform.stop)
 
