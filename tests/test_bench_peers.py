@@ -39,6 +39,13 @@ def test_a_peer_counts_its_window_cpu_not_its_whole_life() -> None:
     result = peer_result(PEER_LINE, 200, 1)
     assert result.moves_per_cpu_s == 60_000 / 20.0
     assert (result.p99_ms, result.setup_s, result.errors) == (120.5, 0.7, 2)
+    assert result.contestant == PEER_LINE["peer"]
+
+
+def test_a_peer_variant_keeps_the_name_it_was_run_under() -> None:
+    # tools/peers_flatfile.sh's bgioflat prints "peer": "boardgameio"; the table must not merge it
+    # with the in-memory boardgame.io of the same round.
+    assert peer_result(PEER_LINE, 200, 1, "bgioflat").contestant == "bgioflat"
 
 
 def test_tafel_gives_each_server_its_cpu_a_move() -> None:

@@ -72,12 +72,13 @@ class Tafel:
     env: dict[str, str]
 
 
-def peer_result(line: dict[str, Any], games: int, index: int) -> Result:
-    """A peer's JSON line (../shared/peers/README.md) as a Result."""
+def peer_result(line: dict[str, Any], games: int, index: int, name: str | None = None) -> Result:
+    """A peer's JSON line (../shared/peers/README.md) as a Result, under `name` (the run.sh peer
+    asked for: a variant such as tools/peers_flatfile.sh's `bgioflat` reports its base's name)."""
     window = line.get("extra", {}).get("window") or {}
     cpu = window.get("server_cpu_s") or line["server_cpu_s"]
     return Result(
-        contestant=str(line["peer"]),
+        contestant=name or str(line["peer"]),
         games=games,
         round=index,
         moves_per_s=float(line["moves_per_s"]),
@@ -179,7 +180,7 @@ def run_peer(peers_dir: Path, peer: str, games: int, duration: float, index: int
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if not lines:
         raise RuntimeError(f"{peer} printed no result: {done.stderr[-2000:]}")
-    return peer_result(json.loads(lines[-1]), games, index)
+    return peer_result(json.loads(lines[-1]), games, index, peer)
 
 
 def interpreter(tree: Path) -> Path:
