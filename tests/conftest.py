@@ -28,6 +28,11 @@ from tools.redis_cluster import start_cluster
 from tools.redis_server import RedisProcess, start_redis
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # `-m chaos` picks (or `-m "not chaos"` skips) the minute of process failures in `make test`.
+    config.addinivalue_line("markers", "chaos: a chaos run (processes killed and stopped under load, tools/chaos.py)")
+
+
 @dataclass
 class RedisServer:
     url: str

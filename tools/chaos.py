@@ -65,6 +65,14 @@ class ChaosSettings:
     think_s: float = 0.05  # every player's pause before a move (paces the load on a small machine)
     grace_s: float = 2.0  # a gateway's drain on SIGTERM
     seed: int = 1
+    # The load generator must keep playing through the failures: a run whose load died (or
+    # never started) proves nothing, so fewer moves than this per game-second is a failure. A
+    # healthy run makes ~16 (docs/benchmarks.md).
+    loadgen_floor_per_game_s: float = 1.0
+
+    @property
+    def loadgen_floor(self) -> int:
+        return int(self.games * self.duration_s * self.loadgen_floor_per_game_s)
 
 
 @dataclass
@@ -98,14 +106,24 @@ class Report:
     acked_missing: list[str] = field(default_factory=list)
     applied_twice: list[str] = field(default_factory=list)
     loadgen_moves: int = 0
+    loadgen_floor: int = 0
     loadgen_games: int = 0
+    loadgen_failure: str = ""  # the load generator itself failed (not its players' refusals)
+    players_crashed: int = 0  # audited players that ended with an exception
     client_errors: Counter[str] = field(default_factory=Counter)
     restart_retries: int = 0  # restarts that had to wait for their port
     restart_errors: list[str] = field(default_factory=list)
 
     @property
+    def clients_died(self) -> int:
+        """Client processes or audited players that did not last to the end of the run."""
+        died = self.client_errors["CLIENT_PROCESS_DIED"] + self.players_crashed
+        return died + (1 if self.loadgen_failure else 0)
+
+    @property
     def ok(self) -> bool:
-        return not (self.stuck or self.lost or self.illegal or self.acked_missing or self.applied_twice)
+        lost_load = self.clients_died or self.loadgen_moves < self.loadgen_floor
+        return not (lost_load or self.stuck or self.lost or self.illegal or self.acked_missing or self.applied_twice)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -122,6 +140,8 @@ class Report:
             "acknowledged_moves_missing": len(self.acked_missing),
             "moves_applied_twice": len(self.applied_twice),
             "loadgen_moves": self.loadgen_moves,
+            "loadgen_floor": self.loadgen_floor,
+            "clients_died": self.clients_died,
             "loadgen_games_finished": self.loadgen_games,
             "client_errors": dict(self.client_errors),
             "restart_retries": self.restart_retries,
@@ -136,7 +156,10 @@ class Report:
             f"records: {self.records_checked} replayed through the rules, {len(self.illegal)} illegal",
             f"audited moves: {self.acked} acknowledged, {len(self.acked_missing)} missing from the records, "
             f"{len(self.applied_twice)} applied twice",
-            f"load generator: {self.loadgen_moves} moves, {self.loadgen_games} games finished",
+            f"load generator: {self.loadgen_moves} moves (floor {self.loadgen_floor}), "
+            f"{self.loadgen_games} games finished",
+            f"client processes or players that died: {self.clients_died}"
+            + (f" (load generator: {self.loadgen_failure})" if self.loadgen_failure else ""),
             f"client errors by code: {dict(self.client_errors) or 'none'}",
         ]
         out.extend(f"  restart failed first: {error}" for error in self.restart_errors[:5])
@@ -343,18 +366,20 @@ async def audit_all(redis: Redis, audit: Audit, report: Report) -> None:
 
 
 def loadgen(targets: Sequence[str], settings: ChaosSettings) -> dict[str, Any]:
-    """The load generator's `games` scenario in its own client process; its stats."""
-    from tafel_loadgen.__main__ import run_split
+    """The load generator's `games` scenario in its own client process; its stats. Its arguments
+    go through its own parser, so every option it has gets its default."""
+    from tafel_loadgen.__main__ import parser, run_split
 
-    args = argparse.Namespace(
-        gateways=",".join(targets), processes=1, seed=settings.seed, scenario="games", game=GAME,
-        games=settings.games, think=settings.think_s, seats=2, duration=settings.duration_s, floor=False,
-    )
+    args = parser().parse_args([
+        "--gateways", ",".join(targets), "--processes", "1", "--seed", str(settings.seed),
+        "games", "--game", GAME, "--games", str(settings.games), "--think", str(settings.think_s),
+        "--seats", "2", "--duration", str(settings.duration_s),
+    ])
     return run_split(args, settings.games).as_dict()
 
 
 async def run_chaos(settings: ChaosSettings, *, log: Any = print) -> Report:
-    report = Report()
+    report = Report(loadgen_floor=settings.loadgen_floor)
     redis_process = start_redis(None)
     env = {
         "TAFEL_TOKEN_SECRET": f"chaos-{random.Random(settings.seed).getrandbits(128):032x}",
@@ -385,10 +410,15 @@ async def run_chaos(settings: ChaosSettings, *, log: Any = print) -> Report:
         results = await asyncio.wait_for(playing, settings.duration_s + margin)
         for result in results:
             if isinstance(result, BaseException):
+                report.players_crashed += 1
                 report.client_errors[type(result).__name__] += 1
-        stats = await asyncio.wait_for(load, settings.duration_s + margin)
-        report.loadgen_moves, report.loadgen_games = int(stats["moves"]), int(stats["games_finished"])
-        report.client_errors.update(stats["errors"])
+        try:
+            stats = await asyncio.wait_for(load, settings.duration_s + margin)
+        except Exception as error:  # reported, and the run fails: the audit below still runs
+            report.loadgen_failure = f"{type(error).__name__}: {error}"[:300]
+        else:
+            report.loadgen_moves, report.loadgen_games = int(stats["moves"]), int(stats["games_finished"])
+            report.client_errors.update(stats["errors"])
         report.client_errors.update(audit.errors)
         log(f"run over after {time.monotonic() - began:.1f} s; letting the clocks end what is left")
         await settle(redis, settings.per_move_s * 3 + 15)
@@ -410,10 +440,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--signal", choices=("kill", "term", "both"), default=defaults.signal)
     parser.add_argument("--per-move", type=float, default=defaults.per_move_s, help="turn clock, seconds")
     parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--loadgen-floor", type=float, default=defaults.loadgen_floor_per_game_s,
+        help="fewest load-generator moves per game-second for a pass",
+    )
     args = parser.parse_args(argv)
     settings = ChaosSettings(
         duration_s=args.duration, games=args.games, audited_games=args.audited, interval_s=args.interval,
-        signal=args.signal, per_move_s=args.per_move, seed=args.seed,
+        signal=args.signal, per_move_s=args.per_move, seed=args.seed, loadgen_floor_per_game_s=args.loadgen_floor,
     )
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop cleanly (children included)
     report = asyncio.run(run_chaos(settings))

@@ -173,7 +173,9 @@ def print_summary(summary: dict[str, Any]) -> None:
     print(json.dumps({k: v for k, v in summary.items()}))
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line; tools that run the load generator in-process (tools/chaos.py) parse their
+    arguments with it too, so a new option's default reaches them."""
     root = argparse.ArgumentParser(prog="tafel_loadgen", description=__doc__)
     root.add_argument("--gateways", default="127.0.0.1:50051", help="comma-separated gateway addresses")
     root.add_argument("--processes", type=int, default=1, help="client processes")
@@ -207,6 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     tournament.add_argument("--rounds", type=int, default=4)
     tournament.add_argument("--format", default="swiss", choices=("swiss", "round_robin", "knockout"))
     tournament.add_argument("--game", default="connect4", choices=("connect4", "plus4", "coloursquare"))
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    root = parser()
     args = root.parse_args(argv)
     if getattr(args, "client", "python") == "go":
         if args.game != "connect4" or args.seats != 2 or args.shared_connection or args.floor:
