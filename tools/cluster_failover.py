@@ -208,7 +208,7 @@ async def stuck_detail(redis: Any, game_id: str, victim_ranges: list[tuple[int, 
         "listed_live": await redis.zscore(live_key(), game_id) is not None,
         "clock": {k.decode(): v.decode() for k, v in (await redis.hgetall(clock_key(game_id))).items()},
         "armed": member_due,
-        "actions": await redis.llen(game_keys(game_id).actions),
+        "actions": int(await redis.hget(game_keys(game_id).state, "v") or 0),  # the version: one per action
     }
 
 

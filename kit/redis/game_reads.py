@@ -19,7 +19,7 @@ from kit.redis.layer import RedisLayer
 class StreamEntry:
     event_id: str
     payload: bytes  # GameEvent bytes
-    status: bytes  # GameStatus bytes after the event's move (b"" for entries older than this field)
+    status: bytes  # GameStatus bytes after the event's move
 
 
 class GameReads:
@@ -28,12 +28,8 @@ class GameReads:
 
     async def read_actions(self, game_id: str) -> list[bytes]:
         """The game's RecordedAction messages, in order: field 'a' of its event stream's entries
-        (lua/rules/commit: a game's answers and actions live with its state and events since the
-        fourth pass of issue 19), or the action list of a game created before (one round trip)."""
-        keys = game_keys(game_id)
-        listed, entries = await self.layer.many([("LRANGE", keys.actions, 0, -1), ("XRANGE", keys.events, "-", "+")])
-        if listed:
-            return [bytes(row) for row in listed]
+        (lua/rules/commit writes each move's action on its first entry)."""
+        entries: Any = await self.layer.call("XRANGE", game_keys(game_id).events, "-", "+")
         rows = []
         for _, fields in entries:
             for i in range(0, len(fields) - 1, 2):
@@ -54,7 +50,7 @@ class GameReads:
         for event_id, fields in reply:
             values = {bytes(fields[i]): bytes(fields[i + 1]) for i in range(0, len(fields) - 1, 2)}
             if b"e" in values:
-                rows.append(StreamEntry(bytes(event_id).decode(), values[b"e"], values.get(b"t", b"")))
+                rows.append(StreamEntry(bytes(event_id).decode(), values[b"e"], values[b"t"]))
         return rows
 
     async def end_of_stream(self, game_id: str) -> tuple[str, bool] | None:

@@ -16,10 +16,19 @@ import zlib
 from dataclasses import dataclass
 
 # ---------------------------------------------------------------------------------------------
+# The layout's version. Owner: kit/redis/migrations (run by `python -m tools.migrate`); every server
+# reads it once at start and refuses a layout it does not read (docs/migrations.md). One tag for
+# both, so a step's last script checks the lock and moves the version in one slot.
+
+SCHEMA_VERSION = "tafel:{schema}:version"  # string: the layout version of every tafel key here
+SCHEMA_LOCK = "tafel:{schema}:lock"  # string: the running migration's lease (a random token)
+
+
+# ---------------------------------------------------------------------------------------------
 # Game shards. A turn clock is armed in the same script as the move (rules/commit) and must land in
 # a set the sweepers scan: on a Cluster both must be in one slot. So games live in GAME_SHARDS
-# shards, and every live key of a game that a clock script touches (state, events, requests,
-# actions, clock, meta; the wake-up channel too, for sharded pub/sub) carries its shard's hash tag
+# shards, and every live key of a game that a clock script touches (state, events, clock,
+# meta; the wake-up channel too, for sharded pub/sub) carries its shard's hash tag
 # `{gs:k}`, beside that shard's own clock sets (clocks_key / claimed_key). 256 shards spread over any
 # number of masters up to a few dozen, and resharding moves whole shards; a sweep is one script per
 # shard on a cluster, one script for all of them on a single Redis (docs/cluster.md). Keys that
@@ -53,17 +62,14 @@ def game_prefix(game_id: str) -> str:
 class GameKeys:
     # hash: v version, s state bytes, g game, n seats, o GameOptions bytes, l last event id,
     # c the creating request id, f 1 when over, w the version the commuting window began at ("": none),
-    # q 1 when the kept answers are here: "r:<request id>" -> the first answer (response bytes),
+    # q 1 (every game of layout 1), "r:<request id>" -> the request's first answer (response bytes),
     # "r:<request id>#" -> the digest of the request it answered (a reused id with another request
     # is refused; ":" and "#" never occur in an id, so these never meet the one-letter fields)
     state: str
-    # stream: e a GameEvent, t the GameStatus after that event's move; ids <version>-<index>
+    # stream: e a GameEvent, t the GameStatus after that event's move, a (on a move's first entry)
+    # its RecordedAction, the game's record; a move without events has an entry <version>-0 with
+    # only a. Ids <version>-<index>
     events: str
-    # hash, for a game created before its answers moved into the state hash (no q there): request
-    # id -> the first answer; "<request id>#" -> its request's digest. Read and written to that
-    # game's end; a game created since never has this key (lua/rules/create, lua/rules/commit)
-    requests: str
-    actions: str  # list: RecordedAction per applied action (the game's record)
     channel: str  # pub/sub: a GameEventBatch per committed action that caused events
 
 
@@ -72,8 +78,6 @@ def game_keys(game_id: str) -> GameKeys:
     return GameKeys(
         state=f"{prefix}:state",
         events=f"{prefix}:events",
-        requests=f"{prefix}:reqs",
-        actions=f"{prefix}:actions",
         channel=f"{prefix}:wake",
     )
 

@@ -61,7 +61,7 @@ class ClockArm(NamedTuple):
 @dataclass(frozen=True)
 class Replayed:
     """The request id was seen before: here is the first answer, and the digest of the request it
-    answered (b"" for answers kept before digests were)."""
+    answered."""
 
     response: bytes
     digest: bytes = b""
@@ -97,7 +97,7 @@ class CommitKeys:
     """The keys a game's commit names, worked out once per game (each key is a crc32 and a few
     string joins; the servicer keeps these beside the game's cached state)."""
 
-    game: tuple[str, ...]  # state, events, requests, actions
+    game: tuple[str, ...]  # state, events
     clocked: tuple[str, ...]  # the same, then the clock, the shard's clock set and the metadata key
     channel: str
     meta: str
@@ -105,7 +105,7 @@ class CommitKeys:
 
 def commit_keys(game_id: str) -> CommitKeys:
     keys = game_keys(game_id)
-    game = (keys.state, keys.events, keys.requests, keys.actions)
+    game = (keys.state, keys.events)
     # The clock keys are named here, by the store, from the game id: a caller cannot make the
     # commit write any other key.
     meta = meta_key(game_id)
@@ -158,7 +158,7 @@ class GameStore(GameReads):
             pairs.extend((event.event_id, event.payload))
         reply: Any = await self.layer.run(
             script("rules/create"),
-            [keys.state, keys.events, keys.requests],
+            [keys.state, keys.events],
             [
                 request_id,
                 state,
@@ -184,7 +184,7 @@ class GameStore(GameReads):
 
     async def load(self, game_id: str, request_id: str = "") -> LoadResult:
         keys = game_keys(game_id)
-        reply: Any = await self.layer.run(script("rules/load"), [keys.state, keys.requests], [request_id])
+        reply: Any = await self.layer.run(script("rules/load"), [keys.state], [request_id])
         prior, fields, digest = reply
         if prior:
             return Replayed(bytes(prior), bytes(digest or b""))

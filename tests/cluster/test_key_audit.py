@@ -22,10 +22,10 @@ def slots(*names: str) -> set[int]:
 def test_a_games_keys_share_one_slot() -> None:
     game = "g-7XyZ"
     live = keys.game_keys(game)
-    # The rules commit touches state/events/requests/actions and the clock and metadata keys, and
+    # The rules commit touches state/events and the clock and metadata keys, and
     # arms the deadline in its shard's set; the claim moves it to the shard's claimed set.
     shard = keys.game_shard(game)
-    together = (live.state, live.events, live.requests, live.actions, keys.clock_key(game), keys.meta_key(game))
+    together = (live.state, live.events, keys.clock_key(game), keys.meta_key(game))
     assert len(slots(*together, keys.clocks_key(shard), keys.claimed_key(shard))) == 1
     # The wake-up channel carries the tag too (sharded pub/sub publishes it from the commit).
     assert slots(live.channel) == slots(live.state)

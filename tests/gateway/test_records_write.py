@@ -33,10 +33,11 @@ def meta_of(game_id: str, players: tuple[str, str]) -> GameMeta:
 
 
 async def played(redis: Redis, game_id: str, ended_ms: int) -> None:
-    for seat, at in ((0, ended_ms - 2_000), (1, ended_ms - 1_000), (0, ended_ms)):
-        action = games_pb2.RecordedAction(seat=seat)
+    # What the commit script writes: each move's action on its first event stream entry.
+    for version, (seat, at) in enumerate(((0, ended_ms - 2_000), (1, ended_ms - 1_000), (0, ended_ms)), 1):
+        action = games_pb2.RecordedAction(seat=seat, version=version)
         action.at.FromMilliseconds(at)
-        await redis.rpush(game_keys(game_id).actions, action.SerializeToString())
+        await redis.xadd(game_keys(game_id).events, {"a": action.SerializeToString()}, id=f"{version}-0")
 
 
 async def test_a_record_and_its_index_are_written_once_by_whichever_replica_is_first(

@@ -106,8 +106,8 @@ def test_every_script_is_run_somewhere() -> None:
 
 def test_counts_optional_groups_and_any_more() -> None:
     commit = script("rules/commit")
-    assert commit.keys == ("state", "events", "requests", "actions", "clock", "clocks", "meta")
-    assert [n for n in range(10) if commit.key_arity.allows(n)] == [4, 7]
+    assert commit.keys == ("state", "events", "clock", "clocks", "meta")
+    assert [n for n in range(10) if commit.key_arity.allows(n)] == [2, 5]
     assert commit.arg_arity.allows(21) and commit.arg_arity.allows(25) and not commit.arg_arity.allows(20)
     arm = script("clocks/arm")
     assert [n for n in range(10) if arm.key_arity.allows(n)] == [3]
@@ -126,7 +126,7 @@ async def test_a_wrong_count_raises_before_anything_reaches_redis(redis: Redis) 
             await layer.run(script("clocks/arm"), [clock_key("g"), clocks_key(game_shard("g"))], ["g", 1, "0", 1000, 0, 60])
         keys = game_keys("g")
         with pytest.raises(TypeError):  # half the clock's optional keys
-            await layer.run(script("rules/commit"), [keys.state, keys.events, keys.requests, keys.actions, "c"], [])
+            await layer.run(script("rules/commit"), [keys.state, keys.events, "c"], [])
     finally:
         await layer.close()
 

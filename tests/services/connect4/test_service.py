@@ -358,7 +358,7 @@ async def test_the_commit_keeps_alive_only_the_games_metadata_key(service: Servi
     """turn_clock.keep_alive may name the game's metadata key and nothing else, not even another key
     of the same game: the commit script refreshes keys the store names, never the caller's."""
     game_id = await create(service)
-    other = game_keys(game_id).requests  # the game's hash tag, but the rules service's own key
+    other = game_keys(game_id).events  # the game's hash tag, but the rules service's own key
     clock = rules_pb2.TurnClock(per_move_ms=1000, ttl_s=600, keep_alive=[meta_key(game_id), other])
     code, reason, message = await refusal(
         service.stub.ApplyMove(apply_request(game_id, 0, 0, move=c4(3), turn_clock=clock))

@@ -46,18 +46,6 @@ async def create(store: GameStore, game_id: str) -> None:
     assert isinstance(result, Committed)
 
 
-async def as_created_before(redis: Redis, game_id: str, request_id: str = "") -> None:
-    """A game just created, turned into the layout of one created before the kept answers moved
-    into the state hash: no 'q', the creation's answer in the requests hash (the old create.lua's)."""
-    keys = game_keys(game_id)
-    answer = await redis.hget(keys.state, f"r:{request_id}") if request_id else None
-    assert await redis.hdel(keys.state, "q") == 1
-    if answer is not None:
-        await redis.hdel(keys.state, f"r:{request_id}")
-        await redis.hset(keys.requests, request_id, answer)
-        await redis.expire(keys.requests, 600)
-
-
 async def commit(store: GameStore, game_id: str, version: int, request_id: str, *, over: bool = False):  # type: ignore[no-untyped-def]
     return await store.commit(
         game_id=game_id,
@@ -72,8 +60,7 @@ async def commit(store: GameStore, game_id: str, version: int, request_id: str, 
     )
 
 
-@pytest.mark.parametrize("before", [False, True], ids=["answers-in-state", "created-before"])
-async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_window(redis: Redis, before: bool) -> None:
+async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_window(redis: Redis) -> None:
     store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
     game_id = new_game_id()
     created = [NewEvent("0-1", b"created"), NewEvent("0-2", b"opening")]
@@ -85,8 +72,6 @@ async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_wind
         )
 
     assert isinstance(await create_it(), Committed)
-    if before:
-        await as_created_before(redis, game_id, "c")
     assert await create_it() == Replayed(b"r0")  # the creation's retry: its first answer
     loaded = await store.load(game_id)
     assert isinstance(loaded, StoredGame) and loaded.window_from == 0 and loaded.last_event_id == "0-2"
@@ -105,10 +90,9 @@ async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_wind
     assert again == Replayed(b"answer", b"d-a")
     loaded = await store.load(game_id)
     assert isinstance(loaded, StoredGame) and loaded.window_from is None and loaded.version == 1
-    # The answers are where the game's creation put them: one key fewer for a game created now.
+    # The answers are kept in the state hash, beside the digest.
     keys = game_keys(game_id)
-    assert await redis.exists(keys.requests) == before
-    assert await redis.hget(keys.state, "r:a") == (None if before else b"answer")
+    assert await redis.hmget(keys.state, "r:a", "r:a#") == [b"answer", b"d-a"]
     rows = await store.read_stream(game_id)
     assert [(r.event_id, r.status) for r in rows] == [("0-1", b"status0"), ("0-2", b"status0"), ("1-1", b"status1")]
     assert await store.end_of_stream(game_id) == ("1-1", False)
@@ -118,7 +102,7 @@ async def test_the_first_answer_keeps_its_request_digest_the_status_and_the_wind
 
 def test_keys_share_one_cluster_slot_per_game() -> None:
     keys = game_keys("abc")
-    tags = {key[key.index("{") : key.index("}") + 1] for key in (keys.state, keys.events, keys.requests, keys.actions)}
+    tags = {key[key.index("{") : key.index("}") + 1] for key in (keys.state, keys.events, keys.channel)}
     assert tags == {shard_tag(game_shard("abc"))}
 
 
@@ -126,13 +110,10 @@ def test_commands_are_packed_as_resp() -> None:
     assert command("SET", b"k", 5) == b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\n5\r\n"
 
 
-@pytest.mark.parametrize("before", [False, True], ids=["answers-in-state", "created-before"])
-async def test_commit_checks_version_and_drops_repeated_request_ids(redis: Redis, before: bool) -> None:
+async def test_commit_checks_version_and_drops_repeated_request_ids(redis: Redis) -> None:
     store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
     game_id = new_game_id()
     await create(store, game_id)
-    if before:
-        await as_created_before(redis, game_id, "create")
     assert isinstance(await commit(store, game_id, 0, "a"), Committed)
     assert await commit(store, game_id, 0, "a") == Replayed(b"answer-a")  # retry: first answer
     assert await commit(store, game_id, 0, "b") == Conflict(1)  # stale version
@@ -146,15 +127,12 @@ async def test_commit_checks_version_and_drops_repeated_request_ids(redis: Redis
     await store.layer.close()
 
 
-@pytest.mark.parametrize("before", [False, True], ids=["actions-in-stream", "created-before"])
-async def test_the_record_reads_every_action_in_order_a_move_without_events_too(redis: Redis, before: bool) -> None:
-    """A game created now keeps its actions in its event stream (a move without events gets an
-    entry of its own, which watchers never see); one created before, in its action list."""
+async def test_the_record_reads_every_action_in_order_a_move_without_events_too(redis: Redis) -> None:
+    """A game keeps its actions in its event stream (a move without events gets an entry of its
+    own, which watchers never see)."""
     store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
     game_id = new_game_id()
     await create(store, game_id)
-    if before:
-        await as_created_before(redis, game_id, "create")
 
     async def act(version: int, events: list[NewEvent]) -> None:
         result = await store.commit(
@@ -170,7 +148,6 @@ async def test_the_record_reads_every_action_in_order_a_move_without_events_too(
     assert await store.read_events(game_id) == [("0-1", b"created"), ("1-1", b"e1"), ("1-2", b"e2"), ("3-1", b"e3")]
     assert await store.read_events(game_id, "1-2") == [("3-1", b"e3")]
     assert await store.end_of_stream(game_id) == ("3-1", False)
-    assert await redis.exists(game_keys(game_id).actions) == before
     await store.layer.close()
 
 
@@ -188,26 +165,20 @@ async def pttls(redis: Redis, keys: list[str]) -> list[int]:
     return [int(await redis.pttl(key)) for key in keys]
 
 
-@pytest.mark.parametrize("before", [False, True], ids=["answers-in-state", "created-before"])
 async def test_live_ttls_are_set_at_the_first_move_and_refreshed_only_when_a_sixteenth_has_passed(
-    redis: Redis, before: bool
+    redis: Redis,
 ) -> None:
     """Every key of a live game keeps at least 15/16 of the live TTL after every move (and never
     more than it) without an EXPIRE on each key every move (lua/rules/commit.lua)."""
     store = GameStore(RedisLayer.around(redis), live_ttl_s=600, finished_ttl_s=60)
     game_id = new_game_id()
     keys = game_keys(game_id)
-    # A game created now has no requests hash nor action list (its answers are in its state hash,
-    # its actions in its event stream).
-    every = [keys.state, keys.events, keys.requests, keys.actions] if before else [keys.state, keys.events]
-    # Created without a request id: the requests hash (before) and the record list are made by the first move.
+    every = [keys.state, keys.events]  # (the answers are in the state hash, the actions in the events)
     result = await store.create(
         game_id=game_id, request_id="", game="test", seats=2, options=b"", state=b"s0",
         created=NewEvent("0-1", b"created"), response=b"r0", publish=b"b0",
     )
     assert isinstance(result, Committed)
-    if before:
-        await as_created_before(redis, game_id)
     assert isinstance(await commit(store, game_id, 0, "a"), Committed)
     assert all(600_000 * 15 / 16 < ttl <= 600_000 for ttl in await pttls(redis, every))
     # Lowered by hand below the line but above it for the rest: the next move leaves them alone...
@@ -220,7 +191,6 @@ async def test_live_ttls_are_set_at_the_first_move_and_refreshed_only_when_a_six
         await redis.pexpire(key, 560_000)
     assert isinstance(await commit(store, game_id, 2, "c"), Committed)
     assert all(590_000 < ttl <= 600_000 for ttl in await pttls(redis, every))
-    assert await redis.exists(keys.requests) == await redis.exists(keys.actions) == before
     await store.layer.close()
 
 

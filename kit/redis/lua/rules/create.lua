@@ -1,19 +1,16 @@
 -- Write a new game at version 0: its state, its first events (GameCreated first, each with the
 -- status at version 0), the creating request's answer, and the wake-up. A repeated creation with
 -- the same request id gets the first answer; any other creation of an existing game is refused.
--- The game keeps its requests' answers in its state hash ('q' = 1, fields 'r:<request id>': see
--- lua/rules/commit); the requests key is only read for games created before that.
--- KEYS: state events requests
+-- The game keeps its requests' answers in its state hash (fields 'r:<request id>': lua/rules/commit);
+-- 'q' = 1 is part of layout 1 (every game has it; nothing reads it).
+-- KEYS: state events
 -- ARGV: request state game seats options last response ttl channel publish status window ...
 -- (... = the events as event id, GameEvent pairs; `last` is the last of their ids)
 -- Returns: {0} created | {1, first answer} replayed | {2} the game exists
 local field = 'r:' .. ARGV[1]
-local c = redis.call('HMGET', KEYS[1], 'c', 'q', field)
+local c = redis.call('HMGET', KEYS[1], 'c', field)
 if c[1] then
-  if ARGV[1] ~= '' and c[1] == ARGV[1] then
-    if c[2] == '1' then return {1, c[3] or ''} end
-    return {1, redis.call('HGET', KEYS[3], ARGV[1]) or ''}
-  end
+  if ARGV[1] ~= '' and c[1] == ARGV[1] then return {1, c[2] or ''} end
   return {2}
 end
 if ARGV[1] ~= '' then
