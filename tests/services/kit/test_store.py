@@ -6,7 +6,6 @@ import asyncio
 import uuid
 from typing import Any
 
-import pytest
 from redis.asyncio import Redis
 
 from kit.redis.keys import clock_key, game_shard, meta_key, shard_tag
