@@ -196,7 +196,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
     @staticmethod
     def _replayed(replayed: Replayed, digest: bytes) -> bytes:
         """The first answer, as it was kept (an encoded ApplyMoveResponse)."""
-        if replayed.digest and replayed.digest != digest:
+        if replayed.digest != digest:
             raise invalid(
                 "REQUEST_ID_REUSED",
                 "this request id was already used for a different request: use a new id for a new request",
