@@ -11,8 +11,12 @@ one decorator turns both into the call's status, for unary and server-streaming 
     @refusing("the lobby's storage is unavailable; retry")
     async def WatchRoom(self, request, context): ... yield  # server streaming
 
-A Redis failure becomes UNAVAILABLE / STORE_UNAVAILABLE with the decorator's message (retryable,
-readable, never the exception's text). Where a refusal travels as a message instead (the Play
+A Redis outage (`is_outage`: the connection lost or timed out, or Redis answering that it cannot
+serve now: LOADING, BUSY, READONLY, CLUSTERDOWN, TRYAGAIN, OOM, ...) becomes UNAVAILABLE /
+STORE_UNAVAILABLE with the decorator's message (retryable, readable, never the exception's text).
+Any other error reply is Redis refusing a command we built, which no retry mends: a bug (a
+caller's value that should have been refused before it reached Redis), logged and answered
+INTERNAL like any other, never UNAVAILABLE. Where a refusal travels as a message instead (the Play
 stream's `Refusal`), `as_refused(error, message)` gives the same mapping for one action.
 """
 
@@ -30,7 +34,16 @@ import grpc
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
-from redis.exceptions import RedisError
+from redis.exceptions import (
+    ClusterDownError,
+    DataError,
+    NoScriptError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    RedisError,
+    ResponseError,
+    TryAgainError,
+)
 
 DOMAIN = "tafel.games"
 FIRST_MESSAGE_WAIT_S = 0.25
@@ -63,6 +76,8 @@ def invalid(reason: str, message: str, **metadata: str) -> Refused:
 
 
 STORE_UNAVAILABLE = "storage is unavailable; retry"
+INTERNAL = "the server failed to answer; retry"
+_log = logging.getLogger("tafel.errors")
 
 
 def store_unavailable(message: str = STORE_UNAVAILABLE) -> Refused:
@@ -70,28 +85,65 @@ def store_unavailable(message: str = STORE_UNAVAILABLE) -> Refused:
     return Refused(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", message)
 
 
+# Error replies that say Redis cannot serve now (a replica promoted, a load, a script running, a
+# full memory): the same as a lost connection to the caller. The pipelined connection
+# (kit/redis/pipe.py) raises every error reply as a plain ResponseError, hence the prefixes.
+_OUTAGE_REPLIES = (ReadOnlyError, ClusterDownError, TryAgainError, OutOfMemoryError, NoScriptError)
+_OUTAGE_PREFIXES = frozenset(
+    {
+        "LOADING",
+        "BUSY",
+        "READONLY",
+        "MASTERDOWN",
+        "CLUSTERDOWN",
+        "TRYAGAIN",
+        "OOM",
+        "NOREPLICAS",
+        "NOSCRIPT",
+        "MISCONF",
+        "MOVED",
+        "ASK",
+        "UNBLOCKED",
+    }
+)
+
+
+def is_outage(error: RedisError) -> bool:
+    """True when `error` means Redis could not serve (retry later); False when Redis refused the
+    command itself (an error reply such as ERR or WRONGTYPE, or a value redis-py would not send):
+    retrying that command cannot succeed."""
+    if isinstance(error, DataError):
+        return False
+    if not isinstance(error, ResponseError) or isinstance(error, _OUTAGE_REPLIES):
+        return True
+    words = str(error).split(maxsplit=1)
+    return bool(words) and words[0] in _OUTAGE_PREFIXES
+
+
 def as_refused(error: Refused | RedisError, message: str = STORE_UNAVAILABLE) -> Refused:
-    """The refusal to answer for `error`: itself, or STORE_UNAVAILABLE (with `message`) for a
-    Redis failure. For refusals that travel as messages: `except (Refused, RedisError) as e`."""
-    return error if isinstance(error, Refused) else store_unavailable(message)
+    """The refusal to answer for `error`: itself, STORE_UNAVAILABLE (with `message`) for a Redis
+    outage, or INTERNAL (logged) for a command Redis refused. For refusals that travel as
+    messages: `except (Refused, RedisError) as e`."""
+    if isinstance(error, Refused):
+        return error
+    if is_outage(error):
+        return store_unavailable(message)
+    _log.error("redis refused a command", exc_info=error)
+    return Refused(grpc.StatusCode.INTERNAL, "INTERNAL", INTERNAL)
 
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
-_log = logging.getLogger("tafel.errors")
-
-
-INTERNAL = "the server failed to answer; retry"
 
 
 def refusing(message: str = STORE_UNAVAILABLE, *, internal: str = INTERNAL) -> Callable[[Handler], Handler]:
     """Decorate a gRPC handler `(self, request, context)` (a coroutine or an async generator):
-    `Refused` aborts the call with its status, a Redis failure with STORE_UNAVAILABLE and
-    `message`. Any other exception (a bug) is logged with its stack and the call ends INTERNAL
-    with `internal`: gRPC's own answer, UNKNOWN "Unexpected <class>: <text>", would show the
-    caller the exception's text."""
+    `Refused` aborts the call with its status, a Redis outage with STORE_UNAVAILABLE and
+    `message`. Any other exception (a bug, or a command Redis refused) is logged with its stack
+    and the call ends INTERNAL with `internal`: gRPC's own answer, UNKNOWN "Unexpected <class>:
+    <text>", would show the caller the exception's text."""
 
     def refusal_for(error: Exception) -> Refused | None:
-        if isinstance(error, (Refused, RedisError)):
+        if isinstance(error, Refused) or (isinstance(error, RedisError) and is_outage(error)):
             return as_refused(error, message)
         if isinstance(error, grpc.aio.AbortError) or getattr(error, ABORTED, False):
             return None

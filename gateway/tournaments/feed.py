@@ -20,6 +20,7 @@ from typing import Any
 from redis.asyncio import Redis
 from tafel.play.v1 import tournaments_pb2
 
+from kit.ids import is_last_stream_id
 from kit.loops import Loop
 from kit.redis.keys import tournament_events_key as events_key
 from kit.redis.keys import tournament_key
@@ -98,8 +99,9 @@ class TournamentFeed:
         try:
             seen = after or "0-0"
             while True:
-                ms, seq = id_key(seen)
-                rows: Any = await self.layer.call("XRANGE", key, f"{ms}-{seq + 1}", "+", "COUNT", 500)
+                if is_last_stream_id(id_key(seen)):
+                    break  # nothing comes after the greatest id (Redis would refuse the range)
+                rows: Any = await self.layer.call("XRANGE", key, f"({seen}", "+", "COUNT", 500)
                 if not rows:
                     break
                 for raw_id, fields in rows:

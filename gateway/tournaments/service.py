@@ -23,7 +23,7 @@ from gateway.tournaments.model import MIN_TABLE, Format
 from gateway.tournaments.runner import TournamentRunner
 from gateway.tournaments.store import Loaded, Spec, TournamentStore, now_ms
 from kit.errors import Refused, invalid, refusing
-from kit.ids import check_id
+from kit.ids import check_id, stream_id
 from kit.redis.keys import tournament_list_key, tournament_request_key
 from kit.redis.replies import text
 
@@ -309,5 +309,4 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
 
 
 def _event_id_ok(value: str) -> bool:
-    ms, dash, seq = value.partition("-")
-    return bool(dash) and ms.isdigit() and seq.isdigit() and len(value) <= 40
+    return stream_id(value) is not None

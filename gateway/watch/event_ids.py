@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 import grpc
 
 from kit.errors import Refused
-
-EVENT_ID = re.compile(r"^[0-9]{1,20}-[0-9]{1,20}$")
+from kit.ids import stream_id
 
 
 def event_key(event_id: str) -> tuple[int, int]:
@@ -22,8 +19,13 @@ def event_key(event_id: str) -> tuple[int, int]:
 def check_event_id(value: str) -> None:
     """A malformed after_event_id is INVALID_ARGUMENT (an id past the end is OUT_OF_RANGE, found
     when the stream is read)."""
-    if value and not EVENT_ID.match(value):
-        raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "BAD_EVENT_ID", "after_event_id must be an event id like 12-1")
+    if value and stream_id(value) is None:
+        raise Refused(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "BAD_EVENT_ID",
+            "after_event_id must be an event id like 12-1 (two numbers, each below 2^64)",
+            metadata={"field": "after_event_id"},
+        )
 
 
 def past_the_end(event_id: str, last: str) -> Refused:

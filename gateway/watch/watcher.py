@@ -24,6 +24,7 @@ from tafel.games.v1 import games_pb2
 
 from gateway.watch.event_ids import event_key, past_the_end
 from kit.errors import Refused
+from kit.ids import is_last_stream_id
 from kit.redis.game_reads import GameReads
 
 log = logging.getLogger("tafel.gateway.watch")
@@ -158,6 +159,8 @@ class Watch:
             self._finished = over
 
     async def _history(self) -> list[tuple[games_pb2.GameEvent, games_pb2.GameStatus | None]]:
+        if is_last_stream_id(self.last):
+            return []  # nothing comes after the greatest id (Redis would refuse the range)
         after = "-" if self.last < (0, 0) else f"{self.last[0]}-{self.last[1]}"
         rows = await self.reads.read_stream(self.game_id, after)
         events = []

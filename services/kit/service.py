@@ -23,7 +23,7 @@ from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
-from kit.errors import Refused, abort, invalid
+from kit.errors import Refused, abort, as_refused, invalid
 from kit.ids import check_id
 from kit.mailbox import Mailbox
 from kit.slots import Slots
@@ -227,8 +227,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         except Refused as refused:
             self.metrics.count(refused.reason)
             raise
-        except RedisError:
-            raise self._store_failed(request.game_id) from None
+        except RedisError as error:
+            raise self._store_failed(request.game_id, error) from None
         self._applied(started)
         return response
 
@@ -236,11 +236,13 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         self.metrics.count("APPLIED")
         self.metrics.latency.observe(time.perf_counter() - started)
 
-    def _store_failed(self, game_id: str) -> Refused:
+    def _store_failed(self, game_id: str, error: RedisError) -> Refused:
         self._forget(game_id)
-        self.metrics.count("STORE_UNAVAILABLE")
-        log.warning("redis unavailable", extra={"game_id": game_id})
-        return _unavailable()
+        refused = _unavailable(error)
+        self.metrics.count(refused.reason)
+        if refused.reason == "STORE_UNAVAILABLE":
+            log.warning("redis unavailable", extra={"game_id": game_id})
+        return refused
 
     async def _apply(self, request: rules_pb2.ApplyMoveRequest) -> bytes:
         act = self._check(request)
@@ -415,8 +417,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         except Refused as refused:
             self.metrics.count(refused.reason)
             raise
-        except RedisError:  # the connection failed, or an error reply
-            raise self._store_failed(flight.act.game_id) from None
+        except RedisError as error:  # the connection failed, or an error reply
+            raise self._store_failed(flight.act.game_id, error) from None
         if answer is not None:
             self._applied(flight.started)
         return answer
@@ -663,15 +665,15 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         """CreateGame's work for the stream: a Redis failure is the same retryable refusal."""
         try:
             return await self._create(request)
-        except RedisError:
-            raise _unavailable() from None
+        except RedisError as error:
+            raise _unavailable(error) from None
 
     async def _view_or_unavailable(self, request: rules_pb2.GetViewRequest) -> rules_pb2.GetViewResponse:
         """GetView's work, shared with the stream: raises Refused (a Redis failure is retryable)."""
         try:
             return await self._view(request)
-        except RedisError:
-            raise _unavailable() from None
+        except RedisError as error:
+            raise _unavailable(error) from None
 
     async def _view(self, request: rules_pb2.GetViewRequest) -> rules_pb2.GetViewResponse:
         check_id("game_id", request.game_id)
@@ -727,8 +729,9 @@ def _refusal(correlation_id: int, refused: Refused) -> bytes:
     return response.SerializeToString()
 
 
-def _unavailable() -> Refused:
-    return Refused(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", "game storage is unavailable; retry")
+def _unavailable(error: RedisError) -> Refused:
+    """STORE_UNAVAILABLE for an outage; a command Redis refused is INTERNAL (logged), not a retry."""
+    return as_refused(error, "game storage is unavailable; retry")
 
 
 def add_rules_service(servicer: RulesServicer[Any, Any, Any, Any, Any], server: grpc.aio.Server) -> None:

@@ -132,6 +132,39 @@ async def test_watching_a_finished_game_ends_and_every_event_carries_its_status(
         await client.close()
 
 
+# Ids past what a Redis stream id holds (two unsigned 64-bit numbers) reached Redis and came back
+# as UNAVAILABLE, which tells every client to retry a request that can never succeed (issue 34.1).
+TOO_BIG = ("99999999999999999999-1", "1-99999999999999999999", "18446744073709551616-0", "0-18446744073709551616")
+GREATEST = ("18446744073709551615-18446744073709551615", "18446744073709551615-0", "9223372036854775808-0")
+
+
+async def test_event_ids_past_64_bits_are_the_callers_mistake_never_an_outage(system: System, seats: Seating) -> None:
+    a, b = await guests(system, 2)
+    finished = await finished_connect4(seats, a, b)
+    live = await seats.start([a.player, b.player])
+    for game_id in (finished, live):
+        for after in TOO_BIG:
+            code, reason = await failure(watch_all(b, game_id, after))
+            assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_EVENT_ID"), (game_id, after)
+        for after in GREATEST:  # well-formed, and past the end of any game
+            code, reason = await failure(watch_all(b, game_id, after))
+            assert (code, reason) == (grpc.StatusCode.OUT_OF_RANGE, "EVENT_ID_OUT_OF_RANGE"), (game_id, after)
+    stream = PlayStream(b)
+    for game_id in (finished, live):
+        for after, code, reason in (
+            *((after, grpc.StatusCode.INVALID_ARGUMENT, "BAD_EVENT_ID") for after in TOO_BIG),
+            *((after, grpc.StatusCode.OUT_OF_RANGE, "EVENT_ID_OUT_OF_RANGE") for after in GREATEST),
+        ):
+            answer = await stream.request(watch=play_pb2.WatchGameRequest(game_id=game_id, after_event_id=after))
+            assert (answer.refusal.code, answer.refusal.reason) == (code.value[0], reason), (game_id, after)
+    # The stream is still good for a proper watch afterwards.
+    ack = await stream.request(watch=play_pb2.WatchGameRequest(game_id=finished, after_event_id="0-0"))
+    assert ack.watching.summary.status.over
+    await stream.close()
+    for client in (a, b):
+        await client.close()
+
+
 async def test_a_live_watch_resumed_at_its_last_id_carries_statuses_and_ends_with_the_game(
     system: System, seats: Seating
 ) -> None:

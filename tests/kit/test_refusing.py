@@ -9,9 +9,11 @@ from typing import Any
 
 import grpc
 import pytest
+from redis.exceptions import BusyLoadingError, ReadOnlyError, RedisError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from kit.errors import Refused, abort, reason_of, refusing
+from kit.errors import Refused, abort, as_refused, is_outage, reason_of, refusing
 
 SECRET = "connection refused to 10.0.0.7:6379"
 
@@ -23,6 +25,8 @@ class Handlers:
             raise Refused(grpc.StatusCode.NOT_FOUND, "NO_WIDGET", "there is no such widget")
         if request == b"redis":
             raise RedisConnectionError(SECRET)
+        if request == b"refused-by-redis":  # a value Redis rejects: no retry mends it
+            raise ResponseError("ERR Invalid stream ID specified as stream command argument " + SECRET)
         if request == b"bug":
             raise ZeroDivisionError(SECRET)
         if request == b"abort":  # a handler may still answer by aborting itself
@@ -75,6 +79,10 @@ async def test_unary_maps_refusals_and_redis_failures(channel: grpc.aio.Channel)
     assert down.value.code() == grpc.StatusCode.UNAVAILABLE
     assert reason_of(down.value) == "STORE_UNAVAILABLE"
     assert down.value.details() == "widgets are unavailable; retry"
+    with pytest.raises(grpc.aio.AioRpcError) as rejected:  # Redis answered: not an outage, no retry
+        await _unary(channel, b"refused-by-redis")
+    assert rejected.value.code() == grpc.StatusCode.INTERNAL and reason_of(rejected.value) == "INTERNAL"
+    assert rejected.value.details() == "the server failed to answer; retry"
     with pytest.raises(grpc.aio.AioRpcError) as bug:  # not gRPC's UNKNOWN "Unexpected <text>"
         await _unary(channel, b"bug")
     assert bug.value.code() == grpc.StatusCode.INTERNAL and reason_of(bug.value) == "INTERNAL"
@@ -116,3 +124,32 @@ async def test_stream_maps_failures_after_its_first_message(channel: grpc.aio.Ch
         assert got == [b"first"]
         assert failed.value.code() == code and reason_of(failed.value) == reason
         assert failed.value.details() == message
+
+
+@pytest.mark.parametrize(
+    ("error", "outage"),
+    [
+        (RedisConnectionError(SECRET), True),
+        (RedisTimeoutError(SECRET), True),
+        (BusyLoadingError("LOADING Redis is loading the dataset in memory"), True),
+        (ReadOnlyError("READONLY You can't write against a read only replica."), True),
+        # The pipelined connection raises every error reply as a plain ResponseError.
+        (ResponseError("LOADING Redis is loading the dataset in memory"), True),
+        (ResponseError("BUSY Redis is busy running a script"), True),
+        (ResponseError("CLUSTERDOWN The cluster is down"), True),
+        (ResponseError("TRYAGAIN Multiple keys request during rehashing of slot"), True),
+        (ResponseError("OOM command not allowed when used memory > 'maxmemory'."), True),
+        (ResponseError("ERR Invalid stream ID specified as stream command argument"), False),
+        (ResponseError("WRONGTYPE Operation against a key holding the wrong kind of value"), False),
+        (ResponseError("ERR value is not an integer or out of range"), False),
+        (ResponseError(""), False),
+    ],
+)
+def test_an_outage_is_unavailable_and_a_refused_command_is_internal(error: RedisError, outage: bool) -> None:
+    assert is_outage(error) is outage
+    refused = as_refused(error, "widgets are unavailable; retry")
+    if outage:
+        assert (refused.code, refused.reason) == (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE")
+    else:
+        assert (refused.code, refused.reason) == (grpc.StatusCode.INTERNAL, "INTERNAL")
+        assert SECRET not in refused.message and "ERR" not in refused.message
