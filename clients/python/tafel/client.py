@@ -13,7 +13,7 @@ connection is always safe: the server applies it once and answers the same way.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -435,42 +435,74 @@ class TafelClient:
         return PlayStream(self, batch_responses=batch_responses)
 
     async def watch_with_deadlines(
-        self, game_id: str, after_event_id: str = "", *, stop_at_end: bool = True, max_retries: int = 20
+        self,
+        game_id: str,
+        after_event_id: str = "",
+        *,
+        stop_at_end: bool = True,
+        max_retries: int | None = 20,
+        on_connection: Callable[[bool], Awaitable[None]] | None = None,
     ) -> AsyncIterator[play_pb2.WatchGameResponse]:
         """A game's events from after `after_event_id`, resuming by itself after a dropped
-        connection from the last event seen: nothing lost, nothing repeated."""
+        connection from the last event seen: nothing lost, nothing repeated.
+
+        `max_retries`: consecutive failed attempts before it gives up (None: never; for a person's
+        screen, which can be left). `on_connection(False)` is awaited when the watch is lost and it
+        starts reconnecting, `on_connection(True)` when the watch is live again (the gateway has
+        subscribed it, before any event), so a screen can say "Reconnecting…" meanwhile and read
+        the game afresh once back."""
         last = after_event_id
         attempts = Attempts(max_retries)
+        lost = False
         while True:
             call = self.games.WatchGame(
                 play_pb2.WatchGameRequest(game_id=game_id, after_event_id=last), metadata=self.metadata()
             )
             try:
+                if lost:
+                    # The gateway sends its headers once the watch is subscribed; a failed call
+                    # gets empty ones and is done by then (its status raises just below).
+                    await call.initial_metadata()
+                    if not call.done():
+                        lost = False
+                        attempts.reset()
+                        if on_connection is not None:
+                            await on_connection(True)
                 async for response in call:
                     attempts.reset()
+                    self._reached = True
                     if last and not is_after(response.event.event_id, last):
                         continue  # defensive: never hand the caller an event twice
                     last = response.event.event_id
                     yield response
                     if stop_at_end and response.event.WhichOneof("kind") == "ended":
                         return
+                ended = True
             except grpc.aio.AioRpcError as error:
                 # CANCELLED: the server's (a gateway whose stop grace ran out), as this side
                 # cancels the call only once the caller is gone.
                 if error.code() not in STREAM_RETRYABLE or attempts.exhausted:
                     raise from_rpc_error(error) from None
+                ended = False
             finally:
                 call.cancel()
-            # The stream ended with OK. The server ends a watch after the game's last event; any
-            # other end (a gateway stopping) is not the game's: resume from the last event.
-            if await self._watched_to_the_end(game_id, last):
+            # An error is never the game's end (the server ends a watch with OK after the game's
+            # last event); an OK end may be a gateway stopping: ask whether the game is over.
+            if ended and await self._watched_to_the_end(game_id, last):
                 return
+            if not lost:
+                lost = True
+                if on_connection is not None:
+                    await on_connection(False)
             if attempts.exhausted:
-                raise Unavailable("UNAVAILABLE", f"the watch of {game_id} kept ending before the game did")
+                raise Unavailable("UNAVAILABLE", f"the watch of {game_id} could not be resumed")
             await attempts.failed()
 
     async def _watched_to_the_end(self, game_id: str, last: str) -> bool:
-        game = await self.get_game(game_id)
+        try:
+            game = await self.get_game(game_id)
+        except Unavailable:
+            return False  # no gateway to ask right now: watching again will tell
         if not game.summary.status.over:
             return False
         return not game.last_event_id or (bool(last) and not is_after(game.last_event_id, last))

@@ -1,5 +1,10 @@
 """Exceptions the SDK raises: one class per gRPC status the platform uses, each carrying the
-server's machine reason (google.rpc.ErrorInfo.reason) and readable message."""
+server's machine reason (google.rpc.ErrorInfo.reason) and readable message.
+
+`message` is always for people. The platform's refusals carry an ErrorInfo and a sentence of the
+server's; a status without one comes from gRPC itself (a refused connection, a deadline), whose
+text ("failed to connect to all addresses; last error: UNKNOWN: ipv4:...") is for programmers: it
+goes to `detail` (and `str()`, for logs), and `message` gets a plain sentence for the status."""
 
 from __future__ import annotations
 
@@ -13,10 +18,12 @@ class TafelError(Exception):
 
     code: grpc.StatusCode = grpc.StatusCode.UNKNOWN
 
-    def __init__(self, reason: str, message: str, code: grpc.StatusCode | None = None) -> None:
-        super().__init__(f"{reason}: {message}" if reason else message)
+    def __init__(self, reason: str, message: str, code: grpc.StatusCode | None = None, *, detail: str = "") -> None:
+        text = f"{reason}: {message}" if reason else message
+        super().__init__(f"{text} ({detail})" if detail else text)
         self.reason = reason
         self.message = message
+        self.detail = detail  # gRPC's own text, when the status was gRPC's and not the platform's
         if code is not None:
             self.code = code
 
@@ -79,6 +86,20 @@ _BY_CODE: dict[grpc.StatusCode, type[TafelError]] = {
 }
 
 
+# The sentence a person reads for a status that gRPC made, not the platform (no reason attached).
+PLAIN_MESSAGES: dict[grpc.StatusCode, str] = {
+    grpc.StatusCode.UNAVAILABLE: "the game server cannot be reached",
+    grpc.StatusCode.DEADLINE_EXCEEDED: "the game server did not answer in time",
+    grpc.StatusCode.CANCELLED: "the connection to the game server was interrupted",
+    grpc.StatusCode.INTERNAL: "the game server ran into a problem",
+    grpc.StatusCode.UNKNOWN: "the game server ran into a problem",
+    grpc.StatusCode.UNIMPLEMENTED: "the game server does not offer this (it may be older than this program)",
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "the game server is too busy right now",
+    grpc.StatusCode.UNAUTHENTICATED: "the game server did not accept this sign-in",
+}
+PLAIN_FALLBACK = "the game server refused this"
+
+
 def error_for(code: grpc.StatusCode, reason: str, message: str) -> TafelError:
     cls = _BY_CODE.get(code, TafelError)
     return cls(reason, message, code)
@@ -93,4 +114,8 @@ def from_rpc_error(error: grpc.aio.AioRpcError) -> TafelError:
                 info = error_details_pb2.ErrorInfo()
                 detail.Unpack(info)
                 reason = info.reason
-    return error_for(error.code(), reason or error.code().name, error.details() or "")
+    if reason:
+        return error_for(error.code(), reason, error.details() or "")
+    cls = _BY_CODE.get(error.code(), TafelError)
+    plain = PLAIN_MESSAGES.get(error.code(), PLAIN_FALLBACK)
+    return cls(error.code().name, plain, error.code(), detail=error.details() or "")

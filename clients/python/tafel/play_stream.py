@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import grpc
 from google.protobuf.message import Message
 
-from tafel.errors import TafelError, Unavailable, error_for
+from tafel.errors import TafelError, Unavailable, error_for, from_rpc_error
 from tafel.fifo import Fifo
 from tafel.messages import put_game_move
 from tafel.play.v1 import play_pb2, play_pb2_grpc
@@ -281,7 +281,7 @@ class PlayStream:
                     grpc.StatusCode.INTERNAL,
                     grpc.StatusCode.CANCELLED,
                 ):
-                    self._fail_all(error_for(error.code(), error.code().name, error.details() or ""))
+                    self._fail_all(from_rpc_error(error))  # gRPC's own text is no message for people
                     return
             finally:
                 writer.cancel()

@@ -53,7 +53,9 @@ class Backoff:
 class Attempts:
     """Consecutive failures of one stream, the backoff between its attempts and when to give up."""
 
-    def __init__(self, limit: int, backoff: Backoff | None = None) -> None:
+    def __init__(self, limit: int | None, backoff: Backoff | None = None) -> None:
+        """`limit` None: never give up (a person's screen waits for the platform to be back as
+        long as the person does; they can quit)."""
         self.limit = limit
         self.backoff = backoff or Backoff()
         self.failures = 0
@@ -61,7 +63,7 @@ class Attempts:
     @property
     def exhausted(self) -> bool:
         """As many consecutive failures as allowed: the next one is final."""
-        return self.failures >= self.limit
+        return self.limit is not None and self.failures >= self.limit
 
     async def failed(self) -> None:
         """Count a failure and wait the backoff before the next attempt."""

@@ -10,6 +10,7 @@ from textual.widgets import Footer, Header, RichLog, Static
 
 from tafel.cli.boards import DIE_ENUM, Cursor, Seating, columns_of, connect4_move, plus4_move, render
 from tafel.cli.describe import GAME_TITLES, describe, outcome_text, seat_names
+from tafel.cli.shared import sentence
 from tafel.client import TafelClient
 from tafel.coloursquare.v1 import coloursquare_pb2 as cs
 from tafel.errors import TafelError
@@ -96,6 +97,7 @@ class GameApp(App[str]):
         self.result = ""
         self.confirm: tuple[str, float] | None = None  # ("quit" | "resign", when asked)
         self.round = -1
+        self.reconnecting = False  # the game's events are lost until the watch is live again
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -129,8 +131,12 @@ class GameApp(App[str]):
         return (self.state.view.WhichOneof("game") or "") if self.state is not None else ""
 
     async def follow(self) -> None:
+        # No retry limit: the screen waits for the platform as long as the person does (q leaves).
+        watch = self.client.watch_with_deadlines(
+            self.game_id, "", stop_at_end=True, max_retries=None, on_connection=self.connection
+        )
         try:
-            async for response in self.client.watch_with_deadlines(self.game_id, "", stop_at_end=True):
+            async for response in watch:
                 event = response.event
                 self.say(describe(event, self.seating.names))
                 if event.WhichOneof("kind") == "plus4" and event.plus4.WhichOneof("kind") == "disc_pushed":
@@ -138,13 +144,27 @@ class GameApp(App[str]):
                 self.deadline = _seconds(response) if response.HasField("turn_deadline") else None
                 await self.refresh_game()
         except TafelError as error:
-            self.say(f"Lost the game's events: {error.message or error.reason}. Press q to quit.")
+            self.say(f"Lost the game: {sentence(error)}. Press q to quit.")
+
+    async def connection(self, up: bool) -> None:
+        """The watch lost (False) or live again (True): say so, and once back show the game as the
+        server has it (moves made meanwhile, whose turn it is, the version a move is made against)."""
+        if up == (not self.reconnecting):
+            return
+        self.reconnecting = not up
+        if up:
+            self.say("Connected to the game server again.")
+            await self.refresh_game()
+        else:
+            self.say("Lost the connection to the game server. Reconnecting…")
+            self.show_status()
 
     async def refresh_game(self) -> None:
         try:
             self.state = await self.client.get_game(self.game_id)
         except TafelError as error:
-            self.say(f"Could not read the game: {error.message or error.reason}")
+            if not self.reconnecting:  # while reconnecting the status line already says why
+                self.say(f"Could not read the game: {sentence(error)}.")
             return
         summary = self.state.summary
         self.seating.names = seat_names(summary.players, self.seat)
@@ -184,6 +204,8 @@ class GameApp(App[str]):
         self.seating.clock = left
         if status.over:
             line = f"GAME OVER — {self.result}.  Press q to quit."
+        elif self.reconnecting:
+            line = "Reconnecting… the game server is not answering; your game is kept. Wait, or press q to leave."
         elif self.confirm is not None and time.monotonic() - self.confirm[1] < CONFIRM_S:
             line = (
                 "The game goes on without you and your clock keeps running: press q again to leave."
@@ -283,16 +305,26 @@ class GameApp(App[str]):
 
     async def _send(self, move: object) -> bool:
         assert self.state is not None
+        if self.reconnecting:
+            self.say("Not sent: the game server is not answering. Move again once it is back.")
+            return False
         try:
-            await self.client.submit_move(
+            answer = await self.client.submit_move(
                 self.game_id,
                 move,  # type: ignore[arg-type]
                 expected_version=self.state.summary.status.version,
             )
         except TafelError as error:
-            self.say(f"Move refused: {error.message or error.reason}")
+            self.say(f"Move refused: {sentence(error)}.")
             await self.refresh_game()
             return False
+        # Whose turn it is now, at once: the move's own event may come later (or, with the
+        # connection gone, only after a reconnect), and the screen must not say YOUR TURN till then.
+        status = self.state.summary.status
+        if answer.HasField("status") and answer.status.version >= status.version:
+            status.CopyFrom(answer.status)
+            self.seating.to_act = set(status.to_act)
+            self.show_status()
         return True
 
     def _confirmed(self, what: str) -> bool:
@@ -312,7 +344,7 @@ class GameApp(App[str]):
         try:
             await self.client.resign(self.game_id)
         except TafelError as error:
-            self.say(f"Resign refused: {error.message or error.reason}")
+            self.say(f"Resign refused: {sentence(error)}.")
 
     def action_cancel(self) -> None:
         """Escape: no, do not leave or resign."""

@@ -9,6 +9,7 @@ from textual.binding import Binding
 from textual.widgets import Footer, Header, Static
 
 from tafel.cli.describe import GAME_TITLES
+from tafel.cli.shared import sentence
 from tafel.client import TafelClient
 from tafel.errors import TafelError
 from tafel.play.v1 import play_pb2
@@ -87,7 +88,7 @@ class LobbyApp(App[str]):
                     return
                 self.show()
         except TafelError as error:
-            self.message = f"Lost the room: {error.message or error.reason}. Press q."
+            self.message = f"Lost the room: {sentence(error)}. Press q."
             self.show()
 
     async def action_start(self) -> None:
@@ -96,7 +97,7 @@ class LobbyApp(App[str]):
         try:
             room = await self.client.start_room(self.room.code)
         except TafelError as error:
-            self.message = f"Cannot start yet: {error.message or error.reason}"
+            self.message = f"Cannot start yet: {sentence(error)}."
             self.show()
             return
         if room.game_id:

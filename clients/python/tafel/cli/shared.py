@@ -11,12 +11,20 @@ from google.protobuf.message import Message
 from rich.table import Table
 
 from tafel.coloursquare.v1 import coloursquare_pb2
+from tafel.errors import TafelError
 from tafel.plus4.v1 import plus4_pb2
 
 
 def id_column(table: Table, header: str, ids: list[str]) -> None:
     """An id column that never shortens an id (it is there to be copied)."""
     table.add_column(header, no_wrap=True, min_width=max((len(i) for i in ids), default=len(header)))
+
+
+def sentence(error: TafelError) -> str:
+    """What a person reads for a refusal or failure: the server's sentence, or the SDK's plain one
+    for a status gRPC made (tafel/errors.py keeps gRPC's own text out of `message`), never a code."""
+    text = error.message or error.reason.replace("_", " ").lower()
+    return text.rstrip(".")
 
 
 def per_move(seconds: float | None) -> dict[str, Any]:

@@ -1,0 +1,106 @@
+"""The terminal client through a platform restart (issue 34.5), driven in tmux as a person would: a
+game against a bot, the gateway stopped (SIGTERM, as Ctrl-C on `make run` stops it) and started
+again on the same port after longer than a unary call waits for one (GAP_S). The screen says
+"Reconnecting…" in words meanwhile, refuses a move without sending it, comes back to the game as the
+server has it, and a move is accepted afterwards, answered by the bot, whose pool lived through the
+same restart. No screen ever shows gRPC's own text."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.clients.platform_fixture import ENV
+from tests.clients.test_terminal import board_discs
+from tests.clients.tmux import TAFEL, Terminal, client_env, needs_tmux
+from tests.keyspace import with_db
+from tools.platform import Platform
+
+pytestmark = needs_tmux
+DOWN_S = 12.0  # longer than the SDK's unary wait for a gateway (client.GAP_S, 10 s)
+# gRPC's own words, which are for programmers: never on a person's screen.
+GRPC_TEXT = re.compile(r"failed to connect|UNKNOWN|UNAVAILABLE|ipv4:|Connection refused|StatusCode|errno")
+
+
+class WatchedTerminal(Terminal):
+    """A terminal whose every captured screen is checked for gRPC's text (and kept, for the report)."""
+
+    def __init__(self, command: str, env: dict[str, str]) -> None:
+        super().__init__(command, env)
+        self.screens: list[str] = []
+
+    def screen(self) -> str:
+        text = super().screen()
+        self.screens.append(text)
+        leaked = GRPC_TEXT.search(text)
+        assert leaked is None, f"gRPC's text {leaked.group(0)!r} on screen:\n{text}"
+        return text
+
+
+@pytest.fixture(scope="module")
+def platform(redis_url: str) -> Iterator[Platform]:
+    running = Platform(redis_url=with_db(redis_url, 6), fixed_ports=False, extra_env=ENV).start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def status_line(screen: str) -> str:
+    """The line under the board that says whose turn it is (or that it is reconnecting)."""
+    return next(
+        (line for line in screen.splitlines() if re.search(r"YOUR TURN|waiting for|Reconnecting|GAME OVER", line)),
+        "",
+    )
+
+
+def move_and_wait_for_the_bot(terminal: Terminal, column: int) -> str:
+    before = board_discs(terminal.wait_text("YOUR TURN", timeout_s=30))
+    terminal.keys(str(column), "Enter")
+    # Mine and the bot's answer, then my turn again.
+    return terminal.wait_for(
+        lambda s: board_discs(s) >= before + 2 and "YOUR TURN" in status_line(s), 30, "my disc and the bot's answer"
+    )
+
+
+def test_the_game_survives_a_gateway_restart_with_reconnecting_words(platform: Platform) -> None:
+    env = client_env(platform.gateway_addresses[0])
+    player = WatchedTerminal(f"{TAFEL} play connect4 --vs-bot 1 --per-move 300", env)
+    try:
+        player.wait_all("YOUR TURN", "Game r-", timeout_s=60)
+        move_and_wait_for_the_bot(player, 4)
+
+        platform.terminate("gateway-0")
+        down_since = time.monotonic()
+        screen = player.wait_for(lambda s: "Reconnecting…" in status_line(s), 15, "Reconnecting… in the status line")
+        assert "YOUR TURN" not in screen, screen
+        player.wait_text("Lost the connection to the game server. Reconnecting…", timeout_s=5)
+        # A move while the server is away is not sent (and says so in words).
+        player.keys("3", "Enter")
+        player.wait_text("Not sent: the game server is not answering", timeout_s=10)
+        # Still reconnecting past the point where today's client gave up (a unary call's wait).
+        while time.monotonic() - down_since < DOWN_S:
+            assert "Reconnecting…" in status_line(player.screen())
+            time.sleep(0.5)
+
+        platform.restart("gateway-0")
+        screen = player.wait_for(
+            lambda s: "YOUR TURN" in status_line(s) and "Connected to the game server again." in s,
+            30,
+            "the game again after the restart",
+        )
+        assert "Reconnecting…" not in status_line(screen), screen
+        # A move after the restart is accepted (made against the server's version, not an old one)
+        # and the bot, whose pool went through the same restart, answers it.
+        screen = move_and_wait_for_the_bot(player, 3)
+        assert screen.count("You dropped a disc in column 3.") == 1, screen
+        assert "Move refused" not in screen, screen
+        player.keys("x", "x")  # resign, confirmed: the game ends cleanly
+        player.wait_text("GAME OVER", timeout_s=20)
+        player.keys("q")
+        player.exited()
+    finally:
+        player.close()
