@@ -11,6 +11,7 @@ import sys
 
 from gateway.settings import GatewaySettings
 from kit import logs
+from kit.redis.migrations import LayoutMismatch
 from kit.server import BindError, install_event_loop
 from kit.settings import ConfigError
 
@@ -21,7 +22,7 @@ def main() -> None:
     except ConfigError as error:
         print(f"gateway: configuration error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
-    logs.configure(settings.server.log_level, "tafel.gateway")
+    log = logs.configure(settings.server.log_level, "tafel.gateway")
     install_event_loop()
     from gateway.server import serve
 
@@ -30,6 +31,9 @@ def main() -> None:
     except BindError as error:
         print(f"gateway: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    except LayoutMismatch as error:
+        log.error(f"not serving: {error}")
+        raise SystemExit(3) from None
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ from kit.internal_auth import internal_metadata
 from kit.redis.client import redis_client
 from kit.redis.game_reads import GameReads
 from kit.redis.layer import RedisLayer
+from kit.redis.migrations import check_layout
 from kit.redis.pubsub import PubSub
 from kit.server import RunningServer, start_server
 
@@ -153,6 +154,12 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     server = settings.server
     redis = redis_client(server.redis_url)
     layer = RedisLayer.around(redis)
+    try:
+        await check_layout(layer)  # a layout this code does not read is refused (kit/redis/migrations)
+    except BaseException:
+        await layer.close()
+        await redis.aclose()
+        raise
     router = RulesRouter(
         settings.rules,
         streams_per_replica=settings.rules_streams,

@@ -9,6 +9,7 @@ from typing import Any
 from kit import logs
 from kit.catalog import rules_url
 from kit.redis.layer import RedisLayer
+from kit.redis.migrations import LayoutMismatch, check_layout
 from kit.server import BindError, RunningServer, install_event_loop, run_until_signalled, start_server
 from kit.settings import ConfigError, RulesSettings
 from services.kit.codec import GameCodec
@@ -22,8 +23,14 @@ async def start_rules_service(
     rules: Rules[Any, Any, Any, Any, Any], codec: GameCodec[Any, Any, Any, Any, Any], settings: RulesSettings
 ) -> tuple[RunningServer, RulesServicer[Any, Any, Any, Any, Any], RedisLayer]:
     """Start a rules service (tests call this with port 0) and return it with its parts; the
-    caller closes the layer after the server."""
+    caller closes the layer after the server. Data in a layout this code does not read is refused
+    (LayoutMismatch: kit/redis/migrations), before anything is served."""
     layer = RedisLayer.connect(settings.server.redis_url)
+    try:
+        await check_layout(layer)
+    except BaseException:
+        await layer.close()
+        raise
     store = GameStore(layer, live_ttl_s=settings.live_ttl_s, finished_ttl_s=settings.finished_ttl_s)
     metrics = RulesMetrics(rules.name)
     servicer = RulesServicer(
@@ -68,3 +75,6 @@ def serve_rules(rules: Rules[Any, Any, Any, Any, Any], codec: GameCodec[Any, Any
     except BindError as error:
         print(f"{rules.name}: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    except LayoutMismatch as error:
+        log.error(f"not serving: {error}")
+        raise SystemExit(3) from None

@@ -1,5 +1,5 @@
 -- Release a lease or claim (a key SET NX PX to a random token: one holder at a time; the rating
--- sweeper's lock, a search's per-game claim), only while this
+-- sweeper's lock, a search's per-game claim, the migration lock), only while this
 -- holder's token is still in it; a lease that ran out and was taken by another stays theirs.
 -- KEYS: lease
 -- ARGV: token
