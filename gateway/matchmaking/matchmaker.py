@@ -160,9 +160,11 @@ class Matchmaker:
         self, spec: BucketSpec, player: play_pb2.Player, request_id: str = ""
     ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]:
         """Queue `player` and stream MatchQueued updates, then MatchFound. Raises Refused
-        (ALREADY_EXISTS if the player already searches for this game, DEADLINE_EXCEEDED when the
-        ticket expired). Closing the generator early (a cancelled call) removes the ticket. With a
-        `request_id`, a search sent again takes over its ticket."""
+        (ALREADY_EXISTS if the player searches for this game with other settings, DEADLINE_EXCEEDED when the
+        ticket expired). Closing the generator early (a cancelled call) removes the ticket. A search
+        sent again (the same request id), or any other search of the player in this bucket, takes
+        over the ticket; a search here on this process that held it ends ABORTED/SEARCH_TAKEN_OVER.
+        (ALREADY_QUEUED is left for a search of the game in another bucket.)"""
         if self._closing:
             raise Refused(grpc.StatusCode.UNAVAILABLE, "GATEWAY_STOPPING", "this gateway is stopping; search elsewhere")
         if spec.max_seats <= 1:
@@ -196,6 +198,10 @@ class Matchmaker:
         ticket_id = taken.ticket_id
         waiter = _Waiter(ticket_id, player.player_id, taken.enqueued_ms)
         bucket = self._bucket(spec)
+        replaced = bucket.waiters.get(ticket_id)
+        if replaced is not None:  # this search took the ticket over: the one here before ends
+            replaced.status = TicketStatus("taken_over")
+            replaced.wake.set()
         bucket.waiters[ticket_id] = waiter
         if taken.resumed:
             bucket.renew_now = True  # it may have been paired meanwhile: learn that on this pass
@@ -220,6 +226,12 @@ class Matchmaker:
                         grpc.StatusCode.UNAVAILABLE,
                         "GATEWAY_STOPPING",
                         "this gateway is stopping; search again (with the same request id) elsewhere",
+                    )
+                if status.kind == "taken_over":  # its ticket is the newer search's now: left alone
+                    raise Refused(
+                        grpc.StatusCode.ABORTED,
+                        "SEARCH_TAKEN_OVER",
+                        "a newer search of yours for this game took this one over",
                     )
                 if status.kind == "gone":
                     done = True

@@ -51,9 +51,10 @@ class MatchQueue:
     async def enqueue(
         self, bucket_id: str, ticket_id: str, player: play_pb2.Player, rating: float, now_ms: int
     ) -> str | None:
-        """Queue a ticket; None when done, else the id of the player's ticket already queued."""
+        """Queue a ticket; None when done, else the id of the player's ticket already queued here
+        (taken over: the player's search goes on with it) or in another bucket."""
         taken = await self.take(bucket_id, ticket_id, player, rating, now_ms)
-        return None if taken.queued else taken.ticket_id
+        return None if taken.queued and not taken.resumed else taken.ticket_id
 
     async def take(
         self,
@@ -69,7 +70,8 @@ class MatchQueue:
         claim: tuple[str, int] | None = None,
     ) -> Taken:
         """Queue `ticket_id`, or, for a search sent again with the same request id, take over the
-        ticket it queued before (still queued or already paired). With `pairing` (the bucket's
+        ticket it queued before (still queued or already paired); the player's ticket still queued
+        in this bucket is taken over by any other search of theirs too (Taken.resumed). With `pairing` (the bucket's
         spec), a new ticket is paired at once in the same script: Taken.matches. With `claim`
         (the player's claim key and its lease, and `pairing`; one Redis only: another slot), the
         claim is taken and pointed at the answered ticket in the same script; another bucket's

@@ -389,9 +389,17 @@ async def test_matchmaking_on_the_play_stream_across_gateways(
         await asyncio.sleep(0.05)
     assert found(fresh, third) and found(fresh, third)[0].match_update.HasField("queued")
 
-    # A second search in the same bucket while one waits is refused; an unknown game too.
-    refused = await fresh.request(**find(78))
-    assert (refused.refusal.code, refused.refusal.reason) == (grpc.StatusCode.ALREADY_EXISTS.value[0], "ALREADY_QUEUED")
+    # A second search in the same bucket while one waits takes its ticket over (the first is told);
+    # an unknown game is refused.
+    ticket = found(fresh, third)[0].match_update.queued.ticket_id
+    fourth = await fresh.send(**find(78))
+    def refused(k: int) -> list[play_pb2.PlayResponse]:
+        return [r for r in fresh.responses if r.correlation_id == k and r.HasField("refusal")]
+
+    await fresh.wait_for(lambda: bool(found(fresh, fourth)) and bool(refused(third)))
+    assert found(fresh, fourth)[0].match_update.queued.ticket_id == ticket
+    taken = refused(third)[0].refusal
+    assert (taken.code, taken.reason) == (grpc.StatusCode.ABORTED.value[0], "SEARCH_TAKEN_OVER")
     refused = await fresh.request(**find(78, game="chess"))
     assert refused.refusal.code in (grpc.StatusCode.INVALID_ARGUMENT.value[0], grpc.StatusCode.NOT_FOUND.value[0])
     for stream in (*streams, fresh):

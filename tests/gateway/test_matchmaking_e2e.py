@@ -127,15 +127,18 @@ async def test_cancelling_find_match_leaves_the_queue(channels: list[grpc.aio.Ch
     again = me.lobby.FindMatch(
         play_pb2.FindMatchRequest(game="connect4", time_control=control), metadata=me.md, timeout=30
     )
-    assert (await again.read()).queued.ticket_id != first.queued.ticket_id
-    # ... but only once per bucket.
+    ticket = (await again.read()).queued.ticket_id
+    assert ticket != first.queued.ticket_id
+    # ... and once per bucket: a second search takes the first one's ticket over.
     twice = me.lobby.FindMatch(
         play_pb2.FindMatchRequest(game="connect4", time_control=control), metadata=me.md, timeout=30
     )
+    assert (await twice.read()).queued.ticket_id == ticket
     with pytest.raises(grpc.aio.AioRpcError) as error:
-        await twice.read()
-    assert error.value.code() == grpc.StatusCode.ALREADY_EXISTS and reason_of(error.value) == "ALREADY_QUEUED"
-    again.cancel()
+        while True:
+            await again.read()
+    assert error.value.code() == grpc.StatusCode.ABORTED and reason_of(error.value) == "SEARCH_TAKEN_OVER"
+    twice.cancel()
 
 
 def bad_find_requests() -> list[tuple[play_pb2.FindMatchRequest, grpc.StatusCode, str]]:

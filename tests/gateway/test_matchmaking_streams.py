@@ -107,17 +107,19 @@ async def test_a_cancelled_task_removes_its_ticket(redis_url: str, redis: Redis)
         assert await redis.zcard(keys.queue) == 0
 
 
-async def test_a_second_ticket_in_the_same_bucket_is_refused(redis_url: str) -> None:
+async def test_a_second_search_in_the_same_bucket_takes_the_ticket_over(redis_url: str) -> None:
     bucket = spec()
     async with gateway_side(redis_url, RecordingStarter()) as mm:
         me = player()
         first = mm.find(bucket, me)
-        await anext(first)
+        queued = (await anext(first)).queued
+        second = mm.find(bucket, me)
+        assert (await anext(second)).queued.ticket_id == queued.ticket_id
         with pytest.raises(Refused) as refused:
-            await anext(mm.find(bucket, me))
-        assert refused.value.code == grpc.StatusCode.ALREADY_EXISTS
-        assert refused.value.reason == "ALREADY_QUEUED"
-        await first.aclose()
+            while True:
+                await anext(first)
+        assert (refused.value.code, refused.value.reason) == (grpc.StatusCode.ABORTED, "SEARCH_TAKEN_OVER")
+        await second.aclose()
 
 
 async def test_a_ticket_that_waits_too_long_expires(redis_url: str) -> None:

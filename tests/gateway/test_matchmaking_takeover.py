@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 
 import grpc
+import pytest
 from redis.asyncio import Redis
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
 from gateway.matchmaking.model import new_ticket_id
 from gateway.matchmaking.queue import MatchQueue
+from kit.errors import reason_of
 from kit.redis.keys import bucket_keys
 from kit.redis.layer import RedisLayer
 from tests.gateway.conftest import GatewaySystem
@@ -31,13 +33,17 @@ async def test_a_resent_search_takes_over_its_ticket_and_the_old_owner_cannot_wi
     assert first.queued and not first.resumed
     again = await queue.take(bucket.bucket_id, new_ticket_id(), who, 1500, NOW + 50, request_id="rq-1", owner="o2")
     assert again.queued and again.resumed and again.ticket_id == first.ticket_id and again.enqueued_ms == NOW
-    # Another search (another request id) of the same player is still refused while it waits.
+    # Another search of the same player here (another request id, or none) takes it over too:
+    # the player, not the request id, is the authority over their search (issue 34.2).
     other = await queue.take(bucket.bucket_id, new_ticket_id(), who, 1500, NOW + 60, request_id="rq-2", owner="o3")
-    assert not other.queued and other.ticket_id == first.ticket_id
-    # The dead stream's gateway withdraws late: the ticket is the new stream's now.
-    assert await queue.cancel(bucket.bucket_id, first.ticket_id, "o1") is False
+    assert other.queued and other.resumed and other.ticket_id == first.ticket_id and other.enqueued_ms == NOW
+    bare = await queue.take(bucket.bucket_id, new_ticket_id(), who, 1500, NOW + 65, owner="o4")
+    assert bare.queued and bare.resumed and bare.ticket_id == first.ticket_id
+    # The dead streams' gateways withdraw late: the ticket is the newest stream's now.
+    for late in ("o1", "o2", "o3"):
+        assert await queue.cancel(bucket.bucket_id, first.ticket_id, late) is False
     assert [s.kind for s in await queue.renew(bucket.bucket_id, [first.ticket_id], NOW + 70)] == ["queued"]
-    assert await queue.cancel(bucket.bucket_id, first.ticket_id, "o2") is True
+    assert await queue.cancel(bucket.bucket_id, first.ticket_id, "o4") is True
     keys = bucket_keys(bucket.bucket_id)
     assert await redis.hlen(keys.requests) == 0  # nothing left behind for the request id
 
@@ -75,6 +81,58 @@ async def test_a_search_resent_through_another_gateway_after_a_kill_takes_over_i
         doomed.kill()
         for channel in channels:
             await channel.close()
+
+
+async def test_a_search_sent_again_without_a_request_id_after_a_kill_takes_over_its_ticket(
+    gw_system: GatewaySystem,
+) -> None:
+    """Issue 34.2: A searches on a gateway that is then killed, and searches again, without a
+    request id, through another; B's search is matched with A's ticket, and A is told."""
+    doomed = spawn_gateway(gw_system.redis_url, gw_system.routes, name="gateway-doomed", TAFEL_MM_LEASE_S="20")
+    channels = [grpc.aio.insecure_channel(address) for address in (doomed.address, *(g.address for g in gw_system.gateways))]
+    try:
+        a = await guest_on(channels[0])
+        b = await guest_on(channels[2])
+        control = own_time_control()
+        request = play_pb2.FindMatchRequest(game="connect4", time_control=control)  # no request id
+        lost = a.lobby.FindMatch(request, metadata=a.md, timeout=60)
+        ticket = (await lost.read()).queued.ticket_id
+        doomed.kill()  # kill -9: nobody withdraws the ticket, whose lease runs for 20 s more
+        again = same_player_on(a, channels[1]).lobby.FindMatch(request, metadata=a.md, timeout=60)
+        first = await again.read()  # was ALREADY_EXISTS/ALREADY_QUEUED
+        assert first.HasField("queued") and first.queued.ticket_id == ticket
+        other = b.lobby.FindMatch(play_pb2.FindMatchRequest(game="connect4", time_control=control),
+                                  metadata=b.md, timeout=60)
+        found_a, found_b = await asyncio.wait_for(asyncio.gather(matched(again), matched(other)), 30)
+        assert found_a.game_id == found_b.game_id and {found_a.seat, found_b.seat} == {0, 1}
+        # A is a player of the game it was told of.
+        survivor = same_player_on(a, channels[1])
+        view = await survivor.games.GetGame(play_pb2.GetGameRequest(game_id=found_a.game_id), metadata=a.md, timeout=10)
+        assert view.summary.game_id == found_a.game_id and view.HasField("seat") and view.seat == found_a.seat
+    finally:
+        doomed.kill()
+        for channel in channels:
+            await channel.close()
+
+
+async def test_a_second_search_on_the_same_gateway_takes_over_and_the_first_is_told(
+    gw_system: GatewaySystem,
+) -> None:
+    channel = grpc.aio.insecure_channel(gw_system.gateways[0].address)
+    try:
+        a = await guest_on(channel)
+        request = play_pb2.FindMatchRequest(game="connect4", time_control=own_time_control())
+        first = a.lobby.FindMatch(request, metadata=a.md, timeout=60)
+        ticket = (await first.read()).queued.ticket_id
+        second = a.lobby.FindMatch(request, metadata=a.md, timeout=60)
+        assert (await second.read()).queued.ticket_id == ticket
+        with pytest.raises(grpc.aio.AioRpcError) as ended:
+            while True:
+                assert (await first.read()) is not grpc.aio.EOF
+        assert ended.value.code() == grpc.StatusCode.ABORTED and reason_of(ended.value) == "SEARCH_TAKEN_OVER"
+        second.cancel()
+    finally:
+        await channel.close()
 
 
 async def wait_for_record(client: Client, game_id: str, timeout_s: float = 20.0) -> play_pb2.GameRecord:

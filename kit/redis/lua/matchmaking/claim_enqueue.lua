@@ -7,7 +7,7 @@
 -- KEYS: queue tickets leases players owners results matches gc requests claim
 -- ARGV: bucket_id ticket player_id player rating now_ms lease_until_ms hard_expiry_ms keys_ttl_ms request_key owner claim_ttl_ms base_window widen_per_ms max_window min_seats max_seats fill_wait_ms result_ttl_ms most
 -- Returns: {3, holder} another bucket's search holds the claim (nothing written), else as enqueue:
---   {1, matches} queued, {0, prior ticket} the player already waits here, {2, ticket, enqueued ms} resumed
+--   {1, matches} queued, {2, ticket, enqueued ms} resumed (this request key's, or the player's ticket here)
 -- include: matchmaking/bucket
 -- include: matchmaking/pairing
 -- include: matchmaking/queueing

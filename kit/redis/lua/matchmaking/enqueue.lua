@@ -4,8 +4,8 @@
 -- KEYS: queue tickets leases players owners results matches gc requests
 -- ARGV: ticket player_id player rating now_ms lease_until_ms hard_expiry_ms keys_ttl_ms request_key owner [base_window widen_per_ms max_window min_seats max_seats fill_wait_ms result_ttl_ms most]
 -- Returns: {1, matches} queued (matches: as pair.lua's, {} without the pairing arguments),
---   {0, prior ticket} the player already waits here (another search),
---   {2, ticket, enqueued ms} the search with this request key resumed (its ticket taken over)
+--   {2, ticket, enqueued ms} the search with this request key, or the player's other search
+--   here, resumed (its ticket taken over)
 -- include: matchmaking/bucket
 -- include: matchmaking/pairing
 -- include: matchmaking/queueing

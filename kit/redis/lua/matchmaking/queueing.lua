@@ -1,32 +1,39 @@
 -- Queueing a ticket, shared by enqueue and claim_enqueue. Included after matchmaking/bucket and
 -- matchmaking/pairing, whose keys and helpers it uses. A search sent again with the same request
 -- key takes over the ticket that search queued before (still queued, or paired: the caller learns
--- the match on renewal); one queued ticket per player per bucket: another search of the player
--- here is refused. With the pairing arguments (pair.lua's, `pairing` nil without them), a new
--- ticket is paired at once in the same call.
--- Defines: queue_ticket(ticket, pid, player, rating, now, lease, hard, ttl, rkey, owner, pairing): {1, matches} queued (matches as pair.lua's, {} without pairing), {0, prior ticket} the player already waits here, {2, ticket, enqueued ms} the search with this request key resumed; writes Q T L P W K (and R M GC when it pairs)
+-- the match on renewal). One queued ticket per player per bucket, and the signed-in player is the
+-- authority over it: another search of the player here (with another request id, or none, e.g.
+-- after the gateway of the first died) takes that ticket over too, so whoever is paired with it
+-- is paired with the search the player still waits on. With the pairing arguments (pair.lua's,
+-- `pairing` nil without them), a new ticket is paired at once in the same call.
+-- Defines: queue_ticket(ticket, pid, player, rating, now, lease, hard, ttl, rkey, owner, pairing): {1, matches} queued (matches as pair.lua's, {} without pairing), {2, ticket, enqueued ms} the search with this request key, or the player's queued ticket here, resumed (taken over by `owner`); writes Q T L P W K (and R M GC when it pairs)
+local function take_over(t, raw, owner, now, lease, ttl)
+  redis.call('HSET', K, 'o|' .. t, owner)
+  local enq = now
+  if raw then
+    local khard = tonumber(string.match(raw, '^%d+|(%d+)|'))
+    redis.call('ZADD', L, math.min(lease, khard), t)
+    enq = tonumber(string.match(raw, '^(%d+)|'))
+    touch(ttl, L)
+  end
+  touch(ttl, K)
+  return {2, t, enq}
+end
+
 local function queue_ticket(ticket, pid, player, rating, now, lease, hard, ttl, rkey, owner, pairing)
   sweep(now)
   if rkey ~= '' then
     local known = redis.call('HGET', K, 'k|' .. rkey)
     if known then
       local raw = redis.call('HGET', T, known)
-      if raw or redis.call('HEXISTS', R, known) == 1 then
-        redis.call('HSET', K, 'o|' .. known, owner)
-        local enq = now
-        if raw then
-          local khard = tonumber(string.match(raw, '^%d+|(%d+)|'))
-          redis.call('ZADD', L, math.min(lease, khard), known)
-          enq = tonumber(string.match(raw, '^(%d+)|'))
-          touch(ttl, L)
-        end
-        touch(ttl, K)
-        return {2, known, enq}
-      end
+      if raw or redis.call('HEXISTS', R, known) == 1 then return take_over(known, raw, owner, now, lease, ttl) end
     end
   end
   local prior = redis.call('HGET', W, pid)
-  if prior and redis.call('HEXISTS', T, prior) == 1 then return {0, prior} end
+  if prior then
+    local raw = redis.call('HGET', T, prior)
+    if raw then return take_over(prior, raw, owner, now, lease, ttl) end
+  end
   redis.call('ZADD', Q, rating, ticket)
   redis.call('HSET', T, ticket, string.format('%d|%d|%s', now, hard, pid))
   redis.call('ZADD', L, math.min(lease, hard), ticket)
