@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
 from gateway.rules_discovery import Discovery, DnsTarget, Resolve, resolve_dns
@@ -46,6 +47,7 @@ _RETRY_ATTEMPTS = 3
 _MASK = (1 << 64) - 1
 _T = TypeVar("_T")
 STREAM_CALLS_KEY = "tafel-stream-calls"
+RULES_SERVICE = rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name
 ORDERS_KEPT = 65_536  # games whose replica order a ReplicaSet keeps
 # How often a stream fails its actions past their deadline: one timer per stream instead of one
 # per action (an action's timeout is seconds; it fires at most this much late).
@@ -356,6 +358,7 @@ class Replica:
         )
         self.metadata = access.metadata
         self.stub = rules_pb2_grpc.RulesServiceStub(self.channel)
+        self.health = health_pb2_grpc.HealthStub(self.channel)
         self.streams = [
             MoveStream(self.stub, f"{game}@{address}#{i}", self.metadata, batch_wait_s) for i in range(streams)
         ]
@@ -363,6 +366,16 @@ class Replica:
     def start(self) -> None:
         for stream in self.streams:
             stream.start()
+
+    async def serving(self, timeout_s: float) -> bool:
+        """Whether the replica's health service says its rules service can work (it checks its
+        own Redis and scripts, kit/health.py)."""
+        request = health_pb2.HealthCheckRequest(service=RULES_SERVICE)
+        try:
+            answer = await self.health.Check(request, timeout=timeout_s, metadata=self.metadata)
+        except grpc.aio.AioRpcError:
+            return False
+        return bool(answer.status == health_pb2.HealthCheckResponse.SERVING)
 
     async def close(self) -> None:
         for stream in self.streams:
@@ -523,6 +536,19 @@ class RulesRouter:
     def start(self) -> None:
         for replica_set in self._sets.values():
             replica_set.start()
+
+    async def unreachable(self, timeout_s: float) -> list[str]:
+        """The games none of whose replicas answers SERVING now (the gateway's health check): a
+        game with no replica able to work cannot be played through this gateway."""
+
+        async def reachable(replica_set: ReplicaSet) -> bool:
+            replicas = replica_set.replicas
+            answers = await asyncio.gather(*(replica.serving(timeout_s) for replica in replicas))
+            return any(answers)
+
+        games = tuple(self._sets)
+        found = await asyncio.gather(*(reachable(self._sets[game]) for game in games))
+        return [game for game, ok in zip(games, found, strict=True) if not ok]
 
     async def close(self) -> None:
         for replica_set in self._sets.values():

@@ -4,8 +4,9 @@ dependencies in its constructor (nothing is set on a part after it is built). On
 offers AccountService, GameService, LobbyService, BotService, RatingService and TournamentService
 (plus health and reflection); the background work (rules streams, revocations, the event hub,
 the clock, rating and tournament sweepers, the tournament feed) starts after it and stops in
-reverse. `start_gateway` returns it running (port 0 in tests); `serve` runs it with the web edge
-until a signal."""
+reverse; then the health checks (`health_checks`: Redis, the gateway's scripts, every game's rules
+service; docs/health.md) decide what the health service answers. `start_gateway` returns it
+running (port 0 in tests); `serve` runs it with the web edge until a signal."""
 
 from __future__ import annotations
 
@@ -44,12 +45,14 @@ from gateway.tournaments.service import TournamentServicer
 from gateway.tournaments.store import TournamentStore
 from gateway.watch.hub import EventHub
 from gateway.web.server import start_edge
+from kit.health import HEALTH_TIMEOUT_S, Check, redis_reachable, scripts_loadable
 from kit.internal_auth import internal_metadata
 from kit.redis.client import redis_client
 from kit.redis.game_reads import GameReads
 from kit.redis.layer import RedisLayer
 from kit.redis.migrations import check_layout
 from kit.redis.pubsub import PubSub
+from kit.redis.scripts import GATEWAY_SCRIPTS
 from kit.server import RunningServer, start_server
 
 log = logging.getLogger("tafel.gateway")
@@ -80,6 +83,18 @@ def rules_access(settings: GatewaySettings) -> RulesAccess:
             certificate_chain=_read(settings.rules_tls_cert_file) if settings.rules_tls_cert_file else None,
         )
     return RulesAccess(credentials=credentials, metadata=internal_metadata(settings.server.internal_secret))
+
+
+def health_checks(settings: GatewaySettings, layer: RedisLayer, router: RulesRouter) -> list[Check]:
+    """SERVING only while Redis answers, the gateway's scripts are loaded and every game it offers
+    has a rules replica that says SERVING (docs/health.md)."""
+    timeout_s = min(settings.server.health_check_s, HEALTH_TIMEOUT_S)
+
+    async def rules_reachable() -> str | None:
+        games = await router.unreachable(timeout_s)
+        return f"no rules service of {', '.join(games)} is serving" if games else None
+
+    return [redis_reachable(layer, timeout_s), scripts_loadable(layer, GATEWAY_SCRIPTS, timeout_s), rules_reachable]
 
 
 def service_names() -> list[str]:
@@ -127,6 +142,7 @@ class Gateway:
         """Stop taking calls, end the live streams (clients resume elsewhere from their last event
         id), let in-flight moves finish within the grace period, then close the clients."""
         grace = self.settings.server.grace_s if grace_s is None else grace_s
+        await self.running.stop_health()
         for name in (*self.running.service_names, ""):
             with contextlib.suppress(Exception):
                 await self.running.health.set(name, 2)  # NOT_SERVING
@@ -237,6 +253,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     metrics.gauge("tafel_gateway_subscribed_games", "Game channels subscribed", lambda: float(hub.channels))
     metrics.gauge("tafel_gateway_timeouts_applied", "Turn deadlines settled", lambda: float(clocks.fired))
     metrics.serve(server.metrics_port, server.host)
+    await running.watch_health(health_checks(settings, layer, router), server.health_check_s, log)
     return Gateway(
         settings=settings,
         running=running,

@@ -1,12 +1,17 @@
 """The gRPC server every process of the platform runs: a grpc.aio server with the standard health
 service and server reflection (v1 and v1alpha), message-size and stream limits, bound to a port (0 in tests), and a
-graceful stop on SIGTERM/SIGINT that turns health to NOT_SERVING, drains in-flight calls and ends."""
+graceful stop on SIGTERM/SIGINT that turns health to NOT_SERVING, drains in-flight calls and ends.
+
+Health answers SERVING only while the process can do its work: its composition root hands
+`RunningServer.watch_health` its tier's checks (kit/health.py, docs/health.md). The health
+service answers without the internal secret (kit/internal_auth.py), so probes need none."""
 
 from __future__ import annotations
 
 import asyncio
 import errno
 import gc
+import logging
 import signal
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -19,6 +24,7 @@ from tafel.diagnostics.v1 import diagnostics_pb2_grpc
 
 from kit.diagnostics import SERVICE_NAME as DIAGNOSTICS
 from kit.diagnostics import DiagnosticsServicer
+from kit.health import Check, HealthMonitor
 from kit.internal_auth import InternalAuth
 from kit.reflection_v1 import enable_reflection
 from kit.settings import ServerSettings
@@ -71,12 +77,24 @@ class RunningServer:
     port: int
     health: health.aio.HealthServicer
     service_names: tuple[str, ...]
+    monitor: HealthMonitor | None = None
 
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    async def watch_health(self, checks: Sequence[Check], every_s: float, log: logging.Logger) -> None:
+        """Report SERVING only while `checks` pass (kit/health.py): checked now, then every `every_s`."""
+        self.monitor = HealthMonitor(self.health, self.service_names, checks, every_s=every_s, log=log)
+        await self.monitor.start()
+
+    async def stop_health(self) -> None:
+        """No more checks (a stopping server says NOT_SERVING, whatever they would find)."""
+        if self.monitor is not None:
+            await self.monitor.stop()
+
     async def stop(self, grace_s: float) -> None:
+        await self.stop_health()
         for name in (*self.service_names, ""):
             await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.server.stop(grace_s)

@@ -16,7 +16,8 @@ Every server (ServerSettings):
   ``TAFEL_HANDSHAKE_TIMEOUT_S`` (10), ``TAFEL_ACCEPTORS`` (gRPC servers sharing the port: 8 in a
   gateway, 1 in a rules service; kit/server.py ServerGroup),
 - ``TAFEL_TLS_CERT`` / ``TAFEL_TLS_KEY`` (PEM: serve TLS), ``TAFEL_TLS_CLIENT_CA`` (require client
-  certificates it signed), ``TAFEL_INTERNAL_SECRET`` (16+ characters: gateway -> rules calls).
+  certificates it signed), ``TAFEL_INTERNAL_SECRET`` (16+ characters: gateway -> rules calls),
+- ``TAFEL_HEALTH_CHECK_S`` (5: how often the health service's answer is checked again, kit/health.py).
 
 A rules service (RulesSettings) besides: ``TAFEL_LIVE_TTL_S`` (7 days: an untouched running game
 expires, 15/16 to all of it after its last move: lua/rules/commit.lua), ``TAFEL_FINISHED_TTL_S``
@@ -110,6 +111,8 @@ class ServerSettings:
     # grpc.aio servers sharing the port (kit/server.py ServerGroup): how many new calls the
     # process asks the core for at once. More take a burst of new connections in faster.
     acceptors: int = 1
+    # How often the server checks it can do its work (kit/health.py) and sets its health status.
+    health_check_s: float = 5.0
 
     @classmethod
     def from_env(cls, env: Env, *, default_port: int, default_acceptors: int = 1) -> ServerSettings:
@@ -141,6 +144,7 @@ class ServerSettings:
             internal_secret=internal,
             handshake_timeout_s=env.number("TAFEL_HANDSHAKE_TIMEOUT_S", 10.0, 0.1, 300.0),
             acceptors=env.integer("TAFEL_ACCEPTORS", default_acceptors, 1, 64),
+            health_check_s=env.number("TAFEL_HEALTH_CHECK_S", 5.0, 0.05, 3600.0),
         )
 
 

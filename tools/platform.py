@@ -30,6 +30,16 @@ METRICS_BASE_PORT = 9100  # Prometheus /metrics of each server, one port each, i
 # `make reset` deletes it.
 DATA_DIR = ROOT / ".tafel"
 _PR_SET_PDEATHSIG = 1
+# A server's log line that fails the test suite (tests/conftest.py): a background task failed and
+# nobody heard of it (kit/tasks.py), so whoever waited on its work may wait for ever.
+FORBIDDEN_IN_LOGS = ("Task exception was never retrieved",)
+forbidden_seen: list[str] = []  # "<process>: <line>" for each such line any child printed
+
+
+def watch_line(name: str, line: str) -> None:
+    """Note a child's output line that FORBIDDEN_IN_LOGS names (every server's line passes here)."""
+    if any(text in line for text in FORBIDDEN_IN_LOGS):
+        forbidden_seen.append(f"{name}: {line}")
 
 
 # Each child asks the kernel for SIGTERM when its parent dies (PR_SET_PDEATHSIG), so nothing
@@ -126,7 +136,7 @@ class Platform:
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if not self.quiet or self.log else subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,  # read even when quiet: watch_line checks every line
             text=True,
         )
         child = Child(name, process, "", module=module, env=env, args=args, log=self.log)
@@ -140,6 +150,7 @@ class Platform:
             if not line:
                 raise RuntimeError(f"{name} exited with {process.wait()} before listening: {child.output[-5:]}")
             child.output.append(line.rstrip())
+            watch_line(name, line)
             if child.log is not None:
                 child.log(name, line.rstrip())
             if line.startswith(("LISTENING ", "READY ")):
@@ -240,6 +251,7 @@ class Platform:
 def _drain(child: Child) -> None:
     assert child.process.stdout is not None
     for line in child.process.stdout:
+        watch_line(child.name, line)
         if child.log is not None:
             child.log(child.name, line.rstrip())
         if len(child.output) < 1000:

@@ -53,7 +53,7 @@ class FormedMatch:
 class TicketStatus:
     """A ticket as a renewal saw it: queued, paired (game id, seat, started) or gone."""
 
-    kind: str  # "queued" | "matched" | "gone"
+    kind: str  # "queued" | "matched" | "gone"; "failed" / "unavailable": this process cannot follow it
     game_id: str = ""
     seat: int = 0
     started: bool = False

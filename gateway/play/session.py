@@ -30,6 +30,7 @@ from gateway.watch.event_ids import check_event_id
 from gateway.watch.watcher import LAST_OF_HISTORY, LiveBatch
 from kit.errors import Refused, as_refused, invalid
 from kit.mailbox import Mailbox
+from kit.tasks import supervise
 
 log = logging.getLogger("tafel.gateway.play")
 MAX_IN_FLIGHT_PER_STREAM = 256
@@ -45,6 +46,16 @@ class MatchSource(Protocol):
     def match_updates(
         self, player: play_pb2.Player, request: play_pb2.FindMatchRequest
     ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]: ...
+
+
+def failure_of(error: Exception, what: str) -> Refused | RedisError:
+    """What a failed action, search or watch answers: a refusal or a Redis failure as it is;
+    anything else is a bug, logged with its traceback and answered INTERNAL with a generic
+    message (never its text), so the client is told instead of waiting on a task that died."""
+    if isinstance(error, Refused | RedisError):
+        return error
+    log.error("%s failed", what, exc_info=error)
+    return Refused(grpc.StatusCode.INTERNAL, "INTERNAL", f"the {what} failed; retry")
 
 
 def refusal_of(error: Refused | RedisError) -> play_pb2.Refusal:
@@ -196,7 +207,7 @@ class PlaySession:
                 if kind in ("submit_move", "resign"):
                     if len(self.actions) >= MAX_IN_FLIGHT_PER_STREAM:  # (a semaphore's acquire per move cost more)
                         await asyncio.wait(tuple(self.actions), return_when=asyncio.FIRST_COMPLETED)
-                    task = self.loop.create_task(self._act(request))
+                    task = supervise(self.loop.create_task(self._act(request)), "play stream action", log=log)
                     self.actions.add(task)
                     task.add_done_callback(self._action_done)
                 elif kind == "watch":
@@ -282,12 +293,7 @@ class PlaySession:
     def _refuse(self, request: play_pb2.PlayRequest, response: play_pb2.PlayResponse, error: Exception) -> None:
         """Make `response` the refusal of a failed action (a Redis failure is retryable; anything
         unexpected is INTERNAL, logged, and never shows its text)."""
-        refusal: Refused | RedisError
-        if isinstance(error, Refused | RedisError):
-            refusal = error
-        else:
-            log.exception("action failed")
-            refusal = Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "the action failed; retry")
+        refusal = failure_of(error, "action")
         if isinstance(error, Refused):
             self.counters.refused.inc()
         response.Clear()
@@ -373,7 +379,9 @@ class PlaySession:
         previous = self.finds.pop(correlation, None)
         if previous is not None:  # the same request again (a resend): the new search replaces it
             previous.cancel()
-        task = self.loop.create_task(self._find(correlation, request, previous))
+        task = supervise(
+            self.loop.create_task(self._find(correlation, request, previous)), "play stream search", log=log
+        )
         self.finds[correlation] = task
 
         def done(finished: asyncio.Task[None]) -> None:
@@ -401,8 +409,8 @@ class PlaySession:
                         self._start_watch(correlation, play_pb2.WatchGameRequest(game_id=update.matched.game_id), found)
                         return
                     await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, match_update=update))
-        except (Refused, RedisError) as error:
-            refusal = refusal_of(error)
+        except Exception as error:
+            refusal = refusal_of(failure_of(error, "search"))
             await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal))
 
     def _start_watch(
@@ -414,7 +422,7 @@ class PlaySession:
         previous = self.watches.pop(request.game_id, None)
         if previous is not None:
             previous.cancel()
-        task = self.loop.create_task(self._pump(correlation, request, lead))
+        task = supervise(self.loop.create_task(self._pump(correlation, request, lead)), "play stream watch", log=log)
         self.watches[request.game_id] = task
 
         def done(finished: asyncio.Task[None]) -> None:
@@ -489,8 +497,8 @@ class PlaySession:
                         set_time(delivery.turn_deadline, steps.deadline_of(meta, event, source, time.time()))
                     steps.metrics.events_sent.inc()
                     await self._deliver(meta.game_id, play_pb2.PlayResponse(event=delivery), event.version)
-        except (Refused, RedisError) as error:
-            refusal = refusal_of(error)
+        except Exception as error:
+            refusal = refusal_of(failure_of(error, "watch"))
             await self._put_led(lead, play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal))
         except asyncio.CancelledError:
             # Replaced or stopped before its first answer: the match it carries is still told.

@@ -172,3 +172,41 @@ def is_include(name: str) -> bool:
 def all_scripts() -> list[Script]:
     """Every runnable script in lua/ (the cluster audit and the header test walk them)."""
     return [script(name) for name in lua_names() if not is_include(name)]
+
+
+# The scripts each tier runs: its health check reads and loads every one (kit/health.py), so a
+# package that lacks one says NOT_SERVING rather than failing the first call that needs it.
+# tests/kit/test_health.py keeps the lists equal to the script("...") calls in each tier's code.
+RULES_SCRIPTS = ("rules/commit", "rules/create", "rules/load")
+GATEWAY_SCRIPTS = (
+    "auth/fail",
+    "auth/register",
+    "bots/request",
+    "clocks/arm",
+    "clocks/claim",
+    "games/start",
+    "leases/release",
+    "matchmaking/cancel",
+    "matchmaking/claim",
+    "matchmaking/claim_enqueue",
+    "matchmaking/enqueue",
+    "matchmaking/lookup",
+    "matchmaking/pair",
+    "matchmaking/refresh",
+    "matchmaking/renew",
+    "matchmaking/started",
+    "ratings/apply",
+    "ratings/best",
+    "rooms/create",
+    "rooms/join",
+    "rooms/leave",
+    "rooms/read",
+    "rooms/settle",
+    "rooms/start",
+    "tournaments/cancel",
+    "tournaments/create",
+    "tournaments/join",
+    "tournaments/save",
+    "tournaments/start",
+    "tournaments/unregister",
+)

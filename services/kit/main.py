@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from typing import Any
 
 from kit import logs
 from kit.catalog import rules_url
+from kit.health import HEALTH_TIMEOUT_S, redis_reachable, scripts_loadable
 from kit.redis.layer import RedisLayer
 from kit.redis.migrations import LayoutMismatch, check_layout
+from kit.redis.scripts import RULES_SCRIPTS
 from kit.server import BindError, RunningServer, install_event_loop, run_until_signalled, start_server
 from kit.settings import ConfigError, RulesSettings
 from services.kit.codec import GameCodec
@@ -47,6 +50,10 @@ async def start_rules_service(
         service_names(),
     )
     metrics.serve(settings.server.metrics_port, settings.server.host)
+    # SERVING only while Redis answers and the service's scripts are loaded (docs/health.md).
+    timeout_s = min(settings.server.health_check_s, HEALTH_TIMEOUT_S)
+    checks = [redis_reachable(layer, timeout_s), scripts_loadable(layer, RULES_SCRIPTS, timeout_s)]
+    await running.watch_health(checks, settings.server.health_check_s, logging.getLogger(f"tafel.{rules.name}"))
     return running, servicer, layer
 
 

@@ -31,7 +31,7 @@ from kit.redis.client import redis_client
 from kit.redis.game_reads import GameReads
 from kit.redis.layer import RedisLayer
 from tests.keyspace import with_db as other_db  # noqa: F401  (the gateway tests import it from here)
-from tools.platform import ROOT
+from tools.platform import ROOT, watch_line
 from tools.redis_server import free_port
 
 SECRET = "tests-gateway-secret-0123456789"
@@ -84,6 +84,7 @@ def spawn(
         if not line:
             raise RuntimeError(f"{name} exited with {process.wait()}: {proc.output[-20:]}")
         proc.output.append(line.rstrip())
+        watch_line(name, line)
         if line.startswith("LISTENING "):
             proc.address = line.split()[-1]
             break
@@ -94,6 +95,7 @@ def spawn(
     def drain() -> None:
         assert process.stdout is not None
         for rest in process.stdout:
+            watch_line(name, rest)
             if len(proc.output) < 2000:
                 proc.output.append(rest.rstrip())
 
