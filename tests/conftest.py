@@ -27,6 +27,9 @@ from tests.keyspace import sync_client
 from tools.redis_cluster import start_cluster
 from tools.redis_server import RedisProcess, start_redis
 
+# The suite fails when a server logs a background task's failure nobody retrieved.
+pytest_plugins = ["tests.log_watch"]
+
 
 def pytest_configure(config: pytest.Config) -> None:
     # `-m chaos` picks (or `-m "not chaos"` skips) the minute of process failures in `make test`.

@@ -28,11 +28,13 @@ from gateway.matchmaking.queue import MAX_MATCHES_PER_PAIRING, TAKEN_OVER, Match
 from gateway.matchmaking.ratings_source import DEFAULT_RATING
 from gateway.settings import MatchmakingSettings
 from kit.errors import Refused
+from kit.loops import is_outage
 from kit.redis.keys import MATCHED_CHANNEL, clock_key
 from kit.redis.layer import RedisLayer
 from kit.redis.pubsub import PubSub, Subscription
 from kit.redis.scripts import script
 from kit.retry import Attempts, Backoff, retrying
+from kit.tasks import supervise
 
 log = logging.getLogger("tafel.gateway.matchmaking")
 
@@ -150,6 +152,7 @@ class Matchmaker:
     def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
         task: asyncio.Task[Any] = asyncio.ensure_future(coro)
         task.set_name(name)
+        supervise(task, name, log=log)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
@@ -232,6 +235,14 @@ class Matchmaker:
                         grpc.StatusCode.ABORTED,
                         "SEARCH_TAKEN_OVER",
                         "a newer search of yours for this game took this one over",
+                    )
+                if status.kind == "failed":  # this bucket's worker cannot pair or renew (a bug)
+                    raise Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "matchmaking failed; search again")
+                if status.kind == "unavailable":
+                    raise Refused(
+                        grpc.StatusCode.UNAVAILABLE,
+                        "STORE_UNAVAILABLE",
+                        "matchmaking's storage is unavailable; search again (with the same request id)",
                     )
                 if status.kind == "gone":
                     done = True
@@ -437,15 +448,27 @@ class Matchmaker:
 
     async def _work(self, bucket: _Bucket) -> None:
         spec = bucket.spec
+        down_since: float | None = None  # monotonic start of a Redis outage
         try:
             while bucket.waiters:
                 bucket.poke.clear()
                 try:
                     await self._tick(bucket)
-                except RedisError:
-                    log.warning("matchmaking tick failed: redis unavailable", extra={"bucket": spec.bucket_id})
-                except Exception:  # never let one bad tick stop the bucket's waiters being served
-                    log.exception("matchmaking tick failed", extra={"bucket": spec.bucket_id})
+                    down_since = None
+                except Exception as error:
+                    # A waiter learns its match only from these ticks: one that cannot run must
+                    # end the searches (a bug at once, an outage once the tickets' lease is over)
+                    # rather than leave their clients waiting for ever. The worker goes on for
+                    # the searches that come next.
+                    if is_outage(error):
+                        if down_since is None:
+                            down_since = time.monotonic()
+                            log.warning("matchmaking tick failed: redis unavailable", extra={"bucket": spec.bucket_id})
+                        if time.monotonic() - down_since > self.settings.lease_ms / 1000.0:
+                            self._fail_waiters(bucket, "unavailable")
+                    else:
+                        log.exception("matchmaking tick failed", extra={"bucket": spec.bucket_id})
+                        self._fail_waiters(bucket, "failed")
                 if not bucket.waiters:
                     break
                 with contextlib.suppress(TimeoutError):
@@ -454,6 +477,13 @@ class Matchmaker:
         finally:
             if self._buckets.get(spec.bucket_id) is bucket and not bucket.waiters:
                 del self._buckets[spec.bucket_id]
+
+    @staticmethod
+    def _fail_waiters(bucket: _Bucket, kind: str) -> None:
+        for waiter in bucket.waiters.values():
+            if not waiter.status.started:
+                waiter.status = TicketStatus(kind)
+                waiter.wake.set()
 
     async def _tick(self, bucket: _Bucket) -> None:
         """Pair on every pass (a new ticket pairs in its enqueue); renew the leases, which also tells the
