@@ -111,6 +111,10 @@ class Platform:
     rules_addresses: dict[str, list[str]] = field(default_factory=dict)
     gateway_addresses: list[str] = field(default_factory=list)
     web_urls: list[str] = field(default_factory=list)  # one web edge per gateway, in its process
+    # Run `python -m tools.migrate` on the Redis before any server starts, as a deploy does (`make
+    # run`, whose data folder outlives code changes). The tests leave it off: their Redis starts
+    # empty, and servers stamp an empty Redis themselves (kit/redis/migrations check_layout).
+    migrate: bool = False
 
     def _env(self, port: int, **more: str) -> dict[str, str]:
         env = dict(os.environ)
@@ -175,6 +179,8 @@ class Platform:
                 port = None if not self.fixed_ports else _free_or(6390)
                 self.redis = start_redis(port, data_dir=self.data_dir, timeout_s=60.0 if self.data_dir else 10.0)
                 self.redis_url = self.redis.url
+            if self.migrate:
+                self._migrate()
             for game, module in GAMES.items():
                 if self.games and game not in self.games:
                     continue
@@ -201,6 +207,22 @@ class Platform:
             self.stop()
             raise
         return self
+
+    def _migrate(self) -> None:
+        assert self.redis_url is not None
+        done = subprocess.run(
+            [sys.executable, "-m", "tools.migrate", "--redis-url", self.redis_url],
+            cwd=ROOT,
+            env={**os.environ, **self.extra_env},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        for line in (done.stdout + done.stderr).splitlines():
+            if self.log is not None:
+                self.log("migrate", line)
+        if done.returncode != 0:
+            raise RuntimeError(f"the Redis layout migration failed ({done.returncode}): {done.stdout.strip()}")
 
     def stop(self, grace_s: float = 10.0) -> None:
         for child in self.children:

@@ -6,6 +6,8 @@ live games are there again on the next start; `make reset` deletes .tafel/.
 REDIS_CLUSTER=1: a local Redis Cluster instead (3 masters + 3 replicas on ports 7000-7005, data in
 .tafel/cluster; docs/cluster.md).
 Replicas: GATEWAYS=N and RULES_REPLICAS=N (default 1 each).
+Before any server starts, `python -m tools.migrate` brings the data to the layout this code reads
+(docs/migrations.md), as a deploy does: the data folder outlives code changes.
 Every child's output is shown here, each line prefixed with the process's name.
 """
 
@@ -44,6 +46,7 @@ def main() -> int:
         data_dir=None if redis_url else DATA_DIR / ("cluster" if cluster else "redis"),
         redis_cluster=cluster,
         log=log,
+        migrate=True,
     )
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
