@@ -63,9 +63,13 @@ async def test_idempotent_unary_calls_are_retried_by_the_channel(flaky: tuple[Fl
 async def test_calls_that_are_not_idempotent_are_not_retried(flaky: tuple[FlakyAccounts, str]) -> None:
     accounts, address = flaky
     async with await TafelClient.connect(address) as client:
-        with pytest.raises(Unavailable):
+        with pytest.raises(Unavailable) as refused:
             await client.register("ada", "correct horse battery")
     assert accounts.calls["Register"] == 1
+    # A status without the platform's reason is gRPC's (or a bare server's): its text is kept for
+    # programmers in `detail`, and `message`, which screens show, is a plain sentence.
+    assert refused.value.message == "the game server cannot be reached" and refused.value.detail == "restarting"
+    assert refused.value.reason == "UNAVAILABLE" and "restarting" in str(refused.value)
 
 
 def test_the_policy_names_every_unary_method_but_the_unsafe_ones() -> None:

@@ -79,7 +79,8 @@ async def serve_request(client: TafelClient, request: bots_pb2.BotRequest) -> No
 
 
 async def run_pool(client: TafelClient, games: list[str], *, ready: asyncio.Event | None = None) -> int:
-    """Serve bot requests until cancelled; each request is played in its own task."""
+    """Serve bot requests until cancelled; each request is played in its own task. `games` empty:
+    every game the gateway offers."""
     tasks: set[asyncio.Task[Any]] = set()
     # The pool outlasts a gateway's restart: up to 31 failed attempts in a row, 5 s apart at most.
     attempts = Attempts(31, Backoff(first_s=0.2, cap_s=5.0))
@@ -89,7 +90,7 @@ async def run_pool(client: TafelClient, games: list[str], *, ready: asyncio.Even
             if ready is not None:
                 ready.set()
             if attempts.failures == 0:
-                print(f"READY bot-pool {','.join(games)}", flush=True)
+                print(f"READY bot-pool {','.join(games) or 'all'}", flush=True)
             async for item in call:
                 attempts.reset()
                 task = asyncio.get_running_loop().create_task(_serve_logged(client, item.request))

@@ -125,7 +125,9 @@ def parser() -> argparse.ArgumentParser:
     tour.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help="create: seconds per move")
 
     pool = command("bot-pool", "answer requests for bot opponents")
-    pool.add_argument("--games", nargs="+", default=list(GAMES))
+    # Empty: every game the server offers (a platform with a game switched off refused a pool that
+    # named it, and no bot served any game).
+    pool.add_argument("--games", nargs="+", default=[], help="games to serve (default: every game the server offers)")
     return root
 
 
