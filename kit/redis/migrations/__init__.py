@@ -14,15 +14,20 @@ layout 1 (`UNVERSIONED`), which is what every Redis held before the version exis
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
 from kit.redis.keys import SCHEMA_LOCK, SCHEMA_VERSION
 from kit.redis.layer import RedisLayer
 from kit.redis.scripts import script
 
+log = logging.getLogger("tafel.migrations")
 UNVERSIONED = 1  # the version of tafel data that has no SCHEMA_VERSION key
 MIGRATE_COMMAND = "python -m tools.migrate"
 _SCHEMA_TAG = "{schema}"
@@ -103,12 +108,19 @@ def mismatch_message(found: int, code: int = CURRENT) -> str:
     )
 
 
-async def check_layout(layer: RedisLayer, code: int = CURRENT) -> int:
+async def check_layout(layer: RedisLayer, code: int = CURRENT) -> int | None:
     """At a server's start: the data's version, when it is the one this code reads; else
     LayoutMismatch saying what to run. A Redis with no tafel data is stamped with `code` (so a fresh
     Redis needs no step before `make run` or a test), and so is unversioned data when `code` is
-    the version it is at; both by SET NX, so every server and a migration agree on the stamp."""
-    stored = await stored_version(layer)
+    the version it is at; both by SET NX, so every server and a migration agree on the stamp.
+    None, with a warning, when Redis cannot be reached: a server may start before its Redis and
+    answers UNAVAILABLE until it is there, as it always has (the deploy's migration, which must
+    reach Redis, has checked the layout by then)."""
+    try:
+        stored = await stored_version(layer)
+    except (RedisConnectionError, RedisTimeoutError, OSError) as error:
+        log.warning("the Redis layout's version was not checked: Redis cannot be reached", extra={"error": str(error)})
+        return None
     if stored is None:
         if await layer.call("EXISTS", SCHEMA_LOCK):
             raise LayoutMismatch(f"a migration is running on this Redis (`{MIGRATE_COMMAND}`): start once it is done")
