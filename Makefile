@@ -14,7 +14,7 @@ STAMP  := $(VENV)/.installed-runtime
 DEV    := $(VENV)/.installed-dev
 PROTOS := $(shell find protos -name '*.proto')
 
-.PHONY: all install venv-python gen native ts web chromium redis loadgen-go lint typecheck test run reset bench bench-load fuzz chaos baseline clean
+.PHONY: all install venv-python gen native ts web chromium redis loadgen-go docker images deploy-test lint typecheck test run reset bench bench-load fuzz chaos baseline clean
 
 all: test
 
@@ -131,6 +131,23 @@ $(LOADGEN_GO): $(wildcard clients/loadgen/go/*.go) clients/loadgen/go/build.sh $
 
 loadgen-go: $(LOADGEN_GO)
 
+# A Docker engine (tools/docker_engine.sh: Debian's docker.io and dockerd started as root when none
+# answers; Compose v2 as Docker's CLI plugin). Images need no registry: `make images` (tools/images.py)
+# makes a Debian base with debootstrap and installs a wheelhouse built here; BASE_IMAGE=python:3.11-slim-bookworm
+# builds on the registry's image instead.
+docker: $(DEV)
+	@tools/docker_engine.sh start
+
+images: docker gen/.stamp native web
+	$(PY) -m tools.images
+
+# The platform played in containers (tests/containers, testcontainers + compose): a game of each game
+# through two gateways, a gateway killed mid-game, Redis restarted. Stops the engine if it started it.
+deploy-test: gen/.stamp $(DEV) native web
+	@tools/docker_engine.sh start; status=$$?; \
+	  if [ $$status = 0 ]; then $(PY) -m tools.images && $(PY) -m pytest -q tests/containers $(PYTEST_ARGS); status=$$?; fi; \
+	  tools/docker_engine.sh stop; exit $$status
+
 # Then the end-to-end set again on a local Redis Cluster (3 masters + 3 replicas; docs/cluster.md):
 # all three games through two gateways, matchmaking, rooms, clocks, records, ratings, tournaments,
 # and the game store's scripts (one slot per game, the batch SPUBLISHed on its shard channel).
@@ -141,8 +158,9 @@ CLUSTER_E2E := tests/services/kit/test_store.py tests/gateway/test_gateway_play.
 test: gen/.stamp $(DEV) native ts web chromium redis loadgen-go
 	$(VENV)/bin/buf lint
 	$(VENV)/bin/buf breaking --against $(BASELINE)
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q --ignore=tests/containers $(PYTEST_ARGS)
 	TAFEL_TEST_REDIS=cluster $(PY) -m pytest -q $(CLUSTER_E2E)
+	$(MAKE) deploy-test
 
 # REDIS_CLUSTER=1: on a local Redis Cluster (3 masters + 3 replicas, data in .tafel/cluster).
 run: gen/.stamp native web

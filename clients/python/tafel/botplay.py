@@ -67,15 +67,19 @@ async def run_bot(client: TafelClient, game: str, level: int, games: int) -> int
 
 
 async def serve_request(client: TafelClient, request: bots_pb2.BotRequest) -> None:
-    """Join the requester's room, wait for the game, play it with the requested level."""
-    room = await client.join_room(request.room_code)
+    """Join the requester's room as a guest of its own, wait for the game, play it with the
+    requested level. Its own account per request: two bots asked for one room (Colour Square's
+    three or four seats) take two seats, where the pool's one account would take one."""
+    bot = TafelClient(client.channel)  # the pool's connection, another player's session
+    await bot.sign_in_as_guest()
+    room = await bot.join_room(request.room_code)
     if not room.game_id:
-        room = await client.wait_room_started(room.code)
-    state = await client.get_game(room.game_id)
+        room = await bot.wait_room_started(room.code)
+    state = await bot.get_game(room.game_id)
     if not state.HasField("seat"):
         raise TafelError("NOT_SEATED", f"the bot has no seat in {room.game_id}")
     # Level 3 thinks for up to a second: in a thread, so the pool's other games keep moving.
-    await play_game(client, room.game_id, state.seat, strategy_for(request.game, request.level), think_in_thread=True)
+    await play_game(bot, room.game_id, state.seat, strategy_for(request.game, request.level), think_in_thread=True)
 
 
 async def run_pool(client: TafelClient, games: list[str], *, ready: asyncio.Event | None = None) -> int:

@@ -1,0 +1,212 @@
+"""The whole platform played in containers (deploy/compose.yaml: Redis, the three rules services, two
+gateways, the bot pool), through the published ports on 127.0.0.1 only: a game of each game, the
+browser app's page, a gateway that crashes mid-game, Redis restarted."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import time
+import urllib.request
+
+import pytest
+from tafel.autoplay import play_game
+from tafel.botplay import strategy_for
+from tafel.client import TafelClient
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2
+
+from tests.containers.conftest import GATEWAYS, WEB, Deployment, docker
+
+TIMEOUT_S = 180
+
+
+async def guests(count: int, targets: list[str] | str) -> list[TafelClient]:
+    clients = []
+    for _ in range(count):
+        client = await TafelClient.connect(targets)
+        await client.sign_in_as_guest()
+        clients.append(client)
+    return clients
+
+
+class Acks:
+    """Every move a player saw acknowledged, by the version it made; `reached` is set at the
+    `mid_game`-th, when a test breaks something."""
+
+    def __init__(self, mid_game: int = 6) -> None:
+        self.versions: list[int] = []
+        self.mid_game = mid_game
+        self.reached = asyncio.Event()
+
+    def __call__(self, answer: play_pb2.SubmitMoveResponse) -> None:
+        self.versions.append(answer.version)
+        if len(self.versions) >= self.mid_game:
+            self.reached.set()
+
+
+async def play_out(
+    clients: list[TafelClient], game_id: str, seats: list[int], game: str, acks: Acks, think_s: float = 0.0
+) -> list[games_pb2.Outcome]:
+    return await asyncio.wait_for(
+        asyncio.gather(
+            *(
+                play_game(c, game_id, seat, strategy_for(game, 1, seed=seat), think_s=think_s, on_move=acks)
+                for c, seat in zip(clients, seats, strict=True)
+            )
+        ),
+        TIMEOUT_S,
+    )
+
+
+async def check_record(
+    client: TafelClient, game_id: str, acks: Acks, outcome: games_pb2.Outcome, lost_acks: int = 0
+) -> None:
+    """No move lost, none doubled: every acknowledged version is distinct and in the record, and the
+    record holds no more moves than were made (a crash may lose an answer, never a move)."""
+    record = await client.get_record(game_id)
+    assert record.outcome == outcome
+    assert len(acks.versions) == len(set(acks.versions)), f"a version acknowledged twice: {sorted(acks.versions)}"
+    assert max(acks.versions) <= len(record.actions)
+    assert len(acks.versions) <= len(record.actions) <= len(acks.versions) + lost_acks
+
+
+async def test_connect4_through_matchmaking_across_both_gateways(deployment: Deployment) -> None:
+    # One player on each gateway: the match and every move cross gateways through Redis.
+    a, b = [(await guests(1, target))[0] for target in GATEWAYS]
+    try:
+        first = time.monotonic()
+        matches = await asyncio.wait_for(asyncio.gather(a.find_match("connect4"), b.find_match("connect4")), 60)
+        print(f"matched in {time.monotonic() - first:.2f} s")
+        assert matches[0].game_id == matches[1].game_id
+        acks = Acks()
+        outcomes = await play_out([a, b], matches[0].game_id, [m.seat for m in matches], "connect4", acks)
+        assert outcomes[0] == outcomes[1] and outcomes[0].reason
+        await check_record(a, matches[0].game_id, acks, outcomes[0])
+    finally:
+        for client in (a, b):
+            await client.close()
+
+
+async def test_plus4_in_a_private_room(deployment: Deployment) -> None:
+    host, guest = await guests(2, list(GATEWAYS))
+    try:
+        room = await host.create_room("plus4", seats=2, per_move_s=60)
+        await guest.join_room(room.code)
+        started = await asyncio.wait_for(host.wait_room_started(room.code), 30)
+        seats = [(await c.get_game(started.game_id)).seat for c in (host, guest)]
+        acks = Acks()
+        outcomes = await play_out([host, guest], started.game_id, seats, "plus4", acks)
+        assert outcomes[0] == outcomes[1] and outcomes[0].reason
+        await check_record(host, started.game_id, acks, outcomes[0])
+    finally:
+        for client in (host, guest):
+            await client.close()
+
+
+async def test_colour_square_against_the_bot_pool(deployment: Deployment) -> None:
+    (host,) = await guests(1, list(GATEWAYS))
+    try:
+        room = await host.create_room("coloursquare", seats=3, per_move_s=60)
+        for _ in range(2):
+            await host.request_bot(room.code, 1)  # the bot pool container answers
+        started = await asyncio.wait_for(host.wait_room_started(room.code), 60)
+        view = await host.get_game(started.game_id)
+        acks = Acks()
+        (outcome,) = await play_out([host], started.game_id, [view.seat], "coloursquare", acks)
+        assert outcome.reason and len(outcome.ranks) == 3
+        record = await host.get_record(started.game_id)
+        assert len(record.players) == 3 and len(record.actions) > len(acks.versions)  # the bots moved too
+    finally:
+        await host.close()
+
+
+def test_the_browser_app_loads_from_the_container(deployment: Deployment) -> None:
+    """The page and its bundle come from the gateway container's web edge (the image's copy), and a
+    person can sign in as a guest and sees the games."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.web_app.app import TIMEOUT_MS, sign_in_as_guest
+    from tests.web_app.conftest import CHROMIUM
+
+    with urllib.request.urlopen(f"{WEB[0]}/", timeout=10) as response:
+        assert response.status == 200 and b"app.js" in response.read()
+    if not CHROMIUM.exists():
+        pytest.fail(f"no Chromium at {CHROMIUM} (.ci/run installs it)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            name = sign_in_as_guest(page, WEB[1])
+            assert name
+            expect(page.locator(".game-card")).to_have_count(3, timeout=TIMEOUT_MS)
+        finally:
+            browser.close()
+
+
+async def test_a_gateway_that_crashes_mid_game_is_restarted_and_the_game_goes_on(deployment: Deployment) -> None:
+    """The gateway's process dies as in a crash (SIGKILL from outside; `docker kill` would count as
+    an operator's stop, which a restart policy does not undo): Docker starts it again, the players'
+    clients carry on through the other gateway meanwhile, and the game ends with every move once."""
+    gateway = deployment.containers("gateway")[0]
+    restarts = int(deployment.state(gateway, ".RestartCount"))
+    a, b = await guests(2, list(GATEWAYS))
+    try:
+        room = await a.create_room("connect4", seats=2, per_move_s=60)
+        await b.join_room(room.code)
+        started = await asyncio.wait_for(a.wait_room_started(room.code), 30)
+        seats = [(await c.get_game(started.game_id)).seat for c in (a, b)]
+        acks = Acks()
+        playing = asyncio.ensure_future(play_out([a, b], started.game_id, seats, "connect4", acks, think_s=0.25))
+        await asyncio.wait_for(acks.reached.wait(), 60)
+        os.kill(int(deployment.state(gateway, ".State.Pid")), signal.SIGKILL)
+        outcomes = await playing
+        assert outcomes[0] == outcomes[1]
+        await check_record(a, started.game_id, acks, outcomes[0], lost_acks=1)
+        deployment.wait_healthy(gateway)
+        assert int(deployment.state(gateway, ".RestartCount")) == restarts + 1
+    finally:
+        for client in (a, b):
+            await client.close()
+
+
+async def test_redis_restarted_loses_no_acknowledged_move(deployment: Deployment) -> None:
+    (redis,) = deployment.containers("redis")
+    a, b = await guests(2, list(GATEWAYS))
+    try:
+        room = await a.create_room("connect4", seats=2, per_move_s=120)
+        await b.join_room(room.code)
+        started = await asyncio.wait_for(a.wait_room_started(room.code), 30)
+        seats = [(await c.get_game(started.game_id)).seat for c in (a, b)]
+        acks = Acks()
+        playing = asyncio.ensure_future(play_out([a, b], started.game_id, seats, "connect4", acks, think_s=0.25))
+        await asyncio.wait_for(acks.reached.wait(), 60)
+        acked_before = len(acks.versions)
+        await asyncio.to_thread(docker, "restart", "--time", "10", redis)
+        outcomes = await playing
+        assert acked_before >= 6 and outcomes[0] == outcomes[1]
+        await check_record(a, started.game_id, acks, outcomes[0], lost_acks=1)
+    finally:
+        for client in (a, b):
+            await client.close()
+
+
+def test_images_carry_their_labels_and_run_as_nobody(deployment: Deployment) -> None:
+    revision = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    labels = docker(
+        "image", "inspect", "--format", '{{index .Config.Labels "org.opencontainers.image.revision"}}', "tafel:latest"
+    )
+    assert labels.removesuffix("-dirty") == revision
+    assert docker("image", "inspect", "--format", "{{.Config.User}}", "tafel:latest") == "10001:10001"
+    gateway = deployment.containers("gateway")[0]
+    assert deployment.state(gateway, ".HostConfig.ReadonlyRootfs") == "true"
+    # Nothing published beyond the gateways' ports, and only on loopback.
+    published = docker(
+        "ps", "--filter", f"label=com.docker.compose.project={deployment.project}", "--format", "{{.Ports}}"
+    )
+    for line in published.splitlines():
+        for binding in filter(None, (part.strip() for part in line.split(","))):
+            if "->" in binding:
+                assert binding.startswith("127.0.0.1:"), binding
