@@ -112,6 +112,32 @@ def debootstrap_base(base: DebootstrapBase) -> str:
     return base.tag
 
 
+def source_tree(target: Path) -> Path:
+    """The project's files as a fresh clone would have them (tracked and new, not ignored), copied
+    into `target`: a wheel built in the checkout would take stale files from setuptools' build/lib
+    and egg-info (a module or script deleted here, still shipped)."""
+    listed = _run("git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", cwd=ROOT, quiet=True)
+    shutil.rmtree(target, ignore_errors=True)
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file() and not name.startswith(("clients/", "tests/", "docs/")):
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+def platform_wheel(target: Path) -> Path:
+    """The tafel-platform wheel alone (tests/deploy/test_wheel.py checks what it holds)."""
+    target.mkdir(parents=True, exist_ok=True)
+    tree = source_tree(target / "source")
+    _run(
+        sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(target), str(tree), quiet=True
+    )
+    shutil.rmtree(tree)
+    (wheel,) = target.glob("tafel_platform-*.whl")
+    return wheel
+
+
 def wheelhouse(target: Path) -> Path:
     """tafel-platform and every runtime dependency as wheels, at the versions this venv has (the
     ones the tests ran with). pip keeps its downloads in its cache, so a second build is quick."""
@@ -120,7 +146,9 @@ def wheelhouse(target: Path) -> Path:
     frozen = _run(sys.executable, "-m", "pip", "freeze", "--exclude-editable", quiet=True)
     constraints = target.parent / "constraints.txt"
     constraints.write_text(frozen)
-    _run(
+    platform_wheel(target)
+    # Its dependencies: tafel-platform found beside them (--find-links), the rest from PyPI or pip's cache.
+    pip_wheel = [
         sys.executable,
         "-m",
         "pip",
@@ -128,11 +156,10 @@ def wheelhouse(target: Path) -> Path:
         "--quiet",
         "--wheel-dir",
         str(target),
-        "--constraint",
-        str(constraints),
-        str(ROOT),
-        quiet=True,
-    )
+        "--find-links",
+        str(target),
+    ]
+    _run(*pip_wheel, "--constraint", str(constraints), "tafel-platform", quiet=True)
     return target
 
 

@@ -112,12 +112,18 @@ def test_disruption_budgets_network_policy_and_secret_names(rendered: list[dict[
 
 def test_compose_checker_rejects_an_unknown_key(tmp_path: Path) -> None:
     compose = yaml.safe_load((check_deploy.DEPLOY / "compose.yaml").read_text())
-    # tafel's servers inherit the image's HEALTHCHECK; Redis has its own; starts wait on health.
-    assert "\nHEALTHCHECK " in (check_deploy.DEPLOY / "Dockerfile").read_text()
+    # Every image has a HEALTHCHECK; starts wait on health, and on the layout's migration.
+    for dockerfile in check_deploy.DOCKERFILES:
+        assert "\nHEALTHCHECK " in (check_deploy.DEPLOY / dockerfile).read_text(), dockerfile
     for name, service in compose["services"].items():
-        assert service.get("image") == "tafel" or "healthcheck" in service, name
-        for needed in service.get("depends_on", {}).values():
-            assert needed == {"condition": "service_healthy"}, name
+        assert service.get("image") in ("${TAFEL_IMAGE:-tafel:latest}", "${TAFEL_REDIS_IMAGE:-tafel-redis:latest}"), (
+            name
+        )
+        for needed_name, needed in service.get("depends_on", {}).items():
+            wanted = "service_completed_successfully" if needed_name == "migrate" else "service_healthy"
+            assert needed == {"condition": wanted}, name
+        if name not in ("redis", "migrate", "bot-pool"):  # the bot pool waits on the gateway
+            assert "migrate" in service["depends_on"], f"{name} may start before the layout is migrated"
     compose["services"]["gateway"]["helthcheck"] = {}
     broken = tmp_path / "compose.yaml"
     broken.write_text(yaml.safe_dump(compose))
