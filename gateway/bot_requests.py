@@ -22,7 +22,7 @@ import grpc
 from redis.exceptions import RedisError
 from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2
 
-from kit.errors import Refused, invalid, refusing
+from kit.errors import Refused, invalid, is_outage, refusing
 from kit.redis.keys import bot_queue_key
 from kit.redis.layer import RedisLayer
 from kit.redis.scripts import script
@@ -86,8 +86,13 @@ class BotServicer(bots_pb2_grpc.BotServiceServicer):
             try:
                 # Blocking: on a pooled redis-py connection, never the shared pipelined one.
                 popped: Any = await self.layer.client.blpop(keys, timeout=BLOCK_S)
-            except RedisError:
-                await outage.failed()  # Redis away: keep the stream, try again
+            except RedisError as error:
+                # Redis away: keep the stream, try again. An error reply (a queue that is not a
+                # list) fails every try alike: it ends the stream INTERNAL (refusing), logged once,
+                # instead of spinning unseen while the pool waits for requests that never come.
+                if not is_outage(error):
+                    raise
+                await outage.failed()
                 continue
             outage.reset()
             if popped is None:

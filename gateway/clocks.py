@@ -40,6 +40,7 @@ from kit.redis.layer import RedisLayer
 from kit.redis.pipe import Command
 from kit.redis.scripts import script
 from kit.retry import Backoff
+from kit.tasks import spawn
 
 log = logging.getLogger("tafel.gateway.clocks")
 CLAIM_BATCH = 100
@@ -224,7 +225,7 @@ class Clocks:
                 await self._unclaim(member)
                 continue
             self._inflight.add(member)
-            task = asyncio.get_running_loop().create_task(self._handle(handler, due))
+            task = spawn(self._handle(handler, due), "clock timeout", log=log)  # (_handle logs its own failures)
             self._handling.add(task)
             task.add_done_callback(self._handling.discard)
         return len(members), (min(candidates) if candidates else None)

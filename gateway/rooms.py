@@ -46,6 +46,7 @@ from kit.redis.layer import RedisLayer
 from kit.redis.pubsub import PubSub, Subscription
 from kit.redis.replies import text
 from kit.redis.scripts import script
+from kit.tasks import spawn
 
 log = logging.getLogger("tafel.gateway.rooms")
 
@@ -338,7 +339,9 @@ class Rooms:
             return room
         pending = self._starting.get(room.game_id)
         if pending is None:
-            pending = asyncio.ensure_future(self._start_game(room))
+            # Shared by every caller settling this room, each through a shield: one that is
+            # cancelled leaves the start running, so its failure is logged here (once) too.
+            pending = spawn(self._start_game(room), f"room start {room.code}", log=log)
             self._starting[room.game_id] = pending
             pending.add_done_callback(lambda _: self._starting.pop(room.game_id, None))
         return await asyncio.shield(pending)

@@ -40,6 +40,7 @@ from gateway.rules_discovery import Discovery, DnsTarget, Resolve, resolve_dns
 from kit.errors import Refused, reason_of
 from kit.mailbox import Mailbox
 from kit.retry import Attempts, Backoff
+from kit.tasks import spawn
 
 log = logging.getLogger("tafel.gateway.rules")
 STATUS_BY_VALUE: dict[int, grpc.StatusCode] = {code.value[0]: code for code in grpc.StatusCode}
@@ -151,7 +152,12 @@ class MoveStream:
         if self._task is None:
             loop = self._loop = asyncio.get_running_loop()
             self._queue = Mailbox(loop)
-            self._task = loop.create_task(self._run(), name=f"rules-stream {self.name}")
+            # _run never ends but by close(); should a bug end it anyway, a later start() (every
+            # wait_up) makes the stream again instead of leaving this replica down for good.
+            self._task = spawn(self._run(), f"rules stream {self.name}", log=log, on_failure=self._ended)
+
+    def _ended(self, _: BaseException) -> None:
+        self._task = None
 
     async def close(self) -> None:
         self._closed = True
@@ -211,10 +217,13 @@ class MoveStream:
 
     async def _run(self) -> None:
         attempts = Attempts(Backoff(first_s=0.05, cap_s=1.0))
+        failing = False
         while not self._closed:
             call = self._stub.ApplyMoves(metadata=self._metadata)
-            writer = asyncio.get_running_loop().create_task(self._write(call))
-            announced = asyncio.get_running_loop().create_task(self._learn_calls(call))
+            # A writer that fails cancels the call: the actions in flight fail now and the stream
+            # is made again, rather than queue unsent until their deadlines.
+            writer = spawn(self._write(call), f"rules stream {self.name} writer", log=log, on_failure=_cancelling(call))
+            announced = spawn(self._learn_calls(call), f"rules stream {self.name} metadata", log=log)
             self._up.set()
             self._is_up = True
             healthy = False
@@ -228,6 +237,12 @@ class MoveStream:
             except grpc.aio.AioRpcError as error:
                 if not self._closed:
                     log.warning("rules stream broke", extra={"stream": self.name, "code": error.code().name})
+            except Exception:
+                # A bug (an answer we could not settle): its actions fail below and the stream is
+                # made again after the backoff; logged once per run of failures.
+                if not failing:
+                    log.exception("rules stream failed", extra={"stream": self.name})
+                failing = True
             except asyncio.CancelledError:
                 call.cancel()
                 writer.cancel()
@@ -246,6 +261,7 @@ class MoveStream:
                 self._fail_all()
             if healthy:
                 attempts.reset()
+                failing = False
             await attempts.failed()
 
     async def _learn_calls(self, call: Any) -> None:
@@ -284,6 +300,10 @@ class MoveStream:
                 await call.write(message)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError):
             call.cancel()
+
+
+def _cancelling(call: Any) -> Callable[[BaseException], None]:
+    return lambda _: call.cancel()
 
 
 def _put(
@@ -412,7 +432,7 @@ class ReplicaSet:
         for gone in current.values():
             # Answers already on their way still arrive: close once the longest action could wait.
             gone.retired = True
-            task = asyncio.get_running_loop().create_task(self._close_later(gone), name=f"retire {gone.address}")
+            task = spawn(self._close_later(gone), f"retire {gone.address}", log=log)
             self._retiring[gone] = task
 
     async def _close_later(self, replica: Replica) -> None:

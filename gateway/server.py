@@ -54,6 +54,7 @@ from kit.redis.migrations import check_layout
 from kit.redis.pubsub import PubSub
 from kit.redis.scripts import GATEWAY_SCRIPTS
 from kit.server import RunningServer, start_server
+from kit.tasks import spawn
 
 log = logging.getLogger("tafel.gateway")
 
@@ -298,7 +299,8 @@ async def serve(settings: GatewaySettings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    serving = asyncio.ensure_future(gateway.running.server.wait_for_termination())
+    # Cancelled once either ends; a server that fails instead is logged by its supervisor.
+    serving = spawn(gateway.running.server.wait_for_termination(), "grpc server", log=log)
     waiting = asyncio.ensure_future(stop.wait())
     await asyncio.wait((serving, waiting), return_when=asyncio.FIRST_COMPLETED)
     if edge is not None:

@@ -25,6 +25,7 @@ from kit.redis.pipe import Command
 from kit.redis.pubsub import PubSub, Subscription
 from kit.redis.replies import pairs
 from kit.retry import Attempts, Backoff
+from kit.tasks import spawn
 
 log = logging.getLogger("tafel.gateway.sessions")
 LOAD_BACKOFF = Backoff(first_s=0.1, cap_s=5.0)
@@ -115,7 +116,9 @@ class Revocations:
         # Subscribed (again): read the hashes now, so nothing published before is missed.
         if self._loading is not None:
             self._loading.cancel()
-        self._loading = asyncio.get_running_loop().create_task(self._load_until_read(), name="session-revocations")
+        # It retries Redis errors itself; anything else is a bug, logged by its supervisor (the
+        # next confirmation, after a reconnect, loads again).
+        self._loading = spawn(self._load_until_read(), "session revocations", log=log)
 
     async def _load_until_read(self) -> None:
         attempts = Attempts(LOAD_BACKOFF)

@@ -28,6 +28,7 @@ from kit.health import Check, HealthMonitor
 from kit.internal_auth import InternalAuth
 from kit.reflection_v1 import enable_reflection
 from kit.settings import ServerSettings
+from kit.tasks import spawn
 from kit.undecodable import UndecodableGuard
 
 
@@ -221,7 +222,8 @@ async def run_until_signalled(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    serving = asyncio.ensure_future(running.server.wait_for_termination())
+    # Cancelled once either ends; a server that fails instead is logged by its supervisor.
+    serving = spawn(running.server.wait_for_termination(), "grpc server")
     waiting = asyncio.ensure_future(stop.wait())
     await asyncio.wait((serving, waiting), return_when=asyncio.FIRST_COMPLETED)
     await running.stop(grace_s)

@@ -26,7 +26,7 @@ from gateway.records import Records
 from gateway.watch.event_ids import check_event_id
 from gateway.watch.hub import EventHub
 from gateway.watch.watcher import LAST_OF_HISTORY
-from kit.errors import Refused, abort_stream, refusing
+from kit.errors import Refused, abort, abort_stream, refusing
 
 
 class GameServicer(play_pb2_grpc.GameServiceServicer):
@@ -217,6 +217,8 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         writer = asyncio.get_running_loop().create_task(session.run(request_iterator, context.write))
         try:
             await writer
+        except Refused as refused:  # the session broke (its reader failed): a status, not gRPC's text
+            await abort(context, refused)
         finally:
             writer.cancel()
             self.metrics.play_streams.dec()

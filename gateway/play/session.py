@@ -28,7 +28,7 @@ from gateway.play.encoding import encode_batch, live_delivery, set_time
 from gateway.play.steps import GAME_STORE_UNAVAILABLE, ActionCounters, GameSteps
 from gateway.watch.event_ids import check_event_id
 from gateway.watch.watcher import LAST_OF_HISTORY, LiveBatch
-from kit.errors import Refused, as_refused, invalid
+from kit.errors import INTERNAL, Refused, as_refused, invalid
 from kit.mailbox import Mailbox
 from kit.tasks import supervise
 
@@ -126,6 +126,7 @@ class PlaySession:
         self.watches: dict[str, asyncio.Task[None]] = {}
         self.finds: dict[int, asyncio.Task[None]] = {}  # find_match correlation id -> its search
         self.reading_done = False
+        self.broken = False  # the reader failed with a bug: the stream ends INTERNAL
         self.closed = False  # the response stream ended: answers of late actions are dropped
 
     async def run(
@@ -136,8 +137,8 @@ class PlaySession:
         """Serve the stream until it ends, sending every response with `write` (the call's
         context.write: no generator between this loop and gRPC, docs/benchmarks.md tenth pass)."""
         loop = self.loop
-        reader = loop.create_task(self._read(requests))
-        stopping = loop.create_task(self._drain_when_stopping(reader))
+        reader = supervise(loop.create_task(self._read(requests)), "play stream reader", log=log)
+        stopping = supervise(loop.create_task(self._drain_when_stopping(reader)), "play stream drain", log=log)
         try:
             while True:
                 response = await self.out.get()
@@ -160,6 +161,8 @@ class PlaySession:
                 await write(items[0] if len(items) == 1 else encode_batch(items))
                 if ended:
                     break
+            if self.broken:
+                raise Refused(grpc.StatusCode.INTERNAL, "INTERNAL", INTERNAL)
         finally:
             # Action tasks are never cancelled: once sent, an action and its bookkeeping finish
             # (this is what lets them run unshielded, one task per move).
@@ -236,13 +239,18 @@ class PlaySession:
                     await self.out.put(play_pb2.PlayResponse(correlation_id=correlation, refusal=refusal_of(missing)))
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
+        except Exception:
+            # A bug (logged by its supervisor): nothing more would be read while the watches went
+            # on, so the stream ends, INTERNAL (run), and the client reconnects.
+            self.broken = True
+            raise
         finally:
             self.reading_done = True
             for task in self.finds.values():  # a client that stopped sending leaves the queues
                 task.cancel()
             if self.actions:
                 await asyncio.gather(*tuple(self.actions), return_exceptions=True)
-            if not self.watches:
+            if not self.watches or self.broken:
                 await self.out.put(_DONE)
 
     def _action_done(self, task: asyncio.Task[None]) -> None:

@@ -28,7 +28,6 @@ import re
 from typing import Any
 
 import grpc
-from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, tournaments_pb2
 from tafel.rules.v1 import rules_pb2
@@ -43,6 +42,7 @@ from kit.errors import Refused
 from kit.loops import Loop
 from kit.redis.keys import record_key
 from kit.redis.layer import RedisLayer
+from kit.tasks import spawn
 
 log = logging.getLogger("tafel.gateway.tournaments")
 
@@ -123,19 +123,20 @@ class TournamentRunner:
         self._tasks.clear()
 
     def _spawn(self, tid: str) -> None:
-        task = asyncio.get_running_loop().create_task(self._advance_logged(tid))
+        task = spawn(self._advance_or_sweep(tid), f"tournament advance {tid}", log=log)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _advance_logged(self, tid: str) -> None:
+    async def _advance_or_sweep(self, tid: str) -> None:
+        """Advance now; a failure is left to the sweep, woken to retry at once: it logs a run of
+        failing passes once (an outage as an outage), where each game end logging its own
+        traceback repeated one fault per game."""
         try:
             await self.advance(tid)
         except asyncio.CancelledError:
             raise
-        except (RedisError, Refused):
-            log.warning("tournament advance failed; the sweep retries", extra={"tournament_id": tid})
         except Exception:
-            log.exception("tournament advance failed", extra={"tournament_id": tid})
+            self.sweeper.wake()
 
     async def on_record(self, record: play_pb2.GameRecord) -> None:
         """The game-end hook: a tournament game ended; move its tournament on (in the background,
@@ -148,13 +149,22 @@ class TournamentRunner:
         await self.sweep_once()
 
     async def sweep_once(self) -> None:
+        """Start the due tournaments and advance the running ones. A tournament that fails does
+        not hold up the others; the pass then fails with its error, for the Loop to log once and
+        retry with backoff (a clean pass logs the recovery)."""
+        failed: Exception | None = None
         for tid in await self.store.due(now_ms()):
             try:
                 await self.start_tournament(tid, by=None)
             except Refused as refused:
                 log.info("due tournament not started", extra={"tournament_id": tid, "reason": refused.reason})
         for tid in await self.store.running():
-            await self._advance_logged(tid)
+            try:
+                await self.advance(tid)
+            except Exception as error:
+                failed = failed or error
+        if failed is not None:
+            raise failed
 
     # -- starting -----------------------------------------------------------------------------------
 
@@ -207,7 +217,7 @@ class TournamentRunner:
             event = _event(started=tournaments_pb2.TournamentStarted(tournament=started))
             reply = await self.store.start(loaded, state, [event])
             if reply == 1:
-                await self._advance_logged(tid)  # pairs round 1; on failure the sweep goes on
+                await self._advance_or_sweep(tid)  # pairs round 1; started either way
                 after = await self.store.load(tid)
                 assert after is not None
                 return after
@@ -373,9 +383,9 @@ class TournamentRunner:
         # The round may be paired with its games still being created (here or on another replica):
         # advancing first creates what is missing (creating a game id again is safe), so the game
         # the player was paired in exists to be resigned instead of timing out as a missed game.
-        await self._advance_logged(tid)
+        await self._advance_or_sweep(tid)
         await self._resign_running(tid, player.player_id)
-        await self._advance_logged(tid)
+        await self._advance_or_sweep(tid)
         after = await self.store.load(tid)
         assert after is not None
         return after

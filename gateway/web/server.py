@@ -20,6 +20,7 @@ from granian.server.embed import Server
 from gateway.settings import WebSettings
 from gateway.web.app import build_app
 from gateway.web.methods import HandlerWrap, collect_methods
+from kit.tasks import spawn
 
 log = logging.getLogger("tafel.gateway.web")
 BACKLOG = 4096  # a thousand browsers reconnecting at once after a restart
@@ -87,7 +88,8 @@ async def start_edge(
         ssl_cert=settings.tls_cert,
         ssl_key=settings.tls_key,
     )
-    task = asyncio.create_task(server.serve())
+    # Awaited only by stop(): the edge dying meanwhile is logged when it happens.
+    task = spawn(server.serve(), "web edge", log=log)
     await _listening(settings.host, port, task)
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     return RunningEdge(url=f"{settings.scheme}://{host}:{port}", port=port, server=server, task=task, grace_s=grace_s)

@@ -38,6 +38,7 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from kit.redis.pipe import RedisPipe, command, open_redis, read_reply
+from kit.tasks import spawn
 
 SCHEMES = ("redis+cluster", "rediss+cluster")
 # Commands whose replies mean the same on every master: sent to all (scripts must be loaded where
@@ -253,7 +254,9 @@ class ClusterPipe(RedisPipe):
         """Reload the map in the background (after a MOVED: other slots probably moved too)."""
         if self._closed:
             return
-        task = asyncio.get_running_loop().create_task(self._quiet_refresh(self._generation))
+        # An error other than a lost connection (a refused CLUSTER SLOTS) is logged by spawn's
+        # supervisor; the next command that needs the map tries again.
+        task = spawn(self._quiet_refresh(self._generation), "cluster map refresh")
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

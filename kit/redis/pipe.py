@@ -22,6 +22,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from kit.tasks import spawn
+
 
 class RespError(Exception):
     pass
@@ -169,9 +171,17 @@ class RedisPipe:
             except (OSError, ConnectionError, TimeoutError) as error:
                 raise RedisConnectionError(f"cannot reach redis: {type(error).__name__}") from None
             self._writer = writer
-            self._loop = loop = asyncio.get_running_loop()
-            self._reader_task = loop.create_task(self._read(reader, writer))
+            self._loop = asyncio.get_running_loop()
+            # A reader that fails for a bug fails the commands waiting on it, as a lost connection
+            # would, instead of leaving them unanswered; its supervisor logs it.
+            self._reader_task = spawn(
+                self._read(reader, writer), "redis reader", on_failure=lambda _: self._lost(writer)
+            )
             return writer
+
+    def _lost(self, writer: asyncio.StreamWriter) -> None:
+        if self._writer is writer:
+            self._drop(RedisConnectionError("redis connection lost"))
 
     def _drop(self, error: Exception) -> None:
         writer, self._writer = self._writer, None

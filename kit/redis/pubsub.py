@@ -48,6 +48,7 @@ from kit.loops import Loop
 from kit.redis.cluster import ClusterPipe, is_cluster_url, node_urls
 from kit.redis.pipe import PARSE_ERRORS, READ_SIZE, RespError, command, open_redis, read_reply, reply_parser
 from kit.retry import Backoff
+from kit.tasks import spawn
 
 log = logging.getLogger("tafel.redis.pubsub")
 
@@ -293,7 +294,9 @@ class Link:
             for channel in list(channels.values()):
                 channel.again = channel.again or again
                 self._send_subscribe(channel)
-        pinger = asyncio.get_running_loop().create_task(self._ping(writer))
+        # A pinger that fails closes the connection: the Loop makes a new one, with a new pinger,
+        # rather than keep a connection nothing checks.
+        pinger = spawn(self._ping(writer), "pub/sub ping", log=log, on_failure=lambda _: writer.close())
         try:
             await self._read(reader)
         finally:

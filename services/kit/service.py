@@ -23,10 +23,12 @@ from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
+from kit import errors
 from kit.errors import Refused, abort, as_refused, invalid
 from kit.ids import check_id
 from kit.mailbox import Mailbox
 from kit.slots import Slots
+from kit.tasks import spawn as supervised
 from kit.wire import add_pre_encoded
 from services.kit import encoded
 from services.kit.codec import GameCodec, GameEnvelope, MalformedMessage, outcome_to_proto
@@ -544,6 +546,11 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
                     answer = _refusal(message.correlation_id, invalid(bad.reason, bad.message))
                 except Refused as refused:
                     answer = _refusal(message.correlation_id, refused)
+                except Exception:
+                    # A bug: this entry is refused INTERNAL now (the gateway's caller would wait
+                    # for its deadline), without the exception's text; logged once, here.
+                    log.exception("action failed", extra={"correlation_id": message.correlation_id})
+                    answer = _refusal(message.correlation_id, _internal())
                 answers.put_nowait(answer)
             finally:
                 slots.release()
@@ -551,7 +558,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         batching = False
 
         def spawn(work: Coroutine[Any, Any, None]) -> None:
-            task = asyncio.get_running_loop().create_task(work)
+            task = supervised(work, "rules stream entry", log=log)
             tasks.add(task)
             task.add_done_callback(tasks.discard)
 
@@ -594,6 +601,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
                             answers.put_nowait(encoded.applied_answer(message.correlation_id, applied))
                     except Refused as refused:
                         answers.put_nowait(_refusal(message.correlation_id, refused))
+                    except Exception:  # a bug: as in handle(), refused now and logged once
+                        log.exception("action failed", extra={"correlation_id": message.correlation_id})
+                        answers.put_nowait(_refusal(message.correlation_id, _internal()))
                     finally:
                         if not handed_on:
                             slots.release()
@@ -627,7 +637,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
 
         await context.send_initial_metadata(STREAM_CALLS)
         self.metrics.open_streams.inc()
-        reader = asyncio.get_running_loop().create_task(read())
+        # Its failure ends the stream (read's finally); supervised, so it is also logged.
+        reader = supervised(read(), "rules stream reader", log=log)
         try:
             while True:
                 answer = await answers.get()
@@ -716,6 +727,11 @@ def _mismatch(current: int, expected: int, *, moved_on: bool = False) -> Refused
         else f"the game is at version {current}, the action was made against {expected}"
     )
     return Refused(grpc.StatusCode.ABORTED, "VERSION_MISMATCH", message, current_version=current)
+
+
+def _internal() -> Refused:
+    """An entry that failed with a bug: INTERNAL, readable, never the exception's text."""
+    return Refused(grpc.StatusCode.INTERNAL, "INTERNAL", errors.INTERNAL)
 
 
 def _refusal(correlation_id: int, refused: Refused) -> bytes:
