@@ -114,6 +114,9 @@ async def test_the_clock_sweeper_without_its_script_is_logged_once_and_times_out
 
         repair(copy, "clocks/claim")
         await until(over, 5.0, "the timeout once the sweeper could claim again")
+        await until(
+            lambda: _true(bool(lines(gateway, "clock sweeper: passes succeed again"))), 3.0, "the recovery logged"
+        )
         assert len(lines(gateway, "clock sweeper: passes succeed again")) == 1
     finally:
         gateway.stop()
@@ -158,6 +161,9 @@ async def test_the_rating_sweeper_without_its_script_applies_the_game_once_repai
 
         repair(copy, "ratings/apply")
         await until(rated, 8.0, "the rating, applied by the sweeper once its script is back")
+        await until(
+            lambda: _true(bool(lines(gateway, "rating sweeper: passes succeed again"))), 3.0, "the recovery logged"
+        )
         assert len(lines(gateway, "rating sweeper: passes succeed again")) == 1
     finally:
         gateway.stop()
@@ -208,6 +214,9 @@ async def test_the_tournament_runner_without_its_save_starts_and_pairs_once_repa
 
         repair(copy, "tournaments/save")
         await until(paired, 8.0, "round 1, paired by the sweep once its script is back")
+        await until(
+            lambda: _true(bool(lines(gateway, "tournament sweeper: passes succeed again"))), 3.0, "the recovery logged"
+        )
         assert len(lines(gateway, "tournament sweeper: passes succeed again")) == 1
     finally:
         gateway.stop()
@@ -277,10 +286,11 @@ async def test_the_watch_hub_survives_its_connection_killed_and_a_watch_without_
         await until(lambda: _true(len(moves) == 1), 5.0, "the first move, live")
 
         # Redis drops the hub's pub/sub connection: it comes back by itself, and the watch goes on.
-        assert await redis.execute_command("CLIENT", "KILL", "TYPE", "pubsub") >= 1
+        assert await redis.client_kill_filter(_type="pubsub") >= 1
         version = (await b.move(game_id, version, 1)).status.version
         await until(lambda: _true(len(moves) == 2), 5.0, "the move after the pub/sub connection was killed")
         assert len(pubsub_lines(gateway, "redis unavailable")) == 1  # the lost connection, once
+        await until(lambda: _true(bool(pubsub_lines(gateway, "reachable again"))), 3.0, "the reconnection logged")
         assert len(pubsub_lines(gateway, "reachable again")) == 1
 
         # Redis gone: a new watch ends UNAVAILABLE within its deadline, it does not wait for Redis.
