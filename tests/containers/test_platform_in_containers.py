@@ -12,65 +12,9 @@ import time
 import urllib.request
 
 import pytest
-from tafel.autoplay import play_game
-from tafel.botplay import strategy_for
-from tafel.client import TafelClient
-from tafel.games.v1 import games_pb2
-from tafel.play.v1 import play_pb2
 
 from tests.containers.conftest import GATEWAYS, WEB, Deployment, docker
-
-TIMEOUT_S = 180
-
-
-async def guests(count: int, targets: list[str] | str) -> list[TafelClient]:
-    clients = []
-    for _ in range(count):
-        client = await TafelClient.connect(targets)
-        await client.sign_in_as_guest()
-        clients.append(client)
-    return clients
-
-
-class Acks:
-    """Every move a player saw acknowledged, by the version it made; `reached` is set at the
-    `mid_game`-th, when a test breaks something."""
-
-    def __init__(self, mid_game: int = 6) -> None:
-        self.versions: list[int] = []
-        self.mid_game = mid_game
-        self.reached = asyncio.Event()
-
-    def __call__(self, answer: play_pb2.SubmitMoveResponse) -> None:
-        self.versions.append(answer.version)
-        if len(self.versions) >= self.mid_game:
-            self.reached.set()
-
-
-async def play_out(
-    clients: list[TafelClient], game_id: str, seats: list[int], game: str, acks: Acks, think_s: float = 0.0
-) -> list[games_pb2.Outcome]:
-    return await asyncio.wait_for(
-        asyncio.gather(
-            *(
-                play_game(c, game_id, seat, strategy_for(game, 1, seed=seat), think_s=think_s, on_move=acks)
-                for c, seat in zip(clients, seats, strict=True)
-            )
-        ),
-        TIMEOUT_S,
-    )
-
-
-async def check_record(
-    client: TafelClient, game_id: str, acks: Acks, outcome: games_pb2.Outcome, lost_acks: int = 0
-) -> None:
-    """No move lost, none doubled: every acknowledged version is distinct and in the record, and the
-    record holds no more moves than were made (a crash may lose an answer, never a move)."""
-    record = await client.get_record(game_id)
-    assert record.outcome == outcome
-    assert len(acks.versions) == len(set(acks.versions)), f"a version acknowledged twice: {sorted(acks.versions)}"
-    assert max(acks.versions) <= len(record.actions)
-    assert len(acks.versions) <= len(record.actions) <= len(acks.versions) + lost_acks
+from tools.audited_play import Acks, guests, play_out, record_problem, room_game
 
 
 async def test_connect4_through_matchmaking_across_both_gateways(deployment: Deployment) -> None:
@@ -84,7 +28,7 @@ async def test_connect4_through_matchmaking_across_both_gateways(deployment: Dep
         acks = Acks()
         outcomes = await play_out([a, b], matches[0].game_id, [m.seat for m in matches], "connect4", acks)
         assert outcomes[0] == outcomes[1] and outcomes[0].reason
-        await check_record(a, matches[0].game_id, acks, outcomes[0])
+        assert not await record_problem(a, matches[0].game_id, acks, outcomes[0])
     finally:
         for client in (a, b):
             await client.close()
@@ -93,14 +37,11 @@ async def test_connect4_through_matchmaking_across_both_gateways(deployment: Dep
 async def test_plus4_in_a_private_room(deployment: Deployment) -> None:
     host, guest = await guests(2, list(GATEWAYS))
     try:
-        room = await host.create_room("plus4", seats=2, per_move_s=60)
-        await guest.join_room(room.code)
-        started = await asyncio.wait_for(host.wait_room_started(room.code), 30)
-        seats = [(await c.get_game(started.game_id)).seat for c in (host, guest)]
+        game_id, seats = await room_game(host, [guest], "plus4")
         acks = Acks()
-        outcomes = await play_out([host, guest], started.game_id, seats, "plus4", acks)
+        outcomes = await play_out([host, guest], game_id, seats, "plus4", acks)
         assert outcomes[0] == outcomes[1] and outcomes[0].reason
-        await check_record(host, started.game_id, acks, outcomes[0])
+        assert not await record_problem(host, game_id, acks, outcomes[0])
     finally:
         for client in (host, guest):
             await client.close()
@@ -154,17 +95,14 @@ async def test_a_gateway_that_crashes_mid_game_is_restarted_and_the_game_goes_on
     restarts = int(deployment.state(gateway, ".RestartCount"))
     a, b = await guests(2, list(GATEWAYS))
     try:
-        room = await a.create_room("connect4", seats=2, per_move_s=60)
-        await b.join_room(room.code)
-        started = await asyncio.wait_for(a.wait_room_started(room.code), 30)
-        seats = [(await c.get_game(started.game_id)).seat for c in (a, b)]
+        game_id, seats = await room_game(a, [b], "connect4", per_move_s=60)
         acks = Acks()
-        playing = asyncio.ensure_future(play_out([a, b], started.game_id, seats, "connect4", acks, think_s=0.25))
+        playing = asyncio.ensure_future(play_out([a, b], game_id, seats, "connect4", acks, think_s=0.25))
         await asyncio.wait_for(acks.reached.wait(), 60)
         os.kill(int(deployment.state(gateway, ".State.Pid")), signal.SIGKILL)
         outcomes = await playing
         assert outcomes[0] == outcomes[1]
-        await check_record(a, started.game_id, acks, outcomes[0], lost_acks=1)
+        assert not await record_problem(a, game_id, acks, outcomes[0], lost_answers=1)
         deployment.wait_healthy(gateway)
         assert int(deployment.state(gateway, ".RestartCount")) == restarts + 1
     finally:
@@ -176,18 +114,15 @@ async def test_redis_restarted_loses_no_acknowledged_move(deployment: Deployment
     (redis,) = deployment.containers("redis")
     a, b = await guests(2, list(GATEWAYS))
     try:
-        room = await a.create_room("connect4", seats=2, per_move_s=120)
-        await b.join_room(room.code)
-        started = await asyncio.wait_for(a.wait_room_started(room.code), 30)
-        seats = [(await c.get_game(started.game_id)).seat for c in (a, b)]
+        game_id, seats = await room_game(a, [b], "connect4", per_move_s=120)
         acks = Acks()
-        playing = asyncio.ensure_future(play_out([a, b], started.game_id, seats, "connect4", acks, think_s=0.25))
+        playing = asyncio.ensure_future(play_out([a, b], game_id, seats, "connect4", acks, think_s=0.25))
         await asyncio.wait_for(acks.reached.wait(), 60)
         acked_before = len(acks.versions)
         await asyncio.to_thread(docker, "restart", "--time", "10", redis)
         outcomes = await playing
         assert acked_before >= 6 and outcomes[0] == outcomes[1]
-        await check_record(a, started.game_id, acks, outcomes[0], lost_acks=1)
+        assert not await record_problem(a, game_id, acks, outcomes[0], lost_answers=1)
     finally:
         for client in (a, b):
             await client.close()
