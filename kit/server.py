@@ -4,7 +4,10 @@ graceful stop on SIGTERM/SIGINT that turns health to NOT_SERVING, drains in-flig
 
 Health answers SERVING only while the process can do its work: its composition root hands
 `RunningServer.watch_health` its tier's checks (kit/health.py, docs/health.md). The health
-service answers without the internal secret (kit/internal_auth.py), so probes need none."""
+service answers without the internal secret (kit/internal_auth.py), so probes need none.
+One more name, LIVENESS, says only that the process runs (SERVING from its start until it stops):
+a liveness probe asks it, so a Redis outage, which turns every other name NOT_SERVING, does not
+make an orchestrator restart every server at once."""
 
 from __future__ import annotations
 
@@ -30,6 +33,8 @@ from kit.reflection_v1 import enable_reflection
 from kit.settings import ServerSettings
 from kit.tasks import spawn
 from kit.undecodable import UndecodableGuard
+
+LIVENESS = "tafel.liveness"
 
 
 class HealthServicer(health.aio.HealthServicer):  # type: ignore[misc]
@@ -96,7 +101,7 @@ class RunningServer:
 
     async def stop(self, grace_s: float) -> None:
         await self.stop_health()
-        for name in (*self.service_names, ""):
+        for name in (*self.service_names, "", LIVENESS):
             await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.server.stop(grace_s)
 
@@ -191,7 +196,7 @@ async def start_server(
         port = bound
         await server.start()
         servers.append(server)
-    for name in (*names, ""):
+    for name in (*names, "", LIVENESS):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return RunningServer(server=ServerGroup(servers), port=port, health=health_servicer, service_names=names)
 

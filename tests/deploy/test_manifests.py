@@ -18,6 +18,7 @@ import yaml
 
 from gateway.settings import GatewaySettings
 from kit.catalog import GAMES
+from kit.server import LIVENESS
 from tests.clients.platform_fixture import ENV
 from tools import check_deploy
 from tools.platform import Platform
@@ -157,7 +158,14 @@ def test_the_probes_and_health_check_ask_what_the_real_servers_serve(
     for name, port in ports.items():
         probe = workloads[name]["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["grpc"]
         assert health(port, probe["service"]) == 0, (name, probe)  # the readiness probe's service
-        assert health(port) == 0  # the liveness probe's and the image's HEALTHCHECK: the server
+        container = workloads[name]["spec"]["template"]["spec"]["containers"][0]
+        for kind in ("livenessProbe", "startupProbe"):  # the process runs, whatever Redis does
+            assert container[kind]["grpc"]["service"] == LIVENESS, (name, kind)
+            assert health(port, LIVENESS) == 0
+        assert health(port) == 0  # the image's HEALTHCHECK: the whole server can do its work
+        # The layout is migrated before the server's container starts (docs/migrations.md).
+        (init,) = workloads[name]["spec"]["template"]["spec"]["initContainers"]
+        assert init["command"][:3] == ["python", "-m", "tools.migrate"] and init["image"] == container["image"]
         assert health(port, "tafel.no.such.Service") == 1
     connect4_and_gateway.kill("connect4-0")
     assert health(ports["connect4"]) == 1
