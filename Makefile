@@ -14,7 +14,7 @@ STAMP  := $(VENV)/.installed-runtime
 DEV    := $(VENV)/.installed-dev
 PROTOS := $(shell find protos -name '*.proto')
 
-.PHONY: all install venv-python gen native ts web chromium redis loadgen-go docker images deploy-test lint typecheck test run reset bench bench-load fuzz chaos baseline clean
+.PHONY: all install venv-python gen native ts web chromium redis loadgen-go docker images deploy-test swarm-upgrade bench-deploy lint typecheck test run reset bench bench-load fuzz chaos baseline clean
 
 all: test
 
@@ -147,6 +147,16 @@ deploy-test: gen/.stamp $(DEV) native web
 	@tools/docker_engine.sh start; status=$$?; \
 	  if [ $$status = 0 ]; then $(PY) -m tools.images && $(PY) -m pytest -q tests/containers $(PYTEST_ARGS); status=$$?; fi; \
 	  tools/docker_engine.sh stop; exit $$status
+
+# A rolling upgrade on a single-node Docker swarm under 50 live games (tools/swarm.py; figures in
+# docs/deploy.md). Makes and leaves the swarm itself; a shorter run is in deploy-test.
+swarm-upgrade: images
+	$(PY) -m tools.swarm upgrade $(SWARM_ARGS)
+
+# The deploy's figures (tools/bench_deploy.py, docs/deploy.md): image sizes and build times, compose
+# up to the first game, containers against make run's processes under the same load. BENCH_ARGS=--cold.
+bench-deploy: images
+	$(PY) -m tools.bench_deploy $(BENCH_ARGS)
 
 # Then the end-to-end set again on a local Redis Cluster (3 masters + 3 replicas; docs/cluster.md):
 # all three games through two gateways, matchmaking, rooms, clocks, records, ratings, tournaments,

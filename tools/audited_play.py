@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import random
 import time
 from collections.abc import Sequence
 
@@ -72,11 +73,13 @@ async def play_out(
     think_s: float = 0.0,
     timeout_s: float = 180.0,
 ) -> list[games_pb2.Outcome]:
-    """Every client plays its seat to the end with a level-1 bot's moves."""
+    """Every client plays its seat to the end with a level-1 bot's moves (seeded per game, so the
+    games differ)."""
+    seed = random.randrange(2**32)
     return await asyncio.wait_for(
         asyncio.gather(
             *(
-                play_game(client, game_id, seat, strategy_for(game, 1, seed=seat), think_s=think_s, on_move=acks)
+                play_game(client, game_id, seat, strategy_for(game, 1, seed=seed + seat), think_s=think_s, on_move=acks)
                 for client, seat in zip(clients, seats, strict=True)
             )
         ),

@@ -75,7 +75,8 @@ class Deployment:
         return done.stdout + done.stderr
 
 
-@pytest.fixture(scope="session")
+# Per module: the swarm test (test_swarm.py) runs after it, with the machine to itself.
+@pytest.fixture(scope="module")
 def deployment() -> Iterator[Deployment]:
     try:
         docker("info")
