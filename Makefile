@@ -202,6 +202,10 @@ fuzz: gen/.stamp
 chaos: gen/.stamp
 	$(PY) -m tools.chaos $(CHAOS_ARGS)
 
+# An hour of human-paced play with restarts: slopes, Redis census, audit (tools/soak.py; docs/benchmarks.md).
+soak: gen/.stamp
+	$(PY) -m tools.soak $(SOAK_ARGS)
+
 baseline: $(DEV)
 	$(VENV)/bin/buf build -o $(BASELINE)
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
-from kit.counters import LoopCounters, LoopHistograms
+from kit.counters import LoopCounters, LoopHistograms, loop_tasks_gauge
 
 
 class GatewayMetrics:
@@ -38,4 +38,5 @@ class GatewayMetrics:
 
     def serve(self, port: int, host: str = "127.0.0.1") -> None:
         if port:
+            loop_tasks_gauge(self.registry)
             start_http_server(port, addr=host, registry=self.registry)

@@ -12,12 +12,13 @@ counter or histogram family (`<name>_total`; `_bucket`, `_count`, `_sum`), witho
 
 from __future__ import annotations
 
+import asyncio
 from abc import abstractmethod
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from typing import Generic, TypeVar, cast
 
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
@@ -155,3 +156,13 @@ class LoopHistograms(_Family[LoopHistogram]):
                 buckets.append((le, float(cumulative)))
             family.add_metric(values, buckets, total)
         return [family]
+
+
+def loop_tasks_gauge(registry: CollectorRegistry) -> None:
+    """`tafel_event_loop_tasks`: the running loop's unfinished asyncio tasks, read at each scrape, so
+    a soak (tools/soak.py) sees a task leak. Called on the loop's thread; the scrape's thread reads
+    the set (asyncio.all_tasks retries a copy the loop changed meanwhile)."""
+    loop = asyncio.get_running_loop()
+    Gauge("tafel_event_loop_tasks", "Unfinished asyncio tasks of the process's loop", registry=registry).set_function(
+        lambda: float(len(asyncio.all_tasks(loop)))
+    )

@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import random
 import signal
 import sys
@@ -63,12 +64,21 @@ class ChaosSettings:
     down_s: float = 0.5  # how long a stopped process stays down
     per_move_s: float = 5.0  # the turn clock of every game (the settle waits for it)
     think_s: float = 0.05  # every player's pause before a move (paces the load on a small machine)
+    # >0: the audited players' pauses are log-normal with this sigma and a mean of think_s (a
+    # person: the median lower, a long tail; tools/soak.py), at most 3/4 of the turn clock.
+    think_sigma: float = 0.0
     grace_s: float = 2.0  # a gateway's drain on SIGTERM
     seed: int = 1
     # The load generator must keep playing through the failures: a run whose load died (or
     # never started) proves nothing, so fewer moves than this per game-second is a failure. A
     # healthy run makes ~16 (docs/benchmarks.md).
     loadgen_floor_per_game_s: float = 1.0
+
+    def think(self, rng: random.Random) -> float:
+        if self.think_sigma <= 0:
+            return self.think_s
+        median = self.think_s / math.exp(self.think_sigma**2 / 2)
+        return min(rng.lognormvariate(math.log(median), self.think_sigma), self.per_move_s * 0.75)
 
     @property
     def loadgen_floor(self) -> int:
@@ -211,7 +221,7 @@ async def play_one(
             if seat in status.to_act:
                 if time.monotonic() >= stop_at:
                     return  # the run is over: the clock ends this game
-                await asyncio.sleep(settings.think_s)
+                await asyncio.sleep(settings.think(rng))
                 game = await client.get_game(game_id)
                 status = game.summary.status
                 if status.over or seat not in status.to_act:

@@ -115,6 +115,8 @@ class Platform:
     # run`, whose data folder outlives code changes). The tests leave it off: their Redis starts
     # empty, and servers stamp an empty Redis themselves (kit/redis/migrations check_layout).
     migrate: bool = False
+    # With free ports, a metrics endpoint for each server all the same (a soak reads them: tools/soak.py).
+    metrics: bool = False
 
     def _env(self, port: int, **more: str) -> dict[str, str]:
         env = dict(os.environ)
@@ -127,6 +129,8 @@ class Platform:
         if self.fixed_ports and port and "TAFEL_METRICS_PORT" not in self.extra_env:
             taken = sum(1 for child in self.children if child.metrics_url)
             env["TAFEL_METRICS_PORT"] = str(_free_or(METRICS_BASE_PORT + taken))
+        elif self.metrics and port and "TAFEL_METRICS_PORT" not in self.extra_env:
+            env["TAFEL_METRICS_PORT"] = str(free_port())
         return env
 
     def _port(self, base: int, index: int) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
-from kit.counters import LoopCounter, LoopCounters, LoopHistograms
+from kit.counters import LoopCounter, LoopCounters, LoopHistograms, loop_tasks_gauge
 
 
 class RulesMetrics:
@@ -43,4 +43,5 @@ class RulesMetrics:
 
     def serve(self, port: int, host: str = "127.0.0.1") -> None:
         if port:
+            loop_tasks_gauge(self.registry)
             start_http_server(port, addr=host, registry=self.registry)
