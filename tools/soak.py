@@ -284,6 +284,21 @@ class SoakReport:
             for process in GATEWAYS + REPLICAS
         }
 
+    def incarnations(self) -> list[dict[str, Any]]:
+        """Each process incarnation (pid): when it was sampled, and its slopes per metric over its
+        own steady segments (the pooled slopes above, one incarnation at a time)."""
+        cuts = sorted({at for at, _ in self.restarts})
+        out = []
+        for process in GATEWAYS + REPLICAS:
+            for pid in dict.fromkeys(s.pid for s in self.samples if s.process == process):
+                own = [s for s in self.samples if s.process == process and s.pid == pid]
+                row: dict[str, Any] = {"process": process, "pid": pid, "from_s": own[0].at_s, "to_s": own[-1].at_s}
+                for metric in METRICS:
+                    slope = slope_per_hour(steady_segments(own, process, metric, cuts, self.settings.settle_s))
+                    row[metric] = None if slope is None else round(slope, 2)
+                out.append(row)
+        return out
+
     def ranges(self) -> dict[str, dict[str, tuple[float, float]]]:
         """Each metric's lowest and highest sample, per process (all incarnations)."""
         out: dict[str, dict[str, tuple[float, float]]] = {}
@@ -330,12 +345,13 @@ class SoakReport:
         return {
             "settings": asdict(self.settings),
             "ran_s": round(self.ran_s, 1),
-            "restarts": len(self.restarts),
+            "restarts": [[at, name] for at, name in self.restarts],
             "samples": len(self.samples),
             "slopes_per_h": {p: {m: None if v is None else round(v, 2) for m, v in row.items()}
                              for p, row in self.slopes().items()},
             "ranges": {p: {m: [round(lo, 1), round(hi, 1)] for m, (lo, hi) in row.items()}
                        for p, row in self.ranges().items()},
+            "incarnations": self.incarnations(),
             "too_steep": self.too_steep(),
             "census_start": None if self.start_census is None else asdict(self.start_census),
             "census_end": None if self.end_census is None else asdict(self.end_census),
@@ -362,6 +378,12 @@ class SoakReport:
                 shown = "n/a" if value is None else f"{value:+.2f}"
                 cells.append(f"{metric} {shown} [{lo:.1f}..{hi:.1f}]")
             out.append(f"  {process:11} " + "  ".join(cells))
+        out.append("per incarnation (slopes per hour over its steady segments):")
+        for row in self.incarnations():
+            out.append(
+                f"  {row['process']:11} pid {row['pid']:<8} {row['from_s']:6.0f}-{row['to_s']:<6.0f} s  "
+                + "  ".join(f"{metric} {row[metric]}" for metric in METRICS)
+            )
         for label, taken in (("start", self.start_census), ("end", self.end_census)):
             if taken is None:
                 continue
