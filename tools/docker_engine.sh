@@ -26,7 +26,10 @@ start() {
   fi
   if ! docker info >/dev/null 2>&1; then
     root || { echo "docker-engine: the Docker engine does not answer and we may not start it" >&2; return 1; }
-    nohup dockerd >build/dockerd.log 2>&1 &
+    # --userland-proxy=false: published ports by the kernel's NAT rather than a docker-proxy process
+    # copying every byte (measured: 0.52-0.62x make run's moves/s through the proxy, 0.76x without;
+    # docs/deploy.md).
+    nohup dockerd --userland-proxy=false >build/dockerd.log 2>&1 &
     echo $! >"$STARTED"
     for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
     docker info >/dev/null 2>&1 || { echo "docker-engine: dockerd did not answer in 60 s (build/dockerd.log)" >&2; tail -20 build/dockerd.log >&2; return 1; }
