@@ -7,7 +7,8 @@ FROM ${BASE_IMAGE}
 ARG VERSION=0.0.0
 ARG REVISION=unknown
 ARG CREATED=unknown
-LABEL org.opencontainers.image.title="tafel-redis" \
+LABEL tafel.build="image" \
+      org.opencontainers.image.title="tafel-redis" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.created="${CREATED}"

@@ -244,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     except ImageBuildError as error:
         print(f"make images: {error}", file=sys.stderr)
         return 1
+    # What this rebuild left untagged (the previous images, the build stage), and only that.
+    _run("docker", "image", "prune", "--force", "--filter", "label=tafel.build", quiet=True)
     for tag in (TAFEL_IMAGE, REDIS_IMAGE):
         size = _run("docker", "image", "inspect", "--format", "{{.Size}}", f"{tag}:latest", quiet=True).strip()
         print(f"{tag}:latest  {int(size) / 2**20:.0f} MiB  (revision {revision()[:12]})")

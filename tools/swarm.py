@@ -247,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
                 break
             time.sleep(1)
         docker("volume", "rm", f"{STACK}_redis-data", check=False)
+        docker("image", "rm", "tafel:upgrade", check=False)
         if made_swarm:
             docker("swarm", "leave", "--force", check=False)
     print(
