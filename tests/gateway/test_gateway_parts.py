@@ -240,7 +240,10 @@ class FakeGame:
         else:  # as if the wake-up was lost on the way
             keys = game_keys(self.game_id)
             for message in messages:
-                await self.store.layer.client.xadd(keys.events, {"e": message.SerializeToString()}, id=message.event_id)
+                # As commit.lua writes it: the event and the status after it ('t').
+                status = games_pb2.GameStatus(version=version).SerializeToString()
+                fields = {"e": message.SerializeToString(), "t": status}
+                await self.store.layer.client.xadd(keys.events, fields, id=message.event_id)
             await self.store.layer.client.hset(keys.state, "v", version)
         self.version = version
 
@@ -333,7 +336,7 @@ async def test_the_lean_redis_pipe(redis: Redis, redis_url: str) -> None:
         assert await redis.get(key) is None
         await other.script_flush()
         load = script("rules/load")  # a read: {answer, state fields, digest} of no game
-        nothing = [f"{key}:state", f"{key}:reqs"]
+        nothing = [f"{key}:state"]
         assert await layer.run(load, nothing, ["x"]) == [b"", [None] * 8, b""]  # NOSCRIPT, then EVAL
         assert await layer.run(load, nothing, ["y"]) == [b"", [None] * 8, b""]
         # The connection dies: what is in flight fails as a RedisError, the next call reconnects.

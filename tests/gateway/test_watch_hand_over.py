@@ -25,12 +25,17 @@ def event(version: int, ended: bool = False) -> games_pb2.GameEvent:
     return made
 
 
+def entry(version: int) -> dict[str, bytes]:
+    """A stream entry as commit.lua writes it: the event and the game's status after it ('t')."""
+    return {"e": event(version).SerializeToString(), "t": games_pb2.GameStatus(version=version).SerializeToString()}
+
+
 async def test_live_events_are_handed_over_in_order_and_gaps_still_come_from_the_stream(
     redis: Redis, layer: RedisLayer
 ) -> None:
     game_id = f"hand-{uuid.uuid4().hex[:8]}"
     keys = game_keys(game_id)
-    await redis.xadd(keys.events, {"e": event(0).SerializeToString()}, id="0-1")  # the history
+    await redis.xadd(keys.events, entry(0), id="0-1")  # the history
     await redis.hset(keys.state, mapping={"l": "0-1", "f": "0"})
     watch = Watch(GameReads(layer), game_id, "")
     handed: list[str] = []
@@ -61,7 +66,7 @@ async def test_live_events_are_handed_over_in_order_and_gaps_still_come_from_the
         assert handed == ["1-1"]  # a duplicate is dropped there too
         # Every live batch's events are in the stream before they are published; 2's batch is lost.
         for version in (1, 2, 3):
-            await redis.xadd(keys.events, {"e": event(version).SerializeToString()}, id=f"{version}-1")
+            await redis.xadd(keys.events, entry(version), id=f"{version}-1")
         consumed.clear()
         watch.push(live(3))  # version 2 is missing: the consumer reads it from the stream
         assert handed == ["1-1"]
@@ -105,7 +110,7 @@ async def test_a_watch_started_at_its_view_reads_nothing_from_the_stream(redis: 
     game_id = f"view-{uuid.uuid4().hex[:8]}"
     keys = game_keys(game_id)
     for version in (0, 1):
-        await redis.xadd(keys.events, {"e": event(version).SerializeToString()}, id=f"{version}-1")
+        await redis.xadd(keys.events, entry(version), id=f"{version}-1")
     await redis.hset(keys.state, mapping={"l": "1-1", "f": "0"})
     try:
         reads = CountedReads(layer)
