@@ -56,7 +56,8 @@ async def run(url: str, games: int, watchers: int, batches: int) -> tuple[float,
     for g in range(games):
         keys = game_keys(f"{prefix}{g}")
         created = games_pb2.GameEvent(event_id="0-1", version=0)
-        await redis.xadd(keys.events, {"e": created.SerializeToString()}, id="0-1")
+        status = games_pb2.GameStatus(version=0).SerializeToString()  # beside each event, as commit.lua writes
+        await redis.xadd(keys.events, {"e": created.SerializeToString(), "t": status}, id="0-1")
         await redis.hset(keys.state, mapping={"l": "0-1", "f": "0"})
     ready, done = asyncio.Semaphore(0), asyncio.Semaphore(0)
 
