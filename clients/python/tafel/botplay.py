@@ -16,7 +16,7 @@ from tafel.client import TafelClient
 from tafel.errors import TafelError, from_rpc_error
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import bots_pb2
-from tafel.retry import Attempts, Backoff
+from tafel.retry import STREAM_RETRYABLE, Attempts, Backoff
 
 log = logging.getLogger("tafel.bots")
 
@@ -44,13 +44,23 @@ def random_strategy(game: str, rng: random.Random | None = None) -> Strategy:
     return choose
 
 
-async def run_bot(client: TafelClient, game: str, level: int, games: int) -> int:
+def say_connection(up: bool) -> None:
+    """What a bot's terminal says when its stream is lost and back (words, never gRPC's text)."""
+    if up:
+        print("Connected to the game server again.", flush=True)
+    else:
+        print("Lost the connection to the game server. Reconnecting… (Ctrl-C stops the bot)", flush=True)
+
+
+async def run_bot(client: TafelClient, game: str, level: int, games: int, *, per_move_s: float | None = None) -> int:
     played = 0
+    # A bot is left running: it outlasts a platform restart of minutes (Ctrl-C stops it).
+    client.patient = True
     # One play stream for every game: each search starts its game's watch (the view comes with
     # the match), so a game costs no call, read or watch request of its own.
-    async with client.play_stream() as stream:
+    async with client.play_stream(on_connection=say_connection) as stream:
         while games == 0 or played < games:
-            match, watching = await stream.find_and_watch(game)
+            match, watching = await stream.find_and_watch(game, per_move_s=per_move_s)
             outcome = await play_game(
                 client,
                 match.game_id,
@@ -71,6 +81,7 @@ async def serve_request(client: TafelClient, request: bots_pb2.BotRequest) -> No
     requested level. Its own account per request: two bots asked for one room (Colour Square's
     three or four seats) take two seats, where the pool's one account would take one."""
     bot = TafelClient(client.channel)  # the pool's connection, another player's session
+    bot.patient = True  # its game outlasts a platform restart, as the pool does
     await bot.sign_in_as_guest()
     room = await bot.join_room(request.room_code)
     if not room.game_id:
@@ -86,8 +97,9 @@ async def run_pool(client: TafelClient, games: list[str], *, ready: asyncio.Even
     """Serve bot requests until cancelled; each request is played in its own task. `games` empty:
     every game the gateway offers."""
     tasks: set[asyncio.Task[Any]] = set()
-    # The pool outlasts a gateway's restart: up to 31 failed attempts in a row, 5 s apart at most.
-    attempts = Attempts(31, Backoff(first_s=0.2, cap_s=5.0))
+    # The pool outlasts a platform restart however long it takes: it keeps trying, 5 s apart at
+    # most, until it is stopped.
+    attempts = Attempts(None, Backoff(first_s=0.2, cap_s=5.0))
     while True:
         call = client.bots.ServeBotRequests(bots_pb2.ServeBotRequestsRequest(games=games), metadata=client.metadata())
         try:
@@ -101,7 +113,7 @@ async def run_pool(client: TafelClient, games: list[str], *, ready: asyncio.Even
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
         except grpc.aio.AioRpcError as error:
-            if error.code() != grpc.StatusCode.UNAVAILABLE or attempts.exhausted:
+            if error.code() not in STREAM_RETRYABLE or attempts.exhausted:
                 raise from_rpc_error(error) from None
             await attempts.failed()
 

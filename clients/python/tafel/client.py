@@ -23,9 +23,9 @@ from tafel.errors import NotFound, TafelError, Unavailable, from_rpc_error
 from tafel.games.v1 import games_pb2
 from tafel.messages import game_move, game_options
 from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2, play_pb2_grpc, tournaments_pb2, tournaments_pb2_grpc
-from tafel.play_stream import PlayStream
+from tafel.play_stream import MAX_RECONNECTS, PlayStream
 from tafel.requests import duration, event_position, find_match_request, is_after, new_request_id
-from tafel.retry import RETRYABLE, STREAM_RETRYABLE, Attempts, Backoff, service_config
+from tafel.retry import RETRYABLE, STREAM_RETRYABLE, Attempts, Backoff, Link, service_config
 
 # Older callers import these from here.
 __all__ = [
@@ -41,6 +41,8 @@ STREAM_ATTEMPTS = 20  # consecutive failed attempts before a resuming stream giv
 
 
 GAP_S = 10.0  # how long a unary call waits for a gateway to come back (see TafelClient._call)
+# ... and a patient client's (a bot): long enough for the whole platform to be restarted by hand.
+PATIENT_GAP_S = 600.0
 
 
 def _channel(
@@ -89,6 +91,10 @@ class TafelClient:
         # Calls a retry could apply twice (tafel/retry.py NOT_IDEMPOTENT): never waited for and resent.
         self._once = frozenset({id(self.accounts.Register), id(self.lobby.CreateRoom), id(self.bots.RequestBot)})
         self._reached = False  # some call was answered: a gateway existed, so UNAVAILABLE is a gap
+        # A program left running (a bot, the bot pool) outlasts a platform restart of minutes: its
+        # resuming streams never give up (their backoff stays capped) and a unary call waits up
+        # to PATIENT_GAP_S for a gateway. Ctrl-C (cancellation) still stops it at once.
+        self.patient = False
 
     @classmethod
     async def connect(
@@ -146,17 +152,22 @@ class TafelClient:
             if error.code() != grpc.StatusCode.UNAVAILABLE or not self._reached or id(method) in self._once:
                 raise from_rpc_error(error) from None
             left = deadline - asyncio.get_running_loop().time()
+            gap = PATIENT_GAP_S if self.patient else min(left, GAP_S)
             try:
-                await asyncio.wait_for(self.channel.channel_ready(), min(left, GAP_S))
+                await asyncio.wait_for(self.channel.channel_ready(), gap)
             except (TimeoutError, grpc.aio.UsageError):
                 raise from_rpc_error(error) from None
             try:
-                left = max(0.1, deadline - asyncio.get_running_loop().time())
+                left = timeout if self.patient else max(0.1, deadline - asyncio.get_running_loop().time())
                 answer = await method(request, metadata=self.metadata(), timeout=left)
             except grpc.aio.AioRpcError as again:
                 raise from_rpc_error(again) from None
         self._reached = True
         return answer
+
+    def _limit(self, max_retries: int | None) -> int | None:
+        """A resuming stream's limit on consecutive failures (None: never give up)."""
+        return None if self.patient else max_retries
 
     # -- accounts -----------------------------------------------------------------------------------
 
@@ -212,17 +223,24 @@ class TafelClient:
         per_move_s: float | None = None,
         min_seats: int = 0,
         max_seats: int = 0,
+        max_retries: int | None = STREAM_ATTEMPTS,
+        on_connection: Callable[[bool], Awaitable[None]] | None = None,
     ) -> AsyncIterator[play_pb2.FindMatchResponse]:
         """Queue for a game and yield each status until matched. Breaking out (or cancelling
         the task) leaves the queue. A lost connection or a stopping gateway sends the search
-        again (same request id: it takes over its ticket) until it is matched."""
+        again (same request id: it takes over its ticket) until it is matched.
+
+        `max_retries` and `on_connection` as for `watch_with_deadlines` (the search is live again
+        when the gateway answers the resent search with its status)."""
         request = find_match_request(game, options, per_move_s=per_move_s, min_seats=min_seats, max_seats=max_seats)
-        attempts = Attempts(STREAM_ATTEMPTS)
+        attempts = Attempts(self._limit(max_retries))
+        link = Link(on_connection)
         while True:
             call = self.lobby.FindMatch(request, metadata=self.metadata())
             try:
                 async for update in call:
                     attempts.reset()
+                    await link.up()
                     yield update
                     if update.WhichOneof("status") == "matched":
                         return
@@ -232,6 +250,7 @@ class TafelClient:
                     raise from_rpc_error(error) from None
             finally:
                 call.cancel()
+            await link.down()
             if attempts.exhausted:
                 raise Unavailable("UNAVAILABLE", "matchmaking could not be reached")
             await attempts.failed()
@@ -270,16 +289,49 @@ class TafelClient:
     async def get_room(self, code: str) -> play_pb2.Room:
         return (await self._call(self.lobby.GetRoom, play_pb2.GetRoomRequest(code=code))).room  # type: ignore[no-any-return]
 
-    async def watch_room(self, code: str) -> AsyncIterator[play_pb2.Room]:
-        call = self.lobby.WatchRoom(play_pb2.WatchRoomRequest(code=code), metadata=self.metadata())
-        try:
-            async for update in call:
-                yield update.room
-        except grpc.aio.AioRpcError as error:
-            raise from_rpc_error(error) from None
+    async def watch_room(
+        self,
+        code: str,
+        *,
+        max_retries: int | None = STREAM_ATTEMPTS,
+        on_connection: Callable[[bool], Awaitable[None]] | None = None,
+    ) -> AsyncIterator[play_pb2.Room]:
+        """The room now and on every change, until it starts or closes. A lost connection (a
+        gateway restarting) watches again: the room is kept by the platform, not the gateway, and
+        a new watch starts with the room as it is now, so nothing is missed.
 
-    async def wait_room_started(self, code: str) -> play_pb2.Room:
-        async for room in self.watch_room(code):
+        `max_retries` and `on_connection` as for `watch_with_deadlines` (live again with the
+        room's first message)."""
+        attempts = Attempts(self._limit(max_retries))
+        link = Link(on_connection)
+        final = (play_pb2.ROOM_STATE_STARTED, play_pb2.ROOM_STATE_CLOSED)
+        while True:
+            call = self.lobby.WatchRoom(play_pb2.WatchRoomRequest(code=code), metadata=self.metadata())
+            try:
+                async for update in call:
+                    attempts.reset()
+                    self._reached = True
+                    await link.up()
+                    yield update.room
+                    if update.room.state in final:
+                        return
+                # Ended before the room started or closed: a gateway stopping. Watch again.
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in STREAM_RETRYABLE or attempts.exhausted:
+                    raise from_rpc_error(error) from None
+            finally:
+                call.cancel()
+            await link.down()
+            if attempts.exhausted:
+                raise Unavailable("UNAVAILABLE", f"the room {code} could not be watched again")
+            await attempts.failed()
+
+    async def wait_room_started(
+        self, code: str, *, on_connection: Callable[[bool], Awaitable[None]] | None = None
+    ) -> play_pb2.Room:
+        """Wait for the room's game; through a gateway's restart too (as `watch_room`)."""
+        max_retries = None if on_connection is not None else STREAM_ATTEMPTS  # someone is told: keep waiting
+        async for room in self.watch_room(code, max_retries=max_retries, on_connection=on_connection):
             if room.state == play_pb2.ROOM_STATE_STARTED:
                 return room
             if room.state == play_pb2.ROOM_STATE_CLOSED:
@@ -402,20 +454,35 @@ class TafelClient:
         return await self._call(self.tournaments.GetStandings, request)  # type: ignore[no-any-return]
 
     async def watch_tournament(
-        self, tournament_id: str, after_event_id: str = "", *, max_retries: int = 20
+        self,
+        tournament_id: str,
+        after_event_id: str = "",
+        *,
+        max_retries: int | None = STREAM_ATTEMPTS,
+        on_connection: Callable[[bool], Awaitable[None]] | None = None,
     ) -> AsyncIterator[tournaments_pb2.TournamentEvent]:
         """A tournament's events (joins, rounds with their games, results, standings), resuming
-        by itself after a dropped connection; ends after the tournament finishes."""
+        by itself after a dropped connection from the last event seen; ends after the tournament
+        finishes. `max_retries` and `on_connection` as for `watch_with_deadlines` (live again once
+        a gateway has taken the resumed watch, before any event: a quiet tournament sends none)."""
         last = after_event_id
-        attempts = Attempts(max_retries)
+        attempts = Attempts(self._limit(max_retries))
+        link = Link(on_connection)
         while True:
             call = self.tournaments.WatchTournament(
                 tournaments_pb2.WatchTournamentRequest(tournament_id=tournament_id, after_event_id=last),
                 metadata=self.metadata(),
             )
             try:
+                if link.lost:
+                    # A watch says nothing until the next event, which a quiet tournament may not
+                    # have for long: a gateway answering a read says the feed is live again.
+                    request = tournaments_pb2.GetTournamentRequest(tournament_id=tournament_id)
+                    await self.tournaments.GetTournament(request, metadata=self.metadata(), timeout=5.0)
+                    await link.up()
                 async for response in call:
                     attempts.reset()
+                    await link.up()
                     last = response.event.event_id
                     yield response.event
                     if response.event.WhichOneof("kind") in ("finished", "cancelled"):
@@ -424,15 +491,21 @@ class TafelClient:
             except grpc.aio.AioRpcError as error:
                 if error.code() not in RETRYABLE or attempts.exhausted:
                     raise from_rpc_error(error) from None
-                await attempts.failed()
             finally:
                 call.cancel()
+            await link.down()
+            await attempts.failed()
 
-    def play_stream(self, *, batch_responses: bool = True) -> PlayStream:
+    def play_stream(
+        self, *, batch_responses: bool = True, on_connection: Callable[[bool], object] | None = None
+    ) -> PlayStream:
         """The bidirectional play stream (use as `async with client.play_stream() as stream`).
         `batch_responses`: let the gateway send responses ready together in one message (an
-        action's answer with its own events), which saves a message per move."""
-        return PlayStream(self, batch_responses=batch_responses)
+        action's answer with its own events), which saves a message per move. `on_connection`:
+        called with False when the stream is lost, True once a gateway answers again. A patient
+        client's stream never stops reconnecting."""
+        limit = None if self.patient else MAX_RECONNECTS
+        return PlayStream(self, batch_responses=batch_responses, max_reconnects=limit, on_connection=on_connection)
 
     async def watch_with_deadlines(
         self,
@@ -452,7 +525,7 @@ class TafelClient:
         subscribed it, before any event), so a screen can say "Reconnecting…" meanwhile and read
         the game afresh once back."""
         last = after_event_id
-        attempts = Attempts(max_retries)
+        attempts = Attempts(self._limit(max_retries))
         lost = False
         while True:
             call = self.games.WatchGame(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, Protocol
 
 import grpc
@@ -46,9 +46,21 @@ class Connection(Protocol):
 
 
 class PlayStream:
-    def __init__(self, client: Connection, *, batch_responses: bool = True) -> None:
+    def __init__(
+        self,
+        client: Connection,
+        *,
+        batch_responses: bool = True,
+        max_reconnects: int | None = MAX_RECONNECTS,
+        on_connection: Callable[[bool], object] | None = None,
+    ) -> None:
+        """`max_reconnects`: consecutive failed reconnects before giving up (None: never).
+        `on_connection(False)` is called when the stream is lost, `on_connection(True)` when a
+        gateway answers again (so a program can say it is reconnecting)."""
         self.client = client
         self.batch_responses = batch_responses
+        self.max_reconnects = max_reconnects
+        self.on_connection = on_connection
         self._ids = itertools.count(1)
         self._pending: dict[int, tuple[play_pb2.PlayRequest, asyncio.Future[play_pb2.PlayResponse]]] = {}
         # Fifos, not asyncio.Queues: the outbox and the events are crossed by every move (tafel/fifo.py).
@@ -258,8 +270,9 @@ class PlayStream:
             raise Unavailable("STREAM_CLOSED", "the play stream was closed")
 
     async def _run(self) -> None:
-        attempts = Attempts(MAX_RECONNECTS)
+        attempts = Attempts(self.max_reconnects)
         reconnecting = False  # the first connection sends what the outbox already holds
+        lost = False  # told on_connection(False), not yet True
         while not self._closed:
             call = self.client.games.Play(metadata=self.client.metadata())
             writer = asyncio.get_running_loop().create_task(self._write(call))
@@ -270,6 +283,9 @@ class PlayStream:
                     self._outbox.put_nowait(self._set_options())
                 async for response in call:
                     attempts.reset()
+                    if lost:
+                        lost = False
+                        self._tell(True)
                     self._dispatch(response)
                 # Ended with OK while this side still talks: the gateway stopped gracefully (it
                 # said `reconnect` first). Not the end of the conversation: move and resume.
@@ -290,10 +306,17 @@ class PlayStream:
                 return
             reconnecting = True
             self.reconnects += 1
+            if not lost:
+                lost = True
+                self._tell(False)
             if attempts.exhausted:
                 self._fail_all(Unavailable("UNAVAILABLE", "the play stream could not reconnect"))
                 return
             await attempts.failed()
+
+    def _tell(self, up: bool) -> None:
+        if self.on_connection is not None:
+            self.on_connection(up)
 
     def _set_options(self) -> play_pb2.PlayRequest:
         return play_pb2.PlayRequest(correlation_id=0, set_options=play_pb2.PlayOptions(batch_responses=True))

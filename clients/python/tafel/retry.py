@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import grpc
@@ -73,6 +74,27 @@ class Attempts:
     def reset(self) -> None:
         """The stream delivered again: later failures start from the first delay."""
         self.failures = 0
+
+
+class Link:
+    """Whether a resuming stream is connected, told to its caller once per change (a screen says
+    "Reconnecting…" on the first failure, not on each retry, and "connected again" once)."""
+
+    def __init__(self, on_connection: Callable[[bool], Awaitable[None]] | None) -> None:
+        self.on_connection = on_connection
+        self.lost = False
+
+    async def down(self) -> None:
+        if not self.lost:
+            self.lost = True
+            if self.on_connection is not None:
+                await self.on_connection(False)
+
+    async def up(self) -> None:
+        if self.lost:
+            self.lost = False
+            if self.on_connection is not None:
+                await self.on_connection(True)
 
 
 def retried_methods() -> list[dict[str, str]]:

@@ -10,7 +10,7 @@ from textual.widgets import Footer, Header, RichLog, Static
 
 from tafel.cli.boards import DIE_ENUM, Cursor, Seating, columns_of, connect4_move, plus4_move, render
 from tafel.cli.describe import GAME_TITLES, describe, outcome_text, seat_names
-from tafel.cli.shared import sentence
+from tafel.cli.shared import BACK, LOST, sentence
 from tafel.client import TafelClient
 from tafel.coloursquare.v1 import coloursquare_pb2 as cs
 from tafel.errors import TafelError
@@ -153,10 +153,10 @@ class GameApp(App[str]):
             return
         self.reconnecting = not up
         if up:
-            self.say("Connected to the game server again.")
+            self.say(BACK)
             await self.refresh_game()
         else:
-            self.say("Lost the connection to the game server. Reconnecting…")
+            self.say(LOST)
             self.show_status()
 
     async def refresh_game(self) -> None:

@@ -3,13 +3,15 @@ the host may start early with the players present (StartRoom)."""
 
 from __future__ import annotations
 
+import asyncio
+
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Static
 
 from tafel.cli.describe import GAME_TITLES
-from tafel.cli.shared import sentence
+from tafel.cli.shared import BACK, LOST, sentence
 from tafel.client import TafelClient
 from tafel.errors import TafelError
 from tafel.play.v1 import play_pb2
@@ -46,6 +48,7 @@ class LobbyApp(App[str]):
         self.room = room
         self.title = f"tafel · room {room.code}"
         self.message = ""
+        self.reconnecting = False  # the room's watch is lost until a gateway answers again
 
     @property
     def hosting(self) -> bool:
@@ -67,7 +70,9 @@ class LobbyApp(App[str]):
     def show(self) -> None:
         self.query_one("#seats", Static).update(seats_text(self.room, self.client.player.player_id))
         free = self.room.seats - len(self.room.players)
-        if self.hosting:
+        if self.reconnecting:
+            line = "Reconnecting… the game server is not answering; your room is kept. Wait, or press q to leave."
+        elif self.hosting:
             line = (
                 f"Share the code {self.room.code}. The game starts when {free} more join,"
                 f" or press s to start now with {len(self.room.players)}."
@@ -78,7 +83,10 @@ class LobbyApp(App[str]):
 
     async def follow(self) -> None:
         try:
-            async for room in self.client.watch_room(self.room.code):
+            # No retry limit: the room is kept by the platform, so the screen waits for it as long
+            # as the person does (q leaves).
+            watch = self.client.watch_room(self.room.code, max_retries=None, on_connection=self.connection)
+            async for room in watch:
                 self.room = room
                 if room.state == play_pb2.ROOM_STATE_STARTED and room.game_id:
                     self.exit(room.game_id)
@@ -91,8 +99,17 @@ class LobbyApp(App[str]):
             self.message = f"Lost the room: {sentence(error)}. Press q."
             self.show()
 
+    async def connection(self, up: bool) -> None:
+        self.reconnecting = not up
+        self.message = BACK if up else LOST
+        self.show()
+
     async def action_start(self) -> None:
         if not self.hosting:
+            return
+        if self.reconnecting:
+            self.message = "Not started: the game server is not answering. Press s again once it is back."
+            self.show()
             return
         try:
             room = await self.client.start_room(self.room.code)
@@ -105,7 +122,8 @@ class LobbyApp(App[str]):
 
     async def action_leave(self) -> None:
         try:
-            await self.client.leave_room(self.room.code)
-        except TafelError:
+            # With the server away, q must not wait for it: leave at once (the seat stays taken).
+            await asyncio.wait_for(self.client.leave_room(self.room.code), 2 if self.reconnecting else 30)
+        except (TafelError, TimeoutError):
             pass  # leaving a room that already closed or started: nothing to undo
         self.exit("")

@@ -112,6 +112,7 @@ def parser() -> argparse.ArgumentParser:
     bot.add_argument("game", choices=GAMES)
     bot.add_argument("--level", type=int, choices=(1, 2, 3), default=1)
     bot.add_argument("--games", type=int, default=0, help="stop after N games (0 = forever)")
+    bot.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help="the clock it searches for")
 
     tour = command("tournament", "list, create, join, start or watch tournaments")
     tour.add_argument("action", choices=("list", "create", "join", "start", "watch"))
@@ -202,7 +203,7 @@ async def run(args: argparse.Namespace, console: Console) -> int:
         if args.command == "bot":
             from tafel.botplay import run_bot
 
-            return await run_bot(client, args.game, args.level, args.games)
+            return await run_bot(client, args.game, args.level, args.games, per_move_s=args.per_move)
         if args.command == "bot-pool":
             from tafel.botplay import run_pool
 

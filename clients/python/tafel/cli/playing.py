@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 
 from tafel.cli.describe import GAME_TITLES
-from tafel.cli.shared import per_move, table_options
+from tafel.cli.shared import console_connection, per_move, table_options
 from tafel.client import TafelClient
 from tafel.errors import NotFound
 
@@ -36,11 +36,15 @@ async def play(client: TafelClient, args: argparse.Namespace, console: Console) 
         if args.vs_bot:
             await client.request_bot(room.code, args.vs_bot)
             console.print(f"asked for a level {args.vs_bot} bot; waiting for it to join ...")
-        game_id = room.game_id or (await client.wait_room_started(room.code)).game_id
+        told = console_connection(console, "The room is kept.", "Still waiting for the bot ...")
+        game_id = room.game_id or (await client.wait_room_started(room.code, on_connection=told)).game_id
         public = room.watchable
     else:
         console.print(f"looking for a {title} opponent ... (Ctrl-C to stop)")
-        game_id = (await client.find_match(args.game, options, **timing)).game_id
+        # No retry limit: the search waits for the platform as long as the person does.
+        told = console_connection(console, "Your search is kept.", f"Still looking for a {title} opponent ...")
+        found = await client.find_match(args.game, options, max_retries=None, on_connection=told, **timing)
+        game_id = found.game_id
     return await open_game(client, game_id, console, playing=True, public=public)
 
 

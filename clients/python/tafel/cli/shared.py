@@ -5,9 +5,11 @@ to the commands' modules, which must not import main.py back (an import cycle)."
 from __future__ import annotations
 
 import argparse
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from google.protobuf.message import Message
+from rich.console import Console
 from rich.table import Table
 
 from tafel.coloursquare.v1 import coloursquare_pb2
@@ -25,6 +27,24 @@ def sentence(error: TafelError) -> str:
     for a status gRPC made (tafel/errors.py keeps gRPC's own text out of `message`), never a code."""
     text = error.message or error.reason.replace("_", " ").lower()
     return text.rstrip(".")
+
+
+# What every screen says when the game server stops answering, and when it is back (issue 34.5).
+LOST = "Lost the connection to the game server. Reconnecting…"
+BACK = "Connected to the game server again."
+
+
+def console_connection(console: Console, kept: str, meanwhile: str) -> Callable[[bool], Awaitable[None]]:
+    """An `on_connection` for a wait printed line by line (matchmaking, a room, a tournament's
+    feed): the loss and the return in words, what is kept, what it is doing once back."""
+
+    async def tell(up: bool) -> None:
+        if up:
+            console.print(f"{BACK} {meanwhile}", highlight=False)
+        else:
+            console.print(f"{LOST} {kept} (Ctrl-C stops.)", highlight=False)
+
+    return tell
 
 
 def per_move(seconds: float | None) -> dict[str, Any]:

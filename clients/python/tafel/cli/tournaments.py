@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tafel.cli.describe import GAME_TITLES
-from tafel.cli.shared import id_column
+from tafel.cli.shared import console_connection, id_column
 from tafel.client import TafelClient
 from tafel.play.v1 import tournaments_pb2 as tp
 from tafel.requests import duration
@@ -121,7 +121,9 @@ async def tournaments(client: TafelClient, args: argparse.Namespace, console: Co
 
 async def follow(client: TafelClient, tournament_id: str, *, playing: bool, console: Console) -> int:
     me = client.player.player_id
-    async for event in client.watch_tournament(tournament_id):
+    # No retry limit (Ctrl-C stops): once back, the feed goes on from the last event it showed.
+    told = console_connection(console, "The tournament goes on.", "Following the tournament again.")
+    async for event in client.watch_tournament(tournament_id, max_retries=None, on_connection=told):
         console.print(event_line(event, me), highlight=False)
         if playing and event.WhichOneof("kind") == "round_started":
             for game in event.round_started.round.games:
