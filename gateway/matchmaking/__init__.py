@@ -10,12 +10,14 @@ tag (``{mm:<bucket id>}``), so every script touches one slot and runs unchanged 
 - ``t``  hash  ticket -> ``<enqueued ms>|<hard expiry ms>|<player id>``
 - ``l``  zset  ticket -> lease expiry ms (renewed while the ticket's stream is alive)
 - ``p``  hash  ticket -> Player bytes (kept after pairing, for MatchFound)
-- ``w``  hash  player id -> its queued ticket (one ticket per player per bucket)
+- ``w``  hash  player id -> its queued ticket (one ticket per player per bucket), or its paired
+  ticket until a search of theirs told them the match (their next search attaches to it)
 - ``r``  hash  ticket -> ``<game id>|<seat>`` once paired
 - ``m``  hash  game id -> the match's tickets in seat order; ``<game id>|s`` -> 1 once started
 - ``gc`` zset  game id -> when its result entries are dropped
 - ``k``  hash  ``k|<player id>|<request id>`` -> the ticket of a search sent with a request id;
-  ``r|<ticket>`` -> that key; ``o|<ticket>`` -> the stream that holds the ticket now (its owner)
+  ``r|<ticket>`` -> that key; ``o|<ticket>`` -> the stream that holds the ticket now (its owner);
+  ``p|<ticket>`` -> the player of a paired ticket still in ``w`` (to drop it with the result)
 
 Pairing (lua/matchmaking/pairing.lua: run by the bucket worker's pass, pair.lua, on every tick, and
 by a new ticket's own enqueue.lua, in the round trip that queues it) takes the queue oldest ticket
@@ -41,7 +43,12 @@ SDK does so after a lost connection, through whichever gateway it reaches — it
 ticket still queued for it (or learns the match it was paired into) instead of being refused
 ALREADY_QUEUED while the dead stream's ticket waits out its lease and may be paired without its
 player. The take-over names a new owner, and a withdrawal by the old owner (its gateway noticing
-the lost stream late) is ignored.
+the lost stream late) is ignored. Any search of the player in the bucket takes over the same way,
+without a request id too (issue 34.2); the older stream, on any gateway, learns it on its next
+renewal and ends SEARCH_TAKEN_OVER. A ticket paired before its player was told (their gateway
+died between the pairing and the answer) stays theirs in ``w`` until a stream of theirs tells them
+(lua/matchmaking/told.lua, or started.lua for the seats waiting on the starting gateway), so
+their next search is answered with that match while its result is kept.
 
 One search per player per *game*: a second search for the same game in another bucket (another
 clock, other options, another table size) is refused ALREADY_QUEUED while the first waits, on any

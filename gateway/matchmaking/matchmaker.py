@@ -50,11 +50,13 @@ class _Waiter:
     ticket_id: str
     player_id: str
     enqueued_ms: int
+    owner: str = ""  # this stream, as the ticket's holder (a search taking the ticket over names another)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     status: TicketStatus = field(default_factory=lambda: TicketStatus("queued"))
     matched_at: float | None = None  # monotonic time this process first saw it paired
     details: MatchDetails | None = None  # set when this process started the match itself
     released: bool = False  # that start released this search's claim already
+    told: bool = False  # that start marked the player told (bucket.lua told) already
     gone: asyncio.Event = field(default_factory=asyncio.Event)  # its search ended, ticket withdrawn
 
 
@@ -91,6 +93,9 @@ class Matchmaker:
         self._buckets: dict[str, _Bucket] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._starting: set[str] = set()
+        # A match this process started for a search whose stream was still registering its waiter
+        # (its own enqueue paired it): ticket -> what _wake_started would have set, adopted by find.
+        self._early: dict[str, tuple[TicketStatus, MatchDetails, bool, bool]] = {}
         # (game, player) -> the end of a search (its ticket's removal, its claim's release), in flight
         self._withdrawing: dict[tuple[str, str], asyncio.Task[Any]] = {}
         self._closing = False  # the gateway is stopping: waiting searches end
@@ -166,8 +171,10 @@ class Matchmaker:
         (ALREADY_EXISTS if the player searches for this game with other settings, DEADLINE_EXCEEDED when the
         ticket expired). Closing the generator early (a cancelled call) removes the ticket. A search
         sent again (the same request id), or any other search of the player in this bucket, takes
-        over the ticket; a search here on this process that held it ends ABORTED/SEARCH_TAKEN_OVER.
-        (ALREADY_QUEUED is left for a search of the game in another bucket.)"""
+        over the ticket (also one paired into a match the player was not told of: this search
+        answers with it); the search that held it ends ABORTED/SEARCH_TAKEN_OVER, here at once,
+        on another process at its next renewal. (ALREADY_QUEUED is left for a search of the game
+        in another bucket.)"""
         if self._closing:
             raise Refused(grpc.StatusCode.UNAVAILABLE, "GATEWAY_STOPPING", "this gateway is stopping; search elsewhere")
         if spec.max_seats <= 1:
@@ -192,6 +199,7 @@ class Matchmaker:
             self._withdraw(spec, player, ticket_id, self._withdraw_after(enqueue, spec, player.player_id, owner))
             raise
         if not taken.queued:
+            self._early.pop(ticket_id, None)
             raise Refused(
                 grpc.StatusCode.ALREADY_EXISTS,
                 "ALREADY_QUEUED",
@@ -199,13 +207,17 @@ class Matchmaker:
                 metadata={"ticket_id": taken.ticket_id},
             )
         ticket_id = taken.ticket_id
-        waiter = _Waiter(ticket_id, player.player_id, taken.enqueued_ms)
+        waiter = _Waiter(ticket_id, player.player_id, taken.enqueued_ms, owner)
         bucket = self._bucket(spec)
         replaced = bucket.waiters.get(ticket_id)
         if replaced is not None:  # this search took the ticket over: the one here before ends
             replaced.status = TicketStatus("taken_over")
             replaced.wake.set()
         bucket.waiters[ticket_id] = waiter
+        early = self._early.pop(ticket_id, None)
+        if early is not None:  # its own enqueue paired it and this process started the match already
+            waiter.status, waiter.details, waiter.released, waiter.told = early
+            waiter.wake.set()
         if taken.resumed:
             bucket.renew_now = True  # it may have been paired meanwhile: learn that on this pass
             bucket.poke.set()
@@ -261,6 +273,10 @@ class Matchmaker:
                 if status.kind == "matched" and status.started:
                     done = True
                     details = waiter.details or await self.queue.lookup(spec.bucket_id, status.game_id)
+                    if not waiter.told:
+                        # Before the answer leaves: a search sent the moment it arrives must queue
+                        # afresh, not attach to this match.
+                        await self._tell(spec, waiter)
                     yield self._found(ticket_id, status, details)
                     return
                 if status.kind == "matched" and waiter.matched_at is not None:
@@ -358,13 +374,14 @@ class Matchmaker:
         """Start what the enqueue's pairing formed, whether or not this search still waits (the
         other seats do); after the claim is final, since a start releases the seats' claims."""
         for match in taken.matches:
-            self._start_soon(spec, match.game_id, match.players, match.tickets)
+            self._start_soon(spec, match.game_id, match.players, match.tickets, searching=taken.ticket_id)
 
     async def _withdraw_after(
         self, enqueue: asyncio.Future[Taken], spec: BucketSpec, player_id: str, owner: str
     ) -> None:
         with contextlib.suppress(Exception):
             taken = await enqueue
+            self._early.pop(taken.ticket_id, None)
             if taken.queued:
                 await self._cancel(spec, player_id, taken.ticket_id, owner)
 
@@ -393,6 +410,17 @@ class Matchmaker:
 
         with contextlib.suppress(RedisError):  # the leases (ticket and claim) will drop them
             await retrying(withdraw, on=(RedisError,), attempts=3, backoff=_WITHDRAW_BACKOFF)
+
+    async def _tell(self, spec: BucketSpec, waiter: _Waiter) -> None:
+        """The player is told the match of `waiter`'s ticket (the bucket stops offering it to their
+        next search); on one Redis its claim goes in the same call."""
+        claim = None
+        if not self.queue.layer.cluster and not waiter.released:
+            claim = (self.claims.key(waiter.player_id, spec.game), claim_token(spec.bucket_id, waiter.ticket_id))
+        with contextlib.suppress(RedisError):  # left attachable until the match's result is dropped
+            await self.queue.told(spec.bucket_id, waiter.ticket_id, claim)
+            waiter.told = True
+            waiter.released = waiter.released or claim is not None
 
     async def _release(self, spec: BucketSpec, player_id: str, ticket_id: str) -> None:
         """A search that ended (paired, expired, refused) frees the game for the player's next one."""
@@ -501,7 +529,9 @@ class Matchmaker:
         bucket.renew_now = False
         bucket.renewed_at = now
         waiters = list(bucket.waiters.values())
-        statuses = await self.queue.renew(spec.bucket_id, [w.ticket_id for w in waiters], self.now_ms())
+        statuses = await self.queue.renew(
+            spec.bucket_id, [w.ticket_id for w in waiters], self.now_ms(), [w.owner for w in waiters]
+        )
         # The claims of the searches still queued get the same lease (one round trip: the
         # pipelined connection sends these together).
         await asyncio.gather(
@@ -527,30 +557,46 @@ class Matchmaker:
             waiter.wake.set()
 
     def _start_soon(
-        self, spec: BucketSpec, game_id: str, players: Sequence[play_pb2.Player], tickets: Sequence[str]
+        self,
+        spec: BucketSpec,
+        game_id: str,
+        players: Sequence[play_pb2.Player],
+        tickets: Sequence[str],
+        searching: str = "",
     ) -> None:
+        """`searching`: the ticket of a search here whose own enqueue formed this match (its waiter
+        may not be registered yet when the game starts)."""
         if game_id in self._starting:
             return
         self._starting.add(game_id)
-        self._spawn(self._start(spec, game_id, tuple(players), tuple(tickets)), f"mm-start-{game_id}")
+        self._spawn(self._start(spec, game_id, tuple(players), tuple(tickets), searching), f"mm-start-{game_id}")
 
-    def _wake_started(self, spec: BucketSpec, details: MatchDetails, released: bool) -> None:
+    def _wake_started(
+        self, spec: BucketSpec, details: MatchDetails, released: bool, told: Sequence[str], searching: str = ""
+    ) -> None:
         """This process started the match: its own waiters learn their seats now, without a
         renewal round trip (waiters on other replicas learn it from the wake-up); `released`:
-        their claims are released already."""
+        their claims are released already; `told`: the tickets marked told in the start."""
         bucket = self._buckets.get(spec.bucket_id)
-        if bucket is None:
-            return
         for seat, ticket in enumerate(details.tickets):
-            waiter = bucket.waiters.get(ticket)
+            waiter = bucket.waiters.get(ticket) if bucket is not None else None
+            if waiter is None and ticket == searching:
+                status = TicketStatus("matched", details.game_id, seat, started=True)
+                self._early[ticket] = (status, details, released, ticket in told)
             if waiter is not None:
                 waiter.status = TicketStatus("matched", details.game_id, seat, started=True)
                 waiter.details = details
                 waiter.released = released
+                waiter.told = ticket in told
                 waiter.wake.set()
 
     async def _start(
-        self, spec: BucketSpec, game_id: str, players: tuple[play_pb2.Player, ...], tickets: tuple[str, ...]
+        self,
+        spec: BucketSpec,
+        game_id: str,
+        players: tuple[play_pb2.Player, ...],
+        tickets: tuple[str, ...],
+        searching: str = "",
     ) -> None:
         attempts = Attempts(_START_BACKOFF)
         try:
@@ -564,6 +610,10 @@ class Matchmaker:
                 (self.claims.key(player.player_id, spec.game), claim_token(spec.bucket_id, ticket))
                 for player, ticket in zip(players, tickets, strict=True)
             ]
+            # The seats whose streams wait here are told now (in the script that marks the match
+            # started); the others stay attachable until a stream of theirs tells them.
+            local = self._buckets.get(spec.bucket_id)
+            told = [t for t in tickets if t == searching or (local is not None and t in local.waiters)]
             released = False
             if self.queue.layer.cluster:
                 with contextlib.suppress(RedisError):
@@ -583,7 +633,7 @@ class Matchmaker:
                     followup = None
                     if not self.queue.layer.cluster:
                         keys, args = self.queue.started_call(
-                            spec.bucket_id, game_id, tickets, claims=claims, guard=clock_key(game_id)
+                            spec.bucket_id, game_id, tickets, claims=claims, guard=clock_key(game_id), told=told
                         )
                         followup = Followup(script("matchmaking/started"), keys, args)
                     await self.starter.start_game(
@@ -597,9 +647,10 @@ class Matchmaker:
                         followed_by=followup,
                     )
                     if followup is None or not followup.ran:
-                        await self.queue.mark_started(spec.bucket_id, game_id, tickets, claims=claims)
+                        await self.queue.mark_started(spec.bucket_id, game_id, tickets, claims=claims, told=told)
                     released = released or bool(claims)  # released in that script
-                    self._wake_started(spec, MatchDetails(game_id, tickets, players, started=True), released)
+                    details = MatchDetails(game_id, tickets, players, started=True)
+                    self._wake_started(spec, details, released, told, searching)
                     return
                 except asyncio.CancelledError:
                     raise

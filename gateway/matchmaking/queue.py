@@ -119,19 +119,26 @@ class MatchQueue:
         longer holds it (a resent search took it over)."""
         return await self.withdraw(bucket_id, ticket_id, owner) == WITHDRAWN
 
-    async def renew(self, bucket_id: str, tickets: Sequence[str], now_ms: int) -> list[TicketStatus]:
+    async def renew(
+        self, bucket_id: str, tickets: Sequence[str], now_ms: int, owners: Sequence[str] = ()
+    ) -> list[TicketStatus]:
+        """The tickets' statuses, their leases renewed; with `owners` (each ticket's stream), a
+        ticket another search took over since is "taken_over" (its stream ends) and not renewed."""
         if not tickets:
             return []
+        named = [f"{t}|{o}" if o else t for t, o in zip(tickets, owners, strict=True)] if owners else list(tickets)
         raw = await self.layer.run(
             script("matchmaking/renew"),
             bucket_keys(bucket_id).all(),
-            [now_ms, now_ms + self.settings.lease_ms, self._keys_ttl_ms, *tickets],
+            [now_ms, now_ms + self.settings.lease_ms, self._keys_ttl_ms, *named],
         )
         out: list[TicketStatus] = []
         for item in raw:
             answer = text(item)
             if answer == "q":
                 out.append(TicketStatus("queued"))
+            elif answer == "t":
+                out.append(TicketStatus("taken_over"))
             elif answer.startswith("m|"):
                 _, game_id, seat, started = answer.split("|")
                 out.append(TicketStatus("matched", game_id, int(seat), started == "1", started == "f"))
@@ -179,10 +186,12 @@ class MatchQueue:
         *,
         refused: bool = False,
         claims: Sequence[tuple[str, str]] = (),
+        told: Sequence[str] = (),
     ) -> bool:
         """Mark the match started (or refused); `claims` (claim key, token: one Redis only, other
-        slots) are released in the same script first, each if its search still holds it."""
-        keys, args = self.started_call(bucket_id, game_id, tickets, refused=refused, claims=claims)
+        slots) are released in the same script first, each if its search still holds it; `told`:
+        the tickets whose players the caller tells now (the others stay attachable, told())."""
+        keys, args = self.started_call(bucket_id, game_id, tickets, refused=refused, claims=claims, told=told)
         return int(await self.layer.run(script("matchmaking/started"), keys, args)) == 1
 
     def started_call(
@@ -194,6 +203,7 @@ class MatchQueue:
         refused: bool = False,
         claims: Sequence[tuple[str, str]] = (),
         guard: str = "",
+        told: Sequence[str] = (),
     ) -> tuple[list[str], list[Any]]:
         """mark_started's keys and arguments; with `guard` (the game's clock key), for a call in
         the same write as the game's start, which does nothing (answers 2) unless the start ran."""
@@ -208,6 +218,17 @@ class MatchQueue:
                 payload,
                 "f" if refused else "1",
                 "1" if guard else "0",
+                ",".join(told),
                 *(token for _, token in claims),
             ],
         )
+
+    async def told(self, bucket_id: str, ticket_id: str, claim: tuple[str, str] | None = None) -> None:
+        """A search told its player the match of `ticket_id`: their next search here queues afresh
+        rather than attaching to it. `claim` (claim key, token; one Redis only: another slot):
+        released in the same call if the search still holds it."""
+        keys = bucket_keys(bucket_id).all()
+        if claim is None:
+            await self.layer.run(script("matchmaking/told"), keys, [ticket_id])
+        else:
+            await self.layer.run(script("matchmaking/told"), [*keys, claim[0]], [ticket_id, claim[1]])

@@ -195,6 +195,7 @@ GATEWAY_SCRIPTS = (
     "matchmaking/refresh",
     "matchmaking/renew",
     "matchmaking/started",
+    "matchmaking/told",
     "ratings/apply",
     "ratings/best",
     "rooms/create",

@@ -80,7 +80,12 @@ async def test_200_tickets_from_two_connections_are_each_paired_exactly_once(red
             for seat, t in enumerate(m.tickets):
                 assert await a.client.hget(keys.results, t) == f"{m.game_id}|{seat}".encode()
         assert await a.client.zcard(keys.queue) == 0
+        # Each player's paired ticket stays theirs (a search of theirs would attach to the match)
+        # until a search tells them; then nothing is left but the results.
+        assert {t.decode() for t in (await a.client.hgetall(keys.owners)).values()} == set(tickets)
+        await asyncio.gather(*(queues[0].told(bucket.bucket_id, t) for t in tickets))
         assert await a.client.hlen(keys.owners) == 0
+        assert not [f for f in await a.client.hkeys(keys.requests) if f.startswith(b"p|")]
     finally:
         await a.close()
         await b.close()

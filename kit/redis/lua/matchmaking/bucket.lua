@@ -4,14 +4,24 @@
 -- remove_ticket drops a ticket from the queue, its times, its lease and the player's entry (and,
 -- unless keep_player, its Player bytes and request id); sweep removes tickets whose lease ran
 -- out and the results of matches older than their keep time; touch keeps alive the keys a call
--- wrote to.
--- Defines: Q T L P W R M GC K, forget_request(ticket), remove_ticket(ticket, keep_player), sweep(now), touch(ttl, key...)
+-- wrote to. A paired ticket stays the player's in W (K p|<ticket> names its player) until a search
+-- of theirs was told the match (told) or the match's result is dropped: a new search of the
+-- player attaches to that match instead of queueing afresh (their stream may have died unanswered).
+-- Defines: Q T L P W R M GC K, forget_request(ticket), told(ticket), remove_ticket(ticket, keep_player), sweep(now), touch(ttl, key...)
 local Q, T, L, P, W, R, M, GC, K = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 
 local function forget_request(t)
   local rk = redis.call('HGET', K, 'r|' .. t)
   if rk then redis.call('HDEL', K, 'k|' .. rk) end
   redis.call('HDEL', K, 'r|' .. t, 'o|' .. t)
+end
+
+local function told(t)
+  local pid = redis.call('HGET', K, 'p|' .. t)
+  if pid then
+    if redis.call('HGET', W, pid) == t then redis.call('HDEL', W, pid) end
+    redis.call('HDEL', K, 'p|' .. t)
+  end
 end
 
 local function remove_ticket(t, keep_player)
@@ -39,6 +49,7 @@ local function sweep(now)
       for t in string.gmatch(ts, '[^,]+') do
         redis.call('HDEL', R, t)
         redis.call('HDEL', P, t)
+        told(t)
         forget_request(t)
       end
     end

@@ -5,19 +5,22 @@
 -- table is filled with the nearest fitting ratings and forms when full, or at its minimum once its
 -- oldest ticket waited fill_wait. Paired tickets leave the queue; each records its game id and seat;
 -- the game is named after the oldest ticket (m-<ticket>), fixed before any game is created.
--- The caller sweeps first (expired leases must never pair).
--- Defines: pair_bucket(now, base, widen, maxw, minseats, maxseats, fillwait, resultttl, ttl, most): {{game id, {tickets in seat order}, {player bytes in seat order}}, ...} (at most `most`); writes R M GC, removes the paired tickets from Q T L W
+-- The caller sweeps first (expired leases must never pair). Each paired ticket stays its player's
+-- in W (with K p|<ticket> -> player) until they are told (bucket.lua, told): if their stream died
+-- unanswered, their next search here attaches to this match.
+-- Defines: pair_bucket(now, base, widen, maxw, minseats, maxseats, fillwait, resultttl, ttl, most): {{game id, {tickets in seat order}, {player bytes in seat order}}, ...} (at most `most`); writes R M GC W K, removes the paired tickets from Q T L
 local function pair_bucket(now, base, widen, maxw, minseats, maxseats, fillwait, resultttl, ttl, most)
   local entries = redis.call('ZRANGE', Q, 0, -1, 'WITHSCORES')
   local n = #entries / 2
   if n < minseats then return {} end
-  local ids, rt, enq, win = {}, {}, {}, {}
+  local ids, rt, enq, win, pids = {}, {}, {}, {}, {}
   local widest = 0
   for i = 1, n do
     ids[i] = entries[2 * i - 1]
     rt[i] = tonumber(entries[2 * i])
     local raw = redis.call('HGET', T, ids[i]) or ''
     enq[i] = tonumber(string.match(raw, '^(%d+)|') or now)
+    pids[i] = string.match(raw, '^%d+|%d+|(.*)$')
     win[i] = math.min(maxw, base + widen * math.max(0, now - enq[i]))
     if win[i] > widest then widest = win[i] end
   end
@@ -69,20 +72,24 @@ local function pair_bucket(now, base, widen, maxw, minseats, maxseats, fillwait,
   for _, group in ipairs(formed) do
     local gid = 'm-' .. ids[group[1]]
     local keyed = {}
-    for _, g in ipairs(group) do keyed[#keyed + 1] = {redis.sha1hex(gid .. ids[g]), ids[g]} end
+    for _, g in ipairs(group) do keyed[#keyed + 1] = {redis.sha1hex(gid .. ids[g]), ids[g], pids[g]} end
     table.sort(keyed, function(x, y) return x[1] < y[1] end)
     local tickets, players = {}, {}
     for seat, kv in ipairs(keyed) do
-      local t = kv[2]
+      local t, pid = kv[2], kv[3]
       tickets[seat] = t
       players[seat] = redis.call('HGET', P, t) or ''
       remove_ticket(t, true)
       redis.call('HSET', R, t, gid .. '|' .. (seat - 1))
+      if pid then
+        redis.call('HSET', W, pid, t)
+        redis.call('HSET', K, 'p|' .. t, pid)
+      end
     end
     redis.call('HSET', M, gid, table.concat(tickets, ','))
     redis.call('ZADD', GC, now + resultttl, gid)
     out[#out + 1] = {gid, tickets, players}
   end
-  if #formed > 0 then touch(ttl, R, M, GC) end
+  if #formed > 0 then touch(ttl, R, M, GC, W, K) end
   return out
 end

@@ -4,9 +4,11 @@
 -- the match on renewal). One queued ticket per player per bucket, and the signed-in player is the
 -- authority over it: another search of the player here (with another request id, or none, e.g.
 -- after the gateway of the first died) takes that ticket over too, so whoever is paired with it
--- is paired with the search the player still waits on. With the pairing arguments (pair.lua's,
--- `pairing` nil without them), a new ticket is paired at once in the same call.
--- Defines: queue_ticket(ticket, pid, player, rating, now, lease, hard, ttl, rkey, owner, pairing): {1, matches} queued (matches as pair.lua's, {} without pairing), {2, ticket, enqueued ms} the search with this request key, or the player's queued ticket here, resumed (taken over by `owner`); writes Q T L P W K (and R M GC when it pairs)
+-- is paired with the search the player still waits on; and if it was paired before the player
+-- was told (W still names it, pairing.lua), the new search answers with that match. With the
+-- pairing arguments (pair.lua's, `pairing` nil without them), a new ticket is paired at once in
+-- the same call.
+-- Defines: queue_ticket(ticket, pid, player, rating, now, lease, hard, ttl, rkey, owner, pairing): {1, matches} queued (matches as pair.lua's, {} without pairing), {2, ticket, enqueued ms} the search with this request key, or the player's queued (or paired, untold) ticket here, resumed (taken over by `owner`); writes Q T L P W K (and R M GC when it pairs)
 local function take_over(t, raw, owner, now, lease, ttl)
   redis.call('HSET', K, 'o|' .. t, owner)
   local enq = now
@@ -33,6 +35,12 @@ local function queue_ticket(ticket, pid, player, rating, now, lease, hard, ttl, 
   if prior then
     local raw = redis.call('HGET', T, prior)
     if raw then return take_over(prior, raw, owner, now, lease, ttl) end
+    -- Paired into a match no search of the player was told of (its stream died unanswered):
+    -- this search answers with that match, unless the game was refused for good.
+    local r = redis.call('HGET', R, prior)
+    if r and redis.call('HGET', M, string.match(r, '^([^|]+)|') .. '|s') ~= 'f' then
+      return take_over(prior, nil, owner, now, lease, ttl)
+    end
   end
   redis.call('ZADD', Q, rating, ticket)
   redis.call('HSET', T, ticket, string.format('%d|%d|%s', now, hard, pid))

@@ -5,9 +5,11 @@
 -- (guard "1": KEYS[10] is the game's clock key), it is sent in the same write as the game's
 -- games/start (GameDirectory.start_game's followed_by) and does nothing unless that start ran: the
 -- clock exists only once games/start wrote the game (a NOSCRIPT answer to it must not let this
--- mark a game started that does not exist).
+-- mark a game started that does not exist). `told`: the tickets (comma-separated) whose streams
+-- the caller holds and tells now; the others stay their players' (bucket.lua, told) until a
+-- stream of theirs tells them, so a player whose stream died attaches to the match by searching.
 -- KEYS: queue tickets leases players owners results matches gc requests ...
--- ARGV: game_id channel payload mark guard ...
+-- ARGV: game_id channel payload mark guard told ...
 -- Returns: 1 marked (and published; mark "1" started, "f" refused), 0 unknown match,
 --   2 guarded and the game's clock is not there (nothing done)
 -- include: matchmaking/bucket
@@ -17,8 +19,9 @@ if ARGV[5] == '1' then
   first = 11
 end
 for i = first, #KEYS do
-  if redis.call('GET', KEYS[i]) == ARGV[i - first + 6] then redis.call('DEL', KEYS[i]) end
+  if redis.call('GET', KEYS[i]) == ARGV[i - first + 7] then redis.call('DEL', KEYS[i]) end
 end
+for t in string.gmatch(ARGV[6], '[^,]+') do told(t) end
 local gid = ARGV[1]
 if redis.call('HEXISTS', M, gid) == 0 then return 0 end
 if redis.call('HGET', M, gid .. '|s') == '1' then return 1 end
