@@ -57,11 +57,13 @@ def gateway_down(platform: Platform, terminal: WatchedTerminal, down_s: float, *
     then start it again."""
     platform.terminate("gateway-0")
     down_since = time.monotonic()
-    terminal.wait_all(LOST, *words, timeout_s=15)
-    while time.monotonic() - down_since < down_s:
-        assert "Reconnecting…" in terminal.screen()
-        time.sleep(1.0)
-    platform.restart("gateway-0")
+    try:
+        terminal.wait_all(LOST, *words, timeout_s=15)
+        while time.monotonic() - down_since < down_s:
+            assert "Reconnecting…" in terminal.screen()
+            time.sleep(1.0)
+    finally:
+        platform.restart("gateway-0")  # a failure here must not leave the next test without a gateway
 
 
 def test_a_room_waits_through_a_gateway_restart(platform: Platform) -> None:
