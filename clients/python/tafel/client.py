@@ -469,17 +469,19 @@ class TafelClient:
         attempts = Attempts(self._limit(max_retries))
         link = Link(on_connection)
         while True:
-            call = self.tournaments.WatchTournament(
-                tournaments_pb2.WatchTournamentRequest(tournament_id=tournament_id, after_event_id=last),
-                metadata=self.metadata(),
-            )
+            call: Any = None
             try:
                 if link.lost:
                     # A watch says nothing until the next event, which a quiet tournament may not
-                    # have for long: a gateway answering a read says the feed is live again.
+                    # have for long: a gateway answering a read first says the feed is live again
+                    # (and the watch then opens on a gateway that is there).
                     request = tournaments_pb2.GetTournamentRequest(tournament_id=tournament_id)
                     await self.tournaments.GetTournament(request, metadata=self.metadata(), timeout=5.0)
                     await link.up()
+                call = self.tournaments.WatchTournament(
+                    tournaments_pb2.WatchTournamentRequest(tournament_id=tournament_id, after_event_id=last),
+                    metadata=self.metadata(),
+                )
                 async for response in call:
                     attempts.reset()
                     await link.up()
@@ -492,7 +494,8 @@ class TafelClient:
                 if error.code() not in RETRYABLE or attempts.exhausted:
                     raise from_rpc_error(error) from None
             finally:
-                call.cancel()
+                if call is not None:
+                    call.cancel()
             await link.down()
             await attempts.failed()
 

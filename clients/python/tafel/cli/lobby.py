@@ -71,7 +71,7 @@ class LobbyApp(App[str]):
         self.query_one("#seats", Static).update(seats_text(self.room, self.client.player.player_id))
         free = self.room.seats - len(self.room.players)
         if self.reconnecting:
-            line = "Reconnecting… the game server is not answering; your room is kept. Wait, or press q to leave."
+            line = f"{LOST} Your room is kept: wait, or press q to leave."
         elif self.hosting:
             line = (
                 f"Share the code {self.room.code}. The game starts when {free} more join,"
@@ -101,7 +101,7 @@ class LobbyApp(App[str]):
 
     async def connection(self, up: bool) -> None:
         self.reconnecting = not up
-        self.message = BACK if up else LOST
+        self.message = BACK if up else ""  # (while lost, the line above says so)
         self.show()
 
     async def action_start(self) -> None:
