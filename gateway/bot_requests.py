@@ -1,20 +1,32 @@
 """Bot opponents on request (tafel.play.v1.BotService).
 
 A person in an open room asks for a bot; the request goes on a per-game Redis list; bot pools
-(`tafel bot-pool`, ordinary API clients) hold ServeBotRequests streams and each request is popped
-by exactly one of them (LPOP/BLPOP are atomic), which then joins the room by its code like any
-player. Requests expire with their list (a room that nobody serves stays an ordinary room).
+(`tafel bot-pool`, ordinary API clients) hold ServeBotRequests streams and each request is taken
+by exactly one of them, which then joins the room by its code like any player. Requests expire
+with their list (a room that nobody serves stays an ordinary room).
 
-Keys: kit/redis/keys.py bot_queue_key (this module's); a request goes on with lua/bots/request.lua
-(push and expiry together). Each serving stream blocks on its own pooled Redis connection (BLPOP):
-bot pools are a handful of operator processes, not per-player watchers, so this does not
-multiply with players.
+No request is lost until its bot has taken the seat (issue 34.2): a request handed to a pool moves
+into an in-flight set with a lease in the same script (lua/bots/take.lua), so a gateway killed
+between the take and the pool's read, or a pool that dies before its bot joins, leaves it there.
+The bot's join settles it (`tafel-bot-request` metadata on JoinRoom, lua/bots/joined.lua); a
+lease that runs out is claimed by a sweeper on any gateway (`BotSweeper`, a kit/loops.py loop),
+which puts it back on its queue while its room is open with more empty seats than other pending
+requests, else drops it. A room's pending requests (a hash) make asking again safe: a RequestBot
+while they cover the room's empty seats answers one of them (the player's own first) instead of
+queueing another bot.
+
+Keys: kit/redis/keys.py bot_queue_key, bot_signal_key, bot_pending_key, BOTS_IN_FLIGHT (this
+module's). Each serving stream blocks on its own pooled Redis connection (BLPOP on the wake-ups,
+then take.lua): bot pools are a handful of operator processes, not per-player watchers, so this
+does not multiply with players.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import secrets
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
@@ -23,14 +35,25 @@ from redis.exceptions import RedisError
 from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2
 
 from kit.errors import Refused, invalid, is_outage, refusing
-from kit.redis.keys import bot_queue_key
+from kit.loops import Loop
+from kit.redis.keys import BOTS_IN_FLIGHT, bot_pending_key, bot_queue_key, bot_signal_key
 from kit.redis.layer import RedisLayer
+from kit.redis.replies import text
 from kit.redis.scripts import script
 from kit.retry import Attempts
 
 REQUEST_TTL_S = 600
 BLOCK_S = 2
 LEVELS = (1, 2, 3)
+LEASE_S = 15.0
+BOT_REQUEST_HEADER = "tafel-bot-request"  # a bot pool's JoinRoom names the request it serves
+SWEEP_BATCH = 100
+
+log = logging.getLogger("tafel.gateway.bots")
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 class PlayerSource(Protocol):
@@ -42,11 +65,20 @@ class RoomLookup(Protocol):
 
 
 class BotServicer(bots_pb2_grpc.BotServiceServicer):
-    def __init__(self, layer: RedisLayer, auth: PlayerSource, rooms: RoomLookup, games: Sequence[str]) -> None:
+    def __init__(
+        self,
+        layer: RedisLayer,
+        auth: PlayerSource,
+        rooms: RoomLookup,
+        games: Sequence[str],
+        *,
+        lease_s: float = LEASE_S,
+    ) -> None:
         self.layer = layer
         self.auth = auth
         self.rooms = rooms
         self.games = tuple(games)
+        self.lease_ms = int(lease_s * 1000)
 
     @refusing("retry later")
     async def RequestBot(
@@ -64,12 +96,26 @@ class BotServicer(bots_pb2_grpc.BotServiceServicer):
             raise Refused(
                 grpc.StatusCode.PERMISSION_DENIED, "NOT_IN_ROOM", "only a player in the room may ask for a bot"
             )
+        empty = room.seats - len(room.players)
+        if empty <= 0:
+            raise Refused(grpc.StatusCode.FAILED_PRECONDITION, "ROOM_FULL", "every seat of the room is taken")
         request_id = secrets.token_hex(8)
         entry = json.dumps(
-            {"request_id": request_id, "game": room.game, "room_code": room.code, "level": request.level}
+            {
+                "request_id": request_id,
+                "game": room.game,
+                "room_code": room.code,
+                "level": request.level,
+                "player_id": player.player_id,
+            }
         )
-        await self.layer.run(script("bots/request"), [bot_queue_key(room.game)], [entry, REQUEST_TTL_S])
-        return bots_pb2.RequestBotResponse(request_id=request_id)
+        keys = [bot_queue_key(room.game), bot_pending_key(room.code), bot_signal_key(room.game)]
+        raw = await self.layer.run(
+            script("bots/request"), keys, [entry, request_id, player.player_id, empty, REQUEST_TTL_S]
+        )
+        # QUEUED: this id; PENDING: the room's pending requests already cover its empty seats,
+        # so the answer is one of them (a retry after a lost answer or a dead gateway).
+        return bots_pb2.RequestBotResponse(request_id=text(raw[1]))
 
     @refusing("retry later")
     async def ServeBotRequests(
@@ -80,12 +126,21 @@ class BotServicer(bots_pb2_grpc.BotServiceServicer):
         unknown = [g for g in games if g not in self.games]
         if unknown:
             raise invalid("UNKNOWN_GAME", f"no such game: {', '.join(unknown)}", field="games")
-        keys = [bot_queue_key(g) for g in games]
+        queues = [bot_queue_key(g) for g in games]
+        signals = [bot_signal_key(g) for g in games]
         outage = Attempts()
+        idle = False
         while not context.cancelled():
             try:
-                # Blocking: on a pooled redis-py connection, never the shared pipelined one.
-                popped: Any = await self.layer.client.blpop(keys, timeout=BLOCK_S)
+                if idle:
+                    # Blocking: on a pooled redis-py connection, never the shared pipelined one.
+                    # Only a wake-up is popped here; the request itself moves in take.lua, so
+                    # nothing is lost if this gateway dies now. A timeout takes anyway (a
+                    # wake-up may have been lost, or a request re-queued by a sweeper).
+                    await self.layer.client.blpop(signals, timeout=BLOCK_S)
+                taken: Any = await self.layer.run(
+                    script("bots/take"), [BOTS_IN_FLIGHT, *queues], [_now_ms(), self.lease_ms]
+                )
             except RedisError as error:
                 # Redis away: keep the stream, try again. An error reply (a queue that is not a
                 # list) fails every try alike: it ends the stream INTERNAL (refusing), logged once,
@@ -95,11 +150,61 @@ class BotServicer(bots_pb2_grpc.BotServiceServicer):
                 await outage.failed()
                 continue
             outage.reset()
-            if popped is None:
+            idle = taken is None
+            if taken is None:
                 continue
-            data = json.loads(popped[1])
+            data = json.loads(taken)
             yield bots_pb2.ServeBotRequestsResponse(
                 request=bots_pb2.BotRequest(
                     request_id=data["request_id"], game=data["game"], room_code=data["room_code"], level=data["level"]
                 )
             )
+
+
+async def settle_joined(layer: RedisLayer, game: str, room_code: str, request_id: str) -> None:
+    """The bot for `request_id` has its seat in `room_code`: the request is done (JoinRoom calls
+    this for a join that names the request it serves)."""
+    keys = [BOTS_IN_FLIGHT, bot_pending_key(room_code), bot_queue_key(game)]
+    await layer.run(script("bots/joined"), keys, [request_id])
+
+
+class BotSweeper:
+    """Re-queues requests whose lease ran out with no bot seated (its pool or the gateway that
+    handed it out died) while their room still needs a bot; drops the others. Every gateway runs
+    one: due requests are claimed atomically (lua/bots/due.lua), so each is decided once."""
+
+    def __init__(self, layer: RedisLayer, rooms: RoomLookup, *, lease_s: float = LEASE_S) -> None:
+        self.layer = layer
+        self.rooms = rooms
+        self.lease_ms = int(lease_s * 1000)
+        # A quarter of the lease: a lost request is back on its queue within 1.25 leases.
+        self.loop = Loop("bot request sweeper", self._sweep, every_s=max(0.25, lease_s / 4), log=log)
+
+    def start(self) -> None:
+        self.loop.start()
+
+    async def stop(self) -> None:
+        await self.loop.stop()
+
+    async def _sweep(self) -> float | None:
+        raw: Any = await self.layer.run(script("bots/due"), [BOTS_IN_FLIGHT], [_now_ms(), self.lease_ms, SWEEP_BATCH])
+        for i in range(0, len(raw), 2):
+            await self._decide(text(raw[i]), int(text(raw[i + 1])))
+        return 0.0 if len(raw) // 2 >= SWEEP_BATCH else None
+
+    async def _decide(self, entry: str, claimed: int) -> None:
+        data = json.loads(entry)
+        code, game = data["room_code"], data["game"]
+        requeue = False
+        try:
+            room = await self.rooms.room(code)
+        except Refused:
+            room = None  # gone (expired): nobody to serve
+        if room is not None and room.state == play_pb2.ROOM_STATE_OPEN:
+            pending = int(await self.layer.call("HLEN", bot_pending_key(code)))
+            # The other pending requests (this one is among them) each claim an empty seat.
+            requeue = room.seats - len(room.players) > pending - 1
+        keys = [BOTS_IN_FLIGHT, bot_pending_key(code), bot_queue_key(game), bot_signal_key(game)]
+        args = [entry, claimed, data["request_id"], 1 if requeue else 0, REQUEST_TTL_S]
+        if await self.layer.run(script("bots/settle"), keys, args) and requeue:
+            log.info("bot request re-queued: no bot joined within its lease", extra={"room": code})

@@ -22,6 +22,7 @@ from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 from tafel.rules.v1 import rules_pb2
 
+from gateway.bot_requests import BOT_REQUEST_HEADER, settle_joined
 from gateway.matchmaking.matchmaker import Matchmaker
 from gateway.matchmaking.model import BucketSpec
 from gateway.matchmaking.ports import GameStarter, RatingSource
@@ -273,9 +274,7 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
         await self.matchmaker.close()
         self.rooms.close()
 
-    def _bucket_of(
-        self, request: play_pb2.FindMatchRequest, description: rules_pb2.DescribeGameResponse
-    ) -> BucketSpec:
+    def _bucket_of(self, request: play_pb2.FindMatchRequest, description: rules_pb2.DescribeGameResponse) -> BucketSpec:
         """The search's bucket. Kept per game, options, seats and time control while the game's
         description is the one it was made from: a busy queue's searches all ask for the same
         few, and each made its options canonical and hashed its bucket id (a sha1) anew."""
@@ -384,6 +383,11 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
     ) -> play_pb2.JoinRoomResponse:
         player = await self.auth.player(context)
         room = await self.rooms.join(normalize_code(request.code), player)
+        # A bot pool's bot names the request it serves: seated, that request is done (no sweeper
+        # re-queues it, and a repeat RequestBot no longer counts it as pending).
+        served = dict(context.invocation_metadata() or ()).get(BOT_REQUEST_HEADER)
+        if isinstance(served, str) and served:
+            await settle_joined(self.layer, room.game, room.code, served[:64])
         return play_pb2.JoinRoomResponse(room=room.to_proto())
 
     @lobby_call

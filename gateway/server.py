@@ -23,7 +23,7 @@ from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2, play_pb2_grpc, tour
 from gateway.accounts import AccountServicer
 from gateway.actions import Actions
 from gateway.auth import Authenticator
-from gateway.bot_requests import BotServicer
+from gateway.bot_requests import BotServicer, BotSweeper
 from gateway.clocks import Clocks
 from gateway.games import GameDirectory
 from gateway.limits import CallLimiter
@@ -125,6 +125,7 @@ class Gateway:
     metrics: GatewayMetrics
     book: RatingBook
     rating_sweeper: RatingSweeper
+    bot_sweeper: BotSweeper
     tournaments: TournamentRunner
     feed: TournamentFeed
     # Adds every public servicer to a server; the web edge (gateway/web) serves the same handlers.
@@ -154,6 +155,7 @@ class Gateway:
         stopping = asyncio.ensure_future(self.running.server.stop(grace))
         await self.tournaments.stop()
         await self.rating_sweeper.stop()
+        await self.bot_sweeper.stop()
         await self.feed.close()
         await self.clocks.stop()
         await self.hub.close()
@@ -226,7 +228,9 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     # before the server cancels what is left at the end of it.
     games = GameServicer(auth, directory, actions, hub, records, metrics, lobby=lobby, drain_s=server.grace_s * 0.75)
     accounts = AccountServicer(auth)
-    bots = BotServicer(layer, auth, RoomsByCode(lobby.rooms), tuple(settings.rules))
+    lease_s = settings.rooms.bot_lease_s
+    bots = BotServicer(layer, auth, RoomsByCode(lobby.rooms), tuple(settings.rules), lease_s=lease_s)
+    bot_sweeper = BotSweeper(layer, RoomsByCode(lobby.rooms), lease_s=lease_s)
     ratings = RatingServicer(auth, book)
     tournaments = TournamentServicer(auth, tournament_store, runner, feed, router, settings)
 
@@ -247,6 +251,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     hub.start()
     clocks.start(actions.on_due)
     rating_sweeper.start()
+    bot_sweeper.start()
     runner.start()
     feed.start()
     await lobby.start()
@@ -273,6 +278,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         metrics=metrics,
         book=book,
         rating_sweeper=rating_sweeper,
+        bot_sweeper=bot_sweeper,
         tournaments=runner,
         feed=feed,
         register=register,

@@ -42,7 +42,8 @@ Matchmaking (MatchmakingSettings): ``TAFEL_MM_BASE_WINDOW`` (100 rating points),
 ``TAFEL_MM_START_GRACE_S`` (8), ``TAFEL_MM_RESULT_TTL_S`` (900).
 
 Rooms (RoomSettings): ``TAFEL_ROOM_TTL_S`` (3600), ``TAFEL_ROOM_STARTED_TTL_S`` (3600),
-``TAFEL_ROOM_CLOSED_TTL_S`` (60), ``TAFEL_ROOM_POLL_S`` (5).
+``TAFEL_ROOM_CLOSED_TTL_S`` (60), ``TAFEL_ROOM_POLL_S`` (5), ``TAFEL_BOT_LEASE_S`` (15: a bot request
+handed to a pool whose bot has not joined by then is re-queued while its room needs a bot).
 
 Ratings and tournaments (RatingsTournamentsSettings): ``TAFEL_TOURNAMENT_SWEEP_S`` (5) how often
 running tournaments are checked and due ones started; ``TAFEL_RATING_SWEEP_S`` (30) and
@@ -205,6 +206,7 @@ class RoomSettings:
     started_ttl_s: float = 3600.0  # a started room stays readable this long
     closed_ttl_s: float = 60.0  # an emptied room stays readable (as closed) this long
     poll_s: float = 5.0  # watchers re-read this often even without a wake-up
+    bot_lease_s: float = 15.0  # a bot request handed to a pool is re-queued if no bot joined by then
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> RoomSettings:
@@ -214,6 +216,7 @@ class RoomSettings:
             started_ttl_s=env.number("TAFEL_ROOM_STARTED_TTL_S", 3600.0, 10.0, 7 * 86_400.0),
             closed_ttl_s=env.number("TAFEL_ROOM_CLOSED_TTL_S", 60.0, 1.0, 86_400.0),
             poll_s=env.number("TAFEL_ROOM_POLL_S", 5.0, 0.05, 300.0),
+            bot_lease_s=env.number("TAFEL_BOT_LEASE_S", 15.0, 1.0, 600.0),
         )
 
 

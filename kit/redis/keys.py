@@ -315,3 +315,20 @@ def bot_queue_key(game: str) -> str:
     """list: bot requests waiting for a bot pool, per game. One hash tag for every game's queue: a
     bot pool BLPOPs the queues of all the games it plays in one command (one slot on a cluster)."""
     return f"tafel:{{bots}}:requests:{game}"
+
+
+# zset: requests handed to a bot pool, scored by their lease's end (removed when the bot joins or
+# the sweeper decides on them). The {bots} tag: taken from a queue into it in one script.
+BOTS_IN_FLIGHT = "tafel:{bots}:inflight"
+
+
+def bot_pending_key(room_code: str) -> str:
+    """hash: request id -> entry, a room's requests whose bot has not taken its seat yet (a repeat
+    request is answered with one of them; the sweeper counts them against the empty seats)."""
+    return f"tafel:{{bots}}:room:{room_code}"
+
+
+def bot_signal_key(game: str) -> str:
+    """list: wake-ups for the game's bot pools (one per request queued); a pool BLPOPs them, then
+    takes the request itself with lua/bots/take.lua. A lost wake-up only delays: pools poll."""
+    return f"tafel:{{bots}}:signal:{game}"

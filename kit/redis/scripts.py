@@ -181,7 +181,11 @@ RULES_SCRIPTS = ("rules/commit", "rules/create", "rules/load")
 GATEWAY_SCRIPTS = (
     "auth/fail",
     "auth/register",
+    "bots/due",
+    "bots/joined",
     "bots/request",
+    "bots/settle",
+    "bots/take",
     "clocks/arm",
     "clocks/claim",
     "games/start",

@@ -17,7 +17,7 @@ from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2
 
 from gateway.bot_requests import REQUEST_TTL_S, BotServicer
 from kit.errors import Refused, reason_of
-from kit.redis.keys import bot_queue_key
+from kit.redis.keys import bot_pending_key, bot_queue_key, bot_signal_key
 from kit.redis.layer import RedisLayer
 
 HOST = play_pb2.Player(player_id="p-host", username="host")
@@ -32,11 +32,12 @@ class Caller:
 class Rooms:
     game: str
     state: play_pb2.RoomState.ValueType = play_pb2.ROOM_STATE_OPEN
+    seats: int = 2
 
     async def room(self, code: str) -> play_pb2.Room:
         if code != "ROOM1":
             raise Refused(grpc.StatusCode.NOT_FOUND, "ROOM_NOT_FOUND", "no such room")
-        return play_pb2.Room(code=code, game=self.game, state=self.state, players=[HOST])
+        return play_pb2.Room(code=code, game=self.game, state=self.state, players=[HOST], seats=self.seats)
 
 
 @dataclass
@@ -66,7 +67,7 @@ async def bots(redis: Redis) -> AsyncIterator[Bots]:
         await channel.close()
         await server.stop(0)
         await layer.close()
-        await redis.delete(bot_queue_key(game))
+        await redis.delete(bot_queue_key(game), bot_pending_key("ROOM1"), bot_signal_key(game))
 
 
 async def refusal(call: Any) -> tuple[grpc.StatusCode, str | None, str]:
@@ -81,7 +82,9 @@ async def test_a_request_is_queued_with_an_expiry_and_served_once(bots: Bots, re
     assert await redis.llen(key) == 1 and 0 < await redis.ttl(key) <= REQUEST_TTL_S
     pools = [bots.stub.ServeBotRequests(bots_pb2.ServeBotRequestsRequest(games=[bots.game])) for _ in range(2)]
     first = await asyncio.wait_for(_first_of(pools), 10)
-    assert first.request == bots_pb2.BotRequest(request_id=answer.request_id, game=bots.game, room_code="ROOM1", level=2)
+    assert first.request == bots_pb2.BotRequest(
+        request_id=answer.request_id, game=bots.game, room_code="ROOM1", level=2
+    )
     assert await redis.llen(key) == 0  # popped by one pool: the other has nothing to take
     for pool in pools:
         pool.cancel()
@@ -137,3 +140,18 @@ async def test_redis_away_is_unavailable_with_a_readable_reason(redis: Redis) ->
         await channel.close()
         await server.stop(0)
         await layer.close()
+
+
+async def test_asking_again_answers_the_pending_request_until_the_empty_seats_are_covered(
+    bots: Bots, redis: Redis
+) -> None:
+    ask = bots_pb2.RequestBotRequest(room_code="ROOM1", level=1)
+    first = await bots.stub.RequestBot(ask)
+    assert (await bots.stub.RequestBot(ask)).request_id == first.request_id  # one empty seat: one bot
+    assert await redis.llen(bot_queue_key(bots.game)) == 1
+    # Colour Square with three empty seats: three bots, then the pending ones answer.
+    await redis.delete(bot_queue_key(bots.game), bot_pending_key("ROOM1"))
+    bots.rooms.seats = 4
+    ids = [(await bots.stub.RequestBot(ask)).request_id for _ in range(4)]
+    assert len(set(ids[:3])) == 3 and ids[3] in ids[:3]
+    assert await redis.llen(bot_queue_key(bots.game)) == 3

@@ -15,7 +15,7 @@ from tafel.autoplay import Strategy, play_game
 from tafel.client import TafelClient
 from tafel.errors import TafelError, from_rpc_error
 from tafel.games.v1 import games_pb2
-from tafel.play.v1 import bots_pb2
+from tafel.play.v1 import bots_pb2, play_pb2
 from tafel.retry import STREAM_RETRYABLE, Attempts, Backoff
 
 log = logging.getLogger("tafel.bots")
@@ -83,7 +83,14 @@ async def serve_request(client: TafelClient, request: bots_pb2.BotRequest) -> No
     bot = TafelClient(client.channel)  # the pool's connection, another player's session
     bot.patient = True  # its game outlasts a platform restart, as the pool does
     await bot.sign_in_as_guest()
-    room = await bot.join_room(request.room_code)
+
+    # The join names the request it serves, so the gateway settles it (no sweeper sends a second
+    # bot once this one is seated).
+    def join(message: Any, *, metadata: Any, timeout: float) -> Any:
+        served = (*metadata, ("tafel-bot-request", request.request_id))
+        return bot.lobby.JoinRoom(message, metadata=served, timeout=timeout)
+
+    room = (await bot._call(join, play_pb2.JoinRoomRequest(code=request.room_code))).room
     if not room.game_id:
         room = await bot.wait_room_started(room.code)
     state = await bot.get_game(room.game_id)
