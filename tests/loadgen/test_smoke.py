@@ -100,8 +100,12 @@ def test_command_line_prints_a_summary_and_one_json_line(platform: Platform) -> 
     assert {"p50", "p90", "p99", "max"} <= set(summary["latency_ms"])
     assert any(s["process"] == "gateway" and s["peak_rss_mib"] > 0 for s in summary["servers"])
     # The servers' CPU inside the window, and over the whole run (setup included) beside it.
-    assert all(0 < s["cpu_s"] <= s["whole_run_cpu_s"] for s in summary["servers"] if s["process"] == "gateway")
+    # The load goes to one gateway; the platform's other gateway is counted too and may idle
+    # through the 2 s window (its CPU rounds to 0.00 there).
+    gateways = [s for s in summary["servers"] if s["process"] == "gateway"]
+    assert all(s["cpu_s"] <= s["whole_run_cpu_s"] for s in gateways)
+    assert any(s["cpu_s"] > 0 for s in gateways)
     # Its threads' context switches inside the window, a move's share printed beside its CPU.
-    assert all(s["context_switches"] > 0 for s in summary["servers"] if s["process"] == "gateway")
+    assert any(s["context_switches"] > 0 for s in gateways)
     assert "context switches a move" in done.stdout
     assert summary["setup_s"] > 0 and "setup (not measured)" in done.stdout
