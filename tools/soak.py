@@ -274,11 +274,15 @@ class SoakReport:
     end_census: Census | None = None
     ran_s: float = 0.0
 
+    def loaded(self) -> list[Sample]:
+        """The samples taken under the load: after it, players leave and every count falls."""
+        return [s for s in self.samples if s.at_s <= self.settings.duration_s]
+
     def slopes(self) -> dict[str, dict[str, float | None]]:
         cuts = sorted({at for at, _ in self.restarts})
         return {
             process: {
-                metric: slope_per_hour(steady_segments(self.samples, process, metric, cuts, self.settings.settle_s))
+                metric: slope_per_hour(steady_segments(self.loaded(), process, metric, cuts, self.settings.settle_s))
                 for metric in METRICS
             }
             for process in GATEWAYS + REPLICAS
@@ -290,8 +294,8 @@ class SoakReport:
         cuts = sorted({at for at, _ in self.restarts})
         out = []
         for process in GATEWAYS + REPLICAS:
-            for pid in dict.fromkeys(s.pid for s in self.samples if s.process == process):
-                own = [s for s in self.samples if s.process == process and s.pid == pid]
+            for pid in dict.fromkeys(s.pid for s in self.loaded() if s.process == process):
+                own = [s for s in self.loaded() if s.process == process and s.pid == pid]
                 row: dict[str, Any] = {"process": process, "pid": pid, "from_s": own[0].at_s, "to_s": own[-1].at_s}
                 for metric in METRICS:
                     slope = slope_per_hour(steady_segments(own, process, metric, cuts, self.settings.settle_s))
