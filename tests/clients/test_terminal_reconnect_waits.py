@@ -12,33 +12,21 @@ import asyncio
 import re
 import time
 import uuid
-from collections.abc import Iterator
 
-import pytest
 from tafel.client import TafelClient
 from tafel.play.v1 import tournaments_pb2
 
-from tests.clients.platform_fixture import ENV
 from tests.clients.test_terminal import board_discs
 from tests.clients.test_terminal_reconnect import DOWN_S, WatchedTerminal, status_line
 from tests.clients.tmux import TAFEL, client_env, needs_tmux
-from tests.keyspace import with_db
 from tools.platform import Platform
 
+# `platform` is the clients' shared one (tests/clients/conftest.py: the whole platform, per module).
 pytestmark = needs_tmux
 LOST = "Lost the connection to the game server. Reconnecting…"
 BACK = "Connected to the game server again."
 # Past the point where today's bot gave up (20 failed reconnects, 2 s apart at most: ~33 s).
 BOT_DOWN_S = 36.0
-
-
-@pytest.fixture(scope="module")
-def platform(redis_url: str) -> Iterator[Platform]:
-    running = Platform(redis_url=with_db(redis_url, 6), fixed_ports=False, games=("connect4",), extra_env=ENV).start()
-    try:
-        yield running
-    finally:
-        running.stop()
 
 
 def game_id_on(screen: str) -> str:
