@@ -332,3 +332,44 @@ def bot_signal_key(game: str) -> str:
     """list: wake-ups for the game's bot pools (one per request queued); a pool BLPOPs them, then
     takes the request itself with lua/bots/take.lua. A lost wake-up only delays: pools poll."""
     return f"tafel:{{bots}}:signal:{game}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Standing: roles, sanctions, blocks, mutes, warnings, reports and the audit log. Owner:
+# gateway/standing (the store; `tafel-admin grant` writes roles through it too). Roles and sanctions
+# in force are small tables every gateway keeps in memory (loaded, then kept by STANDING_CHANNEL);
+# what belongs to one player is under its id's tag {p:<id>}, reports under {reports}, the audit log
+# under {audit}. Names stored beside ids are the names at the time (a rename rewrites them).
+
+STAFF_ROLES = "tafel:{staff}:roles"  # hash: player id -> "<role>|<username>" (staff only)
+SANCTIONS = "tafel:{staff}:sanctions"  # hash: player id -> JSON list of the sanctions in force
+STANDING_CHANNEL = "tafel:standing"  # pub/sub: "<player id>": its role or sanctions changed
+
+
+def player_key(player_id: str, part: str) -> str:
+    """A player's own data: blocks (hash: blocked id -> name), blocked-by (set of ids that block
+    this player: pairing reads both sides), mutes (hash: id -> name), warnings (list: JSON, newest
+    first), sanctions (list: JSON, every sanction ever, newest first), reports-made and
+    reports-about (zsets of report ids by time)."""
+    return f"tafel:{{p:{player_id}}}:{part}"
+
+
+REPORTS = "tafel:{reports}"
+REPORTS_OPEN = f"{REPORTS}:open"  # zset: open report ids by filing time (ms)
+REPORTS_ALL = f"{REPORTS}:all"  # zset: every report id by filing time (ms)
+
+
+def report_key(report_id: str) -> str:
+    """string: the Report (protobuf bytes), rewritten when resolved or when a party is erased."""
+    return f"{REPORTS}:r:{report_id}"
+
+
+def report_request_key(player_id: str, request_id: str) -> str:
+    """string: the report id a Report request made (kept a day, for retries)."""
+    return f"{REPORTS}:req:{player_id}:{request_id}"
+
+
+# stream: the audit log (append only: no API edits or trims it). Entries name players by their
+# audit alias (AUDIT_NAMES), so erasing an account leaves entries that point at no one.
+AUDIT_LOG = "tafel:{audit}:log"
+AUDIT_NAMES = "tafel:{audit}:names"  # hash: alias -> JSON {"id", "name"}; erased with the account
