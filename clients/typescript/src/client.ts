@@ -31,12 +31,20 @@ import {
   type MatchFound,
   type Player,
   type ResignResponse,
+  type Role,
   type Room,
   type Session,
   type SubmitMoveResponse,
   type WatchGameResponse,
 } from "./gen/tafel/play/v1/play_pb.js";
 import { BotService } from "./gen/tafel/play/v1/bots_pb.js";
+import {
+  SafetyService,
+  type GetMyStandingResponse,
+  type ListBlockedResponse,
+  type ReportReason,
+} from "./gen/tafel/play/v1/safety_pb.js";
+import { AdminService, ModerationService } from "./gen/tafel/admin/v1/admin_pb.js";
 import {
   RatingService,
   TournamentService,
@@ -88,6 +96,17 @@ export interface WatchOptions {
   signal?: AbortSignal;
 }
 
+export interface ReportOptions {
+  /** The game it happened in: moderators see its record. */
+  gameId?: string;
+  /** The chat message reported (its id in the game's chat). */
+  messageId?: string;
+  /** Up to 1,000 characters in the reporter's words. */
+  details?: string;
+  /** Reuse to retry a report by hand; chosen by the SDK when unset. */
+  requestId?: string;
+}
+
 export interface MoveOptions {
   /** The version the move was made against; read from the server when unset. */
   expectedVersion?: bigint;
@@ -109,6 +128,10 @@ export class TafelClient {
   readonly bots: Client<typeof BotService>;
   readonly ratings: Client<typeof RatingService>;
   readonly tournaments: Client<typeof TournamentService>;
+  readonly safety: Client<typeof SafetyService>;
+  /** The staff's API (tafel.admin.v1): refused with ROLE_REQUIRED without the role. */
+  readonly moderation: Client<typeof ModerationService>;
+  readonly admin: Client<typeof AdminService>;
   session: Session | undefined;
   readonly requestIds = new RequestIds();
   private readonly timeoutMs: number;
@@ -121,6 +144,9 @@ export class TafelClient {
     this.bots = createClient(BotService, transport);
     this.ratings = createClient(RatingService, transport);
     this.tournaments = createClient(TournamentService, transport);
+    this.safety = createClient(SafetyService, transport);
+    this.moderation = createClient(ModerationService, transport);
+    this.admin = createClient(AdminService, transport);
     this.timeoutMs = timeoutMs;
     this.retries = retries;
   }
@@ -211,6 +237,75 @@ export class TafelClient {
       throw new TafelError("NO_PLAYER", "the server answered without a player");
     }
     return response.player;
+  }
+
+  /** The caller's role (ROLE_PLAYER for everyone without a staff role, guests included). */
+  async myRole(): Promise<Role> {
+    return (await this.call((o) => this.accounts.getMe({}, o))).role;
+  }
+
+  /** A new password (the current one must be given). Every other session of the account is
+   * revoked; this client carries on with the fresh session the server answers. */
+  async changePassword(currentPassword: string, newPassword: string): Promise<Session> {
+    // Not retried: a lost answer to a change that succeeded would come back WRONG_PASSWORD.
+    const response = await this.call((o) => this.accounts.changePassword({ currentPassword, newPassword }, o), 0);
+    this.session = required(response.session, "session");
+    return this.session;
+  }
+
+  /** Erase the account (its password confirms): personal data deleted, games kept under a
+   * placeholder name, every session revoked. Cannot be undone. */
+  async deleteAccount(password: string): Promise<void> {
+    // Not retried: a lost answer would come back UNAUTHENTICATED (the session is gone with it).
+    await this.call((o) => this.accounts.deleteAccount({ password }, o), 0);
+    this.session = undefined;
+  }
+
+  /** Everything the platform keeps about the caller, as the JSON text the server wrote. */
+  async exportMyData(): Promise<string> {
+    return (await this.call((o) => this.accounts.exportMyData({}, o))).json;
+  }
+
+  // -- safety: block, mute, report, standing -------------------------------------------------
+
+  async blockPlayer(username: string): Promise<Player> {
+    return required((await this.call((o) => this.safety.blockPlayer({ username }, o))).player, "player");
+  }
+
+  async unblockPlayer(username: string): Promise<void> {
+    await this.call((o) => this.safety.unblockPlayer({ username }, o));
+  }
+
+  async mutePlayer(username: string): Promise<Player> {
+    return required((await this.call((o) => this.safety.mutePlayer({ username }, o))).player, "player");
+  }
+
+  async unmutePlayer(username: string): Promise<void> {
+    await this.call((o) => this.safety.unmutePlayer({ username }, o));
+  }
+
+  /** The players the caller blocks and mutes. */
+  async listBlocked(): Promise<ListBlockedResponse> {
+    return this.call((o) => this.safety.listBlocked({}, o));
+  }
+
+  /** Report a player (optionally in a game) to the moderators; returns the report's id. A retry
+   * reuses the request id, so the report is filed once. */
+  async report(username: string, reason: ReportReason, opts: ReportOptions = {}): Promise<string> {
+    const request = {
+      username,
+      reason,
+      gameId: opts.gameId ?? "",
+      messageId: opts.messageId ?? "",
+      details: opts.details ?? "",
+      requestId: opts.requestId ?? this.requestIds.next(),
+    };
+    return (await this.call((o) => this.safety.report(request, o))).reportId;
+  }
+
+  /** The caller's warnings and sanctions in force, newest first. */
+  async myStanding(): Promise<GetMyStandingResponse> {
+    return this.call((o) => this.safety.getMyStanding({}, o));
   }
 
   // -- lobby ---------------------------------------------------------------------------------

@@ -11,13 +11,16 @@ export class TafelError extends Error {
   readonly code: Code;
   /** The server's readable message (without the reason prefix). */
   readonly detail: string;
+  /** ErrorInfo's metadata: facts a client acts on, e.g. "until" (RFC 3339) of ACCOUNT_SUSPENDED. */
+  readonly metadata: Readonly<Record<string, string>>;
 
-  constructor(reason: string, detail: string, code: Code = Code.Unknown) {
+  constructor(reason: string, detail: string, code: Code = Code.Unknown, metadata: Record<string, string> = {}) {
     super(reason ? `${reason}: ${detail}` : detail);
     this.name = new.target.name;
     this.reason = reason;
     this.detail = detail;
     this.code = code;
+    this.metadata = metadata;
   }
 }
 
@@ -77,7 +80,7 @@ export function certificateError(error: unknown): CertificateError | undefined {
   return undefined;
 }
 
-type ErrorClass = new (reason: string, detail: string, code: Code) => TafelError;
+type ErrorClass = new (reason: string, detail: string, code: Code, metadata?: Record<string, string>) => TafelError;
 
 const BY_CODE: ReadonlyMap<Code, ErrorClass> = new Map<Code, ErrorClass>([
   [Code.InvalidArgument, InvalidArgument],
@@ -92,9 +95,9 @@ const BY_CODE: ReadonlyMap<Code, ErrorClass> = new Map<Code, ErrorClass>([
   [Code.DeadlineExceeded, DeadlineExceeded],
 ]);
 
-export function errorFor(code: Code, reason: string, detail: string): TafelError {
+export function errorFor(code: Code, reason: string, detail: string, metadata: Record<string, string> = {}): TafelError {
   const cls = BY_CODE.get(code) ?? TafelError;
-  return new cls(reason, detail, code);
+  return new cls(reason, detail, code, metadata);
 }
 
 /** The typed error for anything a call threw (a ConnectError, a network failure, ...). */
@@ -109,5 +112,17 @@ export function fromCallError(error: unknown): TafelError {
   const connectError = ConnectError.from(error);
   const info = connectError.findDetails(ErrorInfoSchema)[0];
   const reason = info?.reason || Code[connectError.code].replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
-  return errorFor(connectError.code, reason, connectError.rawMessage);
+  return errorFor(connectError.code, reason, connectError.rawMessage, { ...(info?.metadata ?? {}) });
+}
+
+/** Why and until when the account may not play: a refusal with reason ACCOUNT_SUSPENDED (`until`
+ * set) or ACCOUNT_BANNED (`until` undefined: until a moderator lifts it); undefined for any other
+ * error. `why` is the server's message, which carries the moderator's reason. */
+export function accountSanction(error: unknown): { banned: boolean; why: string; until: Date | undefined } | undefined {
+  if (!(error instanceof TafelError) || (error.reason !== "ACCOUNT_SUSPENDED" && error.reason !== "ACCOUNT_BANNED")) {
+    return undefined;
+  }
+  const text = error.metadata["until"];
+  const until = text ? new Date(text) : undefined;
+  return { banned: error.reason === "ACCOUNT_BANNED", why: error.detail, until: until && !Number.isNaN(until.getTime()) ? until : undefined };
 }
