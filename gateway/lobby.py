@@ -145,7 +145,8 @@ def canonical_options(
             if not bounds.minimum <= number <= bounds.maximum:
                 raise invalid(
                     "OPTION_OUT_OF_RANGE",
-                    f"{spec.name} must be {bounds.minimum}..{bounds.maximum} (0 = {bounds.default_value})",
+                    f"{spec.name.replace('_', ' ')} must be from {bounds.minimum} to {bounds.maximum} "
+                    f"(the usual is {bounds.default_value})",
                     field=spec.name,
                 )
             _check_seats(spec, number != int(bounds.default_value), most_seats)

@@ -62,6 +62,12 @@ _STATES = {
 }
 
 
+def _not_enough(least: int, seated: int) -> str:
+    """NOT_ENOUGH_PLAYERS in a player's words (counts with their plurals)."""
+    players = "1 player is" if seated == 1 else f"{seated} players are"
+    return f"this game needs at least {least} players and {players} seated: wait for more, or add a bot"
+
+
 def new_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
@@ -71,7 +77,11 @@ def normalize_code(raw: str) -> str:
     INVALID_ARGUMENT."""
     code = re.sub(r"[\s-]", "", raw).upper()
     if not _CODE_PATTERN.match(code):
-        raise invalid("BAD_ROOM_CODE", f"a room code is {CODE_LENGTH} characters of {CODE_ALPHABET}", field="code")
+        raise invalid(
+            "BAD_ROOM_CODE",
+            f"that is not a room code: a code is {CODE_LENGTH} letters and digits, as in the invite link",
+            field="code",
+        )
     return code
 
 
@@ -285,7 +295,7 @@ class Rooms:
             raise Refused(
                 grpc.StatusCode.FAILED_PRECONDITION,
                 "NOT_ENOUGH_PLAYERS",
-                f"{room.game} needs at least {room.min_seats} players; {len(room.players)} are seated",
+                _not_enough(room.min_seats, len(room.players)),
             )
         if status == "STATE":
             raise _state_refusal(room)

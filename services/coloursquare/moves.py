@@ -197,13 +197,14 @@ def check_placements(sheet: Sheet, player: Player, roll: Roll, role: Role, place
         if player.status[square] is not Status.OPEN:
             raise IllegalMove(
                 SQUARE_NOT_OPEN,
-                f"the square at row {target.row}, column {target.col} is {player.status[square].value}, not open",
+                f"the square in row {target.row + 1}, column {target.col + 1} (from the top left) is "
+                f"{player.status[square].value}, not open",
             )
         if cells[square * 4 + colour] is not None:
             raise IllegalMove(
                 CELL_FILLED,
-                f"the {DIE_NAMES[Die(target.colour)]} cell of the square at row {target.row}, column {target.col} "
-                "is already filled",
+                f"the {DIE_NAMES[Die(target.colour)]} cell of the square in row {target.row + 1}, "
+                f"column {target.col + 1} is already filled",
             )
         fixed = sheet.squares[square].fixed[colour]
         if fixed is not None:

@@ -255,7 +255,7 @@ class ColourSquareRules:
         if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < state.seats:
             raise IllegalMove(BAD_SEAT, f"there is no seat {seat} at this table")
         if seat not in state.waiting:
-            raise IllegalMove(NOT_YOUR_TURN, f"seat {seat} is not asked to place now")
+            raise IllegalMove(NOT_YOUR_TURN, "you are not asked to place now: wait for the next roll")
 
     def _check(self, state: State, seat: int, move: object) -> tuple[Placement, ...]:
         self._check_turn(state, seat)
@@ -310,7 +310,7 @@ class ColourSquareRules:
             raise IllegalMove(BAD_SEAT, f"there is no seat {seat} at this table")
         player = state.players[seat]
         if player.removed:
-            raise IllegalMove(NOT_YOUR_TURN, f"seat {seat} is already out of the game")
+            raise IllegalMove(NOT_YOUR_TURN, "you are already out of the game")
         events: list[AnyEvent] = [Resigned(seat), PlayerRemoved(seat, Removal.RESIGNED)]
         state = replace(
             state,

@@ -160,7 +160,7 @@ class Connect4Rules:
     def apply_move(self, state: State, seat: int, move: Move) -> tuple[State, Sequence[Event]]:
         self._check_turn(state, seat)
         if seat != state.to_move:
-            raise IllegalMove(NOT_YOUR_TURN, f"it is seat {state.to_move}'s turn")
+            raise IllegalMove(NOT_YOUR_TURN, "it is not your turn: wait for your opponent's move")
         options = state.options
         column = move.column
         if not 0 <= column < options.columns:
@@ -168,7 +168,7 @@ class Connect4Rules:
         row = state.heights[column]
         rows = options.rows
         if row >= rows:
-            raise IllegalMove(COLUMN_FULL, f"column {column} is full")
+            raise IllegalMove(COLUMN_FULL, f"column {column + 1} from the left is full: choose another")
         stride = rows + 1
         bit = 1 << (column * stride + row)
         mine = state.discs[seat] | bit

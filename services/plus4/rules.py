@@ -542,7 +542,7 @@ def _push(state: Plus4State, seat: int, move: Move, events: list[Plus4Event] | N
     if state.result is not None:
         raise IllegalMove(GAME_OVER, "the game is over")
     if seat != state.to_move:
-        raise IllegalMove(NOT_YOUR_TURN, f"it is seat {state.to_move}'s turn")
+        raise IllegalMove(NOT_YOUR_TURN, "it is not your turn: wait for your opponent's push")
     column = move.column
     if type(column) is not int or not 0 <= column < COLUMNS:
         raise IllegalMove(COLUMN_OUT_OF_RANGE, f"there is no column {column}: the columns are 0 to 3")
