@@ -279,6 +279,8 @@ class GameApp(App[str]):
         if not free:
             self.say("Both joker fields are used.")
             return
+        if self._die_queued():
+            return
         self.cursor.placements.append(cs.Placement(die=DIE_ENUM[self.cursor.die], joker=free[0]))
         self._redraw()
 
@@ -286,6 +288,8 @@ class GameApp(App[str]):
         if self.state is None or self.seat is None:
             return
         if self.game == "coloursquare":
+            if self._die_queued():
+                return
             # A coloured die can only go into a cell of its colour; the white die goes where `t` points.
             colour = self.cursor.die if self.cursor.die < 4 else self.cursor.colour
             cell = cs.Cell(row=self.cursor.row, column=self.cursor.column, colour=cs.Colour.ValueType(colour + 1))
@@ -295,6 +299,16 @@ class GameApp(App[str]):
         move = connect4_move(self.cursor) if self.game == "connect4" else plus4_move(self.cursor)
         if await self._send(move) and self.game == "plus4":
             self.cursor.bonus = False  # the bonus disc is spent: the next push is an ordinary one
+
+    def _die_queued(self) -> bool:
+        """A die goes on the sheet once a turn: queued twice, the server would refuse the whole move
+        (SAME_DIE_TWICE) only when it is sent, so say it now, in words."""
+        die = DIE_ENUM[self.cursor.die]
+        if all(p.die != die for p in self.cursor.placements):
+            return False
+        name = ("red", "yellow", "green", "blue", "white")[self.cursor.die]
+        self.say(f"The {name} die is already placed: pick another die, or c to start again.")
+        return True
 
     async def action_send_placements(self) -> None:
         if self.state is None or self.game != "coloursquare":
