@@ -76,6 +76,10 @@ def test_the_policy_names_every_unary_method_but_the_unsafe_ones() -> None:
     names = {(n["service"].rsplit(".", 1)[-1], n["method"]) for n in retried_methods()}
     assert ("GameService", "SubmitMove") in names and ("AccountService", "GetMe") in names
     assert not {m for _, m in names} & {"Register", "CreateRoom", "RequestBot", "Play", "WatchGame"}
+    # Safety calls are safe to repeat (a report carries a request id), the staff's reads too; a
+    # password change, a deletion and the staff's actions (no request ids) are not.
+    assert {("SafetyService", "Report"), ("SafetyService", "BlockPlayer"), ("ModerationService", "ListReports")} <= names
+    assert not {m for _, m in names} & {"ChangePassword", "DeleteAccount", "SanctionPlayer", "WarnPlayer", "SetRole"}
 
 
 async def test_stream_attempts_back_off_and_give_up() -> None:

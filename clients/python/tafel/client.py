@@ -13,6 +13,7 @@ connection is always safe: the server applies it once and answers the same way.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
@@ -22,10 +23,19 @@ from google.protobuf.message import Message
 from tafel.errors import NotFound, TafelError, Unavailable, from_rpc_error
 from tafel.games.v1 import games_pb2
 from tafel.messages import game_move, game_options
-from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2, play_pb2_grpc, tournaments_pb2, tournaments_pb2_grpc
+from tafel.play.v1 import (
+    bots_pb2,
+    bots_pb2_grpc,
+    play_pb2,
+    play_pb2_grpc,
+    safety_pb2,
+    safety_pb2_grpc,
+    tournaments_pb2,
+    tournaments_pb2_grpc,
+)
 from tafel.play_stream import MAX_RECONNECTS, PlayStream
-from tafel.requests import duration, event_position, find_match_request, is_after, new_request_id
-from tafel.retry import RETRYABLE, STREAM_RETRYABLE, Attempts, Backoff, Link, service_config
+from tafel.requests import duration, event_position, find_match_request, is_after, new_request_id, report_reason
+from tafel.retry import NOT_IDEMPOTENT, RETRYABLE, STREAM_RETRYABLE, Attempts, Backoff, Link, service_config
 
 # Older callers import these from here.
 __all__ = [
@@ -87,9 +97,11 @@ class TafelClient:
         self.games = play_pb2_grpc.GameServiceStub(channel)
         self.ratings = tournaments_pb2_grpc.RatingServiceStub(channel)
         self.tournaments = tournaments_pb2_grpc.TournamentServiceStub(channel)
+        self.safety = safety_pb2_grpc.SafetyServiceStub(channel)
         self.session: play_pb2.Session | None = None
         # Calls a retry could apply twice (tafel/retry.py NOT_IDEMPOTENT): never waited for and resent.
-        self._once = frozenset({id(self.accounts.Register), id(self.lobby.CreateRoom), id(self.bots.RequestBot)})
+        self._once: set[int] = set()
+        self.never_resend(self.accounts, self.lobby, self.bots)
         self._reached = False  # some call was answered: a gateway existed, so UNAVAILABLE is a gap
         # A program left running (a bot, the bot pool) outlasts a platform restart of minutes: its
         # resuming streams never give up (their backoff stays capped) and a unary call waits up
@@ -125,6 +137,12 @@ class TafelClient:
         await self.close()
 
     # -- plumbing -----------------------------------------------------------------------------------
+
+    def never_resend(self, *stubs: object) -> None:
+        """`_call` must not resend these stubs' calls that are not safe to repeat (a stub made on
+        this client's channel elsewhere, as tafel.staff's, registers its own here)."""
+        for stub in stubs:
+            self._once.update(id(getattr(stub, name)) for name in NOT_IDEMPOTENT if hasattr(stub, name))
 
     @property
     def player(self) -> play_pb2.Player:
@@ -208,6 +226,85 @@ class TafelClient:
         """Revoke this session's token on every gateway (or every session of the player)."""
         await self._call(self.accounts.SignOut, play_pb2.SignOutRequest(all_sessions=all_sessions))
         self.session = None
+
+    async def get_me(self) -> play_pb2.GetMeResponse:
+        """Who this session is, and its role (play_pb2.ROLE_PLAYER, ROLE_MODERATOR, ...)."""
+        return await self._call(self.accounts.GetMe, play_pb2.GetMeRequest())  # type: ignore[no-any-return]
+
+    async def role(self) -> play_pb2.Role.ValueType:
+        return (await self.get_me()).role
+
+    async def change_password(self, current_password: str, new_password: str) -> play_pb2.Session:
+        """A new password; every other session of the account is revoked, this client carries on
+        with the fresh session the answer brings (WRONG_PASSWORD, GUEST_ACCOUNT otherwise)."""
+        request = play_pb2.ChangePasswordRequest(current_password=current_password, new_password=new_password)
+        response = await self._call(self.accounts.ChangePassword, request)
+        self.session = response.session
+        return response.session  # type: ignore[no-any-return]
+
+    async def delete_account(self, password: str) -> None:
+        """Erase this account for good (its password confirms it); the session ends with it."""
+        await self._call(self.accounts.DeleteAccount, play_pb2.DeleteAccountRequest(password=password))
+        self.session = None
+
+    async def export_my_data(self) -> dict[str, Any]:
+        """Everything the platform keeps about this account, as the JSON document the server
+        writes (docs/security.md lists its fields), parsed."""
+        response = await self._call(self.accounts.ExportMyData, play_pb2.ExportMyDataRequest())
+        document = json.loads(response.json)
+        if not isinstance(document, dict):
+            raise TafelError("BAD_EXPORT", "the server's export is not a JSON object")
+        return document
+
+    # -- safety: block, mute, report, standing ---------------------------------------------------------
+
+    async def block(self, username: str) -> play_pb2.Player:
+        """Never matched or seated with them, no challenges or invitations from them, their chat
+        hidden; they are not told."""
+        request = safety_pb2.BlockPlayerRequest(username=username)
+        return (await self._call(self.safety.BlockPlayer, request)).player  # type: ignore[no-any-return]
+
+    async def unblock(self, username: str) -> None:
+        await self._call(self.safety.UnblockPlayer, safety_pb2.UnblockPlayerRequest(username=username))
+
+    async def mute(self, username: str) -> play_pb2.Player:
+        """Their chat lines hidden from you; nothing else changes."""
+        request = safety_pb2.MutePlayerRequest(username=username)
+        return (await self._call(self.safety.MutePlayer, request)).player  # type: ignore[no-any-return]
+
+    async def unmute(self, username: str) -> None:
+        await self._call(self.safety.UnmutePlayer, safety_pb2.UnmutePlayerRequest(username=username))
+
+    async def list_blocked(self) -> safety_pb2.ListBlockedResponse:
+        """The players you block (`.blocked`) and mute (`.muted`)."""
+        return await self._call(self.safety.ListBlocked, safety_pb2.ListBlockedRequest())  # type: ignore[no-any-return]
+
+    async def report(
+        self,
+        username: str,
+        reason: str | safety_pb2.ReportReason.ValueType,
+        *,
+        game_id: str = "",
+        message_id: str = "",
+        details: str = "",
+        request_id: str | None = None,
+    ) -> str:
+        """Report a player (and the game or chat message it happened in) to the moderators; returns
+        the report's id. `reason`: a ReportReason or its name ("abuse", "spam", "cheating",
+        "unsporting", "offensive_name", "other"). Retried with the same request id, it is filed once."""
+        request = safety_pb2.ReportRequest(
+            request_id=request_id or new_request_id(),
+            username=username,
+            game_id=game_id,
+            message_id=message_id,
+            reason=report_reason(reason),
+            details=details,
+        )
+        return str((await self._call(self.safety.Report, request)).report_id)
+
+    async def my_standing(self) -> safety_pb2.GetMyStandingResponse:
+        """Your warnings and the sanctions in force (a chat mute, for instance), newest first."""
+        return await self._call(self.safety.GetMyStanding, safety_pb2.GetMyStandingRequest())  # type: ignore[no-any-return]
 
     # -- lobby --------------------------------------------------------------------------------------
 

@@ -2,11 +2,15 @@
 server's machine reason (google.rpc.ErrorInfo.reason) and readable message.
 
 `message` is always for people. The platform's refusals carry an ErrorInfo and a sentence of the
-server's; a status without one comes from gRPC itself (a refused connection, a deadline), whose
+server's, and some an ErrorInfo metadata map (ACCOUNT_SUSPENDED's and CHAT_MUTED's "until", ROLE_REQUIRED's
+"roles"); a status without one comes from gRPC itself (a refused connection, a deadline), whose
 text ("failed to connect to all addresses; last error: UNKNOWN: ipv4:...") is for programmers: it
 goes to `detail` (and `str()`, for logs), and `message` gets a plain sentence for the status."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
 
 import grpc
 from google.rpc import error_details_pb2
@@ -18,14 +22,37 @@ class TafelError(Exception):
 
     code: grpc.StatusCode = grpc.StatusCode.UNKNOWN
 
-    def __init__(self, reason: str, message: str, code: grpc.StatusCode | None = None, *, detail: str = "") -> None:
+    def __init__(
+        self,
+        reason: str,
+        message: str,
+        code: grpc.StatusCode | None = None,
+        *,
+        detail: str = "",
+        metadata: Mapping[str, str] | None = None,
+    ) -> None:
         text = f"{reason}: {message}" if reason else message
         super().__init__(f"{text} ({detail})" if detail else text)
         self.reason = reason
         self.message = message
         self.detail = detail  # gRPC's own text, when the status was gRPC's and not the platform's
+        # The ErrorInfo's metadata: facts a client acts on without parsing the message.
+        self.metadata: dict[str, str] = dict(metadata or {})
         if code is not None:
             self.code = code
+
+    @property
+    def until(self) -> datetime | None:
+        """When the refusal ends (ACCOUNT_SUSPENDED, CHAT_MUTED: metadata "until", RFC 3339), as an
+        aware datetime; None for a refusal without an end (ACCOUNT_BANNED) or one it does not apply to."""
+        text = self.metadata.get("until", "")
+        if not text:
+            return None
+        try:
+            # fromisoformat reads RFC 3339 from Python 3.11 on, "Z" included.
+            return datetime.fromisoformat(text)
+        except ValueError:
+            return None
 
 
 class InvalidArgument(TafelError):
@@ -100,13 +127,16 @@ PLAIN_MESSAGES: dict[grpc.StatusCode, str] = {
 PLAIN_FALLBACK = "the game server refused this"
 
 
-def error_for(code: grpc.StatusCode, reason: str, message: str) -> TafelError:
+def error_for(
+    code: grpc.StatusCode, reason: str, message: str, metadata: Mapping[str, str] | None = None
+) -> TafelError:
     cls = _BY_CODE.get(code, TafelError)
-    return cls(reason, message, code)
+    return cls(reason, message, code, metadata=metadata)
 
 
 def from_rpc_error(error: grpc.aio.AioRpcError) -> TafelError:
     reason = ""
+    metadata: dict[str, str] = {}
     status = rpc_status.from_call(error)
     if status is not None:
         for detail in status.details:
@@ -114,8 +144,9 @@ def from_rpc_error(error: grpc.aio.AioRpcError) -> TafelError:
                 info = error_details_pb2.ErrorInfo()
                 detail.Unpack(info)
                 reason = info.reason
+                metadata = dict(info.metadata)
     if reason:
-        return error_for(error.code(), reason, error.details() or "")
+        return error_for(error.code(), reason, error.details() or "", metadata)
     cls = _BY_CODE.get(error.code(), TafelError)
     plain = PLAIN_MESSAGES.get(error.code(), PLAIN_FALLBACK)
     return cls(error.code().name, plain, error.code(), detail=error.details() or "")

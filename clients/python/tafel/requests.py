@@ -1,4 +1,5 @@
-"""What the SDK puts in its requests: request ids, the find-match request, durations, and the
+"""What the SDK puts in its requests: request ids, the find-match request, durations, enum values
+by name (report reasons, sanction kinds, roles), and the
 order of event ids (to resume a watch after the last event seen). Below the client and the play
 stream, which both use them (the SDK's layers: errors/retry -> requests -> play_stream -> client
 -> botplay)."""
@@ -8,12 +9,13 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
+from typing import Any
 
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.message import Message
 
 from tafel.messages import game_options
-from tafel.play.v1 import play_pb2
+from tafel.play.v1 import play_pb2, safety_pb2
 
 # Request ids: a random prefix per process and a counter. Unique without a system call per id
 # (uuid4 reads the OS's random source each time: a visible share of a fast bot's CPU).
@@ -69,3 +71,35 @@ def event_position(event_id: str) -> tuple[int, int]:
 
 def is_after(event_id: str, last: str) -> bool:
     return event_position(event_id) > event_position(last)
+
+
+def _enum_by_name(enum: Any, prefix: str, value: str | int, what: str) -> int:
+    """An enum value from its number or its short name, any case, "-" or " " for "_"
+    ("offensive-name" -> REPORT_REASON_OFFENSIVE_NAME); ValueError names the choices."""
+    if isinstance(value, int):
+        return value
+    name = prefix + value.strip().upper().replace("-", "_").replace(" ", "_")
+    if name in enum.keys() and not name.endswith("_UNSPECIFIED"):
+        return int(enum.Value(name))
+    raise ValueError(f"unknown {what} {value!r}: choose from {', '.join(enum_names(enum, prefix))}")
+
+
+def enum_names(enum: Any, prefix: str) -> list[str]:
+    """The short names of an enum's values, "_UNSPECIFIED" left out (["abuse", "spam", ...])."""
+    return [name[len(prefix) :].lower() for name in enum.keys() if not name.endswith("_UNSPECIFIED")]
+
+
+def report_reason(value: str | int) -> int:
+    return _enum_by_name(safety_pb2.ReportReason, "REPORT_REASON_", value, "report reason")
+
+
+def sanction_kind(value: str | int) -> int:
+    """ "chat_mute", "suspension" or "ban" (or a SanctionKind)."""
+    return _enum_by_name(safety_pb2.SanctionKind, "SANCTION_KIND_", value, "sanction kind")
+
+
+def role(value: str | int) -> int:
+    """ "player", "organiser", "moderator" or "admin" (or a Role); "organizer" too."""
+    if isinstance(value, str) and value.strip().lower() == "organizer":
+        value = "organiser"
+    return _enum_by_name(play_pb2.Role, "ROLE_", value, "role")

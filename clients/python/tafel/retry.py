@@ -5,8 +5,10 @@ which `TafelClient.connect` installs): a call that fails UNAVAILABLE (a gateway 
 dependency down), CANCELLED by the server (a gateway whose stop grace ran out) or
 DEADLINE_EXCEEDED is tried again up to three times with exponential backoff, on whichever gateway
 the channel picks next. Every call it retries is safe to repeat: state-changing ones carry request
-ids. The three that do not (Register, CreateRoom, RequestBot) are left out: retried, they could
-make a second account, room or bot request.
+ids or set a state (a block). Those that do not are left out (NOT_IDEMPOTENT): retried, Register,
+CreateRoom and RequestBot could make a second account, room or bot request, a staff's warning or
+sanction could be given twice, and a call whose first try did its work would be refused by the
+second (ChangePassword: the old password is wrong now; a rename: the old name is gone).
 
 Long-lived streams (watches, matchmaking, the play stream, the bot pool) resume themselves from
 where they were; between attempts they wait `Attempts.failed()`: exponential backoff with a cap
@@ -26,7 +28,8 @@ from dataclasses import dataclass
 
 import grpc
 
-from tafel.play.v1 import bots_pb2, play_pb2, tournaments_pb2
+from tafel.admin.v1 import admin_pb2
+from tafel.play.v1 import bots_pb2, play_pb2, safety_pb2, tournaments_pb2
 
 # CANCELLED as an RPC error is the server's doing (a gateway whose stop grace ran out): this side's
 # own cancellations surface as asyncio's, never as a status.
@@ -34,7 +37,22 @@ RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grp
 # A long-lived stream also resumes after INTERNAL.
 STREAM_RETRYABLE = (*RETRYABLE, grpc.StatusCode.INTERNAL)
 
-NOT_IDEMPOTENT = frozenset({"Register", "CreateRoom", "RequestBot"})
+NOT_IDEMPOTENT = frozenset(
+    {
+        "Register",
+        "CreateRoom",
+        "RequestBot",
+        "ChangePassword",
+        "DeleteAccount",
+        # tafel.admin.v1: none carries a request id; its reads are retried.
+        "ResolveReport",
+        "WarnPlayer",
+        "SanctionPlayer",
+        "LiftSanction",
+        "RenameAccount",
+        "SetRole",
+    }
+)
 UNARY_ATTEMPTS = 4  # the first try and three retries
 
 
@@ -98,9 +116,9 @@ class Link:
 
 
 def retried_methods() -> list[dict[str, str]]:
-    """Every unary method of the public API that is safe to repeat, as service-config names."""
+    """Every unary method of the public and staff APIs that is safe to repeat, as service-config names."""
     names = []
-    for module in (play_pb2, tournaments_pb2, bots_pb2):
+    for module in (play_pb2, tournaments_pb2, bots_pb2, safety_pb2, admin_pb2):
         for service in module.DESCRIPTOR.services_by_name.values():
             for method in service.methods:
                 if method.client_streaming or method.server_streaming or method.name in NOT_IDEMPOTENT:

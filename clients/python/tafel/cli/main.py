@@ -10,6 +10,10 @@
     tafel tournament list | create NAME | join ID | start ID | watch ID
     tafel bot connect4 --level 2 [--games N]
     tafel bot-pool                        # answer people's requests for a bot opponent
+    tafel block NAME | unblock NAME | mute NAME | unmute NAME | blocked
+    tafel report NAME --reason abuse [--game ID] [--details TEXT]
+    tafel standing                       # your warnings and sanctions in force
+    tafel account password | export [--output FILE] | delete
 
 The options --server, --user and --register go before or after the subcommand. The password comes
 from TAFEL_PASSWORD or a prompt (never the command line: it would show in `ps` and the history).
@@ -31,9 +35,20 @@ from rich.table import Table
 
 from tafel.cli.shared import id_column
 from tafel.client import TafelClient
-from tafel.errors import AlreadyExists, InvalidArgument, NotFound, TafelError, Unauthenticated, Unavailable
+from tafel.errors import (
+    AlreadyExists,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    TafelError,
+    Unauthenticated,
+    Unavailable,
+)
+from tafel.play.v1 import safety_pb2
+from tafel.requests import enum_names
 
 GAMES = ("connect4", "plus4", "coloursquare")
+SAFETY_COMMANDS = frozenset({"block", "unblock", "mute", "unmute", "blocked", "report", "standing", "account"})
 DEFAULT_SERVER = "127.0.0.1:50051"
 
 
@@ -129,6 +144,28 @@ def parser() -> argparse.ArgumentParser:
     # Empty: every game the server offers (a platform with a game switched off refused a pool that
     # named it, and no bot served any game).
     pool.add_argument("--games", nargs="+", default=[], help="games to serve (default: every game the server offers)")
+
+    for name, help_text in (
+        ("block", "never be matched or seated with a player; they cannot invite you and their chat is hidden"),
+        ("unblock", "stop blocking a player"),
+        ("mute", "hide a player's chat from you"),
+        ("unmute", "show a muted player's chat again"),
+    ):
+        command(name, help_text).add_argument("name", metavar="NAME", help="their user name")
+    command("blocked", "the players you block and mute")
+    report = command("report", "report a player to the moderators")
+    report.add_argument("name", metavar="NAME", help="whom the report is about")
+    reasons = enum_names(safety_pb2.ReportReason, "REPORT_REASON_")
+    report.add_argument("--reason", required=True, choices=reasons, metavar="REASON", help=", ".join(reasons))
+    report.add_argument("--game", default="", metavar="ID", help="the game it happened in")
+    report.add_argument("--details", default="", metavar="TEXT", help="what happened, in your words (1,000 characters)")
+    command("standing", "your warnings and the sanctions in force")
+    account = command("account", "change your password, export your data or delete your account")
+    account.add_argument("action", choices=("password", "export", "delete"))
+    account.add_argument(
+        "--output", default="", metavar="FILE", help="export: the file (default tafel-export-NAME.json; - for stdout)"
+    )
+    account.add_argument("--yes", action="store_true", help="delete: without asking to type the name")
     return root
 
 
@@ -179,6 +216,12 @@ async def sign_in(client: TafelClient, user: str | None, password: str, register
 async def run(args: argparse.Namespace, console: Console) -> int:
     targets = [t for t in args.server.split(",") if t]
     async with await TafelClient.connect(targets) as client:
+        if args.command in SAFETY_COMMANDS:
+            from tafel.cli.safety import needs_account, safety
+
+            needs_account(args)
+            await sign_in(client, args.user, args.password, args.register, console)
+            return await safety(client, args, console)
         await sign_in(client, args.user, args.password, args.register, console)
         if args.command == "play":
             from tafel.cli.playing import play
@@ -277,6 +320,22 @@ async def leaderboard(client: TafelClient, game: str, console: Console) -> int:
     return 0
 
 
+BARRED = ("ACCOUNT_SUSPENDED", "ACCOUNT_BANNED")
+
+
+def barred_sentence(error: TafelError) -> str:
+    """A suspended or banned account's refusal: the moderator's reason and, for a suspension, its
+    end in this machine's local time (from the refusal's metadata "until")."""
+    from tafel.cli.words import local_time
+
+    why = error.message.rstrip(".")
+    if error.reason == "ACCOUNT_BANNED":
+        return f"This account is banned until a moderator lifts it: {why}."
+    until = error.until
+    end = f" until {local_time(until, zone=True)}" if until is not None else ""
+    return f"This account is suspended{end}: {why}."
+
+
 def error_line(error: TafelError, args: argparse.Namespace) -> tuple[str, int]:
     """One readable line per failure (never a traceback), and the exit status."""
     if isinstance(error, Unavailable):
@@ -285,6 +344,8 @@ def error_line(error: TafelError, args: argparse.Namespace) -> tuple[str, int]:
             "Start one with `make run` (or pass --server HOST:PORT).",
             1,
         )
+    if isinstance(error, PermissionDenied) and error.reason in BARRED:
+        return f"[red]{barred_sentence(error)}[/red]", 1
     if isinstance(error, NotFound):
         return f"[red]not found:[/red] {error.message or error.reason}", 1
     if isinstance(error, InvalidArgument):

@@ -1,0 +1,163 @@
+"""A player's own protection and account from the terminal: `tafel block|unblock|mute|unmute NAME`,
+`tafel blocked`, `tafel report NAME --reason R`, `tafel standing` and `tafel account
+password|export|delete`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import os
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from tafel.cli.words import local_time, reason_word, sanction_word, until_text
+from tafel.client import TafelClient
+from tafel.errors import TafelError
+from tafel.requests import report_reason
+
+# Commands that act on the signed-in account: a terminal guest is a new one every run, so its
+# blocks, standing or password would belong to nobody the person can be again.
+NEEDS_ACCOUNT = frozenset({"block", "unblock", "mute", "unmute", "blocked", "standing", "account"})
+
+
+def needs_account(args: argparse.Namespace) -> None:
+    if args.command in NEEDS_ACCOUNT and not args.user:
+        what = f"tafel {args.command}" + (f" {args.action}" if args.command == "account" else "")
+        raise TafelError(
+            "NEEDS_ACCOUNT",
+            f"`{what}` is about your account: sign in with --user NAME (or set TAFEL_USER); "
+            "a guest of the terminal is a new one each time",
+        )
+
+
+async def safety(client: TafelClient, args: argparse.Namespace, console: Console) -> int:
+    """One of the commands above, signed in already."""
+    command = args.command
+    if command == "block":
+        player = await client.block(args.name)
+        console.print(
+            f"Blocked {player.username}: you will not be matched or seated with them, they cannot "
+            f"invite or challenge you, and their chat is hidden from you. They are not told. "
+            f"(`tafel unblock {player.username}` undoes it.)",
+            highlight=False,
+        )
+    elif command == "unblock":
+        await client.unblock(args.name)
+        console.print(f"Unblocked {args.name}.", highlight=False)
+    elif command == "mute":
+        player = await client.mute(args.name)
+        console.print(
+            f"Muted {player.username}: their chat is hidden from you; nothing else changes. "
+            f"(`tafel unmute {player.username}` undoes it.)",
+            highlight=False,
+        )
+    elif command == "unmute":
+        await client.unmute(args.name)
+        console.print(f"Unmuted {args.name}.", highlight=False)
+    elif command == "blocked":
+        listed = await client.list_blocked()
+        for title, players in (("blocked", listed.blocked), ("muted", listed.muted)):
+            names = ", ".join(sorted(p.username for p in players))
+            console.print(f"{title:<8} {names or 'nobody'}", highlight=False)
+    elif command == "report":
+        report_id = await client.report(args.name, args.reason, game_id=args.game, details=args.details)
+        console.print(
+            f"Reported {args.name} for {reason_word(report_reason(args.reason))} (report {report_id}). "
+            "The moderators will look at it; thank you.",
+            highlight=False,
+        )
+    elif command == "standing":
+        return await standing(client, console)
+    elif command == "account":
+        return await account(client, args, console)
+    return 0
+
+
+async def standing(client: TafelClient, console: Console) -> int:
+    answer = await client.my_standing()
+    if not answer.sanctions and not answer.warnings:
+        console.print(f"{client.player.username}: in good standing (no warnings, no sanctions).", highlight=False)
+        return 0
+    if answer.sanctions:
+        table = Table(title="in force now", title_justify="left")
+        for header in ("sanction", "since", "until", "reason"):
+            table.add_column(header)
+        for sanction in answer.sanctions:
+            table.add_row(
+                sanction_word(sanction.kind),
+                local_time(sanction.starts_at),
+                until_text(sanction).removeprefix("until "),
+                sanction.reason,
+            )
+        console.print(table)
+    else:
+        console.print("no sanction in force", highlight=False)
+    if answer.warnings:
+        table = Table(title="warnings from the moderators", title_justify="left")
+        table.add_column("when", no_wrap=True)
+        table.add_column("message")
+        for warning in answer.warnings:
+            table.add_row(local_time(warning.at), warning.message)
+        console.print(table)
+    return 0
+
+
+async def account(client: TafelClient, args: argparse.Namespace, console: Console) -> int:
+    if args.action == "password":
+        new = new_password(args.user)
+        await client.change_password(args.password, new)
+        console.print("Password changed. Every other session of your account was signed out.", highlight=False)
+        return 0
+    if args.action == "export":
+        document = await client.export_my_data()
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        if args.output == "-":
+            sys.stdout.write(text)
+            return 0
+        path = Path(args.output or f"tafel-export-{client.player.username}.json")
+        await asyncio.to_thread(path.write_text, text, encoding="utf-8")
+        console.print(f"Your data ({len(text.encode()):,} bytes of JSON) is in {path}.", highlight=False)
+        return 0
+    # delete
+    if not args.yes:
+        confirm(client.player.username)
+    await client.delete_account(args.password)
+    console.print(
+        f"The account {args.user} is deleted: its personal data is erased, its finished games show a "
+        "placeholder for the name, and every session is signed out.",
+        highlight=False,
+    )
+    return 0
+
+
+def new_password(user: str) -> str:
+    """$TAFEL_NEW_PASSWORD, else asked twice without echo (never an argument: `ps` shows those)."""
+    if os.environ.get("TAFEL_NEW_PASSWORD"):
+        return os.environ["TAFEL_NEW_PASSWORD"]
+    try:
+        first = getpass.getpass(f"new password for {user}: ")
+        again = getpass.getpass("the new password again: ")
+    except EOFError:
+        raise TafelError("NO_PASSWORD", "no new password: set TAFEL_NEW_PASSWORD or run in a terminal") from None
+    if first != again:
+        raise TafelError("PASSWORDS_DIFFER", "the two new passwords differ; nothing was changed")
+    return first
+
+
+def confirm(username: str) -> None:
+    """Deleting cannot be undone: the person types the account's name (or passes --yes)."""
+    print(
+        f"Deleting {username} cannot be undone: the account, its ratings, blocks and mutes are erased, "
+        "and its finished games stay with a placeholder for the name."
+    )
+    try:
+        typed = input(f"Type {username} to delete it: ")
+    except EOFError:
+        typed = ""
+    if typed.strip() != username:
+        raise TafelError("NOT_CONFIRMED", "not deleted (the name typed did not match; --yes skips the question)")

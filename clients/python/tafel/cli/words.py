@@ -1,0 +1,151 @@
+"""How the terminal names the platform's values to a person: times in local time, durations, roles,
+sanction kinds, report reasons and audit actions in words (never an enum's name such as
+SANCTION_KIND_BAN). Shared by the player's commands (safety.py) and the staff's (moderation.py)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from tafel.admin.v1 import admin_pb2
+from tafel.play.v1 import play_pb2, safety_pb2
+
+ROLES = {
+    play_pb2.ROLE_PLAYER: "player",
+    play_pb2.ROLE_ORGANISER: "organiser",
+    play_pb2.ROLE_MODERATOR: "moderator",
+    play_pb2.ROLE_ADMIN: "admin",
+}
+SANCTIONS = {
+    safety_pb2.SANCTION_KIND_CHAT_MUTE: "chat mute",
+    safety_pb2.SANCTION_KIND_SUSPENSION: "suspension",
+    safety_pb2.SANCTION_KIND_BAN: "ban",
+}
+REASONS = {
+    safety_pb2.REPORT_REASON_ABUSE: "abuse",
+    safety_pb2.REPORT_REASON_SPAM: "spam",
+    safety_pb2.REPORT_REASON_CHEATING: "cheating",
+    safety_pb2.REPORT_REASON_UNSPORTING: "unsporting",
+    safety_pb2.REPORT_REASON_OFFENSIVE_NAME: "offensive name",
+    safety_pb2.REPORT_REASON_OTHER: "other",
+}
+REPORT_STATUS = {admin_pb2.REPORT_STATUS_OPEN: "open", admin_pb2.REPORT_STATUS_RESOLVED: "resolved"}
+# The audit log's actions (admin.proto's AuditEntry.action) as a person says them.
+ACTIONS = {
+    "role": "role change",
+    "warn": "warning",
+    "sanction": "sanction",
+    "lift": "sanction lifted",
+    "rename": "rename",
+    "resolve_report": "report resolved",
+    "delete_account": "account deleted",
+    "correct_result": "result corrected",
+}
+# An enum's name inside free text the server wrote (an audit entry's details), with or without its
+# prefix ("SANCTION_KIND_SUSPENSION", "SUSPENSION"): said in words.
+_ENUM_NAME = re.compile(r"\b[A-Z][A-Z_]*[A-Z]\b")
+_KNOWN_NAMES: dict[str, str] = {}
+for _enum, _prefix, _words in (
+    (safety_pb2.SanctionKind, "SANCTION_KIND_", SANCTIONS),
+    (play_pb2.Role, "ROLE_", ROLES),
+    (safety_pb2.ReportReason, "REPORT_REASON_", REASONS),
+    (admin_pb2.ReportStatus, "REPORT_STATUS_", REPORT_STATUS),
+):
+    for _value, _word in _words.items():
+        _KNOWN_NAMES[_enum.Name(_value)] = _word
+        _KNOWN_NAMES[_enum.Name(_value).removeprefix(_prefix)] = _word
+_RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)")
+_DURATION = re.compile(r"(\d+)\s*([smhdw])", re.IGNORECASE)
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def role_word(role: int) -> str:
+    return ROLES.get(role, "player")  # an unset role is a player's (guests have none other)
+
+
+def sanction_word(kind: int) -> str:
+    return SANCTIONS.get(kind, "sanction")
+
+
+def reason_word(reason: int) -> str:
+    return REASONS.get(reason, "unspecified")
+
+
+def action_word(action: str) -> str:
+    return ACTIONS.get(action, action.replace("_", " "))
+
+
+def when(moment: datetime) -> datetime:
+    """An aware datetime in this machine's time zone."""
+    return moment.astimezone()
+
+
+def local_time(stamp: Timestamp | datetime | None, *, zone: bool = False) -> str:
+    """ "2025-05-01 14:02" in this machine's time zone ("" for an unset time); `zone` adds its
+    abbreviation ("2025-05-01 14:02 CEST"), for a line that stands alone."""
+    if stamp is None:
+        return ""
+    if isinstance(stamp, Timestamp):
+        if not stamp.seconds and not stamp.nanos:
+            return ""
+        stamp = stamp.ToDatetime(tzinfo=UTC)
+    local = when(stamp)
+    text = local.strftime("%Y-%m-%d %H:%M")
+    return f"{text} {local.strftime('%Z')}".rstrip() if zone else text
+
+
+def span(seconds: float) -> str:
+    """A length of time the way a person says it: "45 minutes", "2 hours", "7 days", "1 day 6 hours"."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return "under a minute"
+    parts = []
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        count, seconds = divmod(seconds, size)
+        if count:
+            parts.append(f"{count} {unit}{'s' if count != 1 else ''}")
+        if len(parts) == 2:
+            break
+    return " ".join(parts)
+
+
+def time_left(stamp: Timestamp, now: datetime | None = None) -> str:
+    """ "in 6 days 23 hours" until `stamp` ("ended" once past)."""
+    end = stamp.ToDatetime(tzinfo=UTC)
+    left = (end - (now or datetime.now(UTC))).total_seconds()
+    return f"in {span(left)}" if left > 0 else "ended"
+
+
+def until_text(sanction: safety_pb2.Sanction) -> str:
+    """ "until 2025-05-08 14:02 (in 7 days)", or "until lifted" for a ban."""
+    if not sanction.HasField("ends_at"):
+        return "until lifted"
+    return f"until {local_time(sanction.ends_at)} ({time_left(sanction.ends_at)})"
+
+
+def parse_duration(text: str) -> timedelta:
+    """ "30m", "2h", "7d", "1w", "1d12h" (s, m, h, d, w) -> a timedelta; ValueError says how."""
+    compact = text.strip().replace(" ", "")
+    pieces = _DURATION.findall(compact)
+    if not pieces or "".join(n + u for n, u in pieces).lower() != compact.lower():
+        raise ValueError(f"{text!r} is not a duration: write it like 30m, 2h, 7d or 1d12h")
+    total = sum(int(number) * _UNIT_S[unit.lower()] for number, unit in pieces)
+    if not total:
+        raise ValueError(f"{text!r} is no time at all")
+    return timedelta(seconds=total)
+
+
+def in_words(text: str) -> str:
+    """Free text the server wrote (an audit entry's details) with its enum names said in words
+    ("kind=SANCTION_KIND_SUSPENSION" -> "kind=suspension") and its RFC 3339 times in local time."""
+    text = _RFC3339.sub(lambda m: _local_rfc3339(m.group(0)), text)
+    return _ENUM_NAME.sub(lambda m: _KNOWN_NAMES.get(m.group(0), m.group(0)), text)
+
+
+def _local_rfc3339(text: str) -> str:
+    try:
+        return local_time(datetime.fromisoformat(text))
+    except ValueError:
+        return text
