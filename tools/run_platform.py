@@ -22,6 +22,33 @@ from kit.settings import ConfigError, Env
 from tools.platform import DATA_DIR, Platform
 
 
+def banner(platform: Platform) -> list[str]:
+    """What `make run` prints once everything is up: the page to open first (most people came for
+    the browser app), then every address, then what to do next."""
+    lines = [f"open in a browser: {url}" for url in platform.web_urls[:1]]
+    lines.append(f"  redis          {platform.redis_url}")
+    if platform.data_dir is not None:
+        lines.append(f"  data           {platform.data_dir}  (kept across restarts; `make reset` deletes it)")
+    for game, addresses in platform.rules_addresses.items():
+        lines.append(f"  {game:<14} {', '.join(addresses)}  (rules service)")
+    for address in platform.gateway_addresses:
+        lines.append(f"  gateway        {address}  (public API: tafel.play.v1)")
+    for url in platform.web_urls:
+        lines.append(f"  web            {url}  (the browser app; the same API over Connect and gRPC-Web)")
+    if platform.bot_pool:
+        lines.append("  bot pool       answers `.venv/bin/tafel play GAME --vs-bot LEVEL`")
+    for child in platform.children:
+        if child.metrics_url:
+            lines.append(f"  metrics        {child.metrics_url}  ({child.name}, Prometheus)")
+    lines.append("tafel is running. Ctrl-C stops everything.")
+    # The last lines say what to do next: the page again (the log lines that follow push the top
+    # away), and the terminal client, which is in the venv, not on PATH.
+    lines.extend(f"next: open {url} in a browser," for url in platform.web_urls[:1])
+    terminal = "in another terminal: .venv/bin/tafel play connect4 --vs-bot 1"
+    lines.append(f"  or {terminal}" if platform.web_urls else f"next: {terminal}")
+    return lines
+
+
 def main() -> int:
     env = Env()
     try:
@@ -57,23 +84,8 @@ def main() -> int:
     except RuntimeError as error:
         print(f"make run: {error}", file=sys.stderr)
         return 1
-    print(f"  redis          {platform.redis_url}")
-    if platform.data_dir is not None:
-        print(f"  data           {platform.data_dir}  (kept across restarts; `make reset` deletes it)")
-    for game, addresses in platform.rules_addresses.items():
-        print(f"  {game:<14} {', '.join(addresses)}  (rules service)")
-    for address in platform.gateway_addresses:
-        print(f"  gateway        {address}  (public API: tafel.play.v1)")
-    for url in platform.web_urls:
-        print(f"  web            {url}  (the same API over Connect and gRPC-Web, and the browser app)")
-    if platform.bot_pool:
-        print("  bot pool       answers `.venv/bin/tafel play GAME --vs-bot LEVEL`")
-    for child in platform.children:
-        if child.metrics_url:
-            print(f"  metrics        {child.metrics_url}  ({child.name}, Prometheus)")
-    print("tafel is running. Ctrl-C stops everything.")
-    # The last line says what to do next: the client is in the venv, not on PATH.
-    print("next, in another terminal: .venv/bin/tafel play connect4 --vs-bot 1", flush=True)
+    for line in banner(platform):
+        print(line, flush=True)
     while not stop.wait(1.0):
         for child in platform.children:
             if child.process.poll() is not None:
