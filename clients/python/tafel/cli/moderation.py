@@ -205,7 +205,7 @@ def article(word: str) -> str:
 
 def table(*headers: str, title: str = "") -> Table:
     """A plain table: a rule under the headers, no frame (copies cleanly from a terminal)."""
-    out = Table(box=box.SIMPLE_HEAD, title=title or None, title_justify="left", pad_edge=False)
+    out = Table(box=box.SIMPLE_HEAD, title=title or None, title_justify="left", pad_edge=False, show_edge=False)
     for header in headers:
         out.add_column(header, no_wrap=header in ("id", "when", "filed", "since", "until", "sanction id"))
     return out
@@ -336,9 +336,9 @@ def show_account(account: admin_pb2.Account, console: Console) -> None:
         console,
     )
     if account.history:
-        out = table("sanction id", "kind", "since", "until", "", "reason", title="sanctions")
+        out = table("sanction id", "kind", "since", "until", "state", "reason", title="sanctions")
         for sanction in account.history:
-            end = local_time(sanction.ends_at) if sanction.HasField("ends_at") else "lifted by staff only"
+            end = local_time(sanction.ends_at) if sanction.HasField("ends_at") else "until lifted"
             state = "in force" if sanction.sanction_id in in_force else "over"
             out.add_row(
                 sanction.sanction_id,
@@ -348,11 +348,13 @@ def show_account(account: admin_pb2.Account, console: Console) -> None:
                 state,
                 sanction.reason,
             )
+        console.print()
         console.print(out)
     if account.warnings:
         out = table("when", "message", title="warnings")
         for warning in account.warnings:
             out.add_row(local_time(warning.at), warning.message)
+        console.print()
         console.print(out)
     if account.recent_games:
         out = table("game id", "game", "players", "result", "ended", title="last games")
@@ -364,6 +366,7 @@ def show_account(account: admin_pb2.Account, console: Console) -> None:
                 outcome_text(record.outcome, seat_names(record.players, None)),
                 local_time(record.ended_at),
             )
+        console.print()
         console.print(out)
 
 
