@@ -3,6 +3,7 @@
 export { TafelClient } from "./client.js";
 export type { ClientOptions, MatchOptions, MoveOptions, ReportOptions, RoomOptions, WatchOptions } from "./client.js";
 export { Code, ConnectError } from "@connectrpc/connect";
+export type { Interceptor } from "@connectrpc/connect";
 export * from "./errors.js";
 export { eventPosition, isAfter } from "./events.js";
 export { moves, options, placeOnCell, placeOnJoker, type GameName } from "./moves.js";

@@ -9,6 +9,7 @@ import type { Board, BoardContext } from "./boards/board.js";
 import { h, mount } from "./dom.js";
 import type { Metrics } from "./metrics.js";
 import { reconnectingIn, untilLanded } from "./retry.js";
+import { playerName } from "./safety.js";
 import { TafelError, VersionConflict, type TafelClient, type games, type play } from "./sdk.js";
 import { COLOURS, TITLES } from "./seats.js";
 import { sentence, words } from "./sentences.js";
@@ -103,7 +104,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
           "li",
           { class: `seat${st?.toAct.includes(i) ? " to-act" : ""}`, "data-seat": i },
           h("span", { class: "swatch", style: `background:${colours[i] ?? "#888"}` }),
-          h("span", { class: "name" }, `${name}${i === seat ? " (you)" : ""}`),
+          playerName(client, summary.players.find((p) => p.seat === i)?.player, `${name}${i === seat ? " (you)" : ""}`, gameId),
           h("span", { class: "rating" }, ratings.get(summary.players.find((p) => p.seat === i)?.player?.playerId ?? "") ?? ""),
           h("span", { class: "clock", "data-seat": i }),
         ),

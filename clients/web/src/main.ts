@@ -1,6 +1,8 @@
 // The app's entry: sign in (kept across reloads), then a page per location hash:
 //   #/ lobby · #/room/CODE · #/game/ID (play or watch) · #/replay/ID · #/leaderboards ·
-//   #/tournaments · #/tournament/ID
+//   #/tournaments · #/tournament/ID · #/account (my account) · #/staff/... (admin.ts)
+import { accountPage } from "./account.js";
+import { staffPage } from "./admin.js";
 import { h, mount } from "./dom.js";
 import { gamePage } from "./game.js";
 import { leaderboardsPage } from "./leaderboards.js";
@@ -9,7 +11,8 @@ import { Metrics } from "./metrics.js";
 import { replayPage } from "./replay.js";
 import { roomPage } from "./room.js";
 import { TafelError, type TafelClient } from "./sdk.js";
-import { newClient, restore, signIn, signOut } from "./session.js";
+import { forget, newClient, restore, signIn, signOut } from "./session.js";
+import { accountLinks, sanctionInterceptor, sanctionPage, type AccountSanction } from "./standing.js";
 import { tournamentPage, tournamentsPage } from "./tournaments.js";
 
 function authPage(root: HTMLElement, client: TafelClient, done: () => void): void {
@@ -39,7 +42,15 @@ function authPage(root: HTMLElement, client: TafelClient, done: () => void): voi
 }
 
 async function start(): Promise<void> {
-  const client = newClient();
+  let sanctioned: AccountSanction | undefined;
+  // A suspension or ban refused a call: whatever page is open gives way to the reason and its end.
+  const client = newClient([
+    sanctionInterceptor((sanction) => {
+      if (sanctioned !== undefined) return;
+      sanctioned = sanction;
+      route();
+    }),
+  ]);
   const metrics = new Metrics();
   (window as unknown as { tafelMetrics: Metrics }).tafelMetrics = metrics;
   const user = document.getElementById("user")!;
@@ -52,24 +63,36 @@ async function start(): Promise<void> {
   const route = (): void => {
     page.abort();
     page = new AbortController();
+    if (sanctioned !== undefined) {
+      mount(user);
+      return sanctionPage(root, sanctioned, () => {
+        forget(client);
+        sanctioned = undefined;
+        route();
+      });
+    }
     if (client.session === undefined) {
       mount(user);
       return authPage(root, client, route);
     }
     const out = h("button", { class: "signout" }, "Sign out");
     out.addEventListener("click", () => void signOut(client).finally(route));
-    mount(user, h("span", { class: "me" }, `${client.player.username}${client.player.guest ? " (guest)" : ""}`), " ", out);
+    mount(user, ...accountLinks(client), out);
     const [, kind, id] = location.hash.split("/");
     if (kind === "game" && id) gamePage(root, client, id, metrics, page.signal);
     else if (kind === "room" && id) roomPage(root, client, id, go, page.signal);
     else if (kind === "replay" && id) replayPage(root, client, id, page.signal);
+    else if (kind === "account") accountPage(root, client, page.signal, () => go("#/"));
+    else if (kind === "staff") staffPage(root, client, location.hash, go, page.signal);
     else if (kind === "leaderboards") leaderboardsPage(root, client, page.signal);
     else if (kind === "tournaments") tournamentsPage(root, client, go, page.signal);
     else if (kind === "tournament" && id) tournamentPage(root, client, id, page.signal);
     else lobbyPage(root, client, go, page.signal);
   };
   window.addEventListener("hashchange", route);
-  await restore(client);
+  await restore(client).catch((error: unknown) => {
+    if (sanctioned === undefined) throw error; // a suspended or banned account's page is up already
+  });
   route();
 }
 

@@ -1,6 +1,6 @@
 // The signed-in session, kept in localStorage so a reload stays signed in. The token is checked
 // with GetMe on start; a token the server no longer accepts is forgotten.
-import { TafelClient, Unauthenticated, createWebTransport, type play } from "./sdk.js";
+import { TafelClient, Unauthenticated, createWebTransport, type Interceptor, type play } from "./sdk.js";
 
 const KEY = "tafel.session";
 
@@ -11,11 +11,12 @@ interface Stored {
   guest: boolean;
 }
 
-export function newClient(): TafelClient {
-  return new TafelClient(createWebTransport(location.origin));
+export function newClient(interceptors: Interceptor[] = []): TafelClient {
+  return new TafelClient(createWebTransport(location.origin, { interceptors }));
 }
 
-function save(client: TafelClient): void {
+/** Keep the client's session for the next load (after signing in, or a new password's session). */
+export function save(client: TafelClient): void {
   const session = client.session;
   if (session?.player === undefined) return;
   const stored: Stored = { token: session.token, playerId: session.player.playerId, username: session.player.username, guest: session.player.guest };
@@ -45,6 +46,12 @@ export async function signIn(client: TafelClient, how: "guest" | "signin" | "reg
   else if (how === "register") await client.register(username, password);
   else await client.signIn(username, password);
   save(client);
+}
+
+/** Forget the session here without asking the server (an account just deleted). */
+export function forget(client: TafelClient): void {
+  client.session = undefined;
+  localStorage.removeItem(KEY);
 }
 
 export async function signOut(client: TafelClient): Promise<void> {

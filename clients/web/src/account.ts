@@ -1,0 +1,154 @@
+// "My account" (#/account): the account's standing (warnings, sanctions in force), the players it
+// blocks and mutes (with undo), a new password, everything the platform keeps about it as a JSON
+// download, and deleting it for good (after a confirmation).
+import { h, mount } from "./dom.js";
+import type { TafelClient } from "./sdk.js";
+import { forget, save as keepSession } from "./session.js";
+import { act, failure, ROLE_WORDS, roleOf, sanctionWords, timeWords } from "./standing.js";
+
+export function accountPage(root: HTMLElement, client: TafelClient, signal: AbortSignal, signedOut: () => void): void {
+  const player = client.player;
+  const role = h("span", { class: "role" });
+  const standing = h("div", { class: "standing" }, h("p", { class: "wait" }, "Loading…"));
+  const blocked = h("div", { class: "blocked-list" }, h("p", { class: "wait" }, "Loading…"));
+  mount(
+    root,
+    h(
+      "section",
+      { class: "account-page" },
+      h("h2", {}, "My account"),
+      h("p", {}, h("strong", {}, player.username), player.guest ? " (guest)" : "", " · ", role),
+      h("section", { class: "card" }, h("h3", {}, "Warnings and sanctions"), standing),
+      h("section", { class: "card" }, h("h3", {}, "Blocked and muted players"), blocked),
+      player.guest ? guestNote() : passwordCard(client),
+      exportCard(client),
+      player.guest ? undefined : deleteCard(client, signedOut),
+    ),
+  );
+  void roleOf(client).then((r) => (role.textContent = `role: ${ROLE_WORDS[r]}`));
+
+  client.myStanding().then(
+    (answer) => {
+      if (signal.aborted) return;
+      const items = [
+        ...answer.sanctions.map((s) => h("li", { class: "sanction", "data-kind": String(s.kind) }, h("strong", {}, `You are ${sanctionWords(s)}`), s.reason ? `: ${s.reason}` : "")),
+        ...answer.warnings.map((w) => h("li", { class: "warning" }, h("strong", {}, "Warning"), ` (${timeWords(w.at)}): ${w.message}`)),
+      ];
+      mount(standing, items.length === 0 ? h("p", {}, "None: you are in good standing.") : h("ul", {}, ...items));
+    },
+    (error: unknown) => mount(standing, h("p", { class: "message" }, failure(error))),
+  );
+
+  const drawBlocked = (): void => {
+    client.listBlocked().then(
+      (answer) => {
+        if (signal.aborted) return;
+        const row = (username: string, what: "blocked" | "muted"): HTMLElement => {
+          const undo = h("button", { type: "button", class: what === "blocked" ? "unblock" : "unmute" }, what === "blocked" ? "Unblock" : "Unmute");
+          const note = h("span", { class: "message" });
+          undo.addEventListener("click", () =>
+            act(undo, note, async () => {
+              await (what === "blocked" ? client.unblockPlayer(username) : client.unmutePlayer(username));
+              drawBlocked();
+            }),
+          );
+          return h("li", { "data-player": username, "data-what": what }, h("span", { class: "who" }, username), h("span", { class: "what" }, what), undo, note);
+        };
+        const rows = [...answer.blocked.map((p) => row(p.username, "blocked")), ...answer.muted.map((p) => row(p.username, "muted"))];
+        mount(
+          blocked,
+          rows.length === 0 ? h("p", {}, "Nobody. Open a player's name on a game page to block, mute or report them.") : h("ul", { class: "people" }, ...rows),
+        );
+      },
+      (error: unknown) => mount(blocked, h("p", { class: "message" }, failure(error))),
+    );
+  };
+  drawBlocked();
+}
+
+function guestNote(): HTMLElement {
+  return h("section", { class: "card" }, h("h3", {}, "Password"), h("p", {}, "A guest has no password. Register an account to keep your name, games and ratings."));
+}
+
+function passwordCard(client: TafelClient): HTMLElement {
+  const current = h("input", { type: "password", name: "current-password", autocomplete: "current-password", required: true });
+  const next = h("input", { type: "password", name: "new-password", autocomplete: "new-password", minlength: 8, required: true });
+  const again = h("input", { type: "password", name: "repeat-password", autocomplete: "new-password", minlength: 8, required: true });
+  const save = h("button", { type: "submit", class: "change-password" }, "Change password");
+  const message = h("p", { class: "message", role: "status" });
+  const form = h(
+    "form",
+    { class: "card password-form" },
+    h("h3", {}, "Change password"),
+    h("label", {}, "Current password ", current),
+    h("label", {}, "New password (8 characters or more) ", next),
+    h("label", {}, "New password again ", again),
+    h("div", { class: "actions" }, save),
+    message,
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (next.value !== again.value) {
+      message.textContent = "The two new passwords differ.";
+      return;
+    }
+    act(save, message, async () => {
+      await client.changePassword(current.value, next.value);
+      keepSession(client); // the answer's fresh session: a reload stays signed in
+      form.reset();
+      return "Password changed. You were signed out everywhere else.";
+    });
+  });
+  return form;
+}
+
+function exportCard(client: TafelClient): HTMLElement {
+  const button = h("button", { type: "button", class: "export" }, "Download my data (JSON)");
+  const message = h("p", { class: "message", role: "status" });
+  button.addEventListener("click", () =>
+    act(button, message, async () => {
+      const json = await client.exportMyData();
+      const url = URL.createObjectURL(new Blob([json], { type: "application/json" }));
+      const link = h("a", { href: url, download: `tafel-${client.player.username}.json` });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      return `Downloaded (${Math.ceil(json.length / 1024)} KB).`;
+    }),
+  );
+  return h(
+    "section",
+    { class: "card" },
+    h("h3", {}, "Your data"),
+    h("p", {}, "Everything the platform keeps about you, as one JSON file: your account, games, ratings, blocks and mutes, reports you made, warnings and sanctions."),
+    h("div", { class: "actions" }, button),
+    message,
+  );
+}
+
+function deleteCard(client: TafelClient, signedOut: () => void): HTMLElement {
+  const password = h("input", { type: "password", name: "delete-password", autocomplete: "current-password", required: true });
+  const button = h("button", { type: "submit", class: "delete-account danger" }, "Delete my account…");
+  const message = h("p", { class: "message", role: "status" });
+  const form = h(
+    "form",
+    { class: "card danger-zone" },
+    h("h3", {}, "Delete my account"),
+    h("p", {}, "Your name, password, ratings and everything personal are erased. Finished games stay, with your name replaced. This cannot be undone."),
+    h("label", {}, "Password ", password),
+    h("div", { class: "actions" }, button),
+    message,
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = client.player.username;
+    if (!confirm(`Delete the account ${name} for good? This cannot be undone.`)) return;
+    act(button, message, async () => {
+      await client.deleteAccount(password.value);
+      forget(client);
+      signedOut();
+    });
+  });
+  return form;
+}
