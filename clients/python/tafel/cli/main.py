@@ -324,16 +324,14 @@ BARRED = ("ACCOUNT_SUSPENDED", "ACCOUNT_BANNED")
 
 
 def barred_sentence(error: TafelError) -> str:
-    """A suspended or banned account's refusal: the moderator's reason and, for a suspension, its
-    end in this machine's local time (from the refusal's metadata "until")."""
-    from tafel.cli.words import local_time
+    """A suspended or banned account's refusal: the server's sentence (the moderator's reason in
+    it) with the suspension's end in this machine's local time."""
+    from tafel.cli.words import local_time, local_times
 
-    why = error.message.rstrip(".")
-    if error.reason == "ACCOUNT_BANNED":
-        return f"This account is banned until a moderator lifts it: {why}."
-    until = error.until
-    end = f" until {local_time(until, zone=True)}" if until is not None else ""
-    return f"This account is suspended{end}: {why}."
+    text = local_times(error.message.rstrip("."), zone=True)
+    if error.until is not None and "until" not in text:
+        text += f" (until {local_time(error.until, zone=True)})"
+    return text[:1].upper() + text[1:] + "."
 
 
 def error_line(error: TafelError, args: argparse.Namespace) -> tuple[str, int]:

@@ -140,12 +140,17 @@ def parse_duration(text: str) -> timedelta:
 def in_words(text: str) -> str:
     """Free text the server wrote (an audit entry's details) with its enum names said in words
     ("kind=SANCTION_KIND_SUSPENSION" -> "kind=suspension") and its RFC 3339 times in local time."""
-    text = _RFC3339.sub(lambda m: _local_rfc3339(m.group(0)), text)
-    return _ENUM_NAME.sub(lambda m: _KNOWN_NAMES.get(m.group(0), m.group(0)), text)
+    return _ENUM_NAME.sub(lambda m: _KNOWN_NAMES.get(m.group(0), m.group(0)), local_times(text))
 
 
-def _local_rfc3339(text: str) -> str:
+def local_times(text: str, *, zone: bool = False) -> str:
+    """`text` with every RFC 3339 time in it ("2025-05-08T12:00:00Z", as the server's refusals
+    write an end) in this machine's local time ("2025-05-08 14:00", with `zone` "... CEST")."""
+    return _RFC3339.sub(lambda m: _local_rfc3339(m.group(0), zone), text)
+
+
+def _local_rfc3339(text: str, zone: bool) -> str:
     try:
-        return local_time(datetime.fromisoformat(text))
+        return local_time(datetime.fromisoformat(text), zone=zone)
     except ValueError:
         return text
