@@ -9,14 +9,19 @@ from tafel.play.v1 import play_pb2, play_pb2_grpc
 
 from gateway.auth import Authenticator, Identity
 from gateway.limits import peer_host
+from gateway.standing.account_life import AccountLife
+from gateway.standing.roles import PLAYER
+from gateway.standing.tables import StandingTables
 from kit.errors import Refused, refusing
 
 UNAVAILABLE = "account storage is unavailable; retry"
 
 
 class AccountServicer(play_pb2_grpc.AccountServiceServicer):
-    def __init__(self, auth: Authenticator) -> None:
+    def __init__(self, auth: Authenticator, tables: StandingTables, life: AccountLife) -> None:
         self.auth = auth
+        self.tables = tables
+        self.life = life
 
     def _session_of(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity | None:
         """A valid session the caller already holds (it vouches for the owner: no lock-out)."""
@@ -55,7 +60,9 @@ class AccountServicer(play_pb2_grpc.AccountServiceServicer):
     async def GetMe(
         self, request: play_pb2.GetMeRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.GetMeResponse:
-        return play_pb2.GetMeResponse(player=await self.auth.player(context))
+        identity = self.auth.identity(context.invocation_metadata())
+        role = PLAYER if identity.guest else self.tables.role(identity.player_id)
+        return play_pb2.GetMeResponse(player=identity.player(), role=role)  # type: ignore[arg-type]
 
     @refusing(UNAVAILABLE)
     async def RefreshSession(
@@ -71,3 +78,26 @@ class AccountServicer(play_pb2_grpc.AccountServiceServicer):
         identity = self.auth.identity(context.invocation_metadata())
         await self.auth.sign_out(identity, everywhere=request.all_sessions)
         return play_pb2.SignOutResponse()
+
+    @refusing(UNAVAILABLE)
+    async def ChangePassword(
+        self, request: play_pb2.ChangePasswordRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.ChangePasswordResponse:
+        identity = self.auth.identity(context.invocation_metadata())
+        session = await self.auth.change_password(identity, request.current_password, request.new_password)
+        return play_pb2.ChangePasswordResponse(session=session)
+
+    @refusing(UNAVAILABLE)
+    async def DeleteAccount(
+        self, request: play_pb2.DeleteAccountRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.DeleteAccountResponse:
+        identity = self.auth.identity(context.invocation_metadata())
+        await self.life.delete(identity, request.password)
+        return play_pb2.DeleteAccountResponse()
+
+    @refusing(UNAVAILABLE)
+    async def ExportMyData(
+        self, request: play_pb2.ExportMyDataRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.ExportMyDataResponse:
+        identity = self.auth.identity(context.invocation_metadata())
+        return play_pb2.ExportMyDataResponse(json=await self.life.export(identity))

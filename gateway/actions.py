@@ -103,6 +103,29 @@ class Actions:
             return self._apply(meta, request, timeout_s)
         return asyncio.shield(self._apply(meta, request, timeout_s))
 
+    async def forfeit(self, game_id: str, player_id: str, prefix: str) -> None:
+        """Resign every seat the player holds in a game still running (a withdrawal from a
+        tournament, a suspension). Request ids `<prefix>-<seat>`: a retry is answered, not applied
+        twice. A game already over, or gone, is left as it is."""
+        try:
+            meta = await self.directory.meta(game_id)
+        except Refused:
+            return
+        for seat in meta.seats_of(player_id):
+            for _ in range(3):
+                try:
+                    view = await self.router.get_view(meta.game, rules_pb2.GetViewRequest(game_id=game_id))
+                    if view.status.over:
+                        return
+                    await self.apply(
+                        meta, seat, expected_version=view.status.version, request_id=f"{prefix}-{seat}", resign=True
+                    )
+                    break
+                except Refused as refused:
+                    if refused.code != grpc.StatusCode.ABORTED:  # ABORTED: the game moved on; again
+                        log.info("forfeit refused", extra={"game_id": game_id, "reason": refused.reason})
+                        break
+
     async def _apply(self, meta: GameMeta, request: rules_pb2.ApplyMoveRequest, timeout_s: float | None) -> Applied:
         response = await self.router.apply(meta.game, request, timeout_s=timeout_s)
         if not response.clock_armed:  # a replayed answer: arm again (idempotent)

@@ -31,7 +31,7 @@ import re
 import secrets
 import time
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,7 +148,15 @@ class Identity:
 class Authenticator:
     """Registers, signs in and recognises players. Shared by every servicer of a gateway."""
 
-    def __init__(self, redis: RedisLayer, *, secret: bytes, token_ttl_s: int, hash_threads: int = 2) -> None:
+    def __init__(
+        self,
+        redis: RedisLayer,
+        *,
+        secret: bytes,
+        token_ttl_s: int,
+        hash_threads: int = 2,
+        barred: Callable[[str], Refused | None] | None = None,
+    ) -> None:
         if len(secret) < 16:
             raise ValueError("the token secret must be at least 16 bytes")
         self.redis = redis
@@ -158,6 +166,9 @@ class Authenticator:
         self._cache: OrderedDict[str, Identity] = OrderedDict()
         self._dummy_salt = secrets.token_bytes(16)
         self.revocations = Revocations(redis, token_ttl_s)
+        # A suspended or banned account's refusal (gateway/standing), checked once the password is
+        # right: a wrong password says nothing about the account.
+        self.barred = barred
 
     # -- tokens -----------------------------------------------------------------------------------
 
@@ -342,6 +353,9 @@ class Authenticator:
         if source:
             await self._remember(username, source)
         player = play_pb2.Player(player_id=row[b"id"].decode(), username=row[b"name"].decode(), guest=False)
+        refused = self.barred(player.player_id) if self.barred is not None else None
+        if refused is not None:
+            raise refused
         return self.issue(player)
 
     async def _fail(self, username: str, source: str) -> None:
@@ -350,6 +364,59 @@ class Authenticator:
         if source:
             key = source_failures_key(source_id(source))
             await self.redis.run(script("auth/fail"), [key], [now_ms, FAILURE_WINDOW_S])
+
+    # -- an account's life: its password, checked and changed --------------------------------------
+
+    async def check_password(self, identity: Identity, password: str) -> dict[bytes, bytes]:
+        """The caller's account row when `password` is its password; Refused otherwise (a wrong
+        one counts as a failed sign-in of the account, so guessing through here is throttled too)."""
+        if identity.guest:
+            raise Refused(
+                grpc.StatusCode.FAILED_PRECONDITION, "GUEST_ACCOUNT", "a guest has no account or password; register"
+            )
+        wait = await self._wait_s(failures_key(identity.username), ACCOUNT_FREE_FAILURES, time.time())
+        if wait:
+            raise Refused(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "TOO_MANY_ATTEMPTS",
+                f"too many wrong passwords; wait {math.ceil(wait)} s",
+                retry_after_s=wait,
+            )
+        flat: Any = await self.redis.call("HGETALL", account_key(identity.username))
+        row = dict(zip(flat[::2], flat[1::2], strict=True))
+        if not row or row[b"id"].decode() != identity.player_id:
+            raise unauthenticated("SESSION_REVOKED", "this account no longer exists under this name; sign in again")
+        ok = False
+        if MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
+            digest = await self._hash(
+                password, bytes.fromhex(row[b"salt"].decode()), int(row[b"n"]), int(row[b"r"]), int(row[b"p"])
+            )
+            ok = hmac.compare_digest(digest, bytes.fromhex(row[b"hash"].decode()))
+        if not ok:
+            await self._fail(identity.username, "")
+            raise Refused(grpc.StatusCode.PERMISSION_DENIED, "WRONG_PASSWORD", "the current password is wrong")
+        return row
+
+    async def change_password(self, identity: Identity, current: str, new: str) -> play_pb2.Session:
+        """Set a new password; every other session of the account is revoked, the caller gets a
+        fresh one."""
+        await self.check_password(identity, current)
+        if not MIN_PASSWORD <= len(new) <= MAX_PASSWORD:
+            raise invalid(
+                "BAD_PASSWORD", f"a password is {MIN_PASSWORD}-{MAX_PASSWORD} characters", field="new_password"
+            )
+        salt = secrets.token_bytes(16)
+        digest = await self._hash(new, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P, priority=REGISTER)
+        changed = await self.redis.run(
+            script("auth/set_password"),
+            [account_key(identity.username)],
+            [identity.player_id, salt.hex(), digest.hex(), SCRYPT_N, SCRYPT_R, SCRYPT_P],
+        )
+        if not int(changed):
+            raise unauthenticated("SESSION_REVOKED", "this account no longer exists under this name; sign in again")
+        now = time.time()
+        await self.revocations.revoke_player(identity.player_id, int(now * 1000))
+        return self.issue(identity.player(), now=now + 0.001)
 
     async def guest(self) -> play_pb2.Session:
         player = play_pb2.Player(

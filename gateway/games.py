@@ -117,9 +117,7 @@ class GameMeta:
 
     def seated_players(self) -> list[play_pb2.SeatedPlayer]:
         return [
-            play_pb2.SeatedPlayer(
-                seat=seat, player=play_pb2.Player(player_id=pid, username=name, guest=guest)
-            )
+            play_pb2.SeatedPlayer(seat=seat, player=play_pb2.Player(player_id=pid, username=name, guest=guest))
             for seat, (pid, name, guest) in enumerate(self.players)
         ]
 
@@ -268,15 +266,19 @@ class GameDirectory:
         deadline = self.clocks.settled(int(started[1]), int(started[2]))
         self.clocks.remember(game_id, created.status.version, deadline)
         written = bool(int(started[0]))
-        meta = await self.meta(game_id) if not written else GameMeta(
-            game_id=game_id,
-            game=game,
-            players=tuple(seats),
-            options=created.options.SerializeToString(),
-            per_move_s=round(per_move_s * 1000) / 1000.0,
-            rated=rated,
-            origin=origin,
-            created_at=created_ms / 1000.0,
+        meta = (
+            await self.meta(game_id)
+            if not written
+            else GameMeta(
+                game_id=game_id,
+                game=game,
+                players=tuple(seats),
+                options=created.options.SerializeToString(),
+                per_move_s=round(per_move_s * 1000) / 1000.0,
+                rated=rated,
+                origin=origin,
+                created_at=created_ms / 1000.0,
+            )
         )
         self._remember(meta)
         if not written and not created.status.over:
@@ -388,9 +390,7 @@ class GameDirectory:
                     raise
         return out
 
-    async def list_live(
-        self, game: str, page_size: int, page_token: str
-    ) -> tuple[list[play_pb2.GameSummary], str]:
+    async def list_live(self, game: str, page_size: int, page_token: str) -> tuple[list[play_pb2.GameSummary], str]:
         if game and not self.router.offers(game):
             raise invalid("UNKNOWN_GAME", f"there is no game type {game} here", field="game")
         size = page_size_of(page_size)
@@ -409,7 +409,7 @@ class GameDirectory:
         phases = ["live", "done"]
         cursor = PageCursor.decode(page_token, tuple(phases))
         if cursor is not None:
-            phases = phases[phases.index(cursor.phase):]
+            phases = phases[phases.index(cursor.phase) :]
         rows: list[tuple[str, float, str]] = []
         next_token = ""
         for phase in phases:

@@ -6,6 +6,10 @@ RESOURCE_EXHAUSTED (reason RATE_LIMITED) with a google.rpc.RetryInfo saying when
 so a client waits instead of hammering. Long-lived streams (Play, WatchGame, WatchRoom, FindMatch)
 are also capped per player while open (reason TOO_MANY_STREAMS).
 
+Before any of that, the guard (gateway/standing/guard.py) decides whether the caller may call the
+method at all (its role, a suspension or ban), and ends a stream whose account is suspended while it
+is open: this wrapper is the one place every public call passes, on the port and the web edge.
+
 The buckets live in this process (no Redis round trip per call): N gateway replicas allow N times
 the figures, which is the point of a per-replica guard against floods (the cost is bounded by what
 one replica will do). Bucket tables are bounded (least recently used evicted), so a flood of
@@ -14,6 +18,7 @@ distinct peers or tokens cannot grow memory without bound.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import ipaddress
 import time
@@ -23,8 +28,9 @@ from typing import Any
 
 import grpc
 
-from gateway.auth import Authenticator
+from gateway.auth import Authenticator, Identity
 from gateway.settings import LimitSettings, Rate
+from gateway.standing.guard import Guard
 from kit.errors import Refused, abort, abort_stream
 from kit.undecodable import WrappedHandlers, handler_factory
 
@@ -83,9 +89,14 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Wraps each public method once; the wrapper charges the buckets before the servicer runs."""
 
     def __init__(
-        self, auth: Authenticator, settings: LimitSettings, clock: Callable[[], float] = time.monotonic
+        self,
+        auth: Authenticator,
+        settings: LimitSettings,
+        guard: Guard | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.auth = auth
+        self.guard = guard
         self.settings = settings
         self.clock = clock
         self.per_peer = Buckets(settings.calls_per_peer)
@@ -96,11 +107,25 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self.open_streams: dict[str, int] = {}
         self._wrapped = WrappedHandlers(self.wrap)
 
-    def player_of(self, context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
+    def identity_of(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity | None:
         try:
-            return self.auth.identity(context.invocation_metadata()).player_id
+            return self.auth.identity(context.invocation_metadata())
         except Refused:
             return None  # the servicer answers UNAUTHENTICATED itself
+
+    def player_of(self, context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
+        identity = self.identity_of(context)
+        return identity.player_id if identity is not None else None
+
+    def admit_call(self, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
+        """The guard's decision, then the call's tokens (Refused either way); the player id."""
+        if self.guard is not None:
+            self.guard.admit(
+                method,
+                lambda: self.identity_of(context),
+                lambda: self.auth.identity(context.invocation_metadata()),
+            )
+        return self.charge(method.rsplit("/", 1)[-1], context)
 
     def charge(self, name: str, context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
         """Take the call's tokens (Refused when a bucket is empty); returns the player id."""
@@ -162,14 +187,14 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         """The handler with the limits in front. Public: the web edge (gateway/web), which runs
         the gateway's handlers itself rather than through this server, can put the same limits
         in front of them (its context has peer() and invocation_metadata() too)."""
-        name = method.rsplit("/", 1)[-1]
         limiter = self
+        guard = self.guard
         deserializer, serializer = handler.request_deserializer, handler.response_serializer
 
         async def admit(request: Any, context: grpc.aio.ServicerContext[Any, Any], stream: bool) -> str | None:
             """Charge the call (and count the stream open), or refuse it; the caller, for streams."""
             try:
-                player = limiter.charge(name, context)
+                player = limiter.admit_call(method, context)
                 if stream:
                     limiter.open_stream(player)
                 return player
@@ -193,20 +218,49 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
             async def streaming_gen(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
                 player = await admit(request, context, True)
+                task = guard.watch(player) if guard is not None else None
+                kicked = None
                 try:
                     async for response in inner(request, context):
                         yield response
+                except asyncio.CancelledError:
+                    kicked = ended_by(guard, player, task)
+                    if kicked is None:
+                        raise
                 finally:
                     limiter.close_stream(player)
+                    kicked = kicked or ended_by(guard, player, task)
+                if kicked is not None:
+                    await abort(context, kicked)
 
             return make(streaming_gen, deserializer, serializer)
 
         async def streaming(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             player = await admit(request, context, True)
+            task = guard.watch(player) if guard is not None else None
+            kicked = None
             try:
                 result = inner(request, context)
-                return await result if inspect.isawaitable(result) else result
+                outcome = await result if inspect.isawaitable(result) else result
+            except asyncio.CancelledError:
+                kicked = ended_by(guard, player, task)
+                if kicked is None:
+                    raise
             finally:
                 limiter.close_stream(player)
+                kicked = kicked or ended_by(guard, player, task)
+            if kicked is not None:
+                await abort(context, kicked)
+            return outcome
 
         return make(streaming, deserializer, serializer)
+
+
+def ended_by(guard: Guard | None, player: str | None, task: asyncio.Task[object] | None) -> Refused | None:
+    """The refusal a stream was ended with by the guard (its cancellation then taken back), or None."""
+    if guard is None:
+        return None
+    refused = guard.unwatch(player, task)
+    if refused is not None and task is not None:
+        task.uncancel()
+    return refused

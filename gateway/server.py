@@ -18,7 +18,17 @@ from dataclasses import dataclass
 
 import grpc
 from redis.asyncio import Redis
-from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2, play_pb2_grpc, tournaments_pb2, tournaments_pb2_grpc
+from tafel.admin.v1 import admin_pb2, admin_pb2_grpc
+from tafel.play.v1 import (
+    bots_pb2,
+    bots_pb2_grpc,
+    play_pb2,
+    play_pb2_grpc,
+    safety_pb2,
+    safety_pb2_grpc,
+    tournaments_pb2,
+    tournaments_pb2_grpc,
+)
 
 from gateway.accounts import AccountServicer
 from gateway.actions import Actions
@@ -39,12 +49,21 @@ from gateway.records import Records
 from gateway.rooms import Rooms
 from gateway.rules_router import RulesAccess, RulesRouter
 from gateway.settings import GatewaySettings
+from gateway.standing.account_life import AccountLife
+from gateway.standing.consequences import Consequences
+from gateway.standing.guard import Guard, barred_refusal
+from gateway.standing.moderation import AdminServicer, ModerationServicer
+from gateway.standing.roles import DIRECTORS
+from gateway.standing.safety import SafetyServicer
+from gateway.standing.store import StandingStore
+from gateway.standing.tables import StandingTables
 from gateway.tournaments.feed import TournamentFeed
 from gateway.tournaments.runner import TournamentRunner
 from gateway.tournaments.service import TournamentServicer
 from gateway.tournaments.store import TournamentStore
 from gateway.watch.hub import EventHub
 from gateway.web.server import start_edge
+from kit.errors import Refused
 from kit.health import HEALTH_TIMEOUT_S, Check, redis_reachable, scripts_loadable
 from kit.internal_auth import internal_metadata
 from kit.redis.client import redis_client
@@ -103,6 +122,9 @@ def service_names() -> list[str]:
     names = [play[name].full_name for name in ("AccountService", "GameService", "LobbyService")]
     names.append(bots_pb2.DESCRIPTOR.services_by_name["BotService"].full_name)
     names.extend(tournaments[name].full_name for name in ("RatingService", "TournamentService"))
+    names.append(safety_pb2.DESCRIPTOR.services_by_name["SafetyService"].full_name)
+    admin = admin_pb2.DESCRIPTOR.services_by_name
+    names.extend(admin[name].full_name for name in ("ModerationService", "AdminService"))
     return [str(name) for name in names]
 
 
@@ -131,6 +153,8 @@ class Gateway:
     # Adds every public servicer to a server; the web edge (gateway/web) serves the same handlers.
     register: Callable[[grpc.aio.Server], None]
     limiter: CallLimiter
+    standing: StandingTables  # roles and sanctions in force, mirrored from Redis
+    standing_store: StandingStore
 
     @property
     def port(self) -> int:
@@ -164,6 +188,7 @@ class Gateway:
         await stopping
         await self.router.close()
         await self.auth.revocations.stop()
+        await self.standing.stop()
         await self.pubsub.close()
         await self.layer.close()
         await self.redis.aclose()
@@ -195,7 +220,14 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     actions = Actions(directory, router, clocks, records)
     pubsub = PubSub(server.redis_url)
     hub = EventHub(pubsub, game_reads)
-    auth = Authenticator(layer, secret=settings.token_secret, token_ttl_s=settings.token_ttl_s)
+    standing = StandingTables(layer)
+
+    def barred(player_id: str) -> Refused | None:
+        sanction = standing.barred(player_id)
+        return barred_refusal(sanction) if sanction is not None else None
+
+    auth = Authenticator(layer, secret=settings.token_secret, token_ttl_s=settings.token_ttl_s, barred=barred)
+    standing_store = StandingStore(layer, standing)
     metrics = GatewayMetrics()
 
     # Ratings and tournaments hang off the end of a game; the lobby's matchmaking reads the ratings.
@@ -227,12 +259,19 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     # Moves in flight get most of the stop's grace: the streams must say `reconnect` and end
     # before the server cancels what is left at the end of it.
     games = GameServicer(auth, directory, actions, hub, records, metrics, lobby=lobby, drain_s=server.grace_s * 0.75)
-    accounts = AccountServicer(auth)
+    consequences = Consequences(layer, actions, runner)
+    life = AccountLife(layer, auth, standing_store, consequences, book, tournament_store)
+    accounts = AccountServicer(auth, standing, life)
+    safety = SafetyServicer(auth, standing_store)
+    moderation = ModerationServicer(auth, standing_store, records, consequences, life)
+    admin = AdminServicer(auth, standing_store, records)
     lease_s = settings.rooms.bot_lease_s
     bots = BotServicer(layer, auth, RoomsByCode(lobby.rooms), tuple(settings.rules), lease_s=lease_s)
     bot_sweeper = BotSweeper(layer, RoomsByCode(lobby.rooms), lease_s=lease_s)
     ratings = RatingServicer(auth, book)
-    tournaments = TournamentServicer(auth, tournament_store, runner, feed, router, settings)
+    tournaments = TournamentServicer(
+        auth, tournament_store, runner, feed, router, settings, director=lambda pid: standing.role(pid) in DIRECTORS
+    )
 
     def register(grpc_server: grpc.aio.Server) -> None:
         play_pb2_grpc.add_AccountServiceServicer_to_server(accounts, grpc_server)
@@ -241,13 +280,17 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         bots_pb2_grpc.add_BotServiceServicer_to_server(bots, grpc_server)
         tournaments_pb2_grpc.add_RatingServiceServicer_to_server(ratings, grpc_server)
         tournaments_pb2_grpc.add_TournamentServiceServicer_to_server(tournaments, grpc_server)
+        safety_pb2_grpc.add_SafetyServiceServicer_to_server(safety, grpc_server)
+        admin_pb2_grpc.add_ModerationServiceServicer_to_server(moderation, grpc_server)
+        admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, grpc_server)
 
     # Per-peer and per-player limits on the public port; the internal secret guards rules services
     # only (internal=False: this port is public).
-    limiter = CallLimiter(auth, settings.limits)
+    limiter = CallLimiter(auth, settings.limits, Guard(standing))
     running = await start_server(server, register, service_names(), [limiter], internal=False)
     router.start()
     auth.revocations.start(pubsub)  # signed-out sessions, shared by every gateway
+    standing.start(pubsub)  # roles and sanctions, shared by every gateway
     hub.start()
     clocks.start(actions.on_due)
     rating_sweeper.start()
@@ -283,6 +326,8 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         feed=feed,
         register=register,
         limiter=limiter,
+        standing=standing,
+        standing_store=standing_store,
     )
 
 

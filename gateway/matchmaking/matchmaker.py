@@ -68,6 +68,8 @@ class _Bucket:
     task: asyncio.Task[None] | None = None
     renew_now: bool = True  # renew the leases (and learn statuses) on the next pass
     renewed_at: float = 0.0  # monotonic
+    # When the renewal last read the waiters' block lists again (each was read as it queued).
+    blocks_read_at: float = field(default_factory=time.monotonic)
 
 
 class Matchmaker:
@@ -339,7 +341,9 @@ class Matchmaker:
             self._start_formed(spec, taken)
             return taken
         mine = claim_token(bucket_id, ticket_id)
-        holder = await self.claims.claim(pid, game, mine)
+        # The player's block lists live in their own slot: read beside the claim (no round trip
+        # more), for the bucket's script to keep them from the players they block or are blocked by.
+        holder, (avoid,) = await asyncio.gather(self.claims.claim(pid, game, mine), self.queue.avoids([pid]))
         if holder is not None:
             held_bucket, _, held_ticket = holder.partition("|")
             if held_bucket != bucket_id:
@@ -351,7 +355,15 @@ class Matchmaker:
             # A new ticket is paired in the same script (the bucket's worker pairs on its ticks,
             # as windows widen): a pairing pass after each enqueue was a round trip a ticket.
             taken = await self.queue.take(
-                bucket_id, ticket_id, player, rating, now_ms, request_id=request_id, owner=owner, pairing=spec
+                bucket_id,
+                ticket_id,
+                player,
+                rating,
+                now_ms,
+                request_id=request_id,
+                owner=owner,
+                pairing=spec,
+                avoid=avoid,
             )
         except Exception:
             if holder is None:
@@ -529,8 +541,17 @@ class Matchmaker:
         bucket.renew_now = False
         bucket.renewed_at = now
         waiters = list(bucket.waiters.values())
+        # Every update_s the renewal reads the waiters' block lists again: a block made while both
+        # players wait (e.g. right after their last game) keeps them apart from then on.
+        reread = now - bucket.blocks_read_at >= self.settings.update_s
+        if reread:
+            bucket.blocks_read_at = now
         statuses = await self.queue.renew(
-            spec.bucket_id, [w.ticket_id for w in waiters], self.now_ms(), [w.owner for w in waiters]
+            spec.bucket_id,
+            [w.ticket_id for w in waiters],
+            self.now_ms(),
+            [w.owner for w in waiters],
+            players=[w.player_id for w in waiters] if reread else (),
         )
         # The claims of the searches still queued get the same lease (one round trip: the
         # pipelined connection sends these together).

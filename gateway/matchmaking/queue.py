@@ -10,7 +10,7 @@ from tafel.play.v1 import play_pb2
 
 from gateway.matchmaking.model import BucketSpec, FormedMatch, MatchDetails, Taken, TicketStatus
 from gateway.settings import MatchmakingSettings
-from kit.redis.keys import MATCHED_CHANNEL, bucket_keys
+from kit.redis.keys import MATCHED_CHANNEL, bucket_keys, player_key
 from kit.redis.layer import RedisLayer
 from kit.redis.replies import text
 from kit.redis.scripts import script
@@ -38,10 +38,29 @@ def _formed(raw: Any) -> tuple[FormedMatch, ...]:
     )
 
 
+def block_keys(player_id: str) -> tuple[str, str]:
+    """The player's block lists (the standing store writes them): the ids they block (hash) and
+    the ids that block them (set). Pairing keeps the two players apart whichever blocked."""
+    return player_key(player_id, "blocks"), player_key(player_id, "blocked-by")
+
+
 class MatchQueue:
     def __init__(self, layer: RedisLayer, settings: MatchmakingSettings) -> None:
         self.layer = layer
         self.settings = settings
+
+    async def avoids(self, player_ids: Sequence[str]) -> list[list[str]]:
+        """Each player's block lists, both ways, in one round trip (on a cluster, where a bucket's
+        script cannot read the players' keys: another slot)."""
+        commands: list[tuple[str, str]] = []
+        for player_id in player_ids:
+            blocks, blocked_by = block_keys(player_id)
+            commands += [("HKEYS", blocks), ("SMEMBERS", blocked_by)]
+        replies = await self.layer.many(commands)
+        return [
+            sorted({text(i) for i in replies[2 * n]} | {text(i) for i in replies[2 * n + 1]})
+            for n in range(len(player_ids))
+        ]
 
     @property
     def _keys_ttl_ms(self) -> int:
@@ -68,6 +87,7 @@ class MatchQueue:
         owner: str = "",
         pairing: BucketSpec | None = None,
         claim: tuple[str, int] | None = None,
+        avoid: Sequence[str] | None = None,
     ) -> Taken:
         """Queue `ticket_id`, or, for a search sent again with the same request id, take over the
         ticket it queued before (still queued or already paired); the player's ticket still queued
@@ -75,7 +95,10 @@ class MatchQueue:
         spec), a new ticket is paired at once in the same script: Taken.matches. With `claim`
         (the player's claim key and its lease, and `pairing`; one Redis only: another slot), the
         claim is taken and pointed at the answered ticket in the same script; another bucket's
-        claim refuses it (not queued, `ticket_id` the other search's)."""
+        claim refuses it (not queued, `ticket_id` the other search's). The ticket is never seated
+        with a player whom its player blocks or is blocked by: with `claim` the script reads the
+        lists itself; else `avoid` (the ids, read by the caller: MatchQueue.avoids), or read here
+        first when not given."""
         s = self.settings
         request_key = f"{player.player_id}|{request_id}" if request_id else ""
         pair_args = [*self._pairing(pairing), MAX_MATCHES_PER_PAIRING] if pairing is not None else []
@@ -93,11 +116,15 @@ class MatchQueue:
         ]
         keys = bucket_keys(bucket_id).all()
         if claim is None:
-            result = await self.layer.run(script("matchmaking/enqueue"), keys, [*args, *pair_args])
+            if avoid is None:
+                avoid = (await self.avoids([player.player_id]))[0]
+            result = await self.layer.run(script("matchmaking/enqueue"), keys, [*args, ",".join(avoid), *pair_args])
         else:
             claim_key, claim_ttl_ms = claim
             result = await self.layer.run(
-                script("matchmaking/claim_enqueue"), [*keys, claim_key], [bucket_id, *args, claim_ttl_ms, *pair_args]
+                script("matchmaking/claim_enqueue"),
+                [*keys, claim_key, *block_keys(player.player_id)],
+                [bucket_id, *args, claim_ttl_ms, *pair_args],
             )
         kind = int(result[0])
         if kind == 3:  # the claim is another bucket's search's: "<bucket id>|<ticket>"
@@ -120,17 +147,38 @@ class MatchQueue:
         return await self.withdraw(bucket_id, ticket_id, owner) == WITHDRAWN
 
     async def renew(
-        self, bucket_id: str, tickets: Sequence[str], now_ms: int, owners: Sequence[str] = ()
+        self,
+        bucket_id: str,
+        tickets: Sequence[str],
+        now_ms: int,
+        owners: Sequence[str] = (),
+        *,
+        players: Sequence[str] = (),
     ) -> list[TicketStatus]:
         """The tickets' statuses, their leases renewed; with `owners` (each ticket's stream), a
-        ticket another search took over since is "taken_over" (its stream ends) and not renewed."""
+        ticket another search took over since is "taken_over" (its stream ends) and not renewed.
+        With `players` (each ticket's player), the block lists of the tickets still queued are read
+        again, so a block made while both players wait keeps them apart too (on one Redis in the
+        same script; on a cluster, another slot, read first in one round trip)."""
         if not tickets:
             return []
-        named = [f"{t}|{o}" if o else t for t, o in zip(tickets, owners, strict=True)] if owners else list(tickets)
+        owners = owners or [""] * len(tickets)
+        keys = bucket_keys(bucket_id).all()
+        blocks = ""
+        if not players:
+            named = [f"{t}|{o}" if o else t for t, o in zip(tickets, owners, strict=True)]
+        elif self.layer.cluster:
+            blocks = "a"
+            lists = await self.avoids(players)
+            named = [f"{t}|{o}|{','.join(ids)}" for t, o, ids in zip(tickets, owners, lists, strict=True)]
+        else:
+            blocks = "k"
+            named = [f"{t}|{o}" for t, o in zip(tickets, owners, strict=True)]
+            keys += [key for _, player_id in zip(tickets, players, strict=True) for key in block_keys(player_id)]
         raw = await self.layer.run(
             script("matchmaking/renew"),
-            bucket_keys(bucket_id).all(),
-            [now_ms, now_ms + self.settings.lease_ms, self._keys_ttl_ms, *named],
+            keys,
+            [now_ms, now_ms + self.settings.lease_ms, self._keys_ttl_ms, blocks, *named],
         )
         out: list[TicketStatus] = []
         for item in raw:

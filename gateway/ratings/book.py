@@ -93,6 +93,37 @@ class RatingBook:
         self.period_days = period_days
         self.attempts = attempts
 
+    # -- an account's rename and erasure (gateway/standing/account_life.py) --------------------------
+
+    async def rename(self, player_id: str, username: str) -> None:
+        """The name shown beside the player's ratings and bests."""
+        pools = [pool.name for pool in await self.pools.listed()]
+        pools += [boards.name for boards in await self.pools.all_boards()]
+        commands: list[Command] = []
+        for name in sorted(set(pools)):
+            if await self.redis.call("HEXISTS", pool_key(name, "names"), player_id):
+                commands.append(("HSET", pool_key(name, "names"), player_id, username))
+        await self.redis.many(commands)
+
+    async def erase(self, player_id: str) -> None:
+        """The player's ratings and personal bests leave every leaderboard."""
+        commands: list[Command] = []
+        for pool in await self.pools.listed():
+            commands += [
+                ("HDEL", pool_key(pool.name, "ratings"), player_id),
+                ("ZREM", pool_key(pool.name, "board"), player_id),
+                ("ZREM", pool_key(pool.name, "all"), player_id),
+                ("HDEL", pool_key(pool.name, "names"), player_id),
+            ]
+        for boards in await self.pools.all_boards():
+            commands.append(("HDEL", pool_key(boards.name, "names"), player_id))
+            for board in boards.choices:
+                commands += [
+                    ("ZREM", pool_key(boards.name, f"best:{board}"), player_id),
+                    ("HDEL", pool_key(boards.name, f"bestgame:{board}"), player_id),
+                ]
+        await self.redis.many(commands)
+
     # -- updates ------------------------------------------------------------------------------------
 
     def attach(self, records: Records) -> None:

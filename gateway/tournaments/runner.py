@@ -30,7 +30,6 @@ from typing import Any
 import grpc
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, tournaments_pb2
-from tafel.rules.v1 import rules_pb2
 
 from gateway.actions import Actions
 from gateway.games import GameDirectory
@@ -359,6 +358,42 @@ class TournamentRunner:
 
     # -- players ------------------------------------------------------------------------------------
 
+    async def leave(self, tid: str, player: play_pb2.Player) -> Loaded:
+        """Leave a tournament: unregistered before it starts, withdrawn once it runs."""
+        event = tournaments_pb2.TournamentEvent(player_left=tournaments_pb2.TournamentPlayerLeft(player=player))
+        reply = await self.store.unregister(tid, player.player_id, event)
+        if reply == -3:
+            raise _refused(grpc.StatusCode.NOT_FOUND, "TOURNAMENT_NOT_FOUND", f"there is no tournament {tid}")
+        if reply == -1:
+            current = await self.store.load(tid)
+            if current is None or current.status != "running":
+                status = current.status if current is not None else "gone"
+                raise _refused(grpc.StatusCode.FAILED_PRECONDITION, "NOT_RUNNING", f"the tournament is {status}")
+            return await self.withdraw(tid, player)
+        after = await self.store.load(tid)
+        if after is None:
+            raise _refused(grpc.StatusCode.NOT_FOUND, "TOURNAMENT_NOT_FOUND", f"there is no tournament {tid}")
+        return after
+
+    async def tournaments_of(self, player_id: str) -> list[str]:
+        """The registering and running tournaments the player is in (and not withdrawn from). Reads
+        each such tournament: fine for the few a platform runs at once; an index per player would
+        be the next step."""
+        ids = await self.store.open_ids()
+        out = []
+        for tid in ids:
+            loaded = await self.store.load(tid)
+            if loaded is None:
+                continue
+            if loaded.state is not None:
+                if player_id in {e.player_id for e in loaded.state.entrants} and not loaded.state.is_withdrawn(
+                    player_id
+                ):
+                    out.append(tid)
+            elif player_id in {p[0] for p in loaded.players}:
+                out.append(tid)
+        return out
+
     async def withdraw(self, tid: str, player: play_pb2.Player) -> Loaded:
         """Withdraw a player from a running tournament: paired no more, future games forfeited,
         a game of theirs still running resigned. Idempotent."""
@@ -404,21 +439,4 @@ class TournamentRunner:
 
     async def _resign(self, game_id: str, player_id: str) -> None:
         assert self.actions is not None
-        try:
-            meta = await self.directory.meta(game_id)
-        except Refused:
-            return
-        for seat in meta.seats_of(player_id):
-            for _ in range(3):
-                try:
-                    view = await self.actions.router.get_view(meta.game, rules_pb2.GetViewRequest(game_id=game_id))
-                    if view.status.over:
-                        return
-                    await self.actions.apply(
-                        meta, seat, expected_version=view.status.version, request_id=f"w-{seat}", resign=True
-                    )
-                    break
-                except Refused as refused:
-                    if refused.code != grpc.StatusCode.ABORTED:
-                        log.info("withdrawal resign refused", extra={"game_id": game_id, "reason": refused.reason})
-                        break
+        await self.actions.forfeit(game_id, player_id, "w")

@@ -17,15 +17,17 @@ too); tournaments are few and small, one slot holds them all.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tafel.play.v1 import tournaments_pb2
+from tafel.play.v1 import play_pb2, tournaments_pb2
 
 from gateway.tournaments.model import MIN_TABLE, Config, Format, State, from_json, to_json
+from kit.proto_players import replace_player
 from kit.redis.keys import (
     TOURNAMENTS_DUE,
     TOURNAMENTS_RUNNING,
@@ -34,6 +36,7 @@ from kit.redis.keys import (
     tournament_list_key,
 )
 from kit.redis.layer import RedisLayer
+from kit.redis.pipe import Command
 from kit.redis.replies import pairs, text
 from kit.redis.scripts import script
 
@@ -150,6 +153,72 @@ class TournamentStore:
             [spec.tournament_id, spec.encode(), spec.created_ms, spec.starts_at_ms, REQUEST_TTL_S],
         )
         return text(reply)
+
+    async def replace_player(self, player_id: str, new_id: str, new_name: str) -> None:
+        """An erased account: every tournament it was in names `new_id` / `new_name` instead
+        (registration, state, events), its results kept."""
+        new = play_pb2.Player(player_id=new_id, username=new_name)
+        for raw_tid in await self.redis.call("ZRANGE", tournament_list_key(), 0, -1):
+            tid = text(raw_tid)
+            who, score, state = await self.redis.many(
+                [
+                    ("HGET", tournament_key(tid, "who"), player_id),
+                    ("ZSCORE", tournament_key(tid, "reg"), player_id),
+                    ("HGET", tournament_key(tid), "state"),
+                ]
+            )
+            in_state = state is not None and f'"{player_id}"'.encode() in state
+            if who is None and score is None and not in_state:
+                continue
+            commands: list[Command] = []
+            if who is not None:
+                guest = bool(json.loads(who)[2])
+                commands += [
+                    ("HDEL", tournament_key(tid, "who"), player_id),
+                    ("HSET", tournament_key(tid, "who"), new_id, json.dumps([new_id, new_name, guest])),
+                ]
+            if score is not None:
+                commands += [
+                    ("ZREM", tournament_key(tid, "reg"), player_id),
+                    ("ZADD", tournament_key(tid, "reg"), score, new_id),
+                ]
+            if in_state:
+                replaced = from_json(text(state).replace(f'"{player_id}"', f'"{new_id}"'))
+                entrants = tuple(
+                    dataclasses.replace(e, username=new_name) if e.player_id == new_id else e for e in replaced.entrants
+                )
+                commands.append(
+                    ("HSET", tournament_key(tid), "state", to_json(dataclasses.replace(replaced, entrants=entrants)))
+                )
+            await self.redis.many(commands)
+            await self._replace_in_events(tid, player_id, new)
+
+    async def _replace_in_events(self, tid: str, player_id: str, new: play_pb2.Player) -> None:
+        for _ in range(5):
+            entries: Any = await self.redis.call("XRANGE", tournament_events_key(tid), "-", "+")
+            if not entries:
+                return
+            changed = False
+            args: list[Any] = [entries[-1][0]]
+            for entry_id, flat in entries:
+                payload = pairs(flat).get(b"e", b"")
+                if player_id.encode() in payload:
+                    event = tournaments_pb2.TournamentEvent.FromString(payload)
+                    if replace_player(event, player_id, new):
+                        payload = event.SerializeToString()
+                        changed = True
+                args += [entry_id, payload]
+            if not changed:
+                return
+            if int(await self.redis.run(script("tournaments/rewrite_events"), [tournament_events_key(tid)], args)):
+                return
+
+    async def open_ids(self) -> list[str]:
+        """Every tournament registering or running."""
+        registering, running = await self.redis.many(
+            [("ZRANGE", tournament_list_key("registering"), 0, -1), ("SMEMBERS", TOURNAMENTS_RUNNING)]
+        )
+        return sorted({text(t) for t in (*registering, *running)})
 
     async def load(self, tid: str) -> Loaded | None:
         flat_row, order, flat_who = await self.redis.many(

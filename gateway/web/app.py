@@ -23,12 +23,23 @@ API_PREFIX = "/tafel."
 
 # What a Connect or gRPC-Web client sends and must be able to read (connectrpc.com/docs/cors).
 ALLOWED_HEADERS = (
-    "authorization", "content-type", "connect-protocol-version", "connect-timeout-ms",
-    "connect-content-encoding", "connect-accept-encoding", "grpc-timeout", "x-grpc-web", "x-user-agent",
+    "authorization",
+    "content-type",
+    "connect-protocol-version",
+    "connect-timeout-ms",
+    "connect-content-encoding",
+    "connect-accept-encoding",
+    "grpc-timeout",
+    "x-grpc-web",
+    "x-user-agent",
     "x-request-id",
 )
 EXPOSED_HEADERS = (
-    "grpc-status", "grpc-message", "grpc-status-details-bin", "grpc-encoding", "connect-content-encoding",
+    "grpc-status",
+    "grpc-message",
+    "grpc-status-details-bin",
+    "grpc-encoding",
+    "connect-content-encoding",
     "content-encoding",
 )
 

@@ -22,9 +22,26 @@ STATUS_DETAILS_KEY = "grpc-status-details-bin"
 
 # Transport headers, not call metadata (grpc.aio does not show them to servicers either).
 _NOT_METADATA = frozenset(
-    {"content-type", "content-length", "content-encoding", "accept-encoding", "connection", "host", "te",
-     "grpc-timeout", "grpc-encoding", "grpc-accept-encoding", "connect-protocol-version", "connect-timeout-ms",
-     "connect-content-encoding", "connect-accept-encoding", "origin", "referer", "cookie", "x-grpc-web"}
+    {
+        "content-type",
+        "content-length",
+        "content-encoding",
+        "accept-encoding",
+        "connection",
+        "host",
+        "te",
+        "grpc-timeout",
+        "grpc-encoding",
+        "grpc-accept-encoding",
+        "connect-protocol-version",
+        "connect-timeout-ms",
+        "connect-content-encoding",
+        "connect-accept-encoding",
+        "origin",
+        "referer",
+        "cookie",
+        "x-grpc-web",
+    }
 )
 
 

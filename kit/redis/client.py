@@ -13,7 +13,11 @@ def redis_client(url: str, max_connections: int = 256) -> Redis:
     if is_cluster_url(url):
         return cluster_client(url, max_connections=max_connections)
     pool = BlockingConnectionPool.from_url(
-        url, max_connections=max_connections, timeout=10, socket_connect_timeout=2, socket_timeout=5,
+        url,
+        max_connections=max_connections,
+        timeout=10,
+        socket_connect_timeout=2,
+        socket_timeout=5,
         health_check_interval=30,
     )
     return Redis(connection_pool=pool)

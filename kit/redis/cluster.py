@@ -48,12 +48,41 @@ _EVERY_MASTER = frozenset({b"SCRIPT", b"FLUSHALL", b"FLUSHDB", b"FUNCTION"})
 _KEYLESS = frozenset({b"PING", b"ECHO", b"TIME", b"INFO", b"PUBLISH", b"CLUSTER", b"COMMAND", b"CONFIG", b"DBSIZE"})
 _SCRIPTS = frozenset({b"EVAL", b"EVALSHA", b"EVAL_RO", b"EVALSHA_RO", b"FCALL", b"FCALL_RO"})
 # Reads that may be resent when their connection died with them in flight (a write may have run).
-_READS = frozenset({
-    b"GET", b"MGET", b"HGET", b"HMGET", b"HGETALL", b"HEXISTS", b"HLEN", b"EXISTS", b"TTL", b"PTTL", b"TYPE",
-    b"LRANGE", b"LLEN", b"LINDEX", b"SMEMBERS", b"SISMEMBER", b"SCARD", b"ZRANGE", b"ZRANGEBYSCORE",
-    b"ZREVRANGE", b"ZREVRANGEBYSCORE", b"ZSCORE", b"ZCARD", b"ZCOUNT", b"ZRANK", b"XRANGE", b"XREVRANGE",
-    b"XLEN", b"STRLEN", b"EVALSHA_RO", b"EVAL_RO",
-})
+_READS = frozenset(
+    {
+        b"GET",
+        b"MGET",
+        b"HGET",
+        b"HMGET",
+        b"HGETALL",
+        b"HEXISTS",
+        b"HLEN",
+        b"EXISTS",
+        b"TTL",
+        b"PTTL",
+        b"TYPE",
+        b"LRANGE",
+        b"LLEN",
+        b"LINDEX",
+        b"SMEMBERS",
+        b"SISMEMBER",
+        b"SCARD",
+        b"ZRANGE",
+        b"ZRANGEBYSCORE",
+        b"ZREVRANGE",
+        b"ZREVRANGEBYSCORE",
+        b"ZSCORE",
+        b"ZCARD",
+        b"ZCOUNT",
+        b"ZRANK",
+        b"XRANGE",
+        b"XREVRANGE",
+        b"XLEN",
+        b"STRLEN",
+        b"EVALSHA_RO",
+        b"EVAL_RO",
+    }
+)
 _REDIRECTS = frozenset({"MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN"})
 _MAX_REDIRECTS = 16  # a slot bouncing more than this is a broken cluster, not a migration
 

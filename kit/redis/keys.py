@@ -348,9 +348,10 @@ STANDING_CHANNEL = "tafel:standing"  # pub/sub: "<player id>": its role or sanct
 
 def player_key(player_id: str, part: str) -> str:
     """A player's own data: blocks (hash: blocked id -> name), blocked-by (set of ids that block
-    this player: pairing reads both sides), mutes (hash: id -> name), warnings (list: JSON, newest
-    first), sanctions (list: JSON, every sanction ever, newest first), reports-made and
-    reports-about (zsets of report ids by time)."""
+        this player: pairing reads both sides), mutes (hash: id -> name), muted-by (set of ids: an erased or
+    renamed account's entry in others' mute lists is found through it), warnings (list: JSON, newest
+        first), sanctions (list: JSON, every sanction ever, newest first), reports-made and
+        reports-about (zsets of report ids by time)."""
     return f"tafel:{{p:{player_id}}}:{part}"
 
 

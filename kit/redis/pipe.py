@@ -96,9 +96,7 @@ async def open_redis(url: str, *, select_db: bool) -> tuple[asyncio.StreamReader
         reader, writer = await asyncio.open_unix_connection(parsed.path)
     else:
         context = ssl.create_default_context() if parsed.scheme == "rediss" else None
-        reader, writer = await asyncio.open_connection(
-            parsed.hostname or "127.0.0.1", parsed.port or 6379, ssl=context
-        )
+        reader, writer = await asyncio.open_connection(parsed.hostname or "127.0.0.1", parsed.port or 6379, ssl=context)
     try:
         if parsed.password:
             password = unquote(parsed.password)

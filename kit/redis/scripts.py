@@ -179,8 +179,11 @@ def all_scripts() -> list[Script]:
 # tests/kit/test_health.py keeps the lists equal to the script("...") calls in each tier's code.
 RULES_SCRIPTS = ("rules/commit", "rules/create", "rules/load")
 GATEWAY_SCRIPTS = (
+    "auth/claim_name",
+    "auth/drop",
     "auth/fail",
     "auth/register",
+    "auth/set_password",
     "bots/due",
     "bots/joined",
     "bots/request",
@@ -208,9 +211,11 @@ GATEWAY_SCRIPTS = (
     "rooms/read",
     "rooms/settle",
     "rooms/start",
+    "standing/sanction",
     "tournaments/cancel",
     "tournaments/create",
     "tournaments/join",
+    "tournaments/rewrite_events",
     "tournaments/save",
     "tournaments/start",
     "tournaments/unregister",

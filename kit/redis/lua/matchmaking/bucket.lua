@@ -7,7 +7,12 @@
 -- wrote to. A paired ticket stays the player's in W (K p|<ticket> names its player) until a search
 -- of theirs was told the match (told) or the match's result is dropped: a new search of the
 -- player attaches to that match instead of queueing afresh (their stream may have died unanswered).
--- Defines: Q T L P W R M GC K, forget_request(ticket), told(ticket), remove_ticket(ticket, keep_player), sweep(now), touch(ttl, key...)
+-- Blocks: K a|<ticket> lists (",id,id,") the players the ticket's player must never share a table
+-- with, either way round (set_avoid; absent for most tickets), kept to the players with a ticket
+-- here when written: a player who queues later brings a list of their own, which names this one
+-- (pairing checks both tickets' lists). K a# counts the lists, so a bucket where nobody blocks
+-- anybody pays one read a pairing pass for them (listed), not one a ticket.
+-- Defines: Q T L P W R M GC K, forget_request(ticket), told(ticket), remove_ticket(ticket, keep_player, unlisted), sweep(now), touch(ttl, key...), blocked_ids(blocks key, blocked-by key): {id...}, split_ids(csv): {id...}, set_avoid(ticket, {id...}): written (K a|<ticket>, a#; the caller touches K), listed(): any ticket has a list, avoid_set(ticket): {[id] = true} or false
 local Q, T, L, P, W, R, M, GC, K = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 
 local function forget_request(t)
@@ -24,7 +29,14 @@ local function told(t)
   end
 end
 
-local function remove_ticket(t, keep_player)
+local function drop_avoid(t)
+  if redis.call('HDEL', K, 'a|' .. t) == 1 and redis.call('HINCRBY', K, 'a#', -1) <= 0 then
+    redis.call('HDEL', K, 'a#')
+  end
+end
+
+-- unlisted: the caller knows the ticket has no block list (pairing read it): a command fewer.
+local function remove_ticket(t, keep_player, unlisted)
   local raw = redis.call('HGET', T, t)
   if raw then
     local pid = string.match(raw, '^%d+|%d+|(.*)$')
@@ -33,6 +45,7 @@ local function remove_ticket(t, keep_player)
   redis.call('ZREM', Q, t)
   redis.call('HDEL', T, t)
   redis.call('ZREM', L, t)
+  if not unlisted then drop_avoid(t) end
   if not keep_player then
     redis.call('HDEL', P, t)
     forget_request(t)
@@ -64,4 +77,62 @@ end
 -- deleted from needs none. (Touching all nine keys on every call was 44 PEXPIREs a game.)
 local function touch(ttl, ...)
   for _, key in ipairs({...}) do redis.call('PEXPIRE', key, ttl) end
+end
+
+-- Blocks, both ways (kit/redis/keys.py player_key: "blocks" is a hash of the ids the player blocks,
+-- "blocked-by" a set of those who block them). Read in the script on one Redis, which checks no
+-- slots; on a cluster the caller reads them (the player's own slot) and passes the ids.
+local function blocked_ids(blocks, blocked_by)
+  local ids = redis.call('HKEYS', blocks)
+  for _, id in ipairs(redis.call('SMEMBERS', blocked_by)) do ids[#ids + 1] = id end
+  return ids
+end
+
+local function split_ids(csv)
+  local ids = {}
+  for id in string.gmatch(csv, '[^,]+') do ids[#ids + 1] = id end
+  return ids
+end
+
+-- HMGET in slices: Lua's unpack takes a few thousand values at most (a player blocked by many).
+local function hmget_all(key, fields)
+  local out = {}
+  for i = 1, #fields, 500 do
+    local slice = {}
+    for j = i, math.min(i + 499, #fields) do slice[#slice + 1] = fields[j] end
+    local got = redis.call('HMGET', key, unpack(slice))
+    for j = 1, #slice do out[i + j - 1] = got[j] end
+  end
+  return out
+end
+
+local function set_avoid(t, ids)
+  local keep = {}
+  if #ids > 0 then
+    local queued = hmget_all(W, ids)
+    for i = 1, #ids do
+      if queued[i] then keep[#keep + 1] = ids[i] end
+    end
+  end
+  if #keep == 0 then
+    drop_avoid(t)
+    return false
+  end
+  if redis.call('HSET', K, 'a|' .. t, ',' .. table.concat(keep, ',') .. ',') == 1 then
+    redis.call('HINCRBY', K, 'a#', 1)
+  end
+  return true
+end
+
+local function listed()
+  return redis.call('HEXISTS', K, 'a#') == 1
+end
+
+-- The players ticket `t` avoids, as a set, or false (most tickets: no list).
+local function avoid_set(t)
+  local raw = redis.call('HGET', K, 'a|' .. t)
+  if not raw then return false end
+  local set = {}
+  for id in string.gmatch(raw, '[^,]+') do set[id] = true end
+  return set
 end

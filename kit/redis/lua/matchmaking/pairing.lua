@@ -1,7 +1,8 @@
 -- Pairing a bucket, shared by pair (the worker's pass) and enqueue (a new ticket pairs at once,
 -- in the round trip that queued it). Included after matchmaking/bucket, whose keys and helpers it
 -- uses. The rule: oldest ticket first, each ticket's rating window base + widen * waited (capped);
--- two tickets fit when their distance is within the larger of their windows. The oldest ticket's
+-- two tickets fit when their distance is within the larger of their windows, and neither ticket's
+-- block list (K a|<ticket>, bucket.lua) names the other's player. The oldest ticket's
 -- table is filled with the nearest fitting ratings and forms when full, or at its minimum once its
 -- oldest ticket waited fill_wait. Paired tickets leave the queue; each records its game id and seat;
 -- the game is named after the oldest ticket (m-<ticket>), fixed before any game is created.
@@ -24,6 +25,14 @@ local function pair_bucket(now, base, widen, maxw, minseats, maxseats, fillwait,
     win[i] = math.min(maxw, base + widen * math.max(0, now - enq[i]))
     if win[i] > widest then widest = win[i] end
   end
+  -- The players each ticket avoids (bucket.lua), read when the ticket is first weighed for a
+  -- table, and only when some ticket here has a list.
+  local any = listed()
+  local avoids = {}
+  local function avoid(i)
+    if avoids[i] == nil then avoids[i] = any and avoid_set(ids[i]) end
+    return avoids[i]
+  end
   local order = {}
   for i = 1, n do order[i] = i end
   table.sort(order, function(a, b)
@@ -33,6 +42,8 @@ local function pair_bucket(now, base, widen, maxw, minseats, maxseats, fillwait,
   local function fits(c, group)
     for _, g in ipairs(group) do
       if math.abs(rt[c] - rt[g]) > math.max(win[c], win[g]) then return false end
+      local ac, ag = avoid(c), avoid(g)
+      if (ac and ac[pids[g]]) or (ag and ag[pids[c]]) then return false end
     end
     return true
   end
@@ -72,14 +83,14 @@ local function pair_bucket(now, base, widen, maxw, minseats, maxseats, fillwait,
   for _, group in ipairs(formed) do
     local gid = 'm-' .. ids[group[1]]
     local keyed = {}
-    for _, g in ipairs(group) do keyed[#keyed + 1] = {redis.sha1hex(gid .. ids[g]), ids[g], pids[g]} end
+    for _, g in ipairs(group) do keyed[#keyed + 1] = {redis.sha1hex(gid .. ids[g]), ids[g], pids[g], g} end
     table.sort(keyed, function(x, y) return x[1] < y[1] end)
     local tickets, players = {}, {}
     for seat, kv in ipairs(keyed) do
       local t, pid = kv[2], kv[3]
       tickets[seat] = t
       players[seat] = redis.call('HGET', P, t) or ''
-      remove_ticket(t, true)
+      remove_ticket(t, true, not avoid(kv[4]))
       redis.call('HSET', R, t, gid .. '|' .. (seat - 1))
       if pid then
         redis.call('HSET', W, pid, t)
