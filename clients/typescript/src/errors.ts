@@ -117,12 +117,16 @@ export function fromCallError(error: unknown): TafelError {
 
 /** Why and until when the account may not play: a refusal with reason ACCOUNT_SUSPENDED (`until`
  * set) or ACCOUNT_BANNED (`until` undefined: until a moderator lifts it); undefined for any other
- * error. `why` is the server's message, which carries the moderator's reason. */
+ * error. `why` is the moderator's reason: ErrorInfo's "reason" metadata when the server sends it,
+ * else its message without the leading "this account is suspended until …:" (show `until` in the
+ * reader's own words and time zone instead of the machine-readable time). */
 export function accountSanction(error: unknown): { banned: boolean; why: string; until: Date | undefined } | undefined {
   if (!(error instanceof TafelError) || (error.reason !== "ACCOUNT_SUSPENDED" && error.reason !== "ACCOUNT_BANNED")) {
     return undefined;
   }
   const text = error.metadata["until"];
   const until = text ? new Date(text) : undefined;
-  return { banned: error.reason === "ACCOUNT_BANNED", why: error.detail, until: until && !Number.isNaN(until.getTime()) ? until : undefined };
+  const bare = text ? error.detail.replace(` until ${text}`, "") : error.detail;
+  const why = error.metadata["reason"] ?? bare.replace(/^this account is (banned|suspended):\s*/i, "");
+  return { banned: error.reason === "ACCOUNT_BANNED", why, until: until && !Number.isNaN(until.getTime()) ? until : undefined };
 }

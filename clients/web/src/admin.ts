@@ -20,7 +20,7 @@ export function staffPage(root: HTMLElement, client: TafelClient, hash: string, 
   const tabs: [string, string][] = [["#/staff", "Reports"], ["#/staff/user", "Look up"], ["#/staff/audit", "Audit log"]];
   const nav = h("nav", { class: "staff-nav", "aria-label": "Staff pages" });
   mount(root, h("section", { class: "staff" }, h("h2", {}, "Staff"), nav, body));
-  void roleOf(client).then((role) => {
+  void Promise.all([roleOf(client), loadTitles(client)]).then(([role]) => {
     if (signal.aborted) return;
     const all = role === play.Role.ADMIN ? [...tabs, ["#/staff/roles", "Roles"] as [string, string]] : tabs;
     const current = what === "" || what === "report" ? "#/staff" : `#/staff/${what}`;
@@ -39,6 +39,19 @@ export function staffPage(root: HTMLElement, client: TafelClient, hash: string, 
 
 // -- words ---------------------------------------------------------------------------------------
 
+/** Game titles from the catalogue ("Connect Four" for connect4), read once. */
+const titles = new Map<string, string>();
+async function loadTitles(client: TafelClient): Promise<void> {
+  if (titles.size > 0) return;
+  try {
+    for (const type of await client.gameTypes()) titles.set(type.game, type.title);
+  } catch {
+    // the machine names stand in: a staff page works without the catalogue
+  }
+}
+
+const plural = (count: number, one: string, many = `${one}s`): string => `${count} ${count === 1 ? one : many}`;
+
 const who = (player: play.Player | undefined): string => player?.username ?? "someone";
 const userLink = (player: play.Player | undefined): HTMLElement =>
   player?.username ? h("a", { href: `#/staff/user/${encodeURIComponent(player.username)}`, class: "user-link" }, player.username) : h("span", {}, "someone");
@@ -47,6 +60,10 @@ const ACTIONS: Record<string, string> = {
   role: "changed the role of",
   warn: "warned",
   sanction: "sanctioned",
+  // a sanction by its kind (details "kind", as the server writes it)
+  ban: "banned",
+  suspension: "suspended",
+  "chat mute": "muted in chat",
   lift: "lifted a sanction of",
   rename: "renamed",
   resolve_report: "resolved a report about",
@@ -67,7 +84,7 @@ function recordView(record: play.GameRecord): HTMLElement {
   return h(
     "div",
     { class: "game-record", "data-game": record.gameId },
-    h("p", {}, h("strong", {}, record.game), ` · ${record.players.map((p) => who(p.player)).join(" vs ")} · ${record.actions.length} moves`),
+    h("p", {}, h("strong", {}, titles.get(record.game) ?? record.game), ` · ${record.players.map((p) => who(p.player)).join(" vs ")} · ${plural(record.actions.length, "move")}`),
     h("p", {}, `Result: ${outcomeWords(record)}. Played ${timeWords(record.startedAt)}${record.private ? " (private room)" : ""}.`),
     h("p", {}, h("a", { href: `#/replay/${record.gameId}` }, "Replay the game")),
   );
@@ -183,7 +200,7 @@ function accountSummary(account: admin.Account): HTMLElement {
     "section",
     { class: "card account-summary", "data-player": player?.username ?? "" },
     h("h3", {}, "Account ", userLink(player)),
-    h("p", {}, `${player?.guest ? "Guest" : ROLE_WORDS[account.role]} · joined ${timeWords(account.joinedAt) || "(unknown)"} · ${account.reportsAbout} reports about, ${account.reportsMade} made`),
+    h("p", {}, `${player?.guest ? "Guest" : ROLE_WORDS[account.role]} · joined ${timeWords(account.joinedAt) || "(unknown)"} · ${plural(account.reportsAbout, "report")} about it, ${account.reportsMade} made`),
     account.sanctions.length > 0
       ? h("ul", { class: "sanctions-now" }, ...account.sanctions.map((s) => h("li", { class: "sanction" }, `${sanctionWords(s)}: ${s.reason}`)))
       : h("p", {}, "No sanction in force."),
@@ -357,11 +374,13 @@ function auditList(into: HTMLElement, client: TafelClient, username: string, sig
 
 function auditEntry(entry: admin.AuditEntry): HTMLElement {
   const details = Object.entries(entry.details).sort(([a], [b]) => a.localeCompare(b));
+  const kind = entry.action === "sanction" ? entry.details["kind"] : undefined;
+  const verb = ACTIONS[kind ?? entry.action] ?? ACTIONS[entry.action] ?? entry.action;
   return h(
     "li",
     { class: "audit-entry", "data-action": entry.action },
     h("span", { class: "when" }, timeWords(entry.at)),
-    h("span", { class: "what" }, userLink(entry.actor), ` ${ACTIONS[entry.action] ?? entry.action} `, entry.subject ? userLink(entry.subject) : ""),
+    h("span", { class: "what" }, userLink(entry.actor), ` ${verb} `, entry.subject ? userLink(entry.subject) : ""),
     entry.reason ? h("span", { class: "why" }, `“${entry.reason}”`) : undefined,
     details.length > 0 ? h("span", { class: "details" }, details.map(([k, v]) => `${k}=${v}`).join(" · ")) : undefined,
   );

@@ -62,7 +62,7 @@ export function openPlayerDialog(client: TafelClient, player: play.Player, gameI
     );
     report.addEventListener("click", () => {
       message.textContent = "";
-      mount(body, reportForm(client, name, gameId, message, () => dialog.close()));
+      mount(body, reportForm(client, name, gameId, message));
     });
     mount(
       body,
@@ -77,7 +77,7 @@ export function openPlayerDialog(client: TafelClient, player: play.Player, gameI
   return dialog;
 }
 
-function reportForm(client: TafelClient, name: string, gameId: string, message: HTMLElement, done: () => void): HTMLFormElement {
+function reportForm(client: TafelClient, name: string, gameId: string, message: HTMLElement): HTMLFormElement {
   const reason = h(
     "select",
     { name: "reason", required: true },
@@ -86,7 +86,6 @@ function reportForm(client: TafelClient, name: string, gameId: string, message: 
   );
   const details = h("textarea", { name: "details", rows: 4, maxlength: 1000, placeholder: "What happened? (optional)" });
   const send = h("button", { type: "submit", class: "send-report danger" }, "Send report");
-  const cancel = h("button", { type: "button" }, "Cancel");
   // One request id per form: a second click after a lost answer files nothing twice.
   const requestId = client.requestIds.next();
   const form = h(
@@ -95,9 +94,8 @@ function reportForm(client: TafelClient, name: string, gameId: string, message: 
     h("p", {}, `Report ${name} to the moderators${gameId ? " (this game is attached)" : ""}.`),
     h("label", {}, "Reason ", reason),
     h("label", {}, "Details ", details),
-    h("div", { class: "actions" }, send, cancel),
+    h("div", { class: "actions" }, send),
   );
-  cancel.addEventListener("click", done);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     if (reason.value === "") {

@@ -65,7 +65,7 @@ export function sanctionPage(root: HTMLElement, sanction: AccountSanction, signO
       "section",
       { class: "sanction-notice", role: "alert", "data-kind": sanction.banned ? "ban" : "suspension" },
       h("h2", {}, sanction.banned ? "Your account is banned" : "Your account is suspended"),
-      h("p", { class: "why" }, sanction.why),
+      h("p", { class: "why" }, h("span", { class: "label" }, "Reason: "), sanction.why),
       h(
         "p",
         { class: "until" },
