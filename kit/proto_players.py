@@ -18,9 +18,9 @@ def replace_player(message: Message, player_id: str, new: Message) -> bool:
         field = cast_any(field)
         if field.message_type is None:
             continue
-        if field.message_type.map_entry:
+        if field.message_type.GetOptions().map_entry:
             values = [v for v in value.values() if isinstance(v, Message)]
-        elif field.label == field.LABEL_REPEATED:
+        elif field.is_repeated:
             values = list(value)
         else:
             values = [value]
@@ -35,5 +35,5 @@ def replace_player(message: Message, player_id: str, new: Message) -> bool:
 
 
 def cast_any(value: object) -> Any:
-    """protobuf's stubs lack the descriptor attributes read here (map_entry, label)."""
+    """protobuf's stubs lack the descriptor attributes read here (label)."""
     return value

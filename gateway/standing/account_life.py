@@ -281,7 +281,7 @@ class AccountLife:
         await self.redis.many(commands)
         await self.redis.run(script("auth/drop"), [account_key(row.username)], [pid])
         # The entry names the account by its alias, which now resolves to no one.
-        await self.store.audit(None, "delete_account", row, "deleted by its owner")
+        await self.store.audit(None, "delete_account", row, "deleted by its owner", erased=True)
         await self.store.changed(pid)
 
     async def _index_keys(self, player_id: str) -> list[str]:

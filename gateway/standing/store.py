@@ -131,9 +131,13 @@ class StandingStore:
         subject: AccountRow | None,
         reason: str,
         details: dict[str, str] | None = None,
+        *,
+        erased: bool = False,
     ) -> None:
-        """Append one entry. `actor` None: the server itself (tafel-admin on the server)."""
-        names = {row.alias: json.dumps({"id": row.player_id, "name": row.username}) for row in (actor, subject) if row}
+        """Append one entry. `actor` None: the server itself (tafel-admin on the server). `erased`:
+        the subject's account is gone, so its alias is not named again (it resolves to no one)."""
+        rows = (actor,) if erased else (actor, subject)
+        names = {row.alias: json.dumps({"id": row.player_id, "name": row.username}) for row in rows if row}
         commands: list[Any] = []
         if names:
             commands.append(("HSET", AUDIT_NAMES, *[part for pair in names.items() for part in pair]))

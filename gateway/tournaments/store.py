@@ -12,7 +12,7 @@ too); tournaments are few and small, one slot holds them all.
   the state change they describe, so watchers see each change exactly once.
 - ``tafel:{tour}:list:all`` and ``tafel:{tour}:list:<status>`` zsets by creation time;
   ``tafel:{tour}:due`` zset: registering tournaments by start time; ``tafel:{tour}:running`` set.
-- ``tafel:{tour}:req:<organiser>:<request id>``: the id a CreateTournament request made (1 day).
+- ``tafel:{tour}:req:<digest of organiser and request id>``: the id a CreateTournament request made (1 day).
 """
 
 from __future__ import annotations
@@ -160,16 +160,17 @@ class TournamentStore:
         new = play_pb2.Player(player_id=new_id, username=new_name)
         for raw_tid in await self.redis.call("ZRANGE", tournament_list_key(), 0, -1):
             tid = text(raw_tid)
-            who, score, state = await self.redis.many(
+            who, score, state, spec = await self.redis.many(
                 [
                     ("HGET", tournament_key(tid, "who"), player_id),
                     ("ZSCORE", tournament_key(tid, "reg"), player_id),
                     ("HGET", tournament_key(tid), "state"),
+                    ("HGET", tournament_key(tid), "spec"),
                 ]
             )
-            in_state = state is not None and f'"{player_id}"'.encode() in state
-            if who is None and score is None and not in_state:
-                continue
+            quoted = f'"{player_id}"'.encode()
+            in_state = state is not None and quoted in state
+            in_spec = spec is not None and quoted in spec  # the organiser
             commands: list[Command] = []
             if who is not None:
                 guest = bool(json.loads(who)[2])
@@ -189,6 +190,12 @@ class TournamentStore:
                 )
                 commands.append(
                     ("HSET", tournament_key(tid), "state", to_json(dataclasses.replace(replaced, entrants=entrants)))
+                )
+            if in_spec:
+                decoded = Spec.decode(tid, text(spec).replace(f'"{player_id}"', f'"{new_id}"'))
+                organiser = (new_id, new_name, decoded.organiser[2])
+                commands.append(
+                    ("HSET", tournament_key(tid), "spec", dataclasses.replace(decoded, organiser=organiser).encode())
                 )
             await self.redis.many(commands)
             await self._replace_in_events(tid, player_id, new)

@@ -12,6 +12,7 @@ kit/redis/lua/<owner>/ (one file a script, arguments in its header).
 
 from __future__ import annotations
 
+import hashlib
 import zlib
 from dataclasses import dataclass
 
@@ -302,9 +303,15 @@ def tournament_list_key(status: str = "all") -> str:
     return f"{TOURNAMENTS}:list:{status}"
 
 
+def request_digest(player_id: str, request_id: str) -> str:
+    """A player's request id as a key names it: hashed, so no key name holds a player id (an
+    erased account leaves none behind; these keys expire on their own a day later)."""
+    return hashlib.sha256(f"{player_id}:{request_id}".encode()).hexdigest()[:32]
+
+
 def tournament_request_key(organiser: str, request_id: str) -> str:
     """string: the id a CreateTournament request made (kept a day, for retries)."""
-    return f"{TOURNAMENTS}:req:{organiser}:{request_id}"
+    return f"{TOURNAMENTS}:req:{request_digest(organiser, request_id)}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,7 +374,7 @@ def report_key(report_id: str) -> str:
 
 def report_request_key(player_id: str, request_id: str) -> str:
     """string: the report id a Report request made (kept a day, for retries)."""
-    return f"{REPORTS}:req:{player_id}:{request_id}"
+    return f"{REPORTS}:req:{request_digest(player_id, request_id)}"
 
 
 # stream: the audit log (append only: no API edits or trims it). Entries name players by their

@@ -1,0 +1,173 @@
+"""Deleting an account leaves nothing personal under any key: after a player has played a rated
+game, been rated, blocked and muted and been blocked, reported and been reported, been warned and
+sanctioned, and deleted their account, a scan of every key and every value of the Redis finds
+neither their id nor their name — except the revocation of their sessions (SIGNED_OUT_PLAYERS,
+the id alone), which must refuse their tokens until the last one expires (gateway/standing/
+account_life.py). Their games stay, naming a placeholder; their opponent's rating stays; export
+gives the whole account as JSON first."""
+
+from __future__ import annotations
+
+import json
+
+import grpc
+from google.protobuf import duration_pb2
+from tafel.admin.v1 import admin_pb2
+from tafel.games.v1 import games_pb2
+from tafel.play.v1 import play_pb2, safety_pb2, tournaments_pb2, tournaments_pb2_grpc
+
+from kit.redis.keys import SIGNED_OUT_PLAYERS
+from tests.gateway.conftest import GatewaySystem
+from tests.gateway.harness import Seating, c4_move, failure
+from tests.gateway.standing.helpers import PASSWORD, Person, register, sign_in
+from tests.gateway.standing.test_moderation_e2e import staff
+from tests.keyspace import sync_client
+
+
+async def play_out(game_id: str, first: Person, second: Person) -> None:
+    """Connect Four: the first player drops four in column 0 while the second fills column 1."""
+    version = 0
+    for turn in range(7):
+        mover, column = (first, 0) if turn % 2 == 0 else (second, 1)
+        response = await mover.games.SubmitMove(
+            play_pb2.SubmitMoveRequest(
+                game_id=game_id, expected_version=version, request_id=f"m{turn}", move=c4_move(column)
+            ),
+            metadata=mover.md,
+            timeout=10,
+        )
+        version = response.status.version
+
+
+def occurrences(redis_url: str, needles: list[bytes]) -> list[str]:
+    """Every key whose name or value holds one of `needles` (case-insensitive), with where."""
+    client = sync_client(redis_url)
+    found: list[str] = []
+    lowered = [n.lower() for n in needles]
+
+    def check(key: bytes, where: str, blob: bytes) -> None:
+        if any(n in blob.lower() for n in lowered):
+            found.append(f"{key.decode(errors='replace')} {where}")
+
+    for key in client.scan_iter(count=1000):
+        check(key, "(name)", key)
+        kind = client.type(key)
+        if kind == b"string":
+            check(key, "(value)", client.get(key) or b"")
+        elif kind == b"hash":
+            for field, value in client.hgetall(key).items():
+                if key == SIGNED_OUT_PLAYERS.encode():
+                    continue  # the sessions' revocation: kept until their tokens expire, by design
+                check(key, f"field {field!r}", field + b" " + value)
+        elif kind == b"set":
+            for member in client.smembers(key):
+                check(key, "(member)", member)
+        elif kind == b"zset":
+            for member in client.zrange(key, 0, -1):
+                check(key, "(member)", member)
+        elif kind == b"list":
+            for item in client.lrange(key, 0, -1):
+                check(key, "(item)", item)
+        elif kind == b"stream":
+            for entry_id, fields in client.xrange(key):
+                check(key, f"entry {entry_id!r}", b" ".join(k + b" " + v for k, v in fields.items()))
+    client.close()
+    return found
+
+
+async def test_deletion_leaves_nothing_personal(gw_system: GatewaySystem, seats: Seating) -> None:
+    address = gw_system.gateways[0].address
+    moderator = await staff(gw_system)
+    leaver = await register(address, "leaver")
+    other = await register(address, "other")
+    pid, name = leaver.session.player.player_id, leaver.name
+
+    game_id = await seats.directory.start_game(
+        game="connect4",
+        options=games_pb2.GameOptions(),
+        players=[leaver.session.player, other.session.player],
+        per_move_s=60.0,
+        rated=True,
+        origin="test",
+    )
+    await play_out(game_id, leaver, other)
+    live_id = await seats.start([other.session.player, leaver.session.player])  # left running
+    tstub = tournaments_pb2_grpc.TournamentServiceStub(leaver.channel)
+    created = await tstub.CreateTournament(
+        tournaments_pb2.CreateTournamentRequest(
+            request_id="t1", name="Leaver's cup", game="connect4", format=tournaments_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN
+        ),
+        metadata=leaver.md,
+        timeout=10,
+    )
+    await tstub.JoinTournament(
+        tournaments_pb2.JoinTournamentRequest(tournament_id=created.tournament.tournament_id),
+        metadata=other.md,
+        timeout=10,
+    )
+    await tstub.JoinTournament(
+        tournaments_pb2.JoinTournamentRequest(tournament_id=created.tournament.tournament_id),
+        metadata=leaver.md,
+        timeout=10,
+    )
+
+    await leaver.safety.BlockPlayer(safety_pb2.BlockPlayerRequest(username=other.name), metadata=leaver.md)
+    await leaver.safety.MutePlayer(safety_pb2.MutePlayerRequest(username=other.name), metadata=leaver.md)
+    await other.safety.BlockPlayer(safety_pb2.BlockPlayerRequest(username=name), metadata=other.md)
+    await other.safety.MutePlayer(safety_pb2.MutePlayerRequest(username=name), metadata=other.md)
+    report = safety_pb2.ReportRequest(request_id="e1", reason=safety_pb2.REPORT_REASON_UNSPORTING, game_id=game_id)
+    report.username = other.name
+    await leaver.safety.Report(report, metadata=leaver.md)
+    report.username = name
+    await other.safety.Report(report, metadata=other.md)
+    await moderator.moderation.WarnPlayer(
+        admin_pb2.WarnPlayerRequest(username=name, message="be kind"), metadata=moderator.md
+    )
+    await moderator.moderation.SanctionPlayer(
+        admin_pb2.SanctionPlayerRequest(
+            username=name,
+            kind=safety_pb2.SANCTION_KIND_CHAT_MUTE,
+            duration=duration_pb2.Duration(seconds=3600),
+            reason="rude",
+        ),
+        metadata=moderator.md,
+    )
+
+    exported = await leaver.accounts.ExportMyData(play_pb2.ExportMyDataRequest(), metadata=leaver.md)
+    document = json.loads(exported.json)
+    assert document["account"]["username"] == name and document["account"]["player_id"] == pid
+    assert [g["game_id"] for g in document["games"]] == [game_id]
+    assert document["blocked"] == [other.name] and document["muted"] == [other.name]
+    assert len(document["reports_made"]) == 1 and document["reports_made"][0]["about"] == other.name
+    assert [w["message"] for w in document["warnings"]] == ["be kind"]
+    assert [s["kind"] for s in document["sanctions"]] == ["chat mute"]
+    assert [r["leaderboard"] for r in document["ratings"]] == ["connect4"]
+    assert occurrences(gw_system.redis_url, [pid.encode(), name.encode()]), "the scan finds nothing at all"
+
+    code, reason = await failure(
+        leaver.accounts.DeleteAccount(play_pb2.DeleteAccountRequest(password="not the password"), metadata=leaver.md)
+    )
+    assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "WRONG_PASSWORD")
+    await leaver.accounts.DeleteAccount(play_pb2.DeleteAccountRequest(password=PASSWORD), metadata=leaver.md)
+
+    left = occurrences(gw_system.redis_url, [pid.encode(), name.encode()])
+    if left:
+        client = sync_client(gw_system.redis_url)
+        for where in left:
+            key = where.split(" ")[0]
+            if client.type(key) == b"hash":
+                print(key, client.hgetall(key))
+    assert left == [], "\n".join(left)
+    # The games stay, naming a placeholder; the live one ended by forfeit; the name is free again.
+    record = await other.games.GetGameRecord(play_pb2.GetGameRecordRequest(game_id=game_id), metadata=other.md)
+    names = [seated.player.username for seated in record.record.players]
+    assert names == ["deleted player", other.name]
+    live = await other.games.GetGame(play_pb2.GetGameRequest(game_id=live_id), metadata=other.md)
+    assert live.summary.status.over
+    code, reason = await failure(leaver.accounts.GetMe(play_pb2.GetMeRequest(), metadata=leaver.md))
+    assert (code, reason) == (grpc.StatusCode.UNAUTHENTICATED, "SESSION_REVOKED")
+    code, reason = await failure(sign_in(leaver))
+    assert (code, reason) == (grpc.StatusCode.UNAUTHENTICATED, "BAD_CREDENTIALS")
+    log = await moderator.moderation.ListAuditLog(admin_pb2.ListAuditLogRequest(), metadata=moderator.md)
+    deleted = [e for e in log.entries if e.action == "delete_account"]
+    assert deleted and deleted[0].subject.username == "deleted player"
