@@ -19,3 +19,4 @@ await build({
 });
 await build({ entryPoints: { app: "src/app.css" }, bundle: true, minify: true, outdir: "dist", logLevel: "warning" });
 await copyFile("index.html", "dist/index.html");
+await copyFile("favicon.svg", "dist/favicon.svg");

@@ -4,8 +4,10 @@ turn, read the page's figures."""
 from __future__ import annotations
 
 import gzip
+import random
 import statistics
 import urllib.request
+from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
@@ -99,3 +101,66 @@ def play_connect4_between(pages: list[Page], seed: int = 5) -> int:
     for page in pages:
         expect(page.locator(".result")).to_be_visible(timeout=TIMEOUT_MS)
     return moves
+
+
+def place_coloursquare_round(
+    page: Page, rng: random.Random, rows: set[int], jokers: list[int], shot: Path | None = None
+) -> None:
+    """Colour Square: pick dice and targets until the page offers no more, then send the list (a
+    refusal: start again with other choices); `shot`: a screenshot once a die is picked."""
+    board = page.locator(".coloursquare-board")
+    for _attempt in range(6):
+        tried: set[str] = set()
+        placed_rows: list[int] = []
+        used_joker = False
+        while True:
+            dice = [
+                d
+                for d in board.locator(".die:not([disabled])").evaluate_all("bs => bs.map(b => b.dataset.die)")
+                if d not in tried
+            ]
+            if not dice:
+                break
+            die = rng.choice(dice)
+            tried.add(die)
+            board.locator(f".die[data-die='{die}']").click()
+            cells = board.locator(".sheet.mine .cell.target")
+            joker = board.locator(".joker.target")
+            if cells.count() == 0 and joker.count() == 0:
+                board.locator(f".die[data-die='{die}']").click()  # no place left for it: put it back
+                continue
+            if shot is not None:
+                page.screenshot(path=shot, full_page=True)
+                shot = None
+            if joker.count() > 0 and (not jokers or cells.count() == 0) and rng.random() < 0.4:
+                joker.first.click()
+                used_joker = True
+                continue
+            if cells.count() == 0:
+                joker.first.click()
+                used_joker = True
+                continue
+            spots = cells.evaluate_all(
+                "gs => gs.map(g => [Number(g.dataset.row), Number(g.dataset.column), g.dataset.colour])"
+            )
+            fresh = [s for s in spots if s[0] not in rows] or spots
+            row, column, colour = rng.choice(fresh)
+            board.locator(
+                f".sheet.mine .cell.target[data-row='{row}'][data-column='{column}'][data-colour='{colour}']"
+            ).click()
+            placed_rows.append(row)
+        before = version(page)
+        page.locator(".message").evaluate("m => { m.textContent = ''; }")
+        board.locator("button.place").click()
+        page.wait_for_function(
+            "(v) => Number(document.querySelector('.turn')?.dataset.version ?? -1) > v || document.querySelector('.message')?.textContent",
+            arg=before,
+            timeout=TIMEOUT_MS,
+        )
+        if not page.locator(".message").inner_text():
+            rows.update(placed_rows)
+            if used_joker:
+                jokers.append(before)
+            return
+        board.locator("button.clear").click()  # refused (e.g. MUST_PLACE): choose again
+    raise AssertionError(f"every placement list was refused: {page.locator('.message').inner_text()}")

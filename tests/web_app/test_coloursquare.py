@@ -8,73 +8,19 @@ from __future__ import annotations
 
 import random
 
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 
-from tests.web_app.app import TIMEOUT_MS, sign_in_as_guest, version, wait_for_my_turn_or_end, wait_for_version_after
+from tests.web_app.app import (
+    TIMEOUT_MS,
+    place_coloursquare_round,
+    sign_in_as_guest,
+    version,
+    wait_for_my_turn_or_end,
+    wait_for_version_after,
+)
 from tests.web_app.conftest import SCREENSHOTS
 from tests.web_app.sdk_bots import SdkBots
 from tools.platform import Platform
-
-
-def _place_round(page: Page, rng: random.Random, rows: set[int], jokers: list[int], shot: bool) -> None:
-    """Pick dice and targets until the page offers no more, then send the list (a refusal: start
-    again with other choices)."""
-    board = page.locator(".coloursquare-board")
-    for _attempt in range(6):
-        tried: set[str] = set()
-        placed_rows: list[int] = []
-        used_joker = False
-        while True:
-            dice = [
-                d
-                for d in board.locator(".die:not([disabled])").evaluate_all("bs => bs.map(b => b.dataset.die)")
-                if d not in tried
-            ]
-            if not dice:
-                break
-            die = rng.choice(dice)
-            tried.add(die)
-            board.locator(f".die[data-die='{die}']").click()
-            cells = board.locator(".sheet.mine .cell.target")
-            joker = board.locator(".joker.target")
-            if cells.count() == 0 and joker.count() == 0:
-                board.locator(f".die[data-die='{die}']").click()  # no place left for it: put it back
-                continue
-            if shot:
-                page.screenshot(path=SCREENSHOTS / "coloursquare.png", full_page=True)
-                shot = False
-            if joker.count() > 0 and (not jokers or cells.count() == 0) and rng.random() < 0.4:
-                joker.first.click()
-                used_joker = True
-                continue
-            if cells.count() == 0:
-                joker.first.click()
-                used_joker = True
-                continue
-            spots = cells.evaluate_all(
-                "gs => gs.map(g => [Number(g.dataset.row), Number(g.dataset.column), g.dataset.colour])"
-            )
-            fresh = [s for s in spots if s[0] not in rows] or spots
-            row, column, colour = rng.choice(fresh)
-            board.locator(
-                f".sheet.mine .cell.target[data-row='{row}'][data-column='{column}'][data-colour='{colour}']"
-            ).click()
-            placed_rows.append(row)
-        before = version(page)
-        page.locator(".message").evaluate("m => { m.textContent = ''; }")
-        board.locator("button.place").click()
-        page.wait_for_function(
-            "(v) => Number(document.querySelector('.turn')?.dataset.version ?? -1) > v || document.querySelector('.message')?.textContent",
-            arg=before,
-            timeout=TIMEOUT_MS,
-        )
-        if not page.locator(".message").inner_text():
-            rows.update(placed_rows)
-            if used_joker:
-                jokers.append(before)
-            return
-        board.locator("button.clear").click()  # refused (e.g. MUST_PLACE): choose again
-    raise AssertionError(f"every placement list was refused: {page.locator('.message').inner_text()}")
 
 
 def test_coloursquare_three_seats_with_two_bots(browser: Browser, web_url: str, platform: Platform) -> None:
@@ -100,7 +46,7 @@ def test_coloursquare_three_seats_with_two_bots(browser: Browser, web_url: str, 
         if page.locator(".coloursquare-board button.place").count() == 0:
             wait_for_version_after(page, version(page))  # asked, but the view is not yet drawn
             continue
-        _place_round(page, rng, rows, jokers, shot=turns == 3)
+        place_coloursquare_round(page, rng, rows, jokers, SCREENSHOTS / "coloursquare.png" if turns == 3 else None)
         turns += 1
         assert turns < 200
 

@@ -1,7 +1,8 @@
 // The game page: play (the viewer holds a seat) or watch (a spectator). It draws GetGame's view,
 // follows WatchGame from the first event (the move list) and fetches the view again after every
-// move; a reload resumes the same way. Moves go through SubmitMove; a refusal shows the server's
-// reason in words.
+// move; a reload resumes the same way. Moves go through SubmitMove; a refusal is said in words
+// (say.ts). A game that cannot be shown (no such id, someone else's private game) says so and
+// offers the way back; the result offers "Play again" with the same settings and the lobby.
 import { drawColourSquare, type Picks } from "./boards/coloursquare.js";
 import { drawConnect4 } from "./boards/connect4.js";
 import { drawPlus4 } from "./boards/plus4.js";
@@ -10,9 +11,11 @@ import { h, mount } from "./dom.js";
 import type { Metrics } from "./metrics.js";
 import { reconnectingIn, untilLanded } from "./retry.js";
 import { playerName } from "./safety.js";
-import { TafelError, VersionConflict, type TafelClient, type games, type play } from "./sdk.js";
-import { COLOURS, TITLES } from "./seats.js";
-import { sentence, words } from "./sentences.js";
+import { gameUi, titleOf } from "./games/index.js";
+import { ending, explain, refusal } from "./say.js";
+import { NotFound, PermissionDenied, TafelError, VersionConflict, type TafelClient, type games, type play } from "./sdk.js";
+import { sentence } from "./sentences.js";
+import { planOf, startGame } from "./start.js";
 import { timestampMs } from "./time.js";
 
 function clockText(ms: number): string {
@@ -20,7 +23,15 @@ function clockText(ms: number): string {
   return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, "0")}`;
 }
 
-export function gamePage(root: HTMLElement, client: TafelClient, gameId: string, metrics: Metrics, signal: AbortSignal): void {
+export interface GamePageContext {
+  go: (hash: string) => void;
+  metrics: Metrics;
+  /** The tournament the page was opened from (#/game/ID/tournament/TID), for the way back. */
+  tournamentId?: string;
+}
+
+export function gamePage(root: HTMLElement, client: TafelClient, gameId: string, page: GamePageContext, signal: AbortSignal): void {
+  const { go, metrics, tournamentId } = page;
   const turn = h("p", { class: "turn", "aria-live": "polite" });
   const legend = h("ul", { class: "legend" });
   const boardArea = h("div", { class: "board-area" });
@@ -29,9 +40,11 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
   const result = h("div", { class: "result", hidden: true });
   const resign = h("button", { class: "resign", hidden: true }, "Resign");
   const title = h("h2", {}, "Loading the game…");
+  const links = h("p", { class: "game-links" }, tournamentId ? h("a", { href: `#/tournament/${tournamentId}`, class: "tournament-link" }, "← Back to the tournament") : undefined);
+  // The result sits beside the board (below it on a phone), so the board does not move when it shows.
   mount(
     root,
-    h("section", { class: "game" }, title, turn, result, h("div", { class: "game-main" }, boardArea, h("aside", {}, legend, resign, h("h3", {}, "Moves"), moveList)), message),
+    h("section", { class: "game" }, title, links, turn, h("div", { class: "game-main" }, boardArea, h("aside", {}, result, legend, resign, h("h3", {}, "Moves"), moveList)), message),
   );
 
   let game: play.GetGameResponse | undefined;
@@ -46,7 +59,8 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
   const names = (): string[] => {
     const players = game?.summary?.players ?? [];
     const list: string[] = [];
-    for (const p of players) list[p.seat] = p.player?.username ?? `Seat ${p.seat + 1}`;
+    const colourNames = gameUi(game?.summary?.game ?? "")?.colourNames ?? [];
+    for (const p of players) list[p.seat] = p.player?.username ?? colourNames[p.seat] ?? `Player ${p.seat + 1}`;
     return list;
   };
   const status = (): games.GameStatus | undefined => game?.summary?.status;
@@ -61,7 +75,9 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
       scheduleRefresh();
     } catch (error) {
       if (!(error instanceof TafelError)) throw error;
-      message.textContent = `Move refused: ${error.detail} (${words(error.reason)})`;
+      const who = names();
+      const waiting = (status()?.toAct ?? []).filter((s) => s !== game?.seat).map((s) => who[s] ?? `player ${s + 1}`);
+      message.textContent = `Move refused: ${refusal(game?.summary?.game ?? "", error, move, waiting)}`;
       message.dataset.reason = error.reason;
       if (error instanceof VersionConflict) scheduleRefresh(); // made on an old view: show the new one
     }
@@ -86,9 +102,10 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     const st = summary.status;
     const seat = game.seat;
     const who = names();
-    const colours = COLOURS[summary.game] ?? [];
+    const colours = gameUi(summary.game)?.colours ?? [];
     const myTurn = seat !== undefined && st !== undefined && !st.over && st.toAct.includes(seat);
-    title.textContent = `${TITLES[summary.game] ?? summary.game}${seat === undefined ? " (watching)" : ""}${summary.rated ? " · rated" : ""}`;
+    title.textContent = `${titleOf(summary.game)}${seat === undefined ? " (watching)" : ""}${summary.rated ? " · rated" : ""}`;
+    if (links.querySelector(".howto-link") === null) links.append(h("a", { href: `#/howto/${summary.game}`, class: "howto-link", target: "_blank" }, "How to play"));
     const ctx: BoardContext = { seat, names: who, colours, myTurn, lastEvent, submit: (move) => void submit(move) };
     let board: Board | undefined;
     const view = game.view.game;
@@ -117,7 +134,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
       resign.hidden = true;
       showResult(st.outcome, who, seat);
     } else {
-      const waiting = st.toAct.map((s) => (s === seat ? "you" : (who[s] ?? `seat ${s + 1}`)));
+      const waiting = st.toAct.map((s) => (s === seat ? "you" : (who[s] ?? `player ${s + 1}`)));
       turn.textContent = myTurn
         ? st.toAct.length > 1
           ? `Your turn (also waiting for ${waiting.filter((w) => w !== "you").join(" and ")}).`
@@ -164,9 +181,10 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     mount(
       result,
       h("h3", {}, headline),
-      h("p", {}, `How it ended: ${words(outcome.reason)}.`),
+      h("p", {}, `How it ended: ${ending(game?.summary?.game ?? "", outcome.reason)}.`),
       outcome.scores.length > 0 ? h("p", {}, `Scores: ${outcome.scores.map((v, i) => `${who[i]} ${v}`).join(", ")}.`) : undefined,
-      h("p", {}, h("a", { href: `#/replay/${gameId}` }, "Replay this game"), " · ", h("a", { href: "#/" }, "Back to the lobby")),
+      playAgain(),
+      h("p", {}, h("a", { href: `#/replay/${gameId}`, class: "replay-link" }, "Replay this game"), " · ", tournamentId ? h("a", { href: `#/tournament/${tournamentId}` }, "Back to the tournament") : h("a", { href: "#/", class: "lobby-link" }, "Back to the lobby")),
       ratingLine,
     );
     result.hidden = false;
@@ -174,6 +192,27 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
       ratingLine.textContent = error instanceof TafelError ? `No rating: ${error.detail}` : String(error);
     });
   };
+
+  // "Play again": the same game, options, table and clock as the lobby started this one with.
+  const playAgain = (): HTMLElement | undefined => {
+    const plan = planOf(gameId);
+    if (plan === undefined || seatOf() === undefined) return undefined;
+    const button = h("button", { type: "button", class: "play-again" }, plan.how === "match" ? "Play again (find a new opponent)" : "Play again");
+    const note = h("span", { class: "wait" });
+    button.addEventListener("click", () => {
+      button.disabled = true;
+      note.textContent = plan.how === "match" ? " Looking for an opponent…" : " Starting…";
+      startGame(client, plan, signal).then(
+        (next) => go(`#/game/${next}`),
+        (error: unknown) => {
+          button.disabled = false;
+          note.textContent = signal.aborted ? "" : ` ${explain(error)}`;
+        },
+      );
+    });
+    return h("p", {}, button, note);
+  };
+  const seatOf = (): number | undefined => game?.seat;
 
   const reconnecting = reconnectingIn(message);
   const refresh = async (): Promise<void> => {
@@ -189,7 +228,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     }
     refreshing = refresh()
       .catch((error: unknown) => {
-        if (!signal.aborted) message.textContent = error instanceof TafelError ? error.detail : String(error);
+        if (!signal.aborted) message.textContent = explain(error);
       })
       .finally(() => {
         refreshing = undefined;
@@ -220,7 +259,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
   resign.addEventListener("click", () => {
     if (!confirm("Resign this game? It counts as a loss.")) return;
     client.resign(gameId).then(scheduleRefresh, (error: unknown) => {
-      message.textContent = error instanceof TafelError ? error.detail : String(error);
+      message.textContent = explain(error);
     });
   });
   const clockTimer = setInterval(drawClocks, 250);
@@ -228,7 +267,18 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
 
   void (async () => {
     try {
-      game = await client.waitForGame(gameId);
+      // A room or a round announces its game a moment before the game exists: wait a few
+      // seconds, not for ever.
+      try {
+        game = await client.waitForGame(gameId, 8000);
+      } catch (error) {
+        if (!(error instanceof NotFound || error instanceof PermissionDenied)) throw error;
+        title.textContent = "This game cannot be shown";
+        message.textContent = "There is no game at this link, or it is a private game that only its players can see.";
+        message.dataset.reason = error.reason;
+        mount(links, h("a", { href: "#/", class: "lobby-link" }, "← Back to the lobby"));
+        return;
+      }
       drawnVersion = game.summary?.status?.version ?? 0n;
       draw();
       metrics.firstBoard();
@@ -236,7 +286,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
       for await (const response of client.watchGame(gameId, { signal })) {
         const event = response.event;
         if (event === undefined) continue;
-        const text = sentence(event, names());
+        const text = sentence(event, names(), game?.summary?.game);
         if (text) moveList.append(h("li", { "data-version": String(event.version) }, text));
         moveList.scrollTop = moveList.scrollHeight;
         // The last move is the first game event of the newest version (whatever the game).
@@ -248,7 +298,9 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
       }
     } catch (error) {
       if (signal.aborted) return;
-      message.textContent = error instanceof TafelError ? `The game could not be followed: ${error.detail}` : String(error);
+      if (game === undefined) title.textContent = "The game could not be loaded";
+      message.textContent = `The game could not be followed: ${explain(error)}`;
+      if (game === undefined) mount(links, h("a", { href: "#/", class: "lobby-link" }, "← Back to the lobby"));
     }
   })();
 

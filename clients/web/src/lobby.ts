@@ -1,9 +1,14 @@
-// The lobby: every game of the catalogue (ListGameTypes) with its options, and the ways to start
-// one: find a match (wait shown, cancel), a private room with an invite link, a bot of level 1-3,
-// solo. Options are built from the catalogue's specs, never hard-coded.
+// The lobby: every game of the catalogue (ListGameTypes) with its options, a clock and the ways to
+// start one: find a match (wait shown, cancel), a private room with an invite link, a bot of level
+// 1-3, solo; "how to play" for each; the live games (watch) and my games (replay). Options are
+// built from the catalogue's specs, never hard-coded.
 import { fromJson } from "@bufbuild/protobuf";
+import { chosenClock, clockSelect } from "./clock.js";
 import { h, mount } from "./dom.js";
-import { TafelError, games, type TafelClient, type play } from "./sdk.js";
+import { titleOf } from "./games/index.js";
+import { explain } from "./say.js";
+import { games, type TafelClient, type play } from "./sdk.js";
+import { optionsJson, startGame, type Plan } from "./start.js";
 import { timestampMs } from "./time.js";
 
 function optionsFor(type: play.GameType, form: HTMLFormElement, seats: number): games.GameOptions {
@@ -17,19 +22,29 @@ function optionsFor(type: play.GameType, form: HTMLFormElement, seats: number): 
   return fromJson(games.GameOptionsSchema, { [type.game]: values });
 }
 
+/** "MODE_FIRST_LINE" → "first line"; "max_rounds" → "max rounds". */
+export function choiceWords(choice: string): string {
+  return (choice.includes("_") && choice === choice.toUpperCase() ? choice.replace(/^[A-Z]+_/, "") : choice).toLowerCase().replaceAll("_", " ");
+}
+
 function optionInputs(type: play.GameType): HTMLElement[] {
   return type.options.map((spec) => {
     let input: HTMLElement;
     if (spec.values.case === "choice") {
       const c = spec.values.value;
-      input = h("select", { name: spec.name }, ...c.choices.map((choice) => h("option", { value: choice, selected: choice === c.defaultValue }, choice.includes("_") ? choice.replace(/^[A-Z]+_/, "").toLowerCase().replaceAll("_", " ") : choice)));
+      input = h("select", { name: spec.name }, ...c.choices.map((choice) => h("option", { value: choice, selected: choice === c.defaultValue }, choiceWords(choice))));
     } else {
       const r = spec.values.value;
       input = h("input", { type: "number", name: spec.name, min: Number(r?.minimum ?? 0), max: Number(r?.maximum ?? 0), value: Number(r?.defaultValue ?? 0) });
     }
     const only = spec.maxSeats > 0 ? ` (${spec.maxSeats === 1 ? "solo" : `up to ${spec.maxSeats} players`} only)` : "";
-    return h("label", { title: spec.description }, `${spec.name.replaceAll("_", " ")}${only} `, input, h("small", { class: "hint" }, spec.description));
+    return h("label", { title: spec.description }, `${choiceWords(spec.name)}${only} `, input, h("small", { class: "hint" }, spec.description));
   });
+}
+
+/** "Connect Four: ada vs bob". */
+export function gameLine(game: string, players: play.SeatedPlayer[]): string {
+  return `${titleOf(game)}: ${players.map((p) => p.player?.username ?? `seat ${p.seat + 1}`).join(" vs ")}`;
 }
 
 export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: string) => void, signal: AbortSignal): void {
@@ -40,14 +55,28 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
   mount(root, h("section", { class: "lobby" }, h("h2", {}, "Play"), status, list, h("h2", {}, "Live games"), live, h("h2", {}, "My games"), mine));
 
   const fail = (error: unknown): void => {
-    status.textContent = error instanceof TafelError ? error.detail : String(error);
+    if (!signal.aborted) status.textContent = explain(error);
   };
 
   const card = (type: play.GameType): HTMLElement => {
-    const seats = h("select", { name: "seats" }, ...Array.from({ length: type.maxSeats - Math.max(type.minSeats, 2) + 1 }, (_, i) => h("option", { value: Math.max(type.minSeats, 2) + i }, `${Math.max(type.minSeats, 2) + i} players`)));
-    const form = h("form", { class: "game-card", "data-game": type.game }, h("h3", {}, type.title), h("p", {}, `${type.minSeats === type.maxSeats ? type.minSeats : `${type.minSeats}–${type.maxSeats}`} players · `, h("a", { href: type.rulesUrl, target: "_blank" }, "rules")), ...optionInputs(type), h("label", {}, "Table ", seats));
+    const least = Math.max(type.minSeats, 2);
+    const seats = h("select", { name: "seats" }, ...Array.from({ length: type.maxSeats - least + 1 }, (_, i) => h("option", { value: least + i }, `${least + i} players`)));
+    const clock = clockSelect(type.game);
+    const form = h(
+      "form",
+      { class: "game-card", "data-game": type.game },
+      h("h3", {}, type.title),
+      h("p", {}, `${type.minSeats === type.maxSeats ? type.minSeats : `${type.minSeats}–${type.maxSeats}`} players · `, h("a", { href: `#/howto/${type.game}`, class: "howto-link" }, "How to play")),
+      ...optionInputs(type),
+      type.maxSeats > least ? h("label", {}, "Table ", seats) : undefined,
+      h("label", {}, "Clock ", clock),
+    );
     form.addEventListener("submit", (e) => e.preventDefault());
-    const count = (): number => Number(seats.value);
+    const count = (): number => Number(seats.value || least);
+    const plan = (how: Plan["how"], level?: number): Plan => {
+      const n = how === "solo" ? 1 : how === "bot" ? 2 : count();
+      return { game: type.game, how, level, options: optionsJson(optionsFor(type, form, n)), seats: n, perMoveS: Number(clock.value) || chosenClock(type.game) };
+    };
     const button = (label: string, action: () => Promise<void>, cls: string): HTMLButtonElement => {
       const b = h("button", { type: "button", class: cls }, label);
       b.addEventListener("click", () => {
@@ -67,10 +96,8 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
       mount(wait, h("span", {}, "Looking for opponents… 0 s "), cancel);
       wait.hidden = false;
       try {
-        const n = count();
-        for await (const update of client.findMatchUpdates(type.game, { options: optionsFor(type, form, n), minSeats: n, maxSeats: n, signal: abort.signal })) {
-          if (update.status.case === "matched") go(`#/game/${update.status.value.gameId}`);
-        }
+        const gameId = await startGame(client, plan("match"), abort.signal);
+        if (gameId) go(`#/game/${gameId}`);
       } catch (error) {
         if (!abort.signal.aborted) throw error;
       } finally {
@@ -79,32 +106,19 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
       }
     }, "find");
     const room = button("Create a private room", async () => {
-      const created = await client.createRoom(type.game, { options: optionsFor(type, form, count()), seats: count() });
+      const n = count();
+      const created = await client.createRoom(type.game, { options: optionsFor(type, form, n), seats: n, perMoveS: Number(clock.value) });
       go(`#/room/${created.code}`);
     }, "room");
-    const bots = [1, 2, 3].map((level) =>
-      button(`Play a bot (level ${level})`, async () => {
-        const created = await client.createRoom(type.game, { options: optionsFor(type, form, 2), seats: 2 });
-        await client.requestBot(created.code, level);
-        const started = await client.waitRoomStarted(created.code, signal);
-        go(`#/game/${started.gameId}`);
-      }, `bot bot-${level}`),
-    );
-    const solo =
-      type.minSeats === 1
-        ? button("Play solo", async () => {
-            const created = await client.createRoom(type.game, { options: optionsFor(type, form, 1), seats: 1 });
-            const started = created.gameId ? created : await client.waitRoomStarted(created.code, signal);
-            go(`#/game/${started.gameId}`);
-          }, "solo")
-        : undefined;
+    const bots = [1, 2, 3].map((level) => button(`Play a bot (level ${level})`, async () => go(`#/game/${await startGame(client, plan("bot", level), signal)}`), `bot bot-${level}`));
+    const solo = type.minSeats === 1 ? button("Play solo", async () => go(`#/game/${await startGame(client, plan("solo"), signal)}`), "solo") : undefined;
     form.append(h("div", { class: "actions" }, find, room, ...(type.maxSeats >= 2 ? bots : []), solo), wait);
     return form;
   };
 
   client.gameTypes().then((types) => mount(list, ...types.map(card)), fail);
   client.listLiveGames().then((response) => {
-    mount(live, ...response.games.map((g) => h("li", {}, h("a", { href: `#/game/${g.gameId}`, class: "watch" }, `${g.game}: ${g.players.map((p) => p.player?.username).join(" vs ")}`))));
+    mount(live, ...response.games.map((g) => h("li", {}, h("a", { href: `#/game/${g.gameId}`, class: "watch" }, gameLine(g.game, g.players)))));
     if (response.games.length === 0) mount(live, h("li", {}, "No live games right now."));
   }, fail);
   client.listMyGames().then((response) => {
@@ -112,7 +126,7 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
     mount(
       mine,
       ...response.games.map((g) =>
-        h("li", {}, h("a", { href: g.status?.over ? `#/replay/${g.gameId}` : `#/game/${g.gameId}` }, `${g.game}: ${g.players.map((p) => p.player?.username).join(" vs ")} · ${g.status?.over ? "finished" : "in play"} · ${new Date(timestampMs(g.createdAt) ?? 0).toLocaleString()}`)),
+        h("li", {}, h("a", { href: g.status?.over ? `#/replay/${g.gameId}` : `#/game/${g.gameId}` }, `${gameLine(g.game, g.players)} · ${g.status?.over ? "finished" : "in play"} · ${new Date(timestampMs(g.createdAt) ?? 0).toLocaleString()}`)),
       ),
     );
   }, fail);

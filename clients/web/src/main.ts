@@ -1,16 +1,18 @@
 // The app's entry: sign in (kept across reloads), then a page per location hash:
 //   #/ lobby · #/room/CODE · #/game/ID (play or watch) · #/replay/ID · #/leaderboards ·
-//   #/tournaments · #/tournament/ID · #/account (my account) · #/staff/... (admin.ts)
+//   #/tournaments · #/tournament/ID · #/account (my account) · #/staff/... (admin.ts) · #/howto/GAME (also before signing in)
 import { accountPage } from "./account.js";
 import { staffPage } from "./admin.js";
 import { h, mount } from "./dom.js";
 import { gamePage } from "./game.js";
+import { howToPage } from "./howto.js";
 import { leaderboardsPage } from "./leaderboards.js";
 import { lobbyPage } from "./lobby.js";
 import { Metrics } from "./metrics.js";
 import { replayPage } from "./replay.js";
 import { roomPage } from "./room.js";
-import { TafelError, type TafelClient } from "./sdk.js";
+import { explain } from "./say.js";
+import type { TafelClient } from "./sdk.js";
 import { forget, newClient, restore, signIn, signOut } from "./session.js";
 import { accountLinks, sanctionInterceptor, sanctionPage, type AccountSanction } from "./standing.js";
 import { tournamentPage, tournamentsPage } from "./tournaments.js";
@@ -22,7 +24,7 @@ function authPage(root: HTMLElement, client: TafelClient, done: () => void): voi
   const act = (how: "guest" | "signin" | "register") => () => {
     message.textContent = "";
     signIn(client, how, username.value, password.value).then(done, (error: unknown) => {
-      message.textContent = error instanceof TafelError ? error.detail : String(error);
+      message.textContent = explain(error);
     });
   };
   const form = h(
@@ -71,15 +73,18 @@ async function start(): Promise<void> {
         route();
       });
     }
+    // #/game/ID/tournament/TID: a tournament's game, with the way back to its tournament.
+    const [, kind, id, , parent] = location.hash.split("/");
     if (client.session === undefined) {
       mount(user);
+      if (kind === "howto" && id) return howToPage(root, id); // learning a game needs no account
       return authPage(root, client, route);
     }
     const out = h("button", { class: "signout" }, "Sign out");
     out.addEventListener("click", () => void signOut(client).finally(route));
     mount(user, ...accountLinks(client), out);
-    const [, kind, id] = location.hash.split("/");
-    if (kind === "game" && id) gamePage(root, client, id, metrics, page.signal);
+    if (kind === "howto" && id) howToPage(root, id);
+    else if (kind === "game" && id) gamePage(root, client, id, { go, metrics, tournamentId: parent }, page.signal);
     else if (kind === "room" && id) roomPage(root, client, id, go, page.signal);
     else if (kind === "replay" && id) replayPage(root, client, id, page.signal);
     else if (kind === "account") accountPage(root, client, page.signal, () => go("#/"));

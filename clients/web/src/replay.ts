@@ -1,4 +1,5 @@
-// Replay a finished game move by move (forward, back, jump) from what the server recorded: the
+// Replay a finished game move by move (forward, back, jump, a click on a move in the list, or
+// playing by itself at a chosen speed) from what the server recorded: the
 // game's events (WatchGame from the start) grouped into one step per game version, and its record
 // (GetGameRecord: who, when, the outcome). Boards are drawn from what the events report (a disc's
 // cell, the values written, squares closed or crossed, the frame a Plus 4 push left), never by
@@ -9,9 +10,10 @@ import { drawConnect4 } from "./boards/connect4.js";
 import { drawPlus4 } from "./boards/plus4.js";
 import type { BoardContext } from "./boards/board.js";
 import { h, mount } from "./dom.js";
-import { TafelError, coloursquare, connect4, plus4, type TafelClient, type games, type play } from "./sdk.js";
-import { COLOURS, TITLES } from "./seats.js";
-import { sentence, words } from "./sentences.js";
+import { coloursquare, connect4, plus4, type TafelClient, type games, type play } from "./sdk.js";
+import { coloursOf, titleOf } from "./games/index.js";
+import { ending, explain } from "./say.js";
+import { sentence } from "./sentences.js";
 
 interface Step {
   version: bigint;
@@ -120,7 +122,22 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
   const back = button("◀", "back", "Step back");
   const forward = button("▶", "forward", "Step forward");
   const lastButton = button("»", "last", "Last step");
-  mount(root, h("section", { class: "replay" }, title, info, h("div", { class: "actions replay-controls" }, first, back, position, forward, lastButton, counter), h("div", { class: "game-main" }, boardArea, h("aside", {}, h("h3", {}, "Moves"), list)), message));
+  const play = button("Play", "autoplay", "Play the game by itself");
+  // Seconds a step while playing by itself.
+  const speed = h("select", { class: "speed", "aria-label": "Speed" }, ...[["2", "slow"], ["1", "normal"], ["0.4", "fast"]].map(([value, label]) => h("option", { value, selected: value === "1" }, label)));
+  mount(
+    root,
+    h(
+      "section",
+      { class: "replay" },
+      title,
+      info,
+      h("div", { class: "actions replay-controls" }, first, back, position, forward, lastButton, counter),
+      h("div", { class: "actions replay-autoplay" }, play, h("label", {}, "Speed ", speed)),
+      h("div", { class: "game-main" }, boardArea, h("aside", {}, h("h3", {}, "Moves"), h("p", { class: "hint" }, "Click a move to jump to it."), list)),
+      message,
+    ),
+  );
 
   let steps: Step[] = [];
   let at = 0;
@@ -137,7 +154,7 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
     list.querySelector("li.current")?.scrollIntoView({ block: "nearest" });
     const upTo = steps.slice(0, at + 1).flatMap((s) => s.events);
     const view = game?.view?.game;
-    const colours = COLOURS[view?.case ?? ""] ?? [];
+    const colours = coloursOf(view?.case ?? "");
     const ctx: BoardContext = { seat: undefined, names, colours, myTurn: false, lastEvent: steps[at]?.events.find((e) => e.kind.case === view?.case), submit: () => undefined };
     const isLast = at === steps.length - 1;
     if (view?.case === "connect4") mount(boardArea, drawConnect4(connect4At(view.value, upTo), ctx, { column: 0 }).element);
@@ -145,6 +162,40 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
     else if (view?.case === "plus4") mount(boardArea, drawPlus4(plus4At(view.value, upTo, isLast), ctx, { column: 0, bonus: false }).element);
   };
 
+  // Playing by itself: a step every `speed` seconds until the last, or until stopped.
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const stop = (): void => {
+    if (timer !== undefined) clearInterval(timer);
+    timer = undefined;
+    play.textContent = "Play";
+    play.setAttribute("aria-label", "Play the game by itself");
+  };
+  const run = (): void => {
+    if (timer !== undefined) clearInterval(timer);
+    timer = setInterval(() => {
+      if (at >= steps.length - 1) return stop();
+      show(at + 1);
+    }, Number(speed.value) * 1000);
+    play.textContent = "Pause";
+    play.setAttribute("aria-label", "Pause");
+  };
+  play.addEventListener("click", () => {
+    if (timer !== undefined) return stop();
+    if (at >= steps.length - 1) show(0);
+    run();
+  });
+  speed.addEventListener("change", () => {
+    if (timer !== undefined) run();
+  });
+  signal.addEventListener("abort", stop);
+  const jump = (e: Event): void => {
+    const item = (e.target as Element).closest("li[data-step]");
+    if (item instanceof HTMLElement) show(Number(item.dataset.step));
+  };
+  list.addEventListener("click", jump);
+  list.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") jump(e);
+  });
   first.addEventListener("click", () => show(0));
   back.addEventListener("click", () => show(at - 1));
   forward.addEventListener("click", () => show(at + 1));
@@ -159,7 +210,7 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
     try {
       const [record, current] = await Promise.all([client.getRecord(gameId), client.getGame(gameId)]);
       game = current;
-      for (const p of record.players) names[p.seat] = p.player?.username ?? `Seat ${p.seat + 1}`;
+      for (const p of record.players) names[p.seat] = p.player?.username ?? `Player ${p.seat + 1}`;
       const byVersion = new Map<bigint, games.GameEvent[]>();
       for await (const event of client.watch(gameId, { signal })) {
         const bucket = byVersion.get(event.version) ?? [];
@@ -169,17 +220,17 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
       steps = [...byVersion.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([version, events]) => ({ version, events }));
       position.max = String(steps.length - 1);
       const outcome = record.outcome;
-      title.textContent = `Replay: ${TITLES[record.game] ?? record.game} · ${names.join(" vs ")}`;
-      info.textContent = outcome ? `${outcome.draw ? "A draw" : `${outcome.winners.map((w) => names[w]).join(" and ")} won`} (${words(outcome.reason)}); ${record.actions.length} recorded actions.` : "";
+      title.textContent = `Replay: ${titleOf(record.game)} · ${names.join(" vs ")}`;
+      info.textContent = outcome ? `${outcome.draw ? "A draw" : `${outcome.winners.map((w) => names[w]).join(" and ")} won`} (${ending(record.game, outcome.reason)}) after ${steps.length - 1} ${steps.length - 1 === 1 ? "step" : "steps"}.` : "";
       steps.forEach((step, index) => {
         for (const event of step.events) {
-          const text = sentence(event, names);
-          if (text) list.append(h("li", { "data-step": index }, text));
+          const text = sentence(event, names, record.game);
+          if (text) list.append(h("li", { "data-step": index, tabindex: 0, title: "Jump to this move" }, text));
         }
       });
       show(0);
     } catch (error) {
-      if (!signal.aborted) message.textContent = error instanceof TafelError ? error.detail : String(error);
+      if (!signal.aborted) message.textContent = explain(error);
     }
   })();
 }

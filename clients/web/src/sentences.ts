@@ -1,4 +1,5 @@
 // Every game event as a sentence for the move list (never raw protobuf).
+import { ending } from "./say.js";
 import type { coloursquare, games } from "./sdk.js";
 
 const DIE = ["", "red", "yellow", "green", "blue", "white"];
@@ -24,9 +25,10 @@ function roll(r: coloursquare.Roll | undefined): string {
   return `red ${r.red}, yellow ${r.yellow}, green ${r.green}, blue ${r.blue}, white ${r.white}`;
 }
 
-/** The sentence for one event, or "" for events that say nothing to a person. */
-export function sentence(event: games.GameEvent, names: string[]): string {
-  const who = (seat: number): string => names[seat] ?? `Seat ${seat + 1}`;
+/** The sentence for one event (of a game of kind `game`), or "" for events that say nothing to a
+ * person. */
+export function sentence(event: games.GameEvent, names: string[], game = ""): string {
+  const who = (seat: number): string => names[seat] ?? `Player ${seat + 1}`;
   const kind = event.kind;
   switch (kind.case) {
     case "created":
@@ -40,7 +42,7 @@ export function sentence(event: games.GameEvent, names: string[]): string {
       if (outcome === undefined) return "The game ended.";
       const result = outcome.draw ? "a draw" : `${outcome.winners.map(who).join(" and ")} won`;
       const scores = outcome.scores.length > 0 ? ` Scores: ${outcome.scores.map((v, i) => `${who(i)} ${v}`).join(", ")}.` : "";
-      return `Game over (${words(outcome.reason)}): ${result}.${scores}`;
+      return `Game over (${ending(game, outcome.reason)}): ${result}.${scores}`;
     }
     case "connect4": {
       const e = kind.value.kind;

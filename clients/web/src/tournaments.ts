@@ -1,14 +1,25 @@
 // Tournaments: the list and a form to create one (#/tournaments), and one tournament's page
 // (#/tournament/ID): join, leave, start, the standings, the pairings of each round and the live
-// games of the round, updated by themselves from WatchTournament.
+// games of the round, updated by themselves from WatchTournament. A player whose game has started is
+// told so at the top (their clock is running), and the game's page links back here.
 import { fromJson } from "@bufbuild/protobuf";
 import { h, mount } from "./dom.js";
 import { reconnectingIn, untilLanded } from "./retry.js";
-import { TafelError, games, tournaments, type TafelClient } from "./sdk.js";
-import { TITLES } from "./seats.js";
+import { titleOf } from "./games/index.js";
+import { explain, plural } from "./say.js";
+import { games, tournaments, type TafelClient } from "./sdk.js";
 import { timestampMs } from "./time.js";
 
 const { TournamentFormat, TournamentState, TournamentGameState } = tournaments;
+
+// A round's game state as a sentence part ("being played"); the data-state attribute keeps the
+// enum's word for tests and styles.
+const STATE_WORDS: Record<number, string> = {
+  [TournamentGameState.PLAYING]: "being played",
+  [TournamentGameState.FINISHED]: "finished",
+  [TournamentGameState.BYE]: "a bye (no game, a point)",
+  [TournamentGameState.FORFEITED]: "forfeited",
+};
 
 function enumWord(name: string | undefined): string {
   return (name ?? "").toLowerCase().replaceAll("_", " ");
@@ -31,7 +42,7 @@ export function tournamentsPage(root: HTMLElement, client: TafelClient, go: (has
     h("label", {}, "Name ", name),
     h("label", {}, "Game ", game),
     h("label", {}, "Format ", format),
-    h("label", {}, "Rounds (0 = the format's own) ", rounds),
+    h("label", {}, "Rounds (0: the usual number for the format) ", rounds),
     h("label", {}, "Players at most ", capacity),
     h("label", {}, "Starts at (empty = when the organiser starts it) ", starts),
     h("label", {}, rated, " rated"),
@@ -39,7 +50,7 @@ export function tournamentsPage(root: HTMLElement, client: TafelClient, go: (has
   );
   mount(root, h("section", { class: "tournaments" }, h("h2", {}, "Tournaments"), list, form, message));
   const fail = (error: unknown): void => {
-    if (!signal.aborted) message.textContent = error instanceof TafelError ? error.detail : String(error);
+    if (!signal.aborted) message.textContent = explain(error);
   };
   form.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -59,7 +70,7 @@ export function tournamentsPage(root: HTMLElement, client: TafelClient, go: (has
   });
   client.gameTypes().then((types) => mount(game, ...types.map((t) => h("option", { value: t.game }, t.title))), fail);
   client.listTournaments().then((all) => {
-    mount(list, ...all.map((t) => h("li", {}, h("a", { href: `#/tournament/${t.tournamentId}`, "data-id": t.tournamentId }, t.name), ` · ${TITLES[t.game] ?? t.game} · ${enumWord(TournamentFormat[t.format])} · ${enumWord(TournamentState[t.state])} · ${t.players.length}/${t.capacity} players`)));
+    mount(list, ...all.map((t) => h("li", {}, h("a", { href: `#/tournament/${t.tournamentId}`, "data-id": t.tournamentId }, t.name), ` · ${titleOf(t.game)} · ${enumWord(TournamentFormat[t.format])} · ${enumWord(TournamentState[t.state])} · ${t.players.length} of ${plural(t.capacity, "player")}`)));
     if (all.length === 0) mount(list, h("li", {}, "No tournaments yet."));
   }, fail);
 }
@@ -69,12 +80,13 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
   const info = h("p", { class: "tournament-info" });
   const players = h("ul", { class: "tournament-players" });
   const controls = h("div", { class: "actions" });
+  const yourGame = h("p", { class: "your-game", role: "alert", hidden: true });
   const standings = h("table", { class: "standings" });
   const rounds = h("div", { class: "rounds" });
   const message = h("p", { class: "message", role: "alert" });
-  mount(root, h("section", { class: "tournament" }, title, info, controls, h("h3", {}, "Players"), players, h("h3", {}, "Standings"), standings, h("h3", {}, "Rounds"), rounds, message));
+  mount(root, h("section", { class: "tournament" }, title, info, yourGame, controls, h("h3", {}, "Players"), players, h("h3", {}, "Standings"), standings, h("h3", {}, "Rounds"), rounds, message));
   const fail = (error: unknown): void => {
-    if (!signal.aborted) message.textContent = error instanceof TafelError ? error.detail : String(error);
+    if (!signal.aborted) message.textContent = explain(error);
   };
   const reconnecting = reconnectingIn(message);
   const me = client.player.playerId;
@@ -85,7 +97,9 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
     const [t, table] = await Promise.all([client.getTournament(id), client.standings(id)]);
     title.textContent = t.name;
     const starts = timestampMs(t.startsAt);
-    info.textContent = `${TITLES[t.game] ?? t.game} · ${enumWord(TournamentFormat[t.format])} · ${t.rounds} rounds · ${enumWord(TournamentState[t.state])}${t.currentRound ? ` · round ${t.currentRound}` : ""}${starts ? ` · starts ${new Date(starts).toLocaleString()}` : ""}${t.rated ? " · rated" : ""} · organised by ${t.organiser?.username ?? ""}`;
+    // Rounds are 0 until the tournament starts (then the format and the players decide them).
+    const roundsText = t.rounds > 0 ? (t.currentRound ? `round ${t.currentRound} of ${t.rounds}` : plural(t.rounds, "round")) : "rounds set when it starts";
+    info.textContent = `${titleOf(t.game)} · ${enumWord(TournamentFormat[t.format])} · ${enumWord(TournamentState[t.state])} · ${roundsText}${starts ? ` · starts ${new Date(starts).toLocaleString()}` : ""}${t.rated ? " · rated" : ""} · organised by ${t.organiser?.username ?? ""}`;
     info.dataset.state = enumWord(TournamentState[t.state]);
     mount(players, ...t.players.map((p) => h("li", {}, p.username, p.playerId === me ? " (you)" : "")));
     const joined = t.players.some((p) => p.playerId === me);
@@ -98,10 +112,11 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
     );
     mount(
       standings,
-      h("tr", {}, ...["#", "player", "points", "games", "wins", "draws", "losses", "tie-break"].map((c) => h("th", {}, c))),
+      h("tr", {}, ...["#", "player", "points", "games", "wins", "draws", "losses"].map((c) => h("th", {}, c)), h("th", { class: "tie-break", title: "Buchholz: the points of the player's opponents added up. It separates players with equal points: the higher ranks first." }, "Buchholz (opponents' points: breaks ties)")),
       ...table.standings.map((s) => h("tr", { class: s.player?.playerId === me ? "me" : "" }, h("td", {}, String(s.rank)), h("td", {}, `${s.player?.username ?? ""}${s.withdrawn ? " (withdrawn)" : ""}`), h("td", {}, String(s.points)), h("td", {}, String(s.games)), h("td", {}, String(s.wins)), h("td", {}, String(s.draws)), h("td", {}, String(s.losses)), h("td", {}, String(s.buchholz)))),
     );
     const sections: HTMLElement[] = [];
+    let playing: { round: number; gameId: string } | undefined;
     for (let n = 1; n <= t.currentRound; n++) {
       const round = (await client.tournaments.getRound({ tournamentId: id, round: n }, { headers: client.headers() })).round;
       if (round === undefined) continue;
@@ -117,16 +132,21 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
               const mine = g.players.some((p) => p.playerId === me);
               const who = g.players.map((p) => p.username).join(" vs ");
               const state = enumWord(TournamentGameState[g.state]);
+              const live = g.state === TournamentGameState.PLAYING;
+              if (mine && live && g.gameId) playing = { round: n, gameId: g.gameId };
               const link = g.gameId
-                ? h("a", { href: g.state === TournamentGameState.PLAYING ? `#/game/${g.gameId}` : `#/replay/${g.gameId}`, class: mine && g.state === TournamentGameState.PLAYING ? "my-game" : "game-link" }, mine && g.state === TournamentGameState.PLAYING ? "play your game" : g.state === TournamentGameState.PLAYING ? "watch" : "replay")
+                ? h("a", { href: live ? `#/game/${g.gameId}/tournament/${id}` : `#/replay/${g.gameId}`, class: mine && live ? "my-game" : "game-link" }, mine && live ? "Play your game" : live ? "Watch" : "Replay")
                 : undefined;
-              return h("li", { "data-state": state }, `Board ${g.board}: ${who} · ${state}${g.points.length ? ` · points ${g.points.join("–")}` : ""} `, link);
+              return h("li", { "data-state": state }, `Board ${g.board}: ${who} · ${STATE_WORDS[g.state] ?? state}${g.points.length ? ` · points ${g.points.join("–")}` : ""} · `, link);
             }),
           ),
         ),
       );
     }
     mount(rounds, ...sections);
+    // Told at the top, not found in the list: the game's clock runs from the moment it starts.
+    yourGame.hidden = playing === undefined;
+    if (playing !== undefined) mount(yourGame, `Your game of round ${playing.round} has started and your clock is running. `, h("a", { href: `#/game/${playing.gameId}/tournament/${id}`, class: "play-now" }, "Play now"));
   };
 
   void (async () => {

@@ -168,7 +168,7 @@ export function drawColourSquare(view: coloursquare.View, ctx: BoardContext, pic
       ? `Final turns: "colour square" was called by ${name(view.caller)}; now ${name(view.finalTurnSeat)}.`
       : view.phase === Phase.OVER
         ? `Finished after ${view.result?.rounds ?? view.round} rounds${view.result && view.result.target > 0 ? `; target ${view.result.target} ${view.result.reached ? "reached" : "not reached"}` : ""}.`
-        : `Round ${view.round} of at most ${view.maxRounds}; active player: ${name(view.activeSeat)}.`;
+        : `Round ${view.round}; active player: ${name(view.activeSeat)}.`;
   const ask = asked
     ? view.mustPlace === view.maxDice
       ? `You must place ${view.mustPlace} ${view.mustPlace === 1 ? "die" : "dice"}.`
@@ -176,6 +176,21 @@ export function drawColourSquare(view: coloursquare.View, ctx: BoardContext, pic
     : view.ownPending !== undefined && mySeat !== undefined && view.phase === Phase.ROUND
       ? "You have placed; waiting for the others."
       : "";
+  // The next step, from what is picked so far (not the same line once a die is chosen or placed).
+  const left = view.maxDice - picks.picks.length;
+  const next = !asked
+    ? ""
+    : picks.die !== undefined
+      ? `Now choose where the ${DIE_NAME[picks.die]} die goes.`
+      : left <= 0
+        ? `Press "Place" to send ${picks.picks.length === 1 ? "it" : "them"}.`
+        : picks.picks.length >= view.mustPlace && picks.picks.length > 0
+          ? `Choose another die, or press "Place".`
+          : view.mustPlace === 0 && picks.picks.length === 0
+            ? `Choose a die, or press "Pass".`
+            : picks.picks.length > 0
+              ? "Choose the next die."
+              : "Choose a die.";
   const waiting = view.toPlace.length > 0 ? `Still to place: ${view.toPlace.map(name).join(", ")}.` : "";
   const others = view.players.filter((p) => p.seat !== mySeat);
   const sheetFor = (p: coloursquare.PlayerSheet, mine: boolean): HTMLElement =>
@@ -191,12 +206,13 @@ export function drawColourSquare(view: coloursquare.View, ctx: BoardContext, pic
     { class: "coloursquare-board" },
     h("p", { class: "phase" }, `${view.sheet?.label ?? ""} · ${phase}${view.target > 0 ? ` Solo target: ${view.target}.` : ""}`),
     view.roll ? h("div", { class: "dice-row" }, "Dice: ", dice) : undefined,
-    ask ? h("p", { class: "ask" }, ask, " ", picks.die !== undefined ? `Now choose where the ${DIE_NAME[picks.die]} die goes.` : asked ? "Choose a die." : "") : undefined,
+    ask ? h("p", { class: "ask" }, ask, " ", next) : undefined,
     asked ? h("div", { class: "actions" }, place, clear) : undefined,
     waiting ? h("p", { class: "waiting" }, waiting) : undefined,
     me ? sheetFor(me, true) : undefined,
     h("div", { class: "other-sheets" }, ...others.map((p) => sheetFor(p, false))),
-    breakdownTable(view, ctx),
+    // Eight columns do not fit a phone: the table scrolls inside the page, the page does not.
+    h("div", { class: "breakdown-wrap" }, breakdownTable(view, ctx)),
   );
   return { element };
 }

@@ -20,6 +20,10 @@ export function drawConnect4(view: connect4.View, ctx: BoardContext, selected: {
     "aria-label": `Connect Four board, ${columns} columns. Use the arrow keys and Enter, or the digit keys, to drop a disc.`,
   });
   const drop = (column: number): void => ctx.submit(moves.connect4(column));
+  const select = (column: number): void => {
+    selected.column = column;
+    if (ctx.myTurn) svg.querySelectorAll(".column").forEach((g, i) => g.classList.toggle("selected", i === column));
+  };
   for (let c = 0; c < columns; c++) {
     const canDrop = ctx.myTurn && legal.has(c);
     const column = s("g", {
@@ -28,6 +32,8 @@ export function drawConnect4(view: connect4.View, ctx: BoardContext, selected: {
       role: "button",
       "aria-label": `Column ${c + 1}${canDrop ? "" : " (not playable now)"}`,
       onclick: () => drop(c),
+      // The mouse moves the one highlight the keys move too: never two columns marked at once.
+      onmouseenter: () => select(c),
     });
     column.append(s("rect", { x: c * CELL, y: 0, width: CELL, height: (rows + 1) * CELL, class: "hit" }));
     if (canDrop) {
@@ -62,8 +68,7 @@ export function drawConnect4(view: connect4.View, ctx: BoardContext, selected: {
     const key = (event as KeyboardEvent).key;
     if (key === "ArrowLeft" || key === "ArrowRight") {
       const step = key === "ArrowLeft" ? -1 : 1;
-      selected.column = (selected.column + step + columns) % columns;
-      svg.querySelectorAll(".column").forEach((g, i) => g.classList.toggle("selected", i === selected.column));
+      select((selected.column + step + columns) % columns);
       event.preventDefault();
     } else if (key === "Enter" || key === " ") {
       drop(selected.column);

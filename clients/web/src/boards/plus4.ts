@@ -47,15 +47,17 @@ export function drawPlus4(view: plus4.View, ctx: BoardContext, selected: { colum
       if (disc?.bonus) svg.append(s("text", { x: x + CELL / 2, y: y + CELL / 2 + 8, class: "bonus-mark", "text-anchor": "middle" }, "★"));
     });
   });
-  // Scored lines of the current round: a stroke through their four cells.
-  for (const line of view.scoredLines.filter((l) => l.round === view.round)) {
+  // Scored lines of the current round, while their four discs are still there: a push that moved
+  // them down leaves no mark over discs that no longer make the line.
+  const holds = (line: plus4.LineScored): boolean => line.cells.every((cell) => view.frame[cell.row]?.squares[cell.column]?.disc?.colour === line.colour);
+  for (const line of view.scoredLines.filter((l) => l.round === view.round && holds(l))) {
     const first = line.cells[0];
     const last = line.cells[line.cells.length - 1];
     if (first === undefined || last === undefined) continue;
     const at = (cell: plus4.Cell): [number, number] => [cell.column * CELL + CELL / 2, TOP + cell.row * CELL + CELL / 2];
     const [x1, y1] = at(first);
     const [x2, y2] = at(last);
-    svg.append(s("line", { x1, y1, x2, y2, class: "scored-line" }));
+    svg.append(s("line", { x1, y1, x2, y2, class: "scored-line", "data-colour": line.colour, "data-cells": line.cells.map((c) => `${c.row},${c.column}`).join(" ") }));
   }
   svg.addEventListener("keydown", (event) => {
     const key = (event as KeyboardEvent).key;
@@ -102,7 +104,8 @@ export function drawPlus4(view: plus4.View, ctx: BoardContext, selected: { colum
     { class: "plus4-info" },
     h("p", {}, `Mode: ${modeText} · push ${view.movesMade} of ${options?.moveLimit ?? 0}${mode === plus4.Mode.ROUNDS ? ` · round ${view.round}` : ""}`),
     supplies,
-    ctx.seat === undefined ? undefined : h("label", {}, bonus, " push my bonus disc"),
   );
-  return { element: h("div", { class: "plus4-board" }, svg, info), focus: () => (svg as SVGElement & HTMLOrSVGElement).focus() };
+  // The bonus choice sits above the arrows it changes, where the eye is when pushing.
+  const choice = ctx.seat === undefined ? undefined : h("label", { class: "bonus-choice" }, bonus, " push my bonus disc ★ (B)");
+  return { element: h("div", { class: "plus4-board" }, choice, svg, info), focus: () => (svg as SVGElement & HTMLOrSVGElement).focus() };
 }

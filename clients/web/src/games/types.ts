@@ -1,0 +1,19 @@
+// What the app knows of a game beyond the server's views (one module per game, listed in index.ts):
+// presentation only, never rules.
+import type { games } from "../sdk.js";
+
+export interface GameUi {
+  title: string;
+  /** Seat colours (CSS), by seat, and their names for sentences ("Red"). */
+  colours: string[];
+  colourNames: string[];
+  /** Seconds a move the lobby offers first (games with long turns get more). */
+  defaultClockS: number;
+  /** The "how to play" article: goal, a turn, scoring, with small drawn examples. */
+  howTo(): HTMLElement;
+  /** A refused move in the player's words, or undefined to use the general wording. */
+  refusal?(reason: string, move: games.GameMove | undefined): string | undefined;
+  /** How a game ended (Outcome.reason) in words, where the general wording does not fit. */
+  endings?: Record<string, string>;
+}
+

@@ -1,0 +1,60 @@
+// Everything the app says about a failure, in a player's words: never a status code, an enum name
+// or a seat number. A game's own refusals come from its module (games/); the server's message is
+// the last resort, capitalised as a sentence.
+import { gameUi } from "./games/index.js";
+import { Code, TafelError, type games } from "./sdk.js";
+
+/** "1 seat", "2 seats"; `many` for irregular plurals ("dice"). */
+export function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/** "a, b and c". */
+export function andList(items: string[]): string {
+  return items.length <= 1 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
+}
+
+function sentence(text: string): string {
+  const t = text.trim();
+  if (t === "") return t;
+  return `${t[0]!.toUpperCase()}${t.slice(1)}${/[.!?]$/.test(t) ? "" : "."}`;
+}
+
+const OFFLINE: ReadonlySet<Code> = new Set([Code.Unavailable, Code.Unknown, Code.DeadlineExceeded, Code.Internal, Code.Canceled]);
+
+/** Any failure of a call, in words. */
+export function explain(error: unknown): string {
+  if (error instanceof TafelError) {
+    if (error.code === Code.ResourceExhausted) return "Too many requests at once: wait a moment and try again.";
+    if (OFFLINE.has(error.code) && (error.reason === "" || error.reason === "UNKNOWN" || /fetch|network/i.test(error.detail))) {
+      return "The server is not answering. Check your connection and try again in a moment.";
+    }
+    return sentence(error.detail);
+  }
+  if (error instanceof TypeError) return "The server is not answering. Check your connection and try again in a moment.";
+  return sentence(error instanceof Error ? error.message : String(error));
+}
+
+/** A refused move in words: the game's wording, else the general one, else the server's message. */
+export function refusal(game: string, error: TafelError, move: games.GameMove | undefined, waitingFor: string[]): string {
+  const own = gameUi(game)?.refusal?.(error.reason, move);
+  if (own !== undefined) return own;
+  switch (error.reason) {
+    case "NOT_YOUR_TURN":
+      return waitingFor.length > 0 ? `It is not your turn yet: waiting for ${andList(waitingFor)}.` : "It is not your turn yet.";
+    case "VERSION_MISMATCH":
+      return "The game moved on before your move arrived: here is the board as it is now.";
+    case "GAME_OVER":
+      return "The game is over: no more moves.";
+    default:
+      return explain(error);
+  }
+}
+
+/** How a game ended, for "How it ended: …". */
+export function ending(game: string, reason: string): string {
+  const own = gameUi(game)?.endings?.[reason];
+  if (own !== undefined) return own;
+  const general: Record<string, string> = { RESIGNED: "a player resigned", TIMEOUT: "a player ran out of time" };
+  return general[reason] ?? reason.toLowerCase().replaceAll("_", " ");
+}
