@@ -15,7 +15,7 @@ import pytest
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
 from tafel.errors import IllegalMove, Unauthenticated
-from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2, tournaments_pb2
+from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2, safety_pb2, tournaments_pb2
 from tafel.play.v1 import tournaments_pb2 as T
 
 from kit.errors import reason_of
@@ -255,6 +255,29 @@ async def _collect_tournament(
         into.append(event)
         if event.WhichOneof("kind") == until:
             return
+
+
+async def test_account_life_and_safety_over_the_edge(edge: Connect) -> None:
+    """Block, mute, report, standing, a new password, the export and the erasure, over the edge."""
+    first_name, second_name = f"web{secrets.token_hex(4)}", f"web{secrets.token_hex(4)}"
+    alice, bob = await edge(guest=False), await edge("json", guest=False)
+    await alice.register(first_name, "password-123")
+    await bob.register(second_name, "password-123")
+    assert (await alice.block(second_name)).username == second_name
+    await alice.mute(second_name)
+    listed = await alice.list_blocked()
+    assert [p.username for p in listed.blocked] == [second_name] == [p.username for p in listed.muted]
+    await alice.unblock(second_name)
+    await alice.unmute(second_name)
+    assert await bob.report(first_name, "spam", details="over the edge")
+    standing = await alice.my_standing()
+    assert list(standing.warnings) == [] and list(standing.sanctions) == []
+    await alice.change_password("password-123", "password-456")
+    exported = await alice.export_my_data()
+    assert exported["account"]["username"] == first_name
+    await alice.delete_account("password-456")
+    with pytest.raises(Unauthenticated):
+        await (await edge(guest=False)).sign_in(first_name, "password-456")
 
 
 async def test_every_public_method_was_called_over_the_edge(called: set[str]) -> None:
