@@ -374,9 +374,11 @@ def show_staff(accounts: list[admin_pb2.Account], console: Console) -> None:
     if not accounts:
         console.print("No account holds a staff role.")
         return
-    out = table("name", "role", "joined")
+    joined = any(a.HasField("joined_at") for a in accounts)
+    out = table("name", "role", *(["joined"] if joined else []))
     for account in sorted(accounts, key=lambda a: (-a.role, a.player.username)):
-        out.add_row(account.player.username, role_word(account.role), local_time(account.joined_at))
+        row = [account.player.username, role_word(account.role)]
+        out.add_row(*row, *([local_time(account.joined_at)] if joined else []))
     console.print(out)
 
 
