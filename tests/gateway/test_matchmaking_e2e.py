@@ -4,6 +4,7 @@ Connect Four rules service, a real Redis, and clients that use only the public A
 from __future__ import annotations
 
 import asyncio
+import random
 from collections import Counter
 from collections.abc import AsyncIterator
 
@@ -13,7 +14,7 @@ from redis.asyncio import Redis
 from tafel.coloursquare.v1 import coloursquare_pb2
 from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2
-from tafel.play.v1 import play_pb2
+from tafel.play.v1 import play_pb2, play_pb2_grpc, safety_pb2, safety_pb2_grpc
 
 from gateway.matchmaking.model import BucketSpec
 from kit.errors import reason_of
@@ -258,3 +259,45 @@ async def test_colour_square_tables_fill_through_the_gateway(gw_system: GatewayS
                 assert reason_of(outcome) == "OPTION_NOT_FOR_SEATS"
         finally:
             await channel.close()
+
+
+async def test_two_players_who_block_each_other_stay_apart_while_a_third_is_matched(
+    channels: list[grpc.aio.Channel],
+) -> None:
+    # Accounts (a block names an account), on two gateways; one blocks the other through the API.
+    async def account(channel: grpc.aio.Channel) -> Guest:
+        accounts = play_pb2_grpc.AccountServiceStub(channel)
+        name = f"mmb{random.randrange(16**8):08x}"
+        registered = await accounts.Register(
+            play_pb2.RegisterRequest(username=name, password="correct horse battery"), timeout=10
+        )
+        return Guest(
+            registered.session, play_pb2_grpc.LobbyServiceStub(channel), play_pb2_grpc.GameServiceStub(channel)
+        )
+
+    a, b = await account(channels[0]), await account(channels[1])
+    await safety_pb2_grpc.SafetyServiceStub(channels[1]).BlockPlayer(
+        safety_pb2.BlockPlayerRequest(username=a.player.username), metadata=b.md, timeout=10
+    )
+    request = play_pb2.FindMatchRequest(game="connect4", time_control=own_time_control())
+    calls = {g.player.player_id: g.lobby.FindMatch(request, metadata=g.md, timeout=60) for g in (a, b)}
+    firsts = await asyncio.gather(*(call.read() for call in calls.values()))
+    # Both queued: unblocked, the second's enqueue would have paired them at once.
+    assert all(first.HasField("queued") for first in firsts)
+
+    third = await guest_on(channels[0])
+    _, found = await asyncio.wait_for(find(third, request), 15)
+    (met,) = [p.player.player_id for p in found.players if p.player.player_id != third.player.player_id]
+    assert met in calls
+    answer = await calls[met].read()
+    while answer.HasField("queued"):
+        answer = await calls[met].read()
+    assert answer.matched.game_id == found.game_id
+
+    # The other still waits through several pairing ticks, never matched with the one who blocks.
+    (left,) = [call for pid, call in calls.items() if pid != met]
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(2.5):
+            while True:
+                assert (await left.read()).HasField("queued")
+    left.cancel()
