@@ -241,6 +241,7 @@ def terminal_for_a_player_and_for_staff(
     asyncio.run(setup())
     server = ["--server", platform.gateway_addresses[0]]
     monkeypatch.setenv("TAFEL_PASSWORD", PASSWORD)
+    local = datetime.now(UTC).astimezone().strftime("%Y-%m-%d")  # the day in this machine's zone
 
     # -- a player
     as_player = [*server, "--user", player]
@@ -269,10 +270,12 @@ def terminal_for_a_player_and_for_staff(
     code, out = run_admin([*as_admin, "lookup", troll], capsys)
     assert code == 0 and sanction_id in out and "suspension" in out and "in force" in out
     assert "SANCTION_KIND" not in out
+    code, out = run_tafel([*server, "--user", troll, "standing"], capsys)
+    assert code == 1 and re.match(rf"This account is suspended until {local} \d\d:\d\d \w+: a rude name\.", out), out
     code, out = run_admin([*as_admin, "lift", troll, sanction_id, "changed the name"], capsys)
     assert code == 0 and f"Lifted sanction {sanction_id} of {troll}" in out
     code, out = run_tafel([*server, "--user", troll, "standing"], capsys)
-    assert code == 0 and "in good standing" in out  # lifted
+    assert code == 0 and "in good standing" in out
     code, out = run_admin([*as_admin, "mute", troll, "30m", "shouting", "--report", report_id], capsys)
     assert code == 0 and out.startswith(f"Muted in chat {troll} until ")
     code, out = run_admin([*as_admin, "warn", troll, "pick a kinder name"], capsys)
@@ -283,7 +286,6 @@ def terminal_for_a_player_and_for_staff(
     assert code == 0 and out.startswith(f"Resolved report {report_id}")
     code, out = run_admin([*as_admin, "audit", troll], capsys)
     assert code == 0 and "report resolved" in out and "sanction lifted" in out and "suspension" in out
-    local = datetime.now(UTC).astimezone().strftime("%Y-%m-%d")
     assert local in out
     code, out = run_admin([*as_admin, "role", player, "moderator", "helps with reports"], capsys)
     assert code == 0 and out.strip() == f"{player} is now a moderator."
@@ -295,3 +297,13 @@ def terminal_for_a_player_and_for_staff(
     assert code == 1 and "no staff role" in out
     code, out = run_admin([*as_admin, "mute", troll, "forever", "x"], capsys)
     assert code == 2 and "not a duration" in out
+
+    # -- an account's life: a new password, then the account deleted
+    monkeypatch.setenv("TAFEL_NEW_PASSWORD", "the troll's new password")
+    code, out = run_tafel([*server, "--user", troll, "account", "password"], capsys)
+    assert code == 0 and out.startswith("Password changed.")
+    monkeypatch.setenv("TAFEL_PASSWORD", "the troll's new password")
+    code, out = run_tafel([*server, "--user", troll, "account", "delete", "--yes"], capsys)
+    assert code == 0 and out.startswith(f"The account {troll} is deleted")
+    code, out = run_tafel([*server, "--user", troll, "standing"], capsys)
+    assert code == 1 and "--register" in out  # no such account any more
