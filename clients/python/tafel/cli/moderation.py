@@ -133,16 +133,17 @@ def main(argv: list[str] | None = None, console: Console | None = None) -> int:
     args.server = getattr(args, "server", None) or os.environ.get("TAFEL_SERVER") or DEFAULT_SERVER
     args.user = getattr(args, "user", None) or os.environ.get("TAFEL_USER") or ""
     console = console or Console(highlight=False)
-    try:
-        if args.command in ("mute", "suspend"):
+    if args.command in ("mute", "suspend"):
+        try:
             args.duration_s = parse_duration(args.duration).total_seconds()
+        except ValueError as error:
+            console.print(f"[red]{PROG}:[/red] {error}", highlight=False)
+            return 2
+    try:
         if not args.user:
             raise TafelError("NEEDS_ACCOUNT", "sign in as a staff account: --user NAME (or set TAFEL_USER)")
         args.password = ask_password(args.user)
         return asyncio.run(run(args, console))
-    except ValueError as error:
-        console.print(f"[red]{PROG}:[/red] {error}", highlight=False)
-        return 2
     except KeyboardInterrupt:
         return 130
     except TafelError as error:
