@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
-from typing import Any
+from typing import Any, cast
 
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.message import Message
@@ -89,17 +89,23 @@ def enum_names(enum: Any, prefix: str) -> list[str]:
     return [name[len(prefix) :].lower() for name in enum.keys() if not name.endswith("_UNSPECIFIED")]
 
 
-def report_reason(value: str | int) -> int:
-    return _enum_by_name(safety_pb2.ReportReason, "REPORT_REASON_", value, "report reason")
+def report_reason(value: str | int) -> safety_pb2.ReportReason.ValueType:
+    return cast(
+        safety_pb2.ReportReason.ValueType,
+        _enum_by_name(safety_pb2.ReportReason, "REPORT_REASON_", value, "report reason"),
+    )
 
 
-def sanction_kind(value: str | int) -> int:
+def sanction_kind(value: str | int) -> safety_pb2.SanctionKind.ValueType:
     """ "chat_mute", "suspension" or "ban" (or a SanctionKind)."""
-    return _enum_by_name(safety_pb2.SanctionKind, "SANCTION_KIND_", value, "sanction kind")
+    return cast(
+        safety_pb2.SanctionKind.ValueType,
+        _enum_by_name(safety_pb2.SanctionKind, "SANCTION_KIND_", value, "sanction kind"),
+    )
 
 
-def role(value: str | int) -> int:
+def role(value: str | int) -> play_pb2.Role.ValueType:
     """ "player", "organiser", "moderator" or "admin" (or a Role); "organizer" too."""
     if isinstance(value, str) and value.strip().lower() == "organizer":
         value = "organiser"
-    return _enum_by_name(play_pb2.Role, "ROLE_", value, "role")
+    return cast(play_pb2.Role.ValueType, _enum_by_name(play_pb2.Role, "ROLE_", value, "role"))

@@ -6,24 +6,25 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from tafel.admin.v1 import admin_pb2
 from tafel.play.v1 import play_pb2, safety_pb2
 
-ROLES = {
+ROLES: dict[int, str] = {
     play_pb2.ROLE_PLAYER: "player",
     play_pb2.ROLE_ORGANISER: "organiser",
     play_pb2.ROLE_MODERATOR: "moderator",
     play_pb2.ROLE_ADMIN: "admin",
 }
-SANCTIONS = {
+SANCTIONS: dict[int, str] = {
     safety_pb2.SANCTION_KIND_CHAT_MUTE: "chat mute",
     safety_pb2.SANCTION_KIND_SUSPENSION: "suspension",
     safety_pb2.SANCTION_KIND_BAN: "ban",
 }
-REASONS = {
+REASONS: dict[int, str] = {
     safety_pb2.REPORT_REASON_ABUSE: "abuse",
     safety_pb2.REPORT_REASON_SPAM: "spam",
     safety_pb2.REPORT_REASON_CHEATING: "cheating",
@@ -31,7 +32,7 @@ REASONS = {
     safety_pb2.REPORT_REASON_OFFENSIVE_NAME: "offensive name",
     safety_pb2.REPORT_REASON_OTHER: "other",
 }
-REPORT_STATUS = {admin_pb2.REPORT_STATUS_OPEN: "open", admin_pb2.REPORT_STATUS_RESOLVED: "resolved"}
+REPORT_STATUS: dict[int, str] = {admin_pb2.REPORT_STATUS_OPEN: "open", admin_pb2.REPORT_STATUS_RESOLVED: "resolved"}
 # The audit log's actions (admin.proto's AuditEntry.action) as a person says them.
 ACTIONS = {
     "role": "role change",
@@ -47,12 +48,13 @@ ACTIONS = {
 # prefix ("SANCTION_KIND_SUSPENSION", "SUSPENSION"): said in words.
 _ENUM_NAME = re.compile(r"\b[A-Z][A-Z_]*[A-Z]\b")
 _KNOWN_NAMES: dict[str, str] = {}
-for _enum, _prefix, _words in (
+_ENUMS: tuple[tuple[Any, str, dict[int, str]], ...] = (
     (safety_pb2.SanctionKind, "SANCTION_KIND_", SANCTIONS),
     (play_pb2.Role, "ROLE_", ROLES),
     (safety_pb2.ReportReason, "REPORT_REASON_", REASONS),
     (admin_pb2.ReportStatus, "REPORT_STATUS_", REPORT_STATUS),
-):
+)
+for _enum, _prefix, _words in _ENUMS:
     for _value, _word in _words.items():
         _KNOWN_NAMES[_enum.Name(_value)] = _word
         _KNOWN_NAMES[_enum.Name(_value).removeprefix(_prefix)] = _word
