@@ -64,13 +64,14 @@ async def seat_both(platform: Platform, host: str, guest: str) -> str:
         return joined.game_id or (await a.wait_room_started(room.code)).game_id
 
 
-def shoot(page: Page, name: str) -> None:
-    """The page at desktop width, then at a phone's (390x844), then back."""
+def shoot(page: Page, name: str, full_page: bool = True) -> None:
+    """The page at desktop width, then at a phone's (390x844), then back. A modal dialog's backdrop
+    covers the viewport only, so dialogs are shot without the rest of the page (full_page=False)."""
     size = page.viewport_size or DESKTOP
-    page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)
+    page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=full_page)
     page.set_viewport_size(PHONE)
     page.wait_for_timeout(100)  # a reflow
-    page.screenshot(path=SCREENSHOTS / f"{name}-phone.png", full_page=True)
+    page.screenshot(path=SCREENSHOTS / f"{name}-phone.png", full_page=full_page)
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"], f"{name} is wider than a phone"
     page.set_viewport_size(size)
 
@@ -93,11 +94,11 @@ def test_report_queue_ban_audit(browser: Browser, web_url: str, platform: Platfo
     a.locator(".legend button.player-name", has_text=names["b"]).click()
     dialog = a.locator("dialog.player-dialog")
     expect(dialog.get_by_role("button", name="Block")).to_be_visible(timeout=TIMEOUT_MS)
-    shoot(a, "player-dialog")
+    shoot(a, "player-dialog", full_page=False)
     dialog.get_by_role("button", name="Report…").click()
     dialog.locator("select[name=reason]").select_option(label="Insults, harassment or hate")
     dialog.locator("textarea[name=details]").fill("Called me names after every move.")
-    shoot(a, "report-dialog")
+    shoot(a, "report-dialog", full_page=False)
     dialog.get_by_role("button", name="Send report").click()
     expect(dialog.locator(".thanks")).to_be_visible(timeout=TIMEOUT_MS)
     dialog.get_by_role("button", name="Close").click()
@@ -123,7 +124,7 @@ def test_report_queue_ban_audit(browser: Browser, web_url: str, platform: Platfo
     form.locator("textarea[name=reason]").fill("Abuse of other players in game chat")
     m.once("dialog", lambda d: d.accept())
     form.get_by_role("button", name="Apply").click()
-    expect(m.locator(".actions-form .message")).to_have_text("Done.", timeout=TIMEOUT_MS)
+    expect(m.locator(".staff .notice")).to_have_text(f"{names['b']} is banned until lifted.", timeout=TIMEOUT_MS)
     # The ban ended B's live game (a loss by forfeit): the report, opened again, shows its record.
     record = m.locator(".game-record")
     for _ in range(20):
@@ -168,14 +169,16 @@ def test_report_queue_ban_audit(browser: Browser, web_url: str, platform: Platfo
     # Lifted, then a suspension for two hours instead: B reads when it ends, in words.
     m.locator("form.lift-form input[name=lift-reason]").fill("Appeal: a suspension is enough")
     m.get_by_role("button", name="Lift").click()
-    expect(m.locator(".account-summary")).to_contain_text("No sanction in force", timeout=TIMEOUT_MS)
+    expect(m.locator(".staff .notice")).to_have_text(f"The sanction of {names['b']} is lifted.", timeout=TIMEOUT_MS)
+    expect(m.locator(".account-summary")).to_contain_text("No sanction in force")
     form = m.locator("form.actions-form")
     form.locator("select[name=action]").select_option("suspend")
     form.locator("input[name=duration]").fill("2")
     form.locator("select[name=unit]").select_option(label="hours")
     form.locator("textarea[name=reason]").fill("Cooling off after abuse")
     form.get_by_role("button", name="Apply").click()
-    expect(m.locator(".account-summary .sanctions-now")).to_contain_text("suspended until", timeout=TIMEOUT_MS)
+    expect(m.locator(".staff .notice")).to_contain_text(f"{names['b']} is suspended until", timeout=TIMEOUT_MS)
+    expect(m.locator(".account-summary .sanctions-now")).to_contain_text("(in 2 hours)")
     b.get_by_role("button", name="Sign in with another account").click()
     b.get_by_placeholder("password").fill(PASSWORD)
     b.get_by_placeholder("name").fill(names["b"])

@@ -135,17 +135,22 @@ function reportRow(report: admin.Report): HTMLElement {
 
 // -- one report ----------------------------------------------------------------------------------
 
-function reportView(body: HTMLElement, client: TafelClient, reportId: string, signal: AbortSignal): void {
+/** What the last action did, at the top of the view drawn again after it. */
+type Done = (notice: string) => void;
+const noticeLine = (notice: string): HTMLElement | undefined => (notice ? h("p", { class: "notice", role: "status" }, notice) : undefined);
+
+function reportView(body: HTMLElement, client: TafelClient, reportId: string, signal: AbortSignal, notice = ""): void {
   client.call((o) => client.moderation.getReport({ reportId }, o)).then(
     (answer) => {
       if (signal.aborted) return;
       const report = answer.report;
       if (report === undefined) return;
       const open = report.status === admin.ReportStatus.OPEN;
-      const reload = (): void => reportView(body, client, reportId, signal);
+      const reload: Done = (done) => reportView(body, client, reportId, signal, done);
       mount(
         body,
         h("p", {}, h("a", { href: "#/staff" }, "← Back to the queue")),
+        noticeLine(notice),
         h(
           "section",
           { class: "card report-detail", "data-report": reportId },
@@ -177,7 +182,7 @@ function reportView(body: HTMLElement, client: TafelClient, reportId: string, si
   );
 }
 
-function resolveCard(client: TafelClient, reportId: string, done: () => void): HTMLElement {
+function resolveCard(client: TafelClient, reportId: string, done: Done): HTMLElement {
   const note = h("textarea", { name: "resolution", rows: 2, maxlength: 1000, required: true, placeholder: "What was done and why (kept in the audit log)" });
   const button = h("button", { type: "submit", class: "resolve" }, "Resolve the report");
   const message = h("p", { class: "message", role: "status" });
@@ -186,7 +191,7 @@ function resolveCard(client: TafelClient, reportId: string, done: () => void): H
     event.preventDefault();
     act(button, message, async () => {
       await client.call((o) => client.moderation.resolveReport({ reportId, resolution: note.value.trim() }, o));
-      done();
+      done("The report is resolved.");
     });
   });
   return form;
@@ -207,7 +212,7 @@ function accountSummary(account: admin.Account): HTMLElement {
   );
 }
 
-function userView(body: HTMLElement, client: TafelClient, username: string, go: Go, signal: AbortSignal): void {
+function userView(body: HTMLElement, client: TafelClient, username: string, go: Go, signal: AbortSignal, notice = ""): void {
   const input = h("input", { name: "username", placeholder: "username", value: username, required: true, autocapitalize: "off", spellcheck: false });
   const find = h("button", { type: "submit" }, "Look up");
   const form = h("form", { class: "lookup actions" }, input, find);
@@ -219,7 +224,7 @@ function userView(body: HTMLElement, client: TafelClient, username: string, go: 
   });
   mount(body, form, result);
   if (!username) return;
-  const reload = (): void => userView(body, client, username, go, signal);
+  const reload: Done = (done) => userView(body, client, username, go, signal, done);
   mount(result, h("p", { class: "wait" }, "Loading…"));
   client.call((o) => client.moderation.lookUpAccount({ username }, o)).then(
     (answer) => {
@@ -229,9 +234,10 @@ function userView(body: HTMLElement, client: TafelClient, username: string, go: 
       const audit = h("div", { class: "audit-about" });
       mount(
         result,
+        noticeLine(notice),
         accountSummary(account),
         account.sanctions.length > 0 ? liftCard(client, name, account.sanctions, reload) : undefined,
-        actionsCard(client, name, "", reload),
+        actionsCard(client, name, "", reload, (renamed) => go(`#/staff/user/${encodeURIComponent(renamed)}`)),
         h(
           "section",
           { class: "card" },
@@ -262,7 +268,8 @@ function userView(body: HTMLElement, client: TafelClient, username: string, go: 
 const UNITS: [string, number][] = [["minutes", 60_000], ["hours", 3_600_000], ["days", 86_400_000]];
 
 /** Warn, mute in chat, suspend or ban for a time, or rename: one form, its fields by action. */
-function actionsCard(client: TafelClient, username: string, reportId: string, done: () => void): HTMLElement {
+/** `renamed` (the look-up page): the account goes by its new name from now on. */
+function actionsCard(client: TafelClient, username: string, reportId: string, done: Done, renamed?: (to: string) => void): HTMLElement {
   const action = h(
     "select",
     { name: "action" },
@@ -309,24 +316,26 @@ function actionsCard(client: TafelClient, username: string, reportId: string, do
     act(button, message, async () => {
       if (kind === "warn") {
         await client.call((o) => client.moderation.warnPlayer({ username, message: text, reportId }, o));
+        done(`${username} was warned.`);
       } else if (kind === "rename") {
-        await client.call((o) => client.moderation.renameAccount({ username, newUsername: newName.value.trim(), reason: text }, o));
+        const to = newName.value.trim();
+        const answer = await client.call((o) => client.moderation.renameAccount({ username, newUsername: to, reason: text }, o));
+        const now = answer.player?.username ?? to;
+        if (renamed !== undefined) renamed(now);
+        else done(`${username} is now called ${now}.`);
       } else {
         const sanction = kind === "mute" ? safety.SanctionKind.CHAT_MUTE : kind === "suspend" ? safety.SanctionKind.SUSPENSION : safety.SanctionKind.BAN;
-        await client.call((o) =>
+        const answer = await client.call((o) =>
           client.moderation.sanctionPlayer({ username, kind: sanction, reason: text, reportId, duration: kind === "ban" ? undefined : { seconds: BigInt(Math.round(ms / 1000)) } }, o),
         );
+        done(answer.sanction ? `${username} is ${sanctionWords(answer.sanction)}.` : `${username} is sanctioned.`);
       }
-      form.reset();
-      shape();
-      done();
-      return "Done.";
     });
   });
   return form;
 }
 
-function liftCard(client: TafelClient, username: string, sanctions: safety.Sanction[], done: () => void): HTMLElement {
+function liftCard(client: TafelClient, username: string, sanctions: safety.Sanction[], done: Done): HTMLElement {
   const which = h("select", { name: "sanction" }, ...sanctions.map((s) => h("option", { value: s.sanctionId }, `${sanctionWords(s)}: ${s.reason}`)));
   const reason = h("input", { name: "lift-reason", required: true, placeholder: "why (kept in the audit log)" });
   const button = h("button", { type: "submit", class: "lift" }, "Lift");
@@ -336,7 +345,7 @@ function liftCard(client: TafelClient, username: string, sanctions: safety.Sanct
     event.preventDefault();
     act(button, message, async () => {
       await client.call((o) => client.moderation.liftSanction({ username, sanctionId: which.value, reason: reason.value.trim() }, o));
-      done();
+      done(`The sanction of ${username} is lifted.`);
     });
   });
   return form;
