@@ -13,7 +13,8 @@ from collections.abc import Sequence
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     options = argparse.ArgumentParser(add_help=False)
-    options.add_argument("--redis-url")
+    for option in ("--redis-url", "--server", "--user", "--password"):  # those that take a value
+        options.add_argument(option)
     _, rest = options.parse_known_args(args)
     command = next((a for a in rest if not a.startswith("-")), "")
     from gateway.standing.admin_cli import SERVER_SIDE

@@ -21,7 +21,7 @@ from typing import Any
 import grpc
 from google.protobuf import json_format
 from tafel.admin.v1 import admin_pb2
-from tafel.play.v1 import play_pb2
+from tafel.play.v1 import play_pb2, safety_pb2
 
 from gateway.auth import GUEST_PREFIX, USERNAME, Authenticator, Identity
 from gateway.ratings.book import RatingBook
@@ -201,7 +201,7 @@ class AccountLife:
                         "report_id": report.report_id,
                         "about": report.reported.username,
                         "game_id": report.game_id,
-                        "reason": report.reason,
+                        "reason": safety_pb2.ReportReason.Name(report.reason).removeprefix("REPORT_REASON_").lower(),
                         "details": report.details,
                         "created_at": iso(report.created_at.ToMilliseconds()),
                         "status": "resolved" if report.status == admin_pb2.REPORT_STATUS_RESOLVED else "open",

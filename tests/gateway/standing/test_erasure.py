@@ -139,6 +139,7 @@ async def test_deletion_leaves_nothing_personal(gw_system: GatewaySystem, seats:
     assert [g["game_id"] for g in document["games"]] == [game_id]
     assert document["blocked"] == [other.name] and document["muted"] == [other.name]
     assert len(document["reports_made"]) == 1 and document["reports_made"][0]["about"] == other.name
+    assert document["reports_made"][0]["reason"] == "unsporting"
     assert [w["message"] for w in document["warnings"]] == ["be kind"]
     assert [s["kind"] for s in document["sanctions"]] == ["chat mute"]
     assert [r["leaderboard"] for r in document["ratings"]] == ["connect4"]
