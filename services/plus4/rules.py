@@ -392,9 +392,8 @@ class Plus4Rules:
         return (
             OptionSpec(
                 "mode",
-                "MODE_POINTS: first to the target in points; MODE_FIRST_LINE: the first completed "
-                "line ends the game; MODE_ROUNDS: each completed line wins a round, first to the "
-                "target in rounds",
+                "points: first to the target in points; first line: the first completed line ends "
+                "the game; rounds: each completed line wins a round, first to the target in rounds",
                 mode_choice(Mode.POINTS),
                 choices=tuple(mode_choice(m) for m in Mode),
             ),

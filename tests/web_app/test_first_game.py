@@ -91,9 +91,14 @@ def _connect4_turn(page: Page, rng: random.Random, first: bool) -> None:
 def _plus4_turn(page: Page, rng: random.Random, first: bool) -> None:
     board = page.locator("svg.board.plus4")
     # The bonus choice sits above the frame it changes.
-    choice = page.locator(".bonus-choice").bounding_box()
-    frame = board.bounding_box()
-    assert choice is not None and frame is not None and choice["y"] + choice["height"] <= frame["y"] + 1
+    # (read in one task: the page redraws the board after every move)
+    above = page.evaluate(
+        """() => {
+          const choice = document.querySelector('.bonus-choice'), frame = document.querySelector('svg.board.plus4');
+          return choice.getBoundingClientRect().bottom <= frame.getBoundingClientRect().top + 1;
+        }"""
+    )
+    assert above, "the bonus choice is not above the frame"
     # A scored line is marked only while its four discs are still there.
     stale = board.evaluate(
         """svg => [...svg.querySelectorAll('.scored-line')].filter(line => line.dataset.cells.split(' ').some(rc => {
@@ -148,6 +153,7 @@ TITLES = {"connect4": "Connect Four", "plus4": "Plus 4", "coloursquare": "Colour
 def test_a_first_game_as_a_new_guest(browser: Browser, web_url: str, game: str) -> None:
     context, page = _new_guest(browser, web_url)
     card = page.locator(f".game-card[data-game={game}]")
+    _in_words(card.inner_text())  # the options as a player reads them, too
 
     # How to play, from the lobby: for players, with drawn examples; and back.
     card.get_by_role("link", name="How to play").click()

@@ -22,9 +22,10 @@ function optionsFor(type: play.GameType, form: HTMLFormElement, seats: number): 
   return fromJson(games.GameOptionsSchema, { [type.game]: values });
 }
 
-/** "MODE_FIRST_LINE" → "first line"; "max_rounds" → "max rounds". */
+/** "MODE_FIRST_LINE" → "first line"; "max_rounds" → "max rounds"; "A" stays "A" (a sheet's side). */
 export function choiceWords(choice: string): string {
-  return (choice.includes("_") && choice === choice.toUpperCase() ? choice.replace(/^[A-Z]+_/, "") : choice).toLowerCase().replaceAll("_", " ");
+  const enumName = choice.includes("_") && choice === choice.toUpperCase();
+  return enumName ? choice.replace(/^[A-Z]+_/, "").toLowerCase().replaceAll("_", " ") : choice.replaceAll("_", " ");
 }
 
 function optionInputs(type: play.GameType): HTMLElement[] {
