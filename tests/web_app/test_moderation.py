@@ -1,11 +1,12 @@
 """Issue 35 in Chromium. Report -> queue -> ban -> audit entry: player A reports player B from
-their game's page (B's name opens a dialog: a reason from the list, details); a moderator's page
-shows the report in the queue with the game and B's account, bans B; B's page, open on the game,
-says it is banned with the moderator's reason by itself (its game ended by forfeit), and so does
-signing in again; the audit log shows the ban; lifted and replaced by a two-hour suspension, B reads its end in
-words. The account page: a new password (the old one no
-longer signs in, the new one does), the data export downloaded as JSON naming the account, and
-deletion asked twice (dismissed, then accepted) after which the name no longer signs in.
+their game's page (B's name opens a dialog: block, then a report with a reason from the list and
+details; A's account page lists B as blocked until A unblocks); a moderator's page shows the report
+in the queue with the game and B's account, bans B; B's page, open on the game, says it is banned
+with the moderator's reason by itself (its game ended by forfeit), and so does signing in again; the
+audit log shows the ban; lifted and replaced by a two-hour suspension, B reads its end in words.
+The account page: a new password (the old one no longer signs in, the new one does), the data
+export downloaded as JSON naming the account, and deletion asked twice (dismissed, then accepted)
+after which the name no longer signs in.
 
 Screenshots of every new page, desktop and phone (390x844): build/screenshots/ (TAFEL_SCREENSHOTS=
 docs/screenshots refreshes the ones the docs show)."""
@@ -95,6 +96,8 @@ def test_report_queue_ban_audit(browser: Browser, web_url: str, platform: Platfo
     dialog = a.locator("dialog.player-dialog")
     expect(dialog.get_by_role("button", name="Block")).to_be_visible(timeout=TIMEOUT_MS)
     shoot(a, "player-dialog", full_page=False)
+    dialog.get_by_role("button", name="Block").click()
+    expect(dialog.get_by_role("button", name="Unblock")).to_be_visible(timeout=TIMEOUT_MS)
     dialog.get_by_role("button", name="Report…").click()
     dialog.locator("select[name=reason]").select_option(label="Insults, harassment or hate")
     dialog.locator("textarea[name=details]").fill("Called me names after every move.")
@@ -102,6 +105,13 @@ def test_report_queue_ban_audit(browser: Browser, web_url: str, platform: Platfo
     dialog.get_by_role("button", name="Send report").click()
     expect(dialog.locator(".thanks")).to_be_visible(timeout=TIMEOUT_MS)
     dialog.get_by_role("button", name="Close").click()
+
+    # A's account page lists B as blocked; unblocking empties the list.
+    a.locator("#user a.me").click()
+    blocked = a.locator(f".blocked-list li[data-player='{names['b']}'][data-what=blocked]")
+    expect(blocked).to_be_visible(timeout=TIMEOUT_MS)
+    blocked.get_by_role("button", name="Unblock").click()
+    expect(a.locator(".blocked-list")).to_contain_text("Nobody", timeout=TIMEOUT_MS)
 
     # The moderator's page: the Staff link appears once GetMe says so (after the grant: a reload).
     m = pages["m"]

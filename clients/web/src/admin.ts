@@ -425,8 +425,8 @@ function rolesView(body: HTMLElement, client: TafelClient, signal: AbortSignal):
         if (signal.aborted) return;
         mount(
           staff,
-          h("tr", {}, h("th", {}, "Name"), h("th", {}, "Role"), h("th", {}, "Joined")),
-          ...answer.staff.map((a) => h("tr", { "data-player": a.player?.username ?? "" }, h("td", {}, userLink(a.player)), h("td", {}, ROLE_WORDS[a.role]), h("td", {}, timeWords(a.joinedAt)))),
+          h("tr", {}, h("th", {}, "Name"), h("th", {}, "Role")),
+          ...answer.staff.map((a) => h("tr", { "data-player": a.player?.username ?? "" }, h("td", {}, userLink(a.player)), h("td", {}, ROLE_WORDS[a.role]))),
         );
       },
       (error: unknown) => mount(staff, h("tr", {}, h("td", { class: "message" }, failure(error)))),
