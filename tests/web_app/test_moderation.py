@@ -55,9 +55,10 @@ async def grant(platform: Platform, username: str, role: int) -> None:
 
 async def seat_both(platform: Platform, host: str, guest: str) -> str:
     """A Connect Four game between two registered accounts (a private room, both seated); its id."""
-    async with await TafelClient.connect(platform.gateway_addresses) as a, await TafelClient.connect(
-        platform.gateway_addresses
-    ) as b:
+    async with (
+        await TafelClient.connect(platform.gateway_addresses) as a,
+        await TafelClient.connect(platform.gateway_addresses) as b,
+    ):
         await a.sign_in(host, PASSWORD)
         await b.sign_in(guest, PASSWORD)
         room = await a.create_room("connect4", seats=2)
@@ -73,7 +74,9 @@ def shoot(page: Page, name: str, full_page: bool = True) -> None:
     page.set_viewport_size(PHONE)
     page.wait_for_timeout(100)  # a reflow
     page.screenshot(path=SCREENSHOTS / f"{name}-phone.png", full_page=full_page)
-    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"], f"{name} is wider than a phone"
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"], (
+        f"{name} is wider than a phone"
+    )
     page.set_viewport_size(size)
 
 
@@ -160,7 +163,9 @@ def test_report_queue_ban_audit(browser: Browser, web_url: str, platform: Platfo
     b.get_by_placeholder("name").fill(names["b"])
     b.get_by_placeholder("password").fill(PASSWORD)
     b.get_by_role("button", name="Sign in").click()
-    expect(b.locator(".sanction-notice .why")).to_contain_text("Abuse of other players in game chat", timeout=TIMEOUT_MS)
+    expect(b.locator(".sanction-notice .why")).to_contain_text(
+        "Abuse of other players in game chat", timeout=TIMEOUT_MS
+    )
 
     # Resolve the report, then the audit log has the ban with who, whom and why.
     m.locator("textarea[name=resolution]").fill("Banned for abuse.")
