@@ -17,23 +17,33 @@ tag (``{mm:<bucket id>}``), so every script touches one slot and runs unchanged 
 - ``gc`` zset  game id -> when its result entries are dropped
 - ``k``  hash  ``k|<player id>|<request id>`` -> the ticket of a search sent with a request id;
   ``r|<ticket>`` -> that key; ``o|<ticket>`` -> the stream that holds the ticket now (its owner);
-  ``p|<ticket>`` -> the player of a paired ticket still in ``w`` (to drop it with the result)
+  ``p|<ticket>`` -> the player of a paired ticket still in ``w`` (to drop it with the result);
+  ``a|<ticket>`` -> ``,<id>,<id>,`` the players it must never sit with (blocks, either way round),
+  ``a#`` -> how many tickets have such a list
 
 Pairing (lua/matchmaking/pairing.lua: run by the bucket worker's pass, pair.lua, on every tick, and
 by a new ticket's own enqueue.lua, in the round trip that queues it) takes the queue oldest ticket
 first; each ticket's rating window is ``base + widen * waited`` (capped), and two tickets fit when
 their distance is within the larger of their two windows (a long wait widens what the waiting
-ticket accepts, so nobody starves). The oldest ticket's table is filled with the nearest fitting
-ratings; a table forms when full, or at its minimum once its oldest ticket has waited
-``fill_wait``. The script removes the paired tickets, records each one's game id and seat, and
-names the game after the oldest ticket (``m-<ticket>``), so the game id is fixed before any game is
-created: a crash or a retry can only create that one game, because ``GameDirectory.start_game`` is
-idempotent for a given game id.
+ticket accepts, so nobody starves) and neither player blocks the other. The oldest ticket's table
+is filled with the nearest fitting ratings; a table forms when full, or at its minimum once its
+oldest ticket has waited ``fill_wait``. The script removes the paired tickets, records each one's
+game id and seat, and names the game after the oldest ticket (``m-<ticket>``), so the game id is
+fixed before any game is created: a crash or a retry can only create that one game, because
+``GameDirectory.start_game`` is idempotent for a given game id.
 
 The gateway that formed a match starts the game and then marks the match started, publishing a
 wake-up; the waiting streams (on whichever replica) learn their game id and seat from the wake-up
 or, if it is lost, from their next lease renewal (every tick). If the forming gateway dies before
 starting the game, a waiting stream starts it itself after a grace period (same game id).
+
+Blocks (issue 35): the bucket's scripts cannot read a player's block lists on a cluster (their
+own slot, ``{p:<id>}``), so a search reads whom its player blocks and who blocks them as it queues
+(on one Redis the enqueue script reads them) and the ticket keeps that list, cut to the players
+queued in the bucket then (one who queues later brings a list naming this one); pairing never seats
+two tickets at one table when either's list names the other. The renewal reads the lists again
+every ``update_s``, so a block made while both wait holds from then on (MatchQueue.renew's
+``players``).
 
 Tickets carry a short lease renewed by their stream's gateway: a crashed gateway's tickets vanish
 within the lease, and every ticket has a hard expiry. Cancelling the call removes the ticket.

@@ -12,12 +12,13 @@ from redis.asyncio import Redis
 from tafel.play.v1 import play_pb2
 
 from gateway.matchmaking.claims import SearchClaims
+from gateway.matchmaking.matchmaker import Matchmaker
 from gateway.matchmaking.model import BucketSpec, FormedMatch, new_ticket_id
 from gateway.matchmaking.queue import MatchQueue
 from kit.redis.keys import bucket_keys, player_key
 from kit.redis.layer import RedisLayer
 from kit.redis.replies import text
-from tests.gateway.lobby_helpers import FAST, player, spec
+from tests.gateway.lobby_helpers import FAST, FixedRatings, RecordingStarter, player, process_redis, spec
 
 NOW = 1_700_000_000_000
 # Every window at its widest from the start and leases longer than the run: only blocks keep two
@@ -148,3 +149,40 @@ async def test_a_block_read_again_keeps_two_waiting_players_apart(redis: Redis, 
     (match,) = taken.matches
     met = {p.player_id for p in match.players}
     assert third.player_id in met and len(met & {ann.player_id, ben.player_id}) == 1
+
+
+async def test_a_gateway_reads_the_lists_again_while_its_players_wait(redis_url: str, redis: Redis) -> None:
+    # 400 points apart: their windows (100 + 300 a second) meet after a second of waiting; the
+    # block comes before that, after both queued, and only the worker's renewal can learn it.
+    settings = dataclasses.replace(FAST, widen_per_s=300.0)
+    me, you, third = player(), player(), player()
+    ratings = FixedRatings({me.player_id: 1500, you.player_id: 1900, third.player_id: 1700})
+    bucket = spec()
+    seen: dict[str, list[play_pb2.FindMatchResponse]] = {p.player_id: [] for p in (me, you, third)}
+    queued = {p.player_id: asyncio.Event() for p in (me, you, third)}
+    matched = {p.player_id: asyncio.Event() for p in (me, you, third)}
+
+    async def follow(matchmaker: Matchmaker, who: play_pb2.Player) -> None:
+        async for message in matchmaker.find(bucket, who):
+            seen[who.player_id].append(message)
+            (matched if message.HasField("matched") else queued)[who.player_id].set()
+
+    async with process_redis(redis_url) as (layer, pubsub):
+        matchmaker = Matchmaker(layer, pubsub, RecordingStarter(), ratings, settings)
+        await matchmaker.listen()
+        tasks = [asyncio.create_task(follow(matchmaker, p)) for p in (me, you)]
+        try:
+            await asyncio.wait_for(asyncio.gather(queued[me.player_id].wait(), queued[you.player_id].wait()), 5)
+            await block(redis, me.player_id, you.player_id)
+            await asyncio.sleep(2.0)  # both windows are 700 wide by now
+            assert not matched[me.player_id].is_set() and not matched[you.player_id].is_set()
+            tasks.append(asyncio.create_task(follow(matchmaker, third)))
+            await asyncio.wait_for(matched[third.player_id].wait(), 5)
+            (found,) = [m.matched for m in seen[third.player_id] if m.HasField("matched")]
+            met = {p.player.player_id for p in found.players} - {third.player_id}
+            assert len(met) == 1 and met <= {me.player_id, you.player_id}
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await matchmaker.close()
