@@ -3,7 +3,8 @@ their game's page (B's name opens a dialog: block, then a report with a reason f
 details; A's account page lists B as blocked until A unblocks); a moderator's page shows the report
 in the queue with the game and B's account, bans B; B's page, open on the game, says it is banned
 with the moderator's reason by itself (its game ended by forfeit), and so does signing in again; the
-audit log shows the ban; lifted and replaced by a two-hour suspension, B reads its end in words.
+audit log shows the ban; lifted and replaced by a two-hour suspension, B reads its end in words;
+a warning to A shows on A's account page.
 The account page: a new password (the old one no longer signs in, the new one does), the data
 export downloaded as JSON naming the account, and deletion asked twice (dismissed, then accepted)
 after which the name no longer signs in.
@@ -203,6 +204,15 @@ def test_report_queue_ban_audit(browser: Browser, web_url: str, platform: Platfo
     expect(notice.locator(".until")).to_contain_text("(in 2 hours)")
     shoot(b, "suspended")
     expect(m.locator(".staff-nav a", has_text="Roles")).to_have_count(0)  # a moderator grants nothing
+
+    # A warning reaches the player's account page (GetMyStanding).
+    m.goto(f"{web_url}/#/staff/user/{names['a']}")
+    form = m.locator("form.actions-form")
+    form.locator("textarea[name=reason]").fill("One report per incident, please.")
+    form.get_by_role("button", name="Apply").click()
+    expect(m.locator(".staff .notice")).to_have_text(f"{names['a']} was warned.", timeout=TIMEOUT_MS)
+    a.reload()
+    expect(a.locator(".standing .warning")).to_contain_text("One report per incident, please.", timeout=TIMEOUT_MS)
 
     # An admin also sees the staff list and gives roles.
     run(grant(platform, names["m"], ADMIN))

@@ -20,9 +20,7 @@ export function accountPage(root: HTMLElement, client: TafelClient, signal: Abor
       h("p", {}, h("strong", {}, player.username), player.guest ? " (guest)" : "", " · ", role),
       h("section", { class: "card" }, h("h3", {}, "Warnings and sanctions"), standing),
       h("section", { class: "card" }, h("h3", {}, "Blocked and muted players"), blocked),
-      player.guest ? guestNote() : passwordCard(client),
-      exportCard(client),
-      player.guest ? undefined : deleteCard(client, signedOut),
+      ...(player.guest ? [guestNote()] : [passwordCard(client), exportCard(client), deleteCard(client, signedOut)]),
     ),
   );
   void roleOf(client).then((r) => (role.textContent = `role: ${ROLE_WORDS[r]}`));
@@ -67,7 +65,12 @@ export function accountPage(root: HTMLElement, client: TafelClient, signal: Abor
 }
 
 function guestNote(): HTMLElement {
-  return h("section", { class: "card" }, h("h3", {}, "Password"), h("p", {}, "A guest has no password. Register an account to keep your name, games and ratings."));
+  return h(
+    "section",
+    { class: "card" },
+    h("h3", {}, "A guest account"),
+    h("p", {}, "A guest has no password and nothing kept to export or delete: it ends when you sign out. Register an account to keep your name, games and ratings."),
+  );
 }
 
 function passwordCard(client: TafelClient): HTMLElement {
