@@ -35,7 +35,9 @@ class AccountServicer(play_pb2_grpc.AccountServiceServicer):
         self, request: play_pb2.RegisterRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.RegisterResponse:
         source = peer_host(context.peer() or "")
-        session = await self.auth.register(request.username, request.password, source=source)
+        session = await self.auth.register(
+            request.username, request.password, source=source, display_name=request.display_name
+        )
         return play_pb2.RegisterResponse(session=session)
 
     @refusing(UNAVAILABLE)
@@ -54,7 +56,7 @@ class AccountServicer(play_pb2_grpc.AccountServiceServicer):
     async def SignInAsGuest(
         self, request: play_pb2.SignInAsGuestRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.SignInAsGuestResponse:
-        return play_pb2.SignInAsGuestResponse(session=await self.auth.guest())
+        return play_pb2.SignInAsGuestResponse(session=await self.auth.guest(request.display_name))
 
     @refusing(UNAVAILABLE)
     async def GetMe(
@@ -101,3 +103,10 @@ class AccountServicer(play_pb2_grpc.AccountServiceServicer):
     ) -> play_pb2.ExportMyDataResponse:
         identity = self.auth.identity(context.invocation_metadata())
         return play_pb2.ExportMyDataResponse(json=await self.life.export(identity))
+
+    @refusing(UNAVAILABLE)
+    async def SetDisplayName(
+        self, request: play_pb2.SetDisplayNameRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.SetDisplayNameResponse:
+        identity = self.auth.identity(context.invocation_metadata())
+        return play_pb2.SetDisplayNameResponse(session=await self.auth.set_display_name(identity, request.display_name))

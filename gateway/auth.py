@@ -1,18 +1,22 @@
 """Identity: accounts, guests and session tokens.
 
-- Accounts live in Redis, one hash per username (kit/redis/keys.py account_key: player id, display
-  name, scrypt salt and hash and parameters). Registration is one Lua script
-  (kit/redis/lua/auth/register.lua) that creates the hash only if it does not exist, so a username
-  is taken exactly once, by any replica.
+- Accounts live in Redis, one hash per username (kit/redis/keys.py account_key: player id, login
+  name as typed, scrypt salt and hash and parameters, and ``dn`` the display name when one is set).
+  Registration is one Lua script (kit/redis/lua/auth/register.lua) that creates the hash only if
+  it does not exist, so a username is taken exactly once, by any replica.
 - Passwords are stored only as salted scrypt (hashlib.scrypt), computed off the event loop.
 - A session token is ``v1.<payload>.<signature>``: the payload (base64url JSON: player id, name,
-  guest flag, expiry) signed with HMAC-SHA256 under TAFEL_TOKEN_SECRET, shared by every replica.
+  display name, guest flag, expiry) signed with HMAC-SHA256 under TAFEL_TOKEN_SECRET, shared by every replica.
   Checking one costs no Redis round trip. A guest exists only in its token.
 - Wrong passwords are throttled without handing strangers a lock-out (issue 18.5): failures count
   per source (the caller's address) and per account; past a few free tries each further try waits
   twice as long as the last (up to 15 min). The account's delay does not apply to its owner signing
   in from a source that has signed in to it before, or with a valid session of the account, so a
   stranger guessing from elsewhere slows only themself.
+- A display name (issue 43.7) is what others see: any script, 1-32 characters once trimmed and in
+  NFC, no control or format characters, and nothing that passes for what the platform marks itself
+  (a bot, a guest, staff). The login name stays 3-24 of A-Z a-z 0-9 _ -. A guest's lives in its
+  token alone, an account's also in its hash (signing in reads it).
 - Hashing (scrypt, ~50 ms of CPU) runs on a few threads through a queue where sign-ins go first and
   registrations wait in a bounded line (RESOURCE_EXHAUSTED when it is full): a flood of Register
   calls cannot starve sign-in.
@@ -30,6 +34,7 @@ import math
 import re
 import secrets
 import time
+import unicodedata
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -55,6 +60,13 @@ FAILURE_WINDOW_S = 3600  # a failure count is forgotten this long after the last
 KNOWN_SOURCE_TTL_S = 90 * 24 * 3600
 SIGN_IN, REGISTER = 0, 1  # hashing priorities
 TOKEN_VERSION = "v1"
+DISPLAY_NAME_MAX = 32
+# Names the platform gives itself (Player.bot, guests, staff): no display name may pass for one.
+_RESERVED_FIRST_WORDS = frozenset({"bot", "admin", "administrator", "moderator", "mod", "staff"})
+# Direction overrides and isolates: a name could reverse the text after it on someone's screen.
+_BIDI_CONTROLS = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
+# Joiners are format characters that scripts need (Persian, Indic, emoji sequences): allowed.
+_JOINERS = frozenset({0x200C, 0x200D})
 _CACHE_SIZE = 10_000
 
 
@@ -112,6 +124,46 @@ class HashQueue:
         self.free += 1
 
 
+def display_name_of(raw: str, field: str = "display_name") -> str:
+    """A display name as stored: trimmed, inner runs of white space one space, Unicode NFC; or
+    INVALID_ARGUMENT with its reason. "" stays "" (no display name)."""
+    name = unicodedata.normalize("NFC", raw)
+    for char in name:
+        category = unicodedata.category(char)
+        if char in " \u00a0\u3000" or (category == "Zs"):
+            continue
+        if (
+            category in ("Cc", "Cs", "Co", "Cn", "Zl", "Zp") or (category == "Cf" and ord(char) not in _JOINERS)
+        ) or ord(char) in _BIDI_CONTROLS:
+            raise invalid(
+                "BAD_DISPLAY_NAME",
+                f"a display name cannot hold {unicodedata.name(char, '').lower() or 'control characters'}: "
+                "use letters, digits, punctuation and single spaces",
+                field=field,
+            )
+    name = " ".join(name.split())
+    if not name:
+        if raw:
+            raise invalid("BAD_DISPLAY_NAME", "a display name needs a visible character", field=field)
+        return ""
+    if len(name) > DISPLAY_NAME_MAX:
+        raise invalid(
+            "DISPLAY_NAME_TOO_LONG",
+            f"a display name is at most {DISPLAY_NAME_MAX} characters; this one has {len(name)}",
+            field=field,
+        )
+    # Compared as the eye reads it: fullwidth or styled letters fold to plain ones.
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    first = re.split(r"[^\w]|_", folded, maxsplit=1)[0]
+    if first in _RESERVED_FIRST_WORDS or folded.startswith(GUEST_PREFIX):
+        raise invalid(
+            "DISPLAY_NAME_RESERVED",
+            f'a display name cannot start with "{name.split()[0]}": the platform marks bots, guests and staff itself',
+            field=field,
+        )
+    return name
+
+
 def new_player_id() -> str:
     return secrets.token_hex(12)
 
@@ -140,9 +192,12 @@ class Identity:
     expires_at: float
     session_id: str = ""  # tokens issued before sessions could be revoked have none
     issued_ms: int = 0
+    display_name: str = ""
 
     def player(self) -> play_pb2.Player:
-        return play_pb2.Player(player_id=self.player_id, username=self.username, guest=self.guest)
+        return play_pb2.Player(
+            player_id=self.player_id, username=self.username, guest=self.guest, display_name=self.display_name
+        )
 
 
 class Authenticator:
@@ -180,6 +235,8 @@ class Authenticator:
         claims = {"p": player.player_id, "u": player.username, "g": int(player.guest), "e": expires}
         # The session id (kept across refreshes) and when this token was issued (ms): revocation.
         claims.update(s=session_id or secrets.token_hex(8), i=int(now * 1000))
+        if player.display_name:
+            claims["d"] = player.display_name
         payload = json.dumps(claims, separators=(",", ":")).encode()
         head = f"{TOKEN_VERSION}.{_b64(payload)}"
         signature = hmac.new(self._secret, head.encode(), hashlib.sha256).digest()
@@ -216,6 +273,7 @@ class Authenticator:
                 float(payload["e"]),
                 str(payload.get("s", "")),
                 int(payload.get("i", 0)),
+                str(payload.get("d", "")),
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             raise unauthenticated("TOKEN_INVALID", "the token is not a tafel session token") from None
@@ -275,13 +333,16 @@ class Authenticator:
         if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
             raise invalid("BAD_PASSWORD", f"a password is {MIN_PASSWORD}-{MAX_PASSWORD} characters", field="password")
 
-    async def register(self, username: str, password: str, *, source: str = "") -> play_pb2.Session:
+    async def register(
+        self, username: str, password: str, *, source: str = "", display_name: str = ""
+    ) -> play_pb2.Session:
         self._check_credentials(username, password)
         if username.lower().startswith(GUEST_PREFIX):
             raise invalid("BAD_USERNAME", f'usernames starting with "{GUEST_PREFIX}" are reserved', field="username")
+        display_name = display_name_of(display_name)
         salt = secrets.token_bytes(16)
         digest = await self._hash(password, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P, priority=REGISTER)
-        player = play_pb2.Player(player_id=new_player_id(), username=username, guest=False)
+        player = play_pb2.Player(player_id=new_player_id(), username=username, guest=False, display_name=display_name)
         created = await self.redis.run(
             script("auth/register"),
             [account_key(username)],
@@ -294,6 +355,7 @@ class Authenticator:
                 SCRYPT_R,
                 SCRYPT_P,
                 int(time.time() * 1000),
+                *([display_name] if display_name else []),
             ],
         )
         if not int(created):
@@ -352,7 +414,12 @@ class Authenticator:
             raise unauthenticated("BAD_CREDENTIALS", "wrong username or password")
         if source:
             await self._remember(username, source)
-        player = play_pb2.Player(player_id=row[b"id"].decode(), username=row[b"name"].decode(), guest=False)
+        player = play_pb2.Player(
+            player_id=row[b"id"].decode(),
+            username=row[b"name"].decode(),
+            guest=False,
+            display_name=row.get(b"dn", b"").decode(),
+        )
         refused = self.barred(player.player_id) if self.barred is not None else None
         if refused is not None:
             raise refused
@@ -418,8 +485,25 @@ class Authenticator:
         await self.revocations.revoke_player(identity.player_id, int(now * 1000))
         return self.issue(identity.player(), now=now + 0.001)
 
-    async def guest(self) -> play_pb2.Session:
+    async def guest(self, display_name: str = "") -> play_pb2.Session:
         player = play_pb2.Player(
-            player_id=new_player_id(), username=f"{GUEST_PREFIX}{secrets.token_hex(4)}", guest=True
+            player_id=new_player_id(),
+            username=f"{GUEST_PREFIX}{secrets.token_hex(4)}",
+            guest=True,
+            display_name=display_name_of(display_name),
         )
         return self.issue(player)
+
+    async def set_display_name(self, identity: Identity, raw: str) -> play_pb2.Session:
+        """The caller's new display name ("" removes it): kept with an account, and in a fresh token
+        of the same session either way (a guest's lives only there)."""
+        name = display_name_of(raw)
+        if not identity.guest:
+            changed = await self.redis.run(
+                script("auth/set_display_name"), [account_key(identity.username)], [identity.player_id, name]
+            )
+            if not int(changed):
+                raise unauthenticated("SESSION_REVOKED", "this account no longer exists under this name; sign in again")
+        player = identity.player()
+        player.display_name = name
+        return self.issue(player, session_id=identity.session_id or None)

@@ -15,6 +15,14 @@ requests, else drops it. A room's pending requests (a hash) make asking again sa
 while they cover the room's empty seats answers one of them (the player's own first) instead of
 queueing another bot.
 
+A bot is marked by the platform, never by itself (issue 43.4): the join that names a request
+pending for its room seats the joiner as a bot of the requested level (Player.bot, bot_level and
+the display name "Bot (level N)", kept with the seat in the room and so in the game and its record).
+The id a pool is handed is the request's own; the person who asked is told only a digest of it
+(`public_id`), so no person can pass for the bot they asked for: a join naming an id that is not
+pending for the room is refused (NOT_A_BOT_REQUEST), unless the joiner already sits there (a
+retried join whose first answer was lost). Games with a bot are room games, never rated.
+
 Keys: kit/redis/keys.py bot_queue_key, bot_signal_key, bot_pending_key, BOTS_IN_FLIGHT (this
 module's). Each serving stream blocks on its own pooled Redis connection (BLPOP on the wake-ups,
 then take.lua): bot pools are a handful of operator processes, not per-player watchers, so this
@@ -23,6 +31,7 @@ does not multiply with players.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import secrets
@@ -50,6 +59,16 @@ BOT_REQUEST_HEADER = "tafel-bot-request"  # a bot pool's JoinRoom names the requ
 SWEEP_BATCH = 100
 
 log = logging.getLogger("tafel.gateway.bots")
+
+
+def public_id(request_id: str) -> str:
+    """What the person who asked for a bot is told: a digest of the request's id, which only the
+    pool handed the request learns (its bot's join proves it was handed the request)."""
+    return hashlib.sha256(f"bot-request:{request_id}".encode()).hexdigest()[:16]
+
+
+def bot_words(level: int) -> str:
+    return f"Bot (level {level})"
 
 
 def _now_ms() -> int:
@@ -115,7 +134,7 @@ class BotServicer(bots_pb2_grpc.BotServiceServicer):
         )
         # QUEUED: this id; PENDING: the room's pending requests already cover its empty seats,
         # so the answer is one of them (a retry after a lost answer or a dead gateway).
-        return bots_pb2.RequestBotResponse(request_id=text(raw[1]))
+        return bots_pb2.RequestBotResponse(request_id=public_id(text(raw[1])))
 
     @refusing("retry later")
     async def ServeBotRequests(
@@ -159,6 +178,19 @@ class BotServicer(bots_pb2_grpc.BotServiceServicer):
                     request_id=data["request_id"], game=data["game"], room_code=data["room_code"], level=data["level"]
                 )
             )
+
+
+async def as_bot(layer: RedisLayer, room_code: str, request_id: str, player: play_pb2.Player) -> play_pb2.Player | None:
+    """The joiner as the bot of a request pending for `room_code` (its level from the request),
+    or None when no such request is pending."""
+    entry = await layer.call("HGET", bot_pending_key(room_code), request_id)
+    if entry is None:
+        return None
+    level = int(json.loads(entry)["level"])
+    bot = play_pb2.Player()
+    bot.CopyFrom(player)
+    bot.bot, bot.bot_level, bot.display_name = True, level, bot_words(level)
+    return bot
 
 
 async def settle_joined(layer: RedisLayer, game: str, room_code: str, request_id: str) -> None:

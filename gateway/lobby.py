@@ -22,7 +22,7 @@ from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 from tafel.rules.v1 import rules_pb2
 
-from gateway.bot_requests import BOT_REQUEST_HEADER, settle_joined
+from gateway.bot_requests import BOT_REQUEST_HEADER, as_bot, settle_joined
 from gateway.matchmaking.matchmaker import Matchmaker
 from gateway.matchmaking.model import BucketSpec
 from gateway.matchmaking.ports import GameStarter, RatingSource
@@ -383,12 +383,26 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
         self, request: play_pb2.JoinRoomRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> play_pb2.JoinRoomResponse:
         player = await self.auth.player(context)
-        room = await self.rooms.join(normalize_code(request.code), player)
-        # A bot pool's bot names the request it serves: seated, that request is done (no sweeper
-        # re-queues it, and a repeat RequestBot no longer counts it as pending).
+        code = normalize_code(request.code)
         served = dict(context.invocation_metadata() or ()).get(BOT_REQUEST_HEADER)
-        if isinstance(served, str) and served:
-            await settle_joined(self.layer, room.game, room.code, served[:64])
+        if not (isinstance(served, str) and served):
+            room = await self.rooms.join(code, player)
+            return play_pb2.JoinRoomResponse(room=room.to_proto())
+        # A bot pool's bot names the request it serves: it sits as that request's bot (the
+        # platform's mark, never the player's), and the request is done (no sweeper re-queues it,
+        # and a repeat RequestBot no longer counts it as pending).
+        bot = await as_bot(self.layer, code, served[:64], player)
+        if bot is None:
+            room = await self.rooms.get(code)
+            if any(p.player_id == player.player_id for p in room.players):
+                return play_pb2.JoinRoomResponse(room=room.to_proto())  # a retry: seated already
+            raise Refused(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "NOT_A_BOT_REQUEST",
+                "this join names no bot request of this room: join without it to play as yourself",
+            )
+        room = await self.rooms.join(code, bot)
+        await settle_joined(self.layer, room.game, room.code, served[:64])
         return play_pb2.JoinRoomResponse(room=room.to_proto())
 
     @lobby_call

@@ -151,6 +151,10 @@ class AccountLife:
         )
         if not int(claimed):
             raise Refused(grpc.StatusCode.ALREADY_EXISTS, "USERNAME_TAKEN", f"the username {new_username} is taken")
+        # The display name goes too (renamed records and tokens show the new login name): a name
+        # a moderator renames is rarely offensive alone. Renaming to the same login name resets
+        # only the display name.
+        await self.redis.call("HDEL", account_key(new_username), "dn")
         renamed = play_pb2.Player(player_id=row.player_id, username=new_username)
         if row.username.lower() != new_username.lower():
             await self.redis.run(script("auth/drop"), [account_key(row.username)], [row.player_id])
@@ -211,12 +215,14 @@ class AccountLife:
             {"leaderboard": pool, "rating": stored.rating.rating, "deviation": stored.rating.rd, "rank": rank}
             for pool, stored, rank in await self.book.ratings_of(pid)
         ]
+        display_name = text(await self.redis.call("HGET", account_key(row.username), "dn") or b"")
         document = {
             "format": "tafel-export-1",
             "exported_at": iso(int(time.time() * 1000)),
             "account": {
                 "player_id": pid,
                 "username": row.username,
+                "display_name": display_name or None,
                 "joined_at": iso(row.joined_ms) if row.joined_ms else None,
                 "role": ROLE_NAMES.get(await self.store.role_of(pid), "player"),
             },

@@ -63,6 +63,7 @@ POLICY: dict[str, Access] = {
             "ChangePassword": SIGNED_IN,
             "DeleteAccount": SIGNED_IN,
             "ExportMyData": SIGNED_IN,
+            "SetDisplayName": SIGNED_IN,
         },
     ),
     **_service(

@@ -15,7 +15,7 @@ import pytest
 from redis.asyncio import Redis
 from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2
 
-from gateway.bot_requests import REQUEST_TTL_S, BotServicer
+from gateway.bot_requests import REQUEST_TTL_S, BotServicer, public_id
 from kit.errors import Refused, reason_of
 from kit.redis.keys import bot_pending_key, bot_queue_key, bot_signal_key
 from kit.redis.layer import RedisLayer
@@ -83,8 +83,10 @@ async def test_a_request_is_queued_with_an_expiry_and_served_once(bots: Bots, re
     pools = [bots.stub.ServeBotRequests(bots_pb2.ServeBotRequestsRequest(games=[bots.game])) for _ in range(2)]
     first = await asyncio.wait_for(_first_of(pools), 10)
     assert first.request == bots_pb2.BotRequest(
-        request_id=answer.request_id, game=bots.game, room_code="ROOM1", level=2
+        request_id=first.request.request_id, game=bots.game, room_code="ROOM1", level=2
     )
+    # Only the pool learns the request's id; the asker holds a digest of it (no self-made bots).
+    assert public_id(first.request.request_id) == answer.request_id != first.request.request_id
     assert await redis.llen(key) == 0  # popped by one pool: the other has nothing to take
     for pool in pools:
         pool.cancel()

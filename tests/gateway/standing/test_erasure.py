@@ -9,6 +9,7 @@ gives the whole account as JSON first."""
 from __future__ import annotations
 
 import json
+import secrets
 
 import grpc
 from google.protobuf import duration_pb2
@@ -81,6 +82,11 @@ async def test_deletion_leaves_nothing_personal(gw_system: GatewaySystem, seats:
     leaver = await register(address, "leaver")
     other = await register(address, "other")
     pid, name = leaver.session.player.player_id, leaver.name
+    # A display name too (issue 43.7): kept with the account, in their seats and records.
+    shown = f"Jörg Leaver {secrets.token_hex(3)}"
+    leaver.session = (
+        await leaver.accounts.SetDisplayName(play_pb2.SetDisplayNameRequest(display_name=shown), metadata=leaver.md)
+    ).session
 
     game_id = await seats.directory.start_game(
         game="connect4",
@@ -136,6 +142,7 @@ async def test_deletion_leaves_nothing_personal(gw_system: GatewaySystem, seats:
     exported = await leaver.accounts.ExportMyData(play_pb2.ExportMyDataRequest(), metadata=leaver.md)
     document = json.loads(exported.json)
     assert document["account"]["username"] == name and document["account"]["player_id"] == pid
+    assert document["account"]["display_name"] == shown
     assert [g["game_id"] for g in document["games"]] == [game_id]
     assert document["blocked"] == [other.name] and document["muted"] == [other.name]
     assert len(document["reports_made"]) == 1 and document["reports_made"][0]["about"] == other.name
@@ -143,7 +150,9 @@ async def test_deletion_leaves_nothing_personal(gw_system: GatewaySystem, seats:
     assert [w["message"] for w in document["warnings"]] == ["be kind"]
     assert [s["kind"] for s in document["sanctions"]] == ["chat mute"]
     assert [r["leaderboard"] for r in document["ratings"]] == ["connect4"]
-    assert occurrences(gw_system.redis_url, [pid.encode(), name.encode()]), "the scan finds nothing at all"
+    needles = [pid.encode(), name.encode(), shown.encode()]
+    assert occurrences(gw_system.redis_url, needles), "the scan finds nothing at all"
+    assert occurrences(gw_system.redis_url, [shown.encode()]), "the scan does not see the display name"
 
     code, reason = await failure(
         leaver.accounts.DeleteAccount(play_pb2.DeleteAccountRequest(password="not the password"), metadata=leaver.md)
@@ -151,7 +160,7 @@ async def test_deletion_leaves_nothing_personal(gw_system: GatewaySystem, seats:
     assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "WRONG_PASSWORD")
     await leaver.accounts.DeleteAccount(play_pb2.DeleteAccountRequest(password=PASSWORD), metadata=leaver.md)
 
-    left = occurrences(gw_system.redis_url, [pid.encode(), name.encode()])
+    left = occurrences(gw_system.redis_url, needles)
     if left:
         client = sync_client(gw_system.redis_url)
         for where in left:
