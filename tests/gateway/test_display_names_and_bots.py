@@ -140,9 +140,9 @@ async def test_the_game_and_its_record_name_the_display_name_and_the_bot(gw_syst
         served = (*bot.md, (BOT_REQUEST_HEADER, handed.request_id))
         room = (await bot.lobby.JoinRoom(play_pb2.JoinRoomRequest(code=code), metadata=served)).room
         game = await host.games.GetGame(play_pb2.GetGameRequest(game_id=room.game_id), metadata=host.md)
-        shown = [(p.player.display_name, p.player.bot, p.player.bot_level) for p in game.players]
+        shown = [(p.player.display_name, p.player.bot, p.player.bot_level) for p in game.summary.players]
         assert shown == [("Jörg de Vries", False, 0), ("Bot (level 2)", True, 2)]
-        await host.games.Resign(play_pb2.ResignRequest(game_id=room.game_id), metadata=host.md)
+        await host.games.Resign(play_pb2.ResignRequest(game_id=room.game_id, request_id="r1"), metadata=host.md)
         for _ in range(100):
             try:
                 record = (
