@@ -26,7 +26,7 @@ import math
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -203,11 +203,22 @@ async def zpage_newest(
 class GameDirectory:
     """Starts games and knows their players. One per gateway process (others may create their own)."""
 
-    def __init__(self, layer: RedisLayer, router: RulesRouter, clocks: Clocks, *, game_ttl_s: int) -> None:
+    def __init__(
+        self,
+        layer: RedisLayer,
+        router: RulesRouter,
+        clocks: Clocks,
+        *,
+        game_ttl_s: int,
+        announce: Callable[[GameMeta], Awaitable[None]] | None = None,
+    ) -> None:
         self.layer = layer
         self.router = router
         self.clocks = clocks
         self.game_ttl_s = game_ttl_s
+        # Tells the players a game started (their account event streams: gateway/events), once,
+        # by the start that wrote it. Every way a game starts comes through start_game.
+        self.announce = announce
         self._cache: OrderedDict[str, GameMeta] = OrderedDict()
 
     async def start_game(
@@ -288,6 +299,8 @@ class GameDirectory:
             await self.layer.many([("ZADD", key, score, game_id) for key in keys])
         elif self.layer.cluster and listing:  # the lists are other slots there: after the game's own
             await self.layer.many([("ZADD", key, created_ms, game_id) for key in listing])
+        if written and self.announce is not None:
+            await self.announce(meta)
         return game_id
 
     async def _run_start(self, keys: list[str], args: list[Any], followed_by: Followup | None) -> Any:

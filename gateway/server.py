@@ -22,6 +22,8 @@ from tafel.admin.v1 import admin_pb2, admin_pb2_grpc
 from tafel.play.v1 import (
     bots_pb2,
     bots_pb2_grpc,
+    challenges_pb2,
+    challenges_pb2_grpc,
     play_pb2,
     play_pb2_grpc,
     safety_pb2,
@@ -34,11 +36,16 @@ from gateway.accounts import AccountServicer
 from gateway.actions import Actions
 from gateway.auth import Authenticator
 from gateway.bot_requests import BotServicer, BotSweeper
+from gateway.challenges.service import ChallengeServicer, ChallengeSweeper
+from gateway.challenges.store import ChallengeStore
 from gateway.clocks import Clocks
+from gateway.events.feed import AccountEvents, GameAnnouncer
+from gateway.events.service import EventServicer
 from gateway.games import GameDirectory
 from gateway.limits import CallLimiter
 from gateway.lobby import LobbyServicer
 from gateway.metrics import GatewayMetrics
+from gateway.offers.service import Offers
 from gateway.play.registration import add_game_service
 from gateway.play.service import GameServicer
 from gateway.ratings.book import RatingBook
@@ -123,6 +130,8 @@ def service_names() -> list[str]:
     names.append(bots_pb2.DESCRIPTOR.services_by_name["BotService"].full_name)
     names.extend(tournaments[name].full_name for name in ("RatingService", "TournamentService"))
     names.append(safety_pb2.DESCRIPTOR.services_by_name["SafetyService"].full_name)
+    social = challenges_pb2.DESCRIPTOR.services_by_name
+    names.extend(social[name].full_name for name in ("EventService", "ChallengeService"))
     admin = admin_pb2.DESCRIPTOR.services_by_name
     names.extend(admin[name].full_name for name in ("ModerationService", "AdminService"))
     return [str(name) for name in names]
@@ -155,6 +164,7 @@ class Gateway:
     limiter: CallLimiter
     standing: StandingTables  # roles and sanctions in force, mirrored from Redis
     standing_store: StandingStore
+    challenge_sweeper: ChallengeSweeper
 
     @property
     def port(self) -> int:
@@ -180,6 +190,7 @@ class Gateway:
         await self.tournaments.stop()
         await self.rating_sweeper.stop()
         await self.bot_sweeper.stop()
+        await self.challenge_sweeper.stop()
         await self.feed.close()
         await self.clocks.stop()
         await self.hub.close()
@@ -215,7 +226,8 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     )
     game_reads = GameReads(layer)
     clocks = Clocks(layer, ttl_s=settings.game_ttl_s, max_wait_s=settings.clock_max_wait_s)
-    directory = GameDirectory(layer, router, clocks, game_ttl_s=settings.game_ttl_s)
+    events = AccountEvents(layer)  # every account's event stream (gateway/events)
+    directory = GameDirectory(layer, router, clocks, game_ttl_s=settings.game_ttl_s, announce=GameAnnouncer(events))
     records = Records(layer, game_reads, ttl_s=settings.record_ttl_s)
     actions = Actions(directory, router, clocks, records)
     pubsub = PubSub(server.redis_url)
@@ -258,7 +270,14 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     )
     # Moves in flight get most of the stop's grace: the streams must say `reconnect` and end
     # before the server cancels what is left at the end of it.
-    games = GameServicer(auth, directory, actions, hub, records, metrics, lobby=lobby, drain_s=server.grace_s * 0.75)
+    offers = Offers(layer, directory, actions, records, game_reads, events)
+    games = GameServicer(
+        auth, directory, actions, hub, records, metrics, lobby=lobby, offers=offers, drain_s=server.grace_s * 0.75
+    )
+    watch_events = EventServicer(auth, layer, pubsub, games.stopping)
+    challenge_store = ChallengeStore(layer)
+    challenges = ChallengeServicer(auth, challenge_store, standing_store, events, directory, router, settings)
+    challenge_sweeper = ChallengeSweeper(challenge_store, events)
     consequences = Consequences(layer, actions, runner)
     life = AccountLife(layer, auth, standing_store, consequences, book, tournament_store)
     accounts = AccountServicer(auth, standing, life)
@@ -283,6 +302,8 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         safety_pb2_grpc.add_SafetyServiceServicer_to_server(safety, grpc_server)
         admin_pb2_grpc.add_ModerationServiceServicer_to_server(moderation, grpc_server)
         admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, grpc_server)
+        challenges_pb2_grpc.add_EventServiceServicer_to_server(watch_events, grpc_server)
+        challenges_pb2_grpc.add_ChallengeServiceServicer_to_server(challenges, grpc_server)
 
     # Per-peer and per-player limits on the public port; the internal secret guards rules services
     # only (internal=False: this port is public).
@@ -295,10 +316,12 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     clocks.start(actions.on_due)
     rating_sweeper.start()
     bot_sweeper.start()
+    challenge_sweeper.start()
     runner.start()
     feed.start()
     await lobby.start()
     metrics.gauge("tafel_gateway_watchers", "Local watchers of live games", lambda: float(hub.watchers))
+    metrics.gauge("tafel_gateway_account_streams", "Open account event streams", lambda: float(watch_events.watching))
     metrics.gauge("tafel_gateway_subscribed_games", "Game channels subscribed", lambda: float(hub.channels))
     metrics.gauge("tafel_gateway_timeouts_applied", "Turn deadlines settled", lambda: float(clocks.fired))
     metrics.serve(server.metrics_port, server.host)
@@ -328,6 +351,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         limiter=limiter,
         standing=standing,
         standing_store=standing_store,
+        challenge_sweeper=challenge_sweeper,
     )
 
 

@@ -19,6 +19,7 @@ from gateway.actions import Actions
 from gateway.auth import Authenticator
 from gateway.games import GameDirectory
 from gateway.metrics import GatewayMetrics
+from gateway.offers.service import Offers
 from gateway.play.encoding import live_delivery, set_time
 from gateway.play.session import MatchSource, PlaySession
 from gateway.play.steps import GAME_STORE_UNAVAILABLE, ActionCounters, GameSteps
@@ -40,6 +41,7 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         metrics: GatewayMetrics,
         *,
         lobby: MatchSource | None = None,
+        offers: Offers | None = None,
         drain_s: float = 5.0,
     ) -> None:
         self.steps = GameSteps(auth, directory, actions, hub, metrics)  # (the parts, shared with the streams)
@@ -47,6 +49,7 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
         self.records = records
         self.metrics = metrics
         self.lobby = lobby  # matchmaking on the Play stream (None: a gateway without a lobby)
+        self.offers = offers  # draw, takeback and rematch offers, abort (None: not offered here)
         self.stopping = asyncio.Event()
         self.drain_s = drain_s  # how long a stopping Play stream waits for its moves in flight
         self.unary = ActionCounters.of(metrics, "unary")
@@ -122,7 +125,35 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
             # The game ended a moment ago and the process that ended it has not written the
             # record yet (or died before it could): settled now, so a finished game always has one.
             record = await self.records.get(request.game_id, viewer.player_id)
+        if self.offers is not None:
+            record.offers.extend(await self.offers.log(request.game_id))
         return play_pb2.GetGameRecordResponse(record=record)
+
+    def _offers(self) -> Offers:
+        if self.offers is None:
+            raise Refused(grpc.StatusCode.UNIMPLEMENTED, "UNKNOWN_METHOD", "offers are not served here")
+        return self.offers
+
+    @refusing(GAME_STORE_UNAVAILABLE)
+    async def MakeOffer(
+        self, request: play_pb2.MakeOfferRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.MakeOfferResponse:
+        identity = self.auth.identity(context.invocation_metadata())
+        return play_pb2.MakeOfferResponse(offer=await self._offers().make(identity.player_id, request))
+
+    @refusing(GAME_STORE_UNAVAILABLE)
+    async def AnswerOffer(
+        self, request: play_pb2.AnswerOfferRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.AnswerOfferResponse:
+        identity = self.auth.identity(context.invocation_metadata())
+        return play_pb2.AnswerOfferResponse(offer=await self._offers().answer(identity.player_id, request))
+
+    @refusing(GAME_STORE_UNAVAILABLE)
+    async def AbortGame(
+        self, request: play_pb2.AbortGameRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.AbortGameResponse:
+        identity = self.auth.identity(context.invocation_metadata())
+        return play_pb2.AbortGameResponse(summary=await self._offers().abort(identity.player_id, request))
 
     async def _settled_now(self, game_id: str) -> bool:
         """Write the record of a game its rules service says is over; False if it is not (yet)."""

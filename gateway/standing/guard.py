@@ -25,13 +25,14 @@ def barred_refusal(sanction: SanctionRecord) -> Refused:
             grpc.StatusCode.PERMISSION_DENIED,
             "ACCOUNT_BANNED",
             f"this account is banned: {sanction.reason}",
+            metadata={"reason": sanction.reason},
         )
     until = iso(sanction.ends_ms)
     return Refused(
         grpc.StatusCode.PERMISSION_DENIED,
         "ACCOUNT_SUSPENDED",
         f"this account is suspended until {until}: {sanction.reason}",
-        metadata={"until": until},
+        metadata={"until": until, "reason": sanction.reason},
     )
 
 

@@ -381,3 +381,51 @@ def report_request_key(player_id: str, request_id: str) -> str:
 # audit alias (AUDIT_NAMES), so erasing an account leaves entries that point at no one.
 AUDIT_LOG = "tafel:{audit}:log"
 AUDIT_NAMES = "tafel:{audit}:names"  # hash: alias -> JSON {"id", "name"}; erased with the account
+
+
+# ---------------------------------------------------------------------------------------------
+# The account event stream. Owner: gateway/events. Per player, under its {p:<id>} tag: a stream
+# of AccountEvents (player_key(id, "events"): field e, the event's bytes; ~1,000 kept, a day) and
+# its wake-up channel (player_key(id, "wake"), pub/sub: an event was added).
+
+
+# ---------------------------------------------------------------------------------------------
+# Challenges. Owner: gateway/challenges. A challenge's hash under {ch:<id>}; the lists by player
+# under {p:<id>} (player_key(id, "challenges"): zset of pending challenge ids by expiry); the open
+# ones and the expiry sweep in one global zset each.
+
+CHALLENGES_OPEN = "tafel:{challenges}:open"  # zset: open challenge ids by creation time (ms)
+CHALLENGES_DUE = "tafel:{challenges}:due"  # zset: pending challenge ids by expiry (ms), for the sweep
+
+
+def challenge_key(challenge_id: str) -> str:
+    """hash: s the status ("pending", "starting", "accepted", ...), p the Challenge (protobuf bytes);
+    kept a day after it is settled."""
+    return f"tafel:{{ch:{challenge_id}}}"
+
+
+def challenge_request_key(player_id: str, request_id: str) -> str:
+    """string: the challenge id a CreateChallenge request made (kept a day, for retries)."""
+    return f"tafel:{{challenges}}:req:{request_digest(player_id, request_id)}"
+
+
+def challenge_pair_key(first: str, second: str) -> str:
+    """string: the pending challenge between two players, either way (ids sorted)."""
+    low, high = sorted((first, second))
+    return f"tafel:{{challenges}}:pair:{request_digest(low, high)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Offers in a game. Owner: gateway/offers. Beside the game's record, outliving the live game for
+# rematches: a hash per game under {g:<id>} (kind -> the pending Offer's bytes) and the list of
+# every offer made (for the record).
+
+
+def offers_key(game_id: str) -> str:
+    """hash: offer kind name -> the Offer (protobuf bytes), the pending or last one of each kind."""
+    return f"tafel:{{g:{game_id}}}:offers"
+
+
+def offers_log_key(game_id: str) -> str:
+    """list: every Offer as it was settled (protobuf bytes), in order: the record's offers."""
+    return f"tafel:{{g:{game_id}}}:offers:log"
