@@ -199,9 +199,10 @@ export class TafelClient {
 
   // -- accounts ------------------------------------------------------------------------------
 
-  async register(username: string, password: string): Promise<Player> {
+  /** `displayName` (optional): the name others see, in any script (1-32 characters). */
+  async register(username: string, password: string, displayName = ""): Promise<Player> {
     // Not retried: a lost answer to a Register that succeeded would come back ALREADY_EXISTS.
-    const response = await this.call((o) => this.accounts.register({ username, password }, o), 0);
+    const response = await this.call((o) => this.accounts.register({ username, password, displayName }, o), 0);
     this.session = response.session;
     return this.player;
   }
@@ -212,9 +213,19 @@ export class TafelClient {
     return this.player;
   }
 
-  async signInAsGuest(): Promise<Player> {
-    const response = await this.call((o) => this.accounts.signInAsGuest({}, o));
+  /** `displayName` (optional): the name others see instead of the generated guest name. */
+  async signInAsGuest(displayName = ""): Promise<Player> {
+    const response = await this.call((o) => this.accounts.signInAsGuest({ displayName }, o));
     this.session = response.session;
+    return this.player;
+  }
+
+  /** The name others see ("" removes it: the username shows). Refusals: BAD_DISPLAY_NAME,
+   * DISPLAY_NAME_TOO_LONG, DISPLAY_NAME_RESERVED. Tokens carry the name, so this client carries on
+   * with the fresh session the server answers. */
+  async setDisplayName(displayName: string): Promise<Player> {
+    const response = await this.call((o) => this.accounts.setDisplayName({ displayName }, o));
+    this.session = required(response.session, "session");
     return this.player;
   }
 

@@ -6,6 +6,7 @@ export { Code, ConnectError } from "@connectrpc/connect";
 export type { Interceptor } from "@connectrpc/connect";
 export * from "./errors.js";
 export { eventPosition, isAfter } from "./events.js";
+export { playerName } from "./names.js";
 export { moves, options, placeOnCell, placeOnJoker, type GameName } from "./moves.js";
 export { PlayStream, type PlayStreamOptions } from "./play-stream.js";
 export { RequestIds } from "./request-ids.js";
