@@ -2,7 +2,7 @@
 // blocks and mutes (with undo), a new password, everything the platform keeps about it as a JSON
 // download, and deleting it for good (after a confirmation).
 import { h, mount } from "./dom.js";
-import type { TafelClient } from "./sdk.js";
+import { playerName as nameOf, type TafelClient } from "./sdk.js";
 import { forget, save as keepSession } from "./session.js";
 import { act, failure, ROLE_WORDS, roleOf, sanctionWords, timeWords } from "./standing.js";
 
@@ -17,7 +17,8 @@ export function accountPage(root: HTMLElement, client: TafelClient, signal: Abor
       "section",
       { class: "account-page" },
       h("h2", {}, "My account"),
-      h("p", {}, h("strong", {}, player.username), player.guest ? " (guest)" : "", " · ", role),
+      h("p", {}, h("strong", {}, nameOf(player)), player.displayName ? ` (signs in as ${player.username})` : "", player.guest ? " (guest)" : "", " · ", role),
+      displayNameCard(client),
       h("section", { class: "card" }, h("h3", {}, "Warnings and sanctions"), standing),
       h("section", { class: "card" }, h("h3", {}, "Blocked and muted players"), blocked),
       ...(player.guest ? [guestNote()] : [passwordCard(client), exportCard(client), deleteCard(client, signedOut)]),
@@ -64,12 +65,40 @@ export function accountPage(root: HTMLElement, client: TafelClient, signal: Abor
   drawBlocked();
 }
 
+/** The name other players see (any script), beside the login name that stays as it is. */
+function displayNameCard(client: TafelClient): HTMLElement {
+  const input = h("input", { name: "display-name", value: client.player.displayName, placeholder: client.player.username, maxlength: 64 });
+  const note = h("p", { class: "message", role: "status" });
+  const save = h("button", { type: "submit" }, "Save");
+  const form = h(
+    "form",
+    { class: "card display-name-form" },
+    h("h3", {}, "Shown as"),
+    h("p", { class: "hint" }, `Other players see this name; you still sign in as ${client.player.username}. Any letters, digits and spaces, up to 32 characters; leave it empty to be shown as ${client.player.username}.`),
+    h("label", {}, "Display name ", input),
+    h("div", { class: "actions" }, save),
+    note,
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    act(save, note, async () => {
+      const player = await client.setDisplayName(input.value);
+      keepSession(client);
+      input.value = player.displayName;
+      const me = document.querySelector<HTMLElement>("a.me");
+      if (me !== null) me.textContent = `${nameOf(player)}${player.guest ? " (guest)" : ""}`;
+      return player.displayName ? `Others now see you as ${player.displayName}.` : `Others now see you as ${player.username}.`;
+    });
+  });
+  return form;
+}
+
 function guestNote(): HTMLElement {
   return h(
     "section",
     { class: "card" },
     h("h3", {}, "A guest account"),
-    h("p", {}, "A guest has no password and nothing kept to export or delete: it ends when you sign out. Register an account to keep your name, games and ratings."),
+    h("p", {}, "A guest has no password and nothing kept to export or delete: it ends when you sign out. Its games are not rated, because a rating must follow one person from game to game and a guest is gone once signed out. Register an account to keep your name and games and to be rated."),
   );
 }
 

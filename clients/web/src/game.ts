@@ -13,7 +13,7 @@ import { reconnectingIn, untilLanded } from "./retry.js";
 import { playerName } from "./safety.js";
 import { gameUi, titleOf } from "./games/index.js";
 import { ending, explain, refusal } from "./say.js";
-import { NotFound, PermissionDenied, TafelError, VersionConflict, type TafelClient, type games, type play } from "./sdk.js";
+import { NotFound, PermissionDenied, TafelError, VersionConflict, playerName as nameOf, type TafelClient, type games, type play } from "./sdk.js";
 import { sentence } from "./sentences.js";
 import { planOf, startGame } from "./start.js";
 import { timestampMs } from "./time.js";
@@ -28,6 +28,13 @@ export interface GamePageContext {
   metrics: Metrics;
   /** The tournament the page was opened from (#/game/ID/tournament/TID), for the way back. */
   tournamentId?: string;
+}
+
+/** Why a game does not count for ratings, in words a newcomer follows (issue 43.7). */
+function unratedWhy(summary: play.GameSummary, guest: boolean): string {
+  if (guest) return "Not rated: a guest's games are not rated, because a rating follows an account from game to game. Register to be rated.";
+  if (summary.players.some((p) => p.player?.bot)) return "Not rated: games against a bot are not rated.";
+  return "";
 }
 
 export function gamePage(root: HTMLElement, client: TafelClient, gameId: string, page: GamePageContext, signal: AbortSignal): void {
@@ -60,7 +67,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     const players = game?.summary?.players ?? [];
     const list: string[] = [];
     const colourNames = gameUi(game?.summary?.game ?? "")?.colourNames ?? [];
-    for (const p of players) list[p.seat] = p.player?.username ?? colourNames[p.seat] ?? `Player ${p.seat + 1}`;
+    for (const p of players) list[p.seat] = nameOf(p.player, colourNames[p.seat] ?? `Player ${p.seat + 1}`);
     return list;
   };
   const status = (): games.GameStatus | undefined => game?.summary?.status;
@@ -105,6 +112,8 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     const colours = gameUi(summary.game)?.colours ?? [];
     const myTurn = seat !== undefined && st !== undefined && !st.over && st.toAct.includes(seat);
     title.textContent = `${titleOf(summary.game)}${seat === undefined ? " (watching)" : ""}${summary.rated ? " · rated" : ""}`;
+    const why = summary.rated ? "" : unratedWhy(summary, seat !== undefined && client.player.guest);
+    if (why && links.querySelector(".unrated") === null) links.append(h("span", { class: "unrated hint" }, why));
     if (links.querySelector(".howto-link") === null) links.append(h("a", { href: `#/howto/${summary.game}`, class: "howto-link", target: "_blank" }, "How to play"));
     const ctx: BoardContext = { seat, names: who, colours, myTurn, lastEvent, submit: (move) => void submit(move) };
     let board: Board | undefined;

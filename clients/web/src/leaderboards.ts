@@ -30,7 +30,9 @@ export function leaderboardsPage(root: HTMLElement, client: TafelClient, signal:
     const me = client.player.playerId;
     mount(table, h("tr", {}, h("th", {}, "#"), h("th", {}, "player"), h("th", {}, "rating"), h("th", {}, "deviation"), h("th", {}, "games")), ...response.entries.map((e) => entryRow(e, me)));
     const r = response.me?.rating;
-    mine.textContent = r ? `Your rating: ${Math.round(r.rating)}${r.provisional ? " (provisional)" : ""}, rank ${response.me?.rank} of ${response.total}.` : `${response.total} rated players. You have no rating here yet.`;
+    mine.textContent = r ? `Your rating: ${Math.round(r.rating)}${r.provisional ? " (provisional)" : ""}, rank ${response.me?.rank} of ${response.total}.` : client.player.guest
+        ? `${response.total} rated players. Guests are not rated (a rating follows an account from game to game): register to get one.`
+        : `${response.total} rated players. You have no rating here yet.`;
   };
   pick.addEventListener("change", () => void show().catch(fail));
   client.ratings

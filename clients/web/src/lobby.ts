@@ -7,7 +7,7 @@ import { chosenClock, clockSelect } from "./clock.js";
 import { h, mount } from "./dom.js";
 import { titleOf } from "./games/index.js";
 import { explain } from "./say.js";
-import { games, type TafelClient, type play } from "./sdk.js";
+import { games, playerName as nameOf, type TafelClient, type play } from "./sdk.js";
 import { optionsJson, startGame, type Plan } from "./start.js";
 import { timestampMs } from "./time.js";
 
@@ -43,9 +43,9 @@ function optionInputs(type: play.GameType): HTMLElement[] {
   });
 }
 
-/** "Connect Four: ada vs bob". */
+/** "Connect Four: Jörg de Vries vs Bot (level 2)". */
 export function gameLine(game: string, players: play.SeatedPlayer[]): string {
-  return `${titleOf(game)}: ${players.map((p) => p.player?.username ?? `seat ${p.seat + 1}`).join(" vs ")}`;
+  return `${titleOf(game)}: ${players.map((p) => nameOf(p.player, `seat ${p.seat + 1}`)).join(" vs ")}`;
 }
 
 export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: string) => void, signal: AbortSignal): void {

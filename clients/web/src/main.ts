@@ -20,10 +20,12 @@ import { tournamentPage, tournamentsPage } from "./tournaments.js";
 function authPage(root: HTMLElement, client: TafelClient, done: () => void): void {
   const username = h("input", { name: "username", autocomplete: "username", placeholder: "name" });
   const password = h("input", { name: "password", type: "password", autocomplete: "current-password", placeholder: "password" });
+  // The name others see, in any script; the login name above stays plain letters and digits.
+  const shown = h("input", { name: "display-name", autocomplete: "nickname", placeholder: "e.g. Jörg de Vries", maxlength: 64 });
   const message = h("p", { class: "message", role: "alert" });
   const act = (how: "guest" | "signin" | "register") => () => {
     message.textContent = "";
-    signIn(client, how, username.value, password.value).then(done, (error: unknown) => {
+    signIn(client, how, username.value, password.value, shown.value).then(done, (error: unknown) => {
       message.textContent = explain(error);
     });
   };
@@ -33,7 +35,10 @@ function authPage(root: HTMLElement, client: TafelClient, done: () => void): voi
     h("h2", {}, "Welcome to tafel"),
     h("label", {}, "Name ", username),
     h("label", {}, "Password ", password),
+    h("label", {}, "Shown as ", shown),
+    h("p", { class: "hint" }, "Name: 3 to 24 letters, digits, _ or -, to sign in with. Shown as (optional): the name other players see, in any letters and with spaces."),
     h("div", { class: "actions" }, h("button", { type: "submit", class: "signin" }, "Sign in"), h("button", { type: "button", class: "register", onclick: act("register") }, "Register"), h("button", { type: "button", class: "guest", onclick: act("guest") }, "Play as a guest")),
+    h("p", { class: "hint guest-rating" }, "A guest needs no name or password, but a guest's games are not rated: a rating follows an account from game to game, and a guest ends when you sign out. Register to get a rating and a place on the leaderboards."),
     message,
   );
   form.addEventListener("submit", (e) => {

@@ -10,7 +10,7 @@ import { drawConnect4 } from "./boards/connect4.js";
 import { drawPlus4 } from "./boards/plus4.js";
 import type { BoardContext } from "./boards/board.js";
 import { h, mount } from "./dom.js";
-import { coloursquare, connect4, plus4, type TafelClient, type games, type play } from "./sdk.js";
+import { coloursquare, connect4, playerName as nameOf, plus4, type TafelClient, type games, type play } from "./sdk.js";
 import { coloursOf, titleOf } from "./games/index.js";
 import { ending, explain } from "./say.js";
 import { sentence } from "./sentences.js";
@@ -210,7 +210,7 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
     try {
       const [record, current] = await Promise.all([client.getRecord(gameId), client.getGame(gameId)]);
       game = current;
-      for (const p of record.players) names[p.seat] = p.player?.username ?? `Player ${p.seat + 1}`;
+      for (const p of record.players) names[p.seat] = nameOf(p.player, `Player ${p.seat + 1}`);
       const byVersion = new Map<bigint, games.GameEvent[]>();
       for await (const event of client.watch(gameId, { signal })) {
         const bucket = byVersion.get(event.version) ?? [];

@@ -8,7 +8,7 @@ import { h, mount } from "./dom.js";
 import { titleOf } from "./games/index.js";
 import { choiceWords } from "./lobby.js";
 import { explain, plural } from "./say.js";
-import { InvalidArgument, NotFound, TafelError, games, play, type TafelClient } from "./sdk.js";
+import { InvalidArgument, NotFound, TafelError, games, play, playerName as nameOf, type TafelClient } from "./sdk.js";
 
 /** "rows 6, columns 7" from the options the room was created with ("" = the game's usual ones). */
 function optionsText(room: play.Room): string {
@@ -67,7 +67,7 @@ export function roomPage(root: HTMLElement, client: TafelClient, code: string, g
       for await (const update of client.watchRoom(code, signal)) {
         showRoom(update);
         const free = update.seats - update.players.length;
-        mount(who, ...update.players.map((p) => h("li", {}, p.username, p.playerId === update.host?.playerId ? " (host)" : "", p.playerId === me ? " (you)" : "")), h("li", { class: "free" }, free === 0 ? "The table is full." : `${plural(free, "seat")} free`));
+        mount(who, ...update.players.map((p) => h("li", { class: p.bot ? "bot" : "" }, nameOf(p), p.playerId === update.host?.playerId ? " (host)" : "", p.playerId === me ? " (you)" : "")), h("li", { class: "free" }, free === 0 ? "The table is full." : `${plural(free, "seat")} free`));
         start.hidden = update.host?.playerId !== me;
         bots.hidden = update.host?.playerId !== me || update.players.length >= update.seats;
         if (update.state === play.RoomState.STARTED) return go(`#/game/${update.gameId}`);

@@ -2,7 +2,7 @@
 // mute them (or undo it) and to report them to the moderators, with a reason from the list and
 // details in their own words. The game page calls playerName() for each name in its legend.
 import { h, mount } from "./dom.js";
-import { safety, type play, type TafelClient } from "./sdk.js";
+import { playerName as nameOf, safety, type play, type TafelClient } from "./sdk.js";
 import { act } from "./standing.js";
 
 /** The reasons a report may give, in the order the form offers them. */
@@ -23,7 +23,7 @@ export function reasonWords(reason: safety.ReportReason): string {
  * for the viewer's own seat (and a seat without an account). */
 export function playerName(client: TafelClient, player: play.Player | undefined, label: string, gameId: string): HTMLElement {
   if (player === undefined || player.playerId === client.session?.player?.playerId) return h("span", { class: "name" }, label);
-  const button = h("button", { type: "button", class: "player-name", "aria-haspopup": "dialog", title: `Block, mute or report ${player.username}` }, label);
+  const button = h("button", { type: "button", class: "player-name", "aria-haspopup": "dialog", title: `Block, mute or report ${nameOf(player)}${player.displayName ? ` (${player.username})` : ""}` }, label);
   button.addEventListener("click", () => openPlayerDialog(client, player, gameId));
   return h("span", { class: "name" }, button);
 }
@@ -34,7 +34,7 @@ export function openPlayerDialog(client: TafelClient, player: play.Player, gameI
   const message = h("p", { class: "message", role: "status" });
   const body = h("div", { class: "dialog-body" }, h("p", { class: "wait" }, "Loading…"));
   const close = h("button", { type: "button", class: "close", "aria-label": "Close" }, "Close");
-  const dialog = h("dialog", { class: "player-dialog", "data-player": name }, h("h3", {}, name), body, message, h("div", { class: "actions end" }, close));
+  const dialog = h("dialog", { class: "player-dialog", "data-player": name }, h("h3", {}, nameOf(player), player.displayName ? h("small", { class: "login" }, ` ${name}`) : ""), body, message, h("div", { class: "actions end" }, close));
   close.addEventListener("click", () => dialog.close());
   dialog.addEventListener("close", () => dialog.remove());
   document.body.append(dialog);

@@ -9,6 +9,7 @@ interface Stored {
   playerId: string;
   username: string;
   guest: boolean;
+  displayName?: string;
 }
 
 export function newClient(interceptors: Interceptor[] = []): TafelClient {
@@ -19,7 +20,7 @@ export function newClient(interceptors: Interceptor[] = []): TafelClient {
 export function save(client: TafelClient): void {
   const session = client.session;
   if (session?.player === undefined) return;
-  const stored: Stored = { token: session.token, playerId: session.player.playerId, username: session.player.username, guest: session.player.guest };
+  const stored: Stored = { token: session.token, playerId: session.player.playerId, username: session.player.username, guest: session.player.guest, displayName: session.player.displayName };
   localStorage.setItem(KEY, JSON.stringify(stored));
 }
 
@@ -28,7 +29,7 @@ export async function restore(client: TafelClient): Promise<boolean> {
   const text = localStorage.getItem(KEY);
   if (text === null) return false;
   const stored = JSON.parse(text) as Stored;
-  const player: play.Player = { $typeName: "tafel.play.v1.Player", playerId: stored.playerId, username: stored.username, guest: stored.guest };
+  const player: play.Player = { $typeName: "tafel.play.v1.Player", playerId: stored.playerId, username: stored.username, guest: stored.guest, displayName: stored.displayName ?? "", bot: false, botLevel: 0 };
   client.session = { $typeName: "tafel.play.v1.Session", token: stored.token, player };
   try {
     await client.me();
@@ -41,9 +42,9 @@ export async function restore(client: TafelClient): Promise<boolean> {
   }
 }
 
-export async function signIn(client: TafelClient, how: "guest" | "signin" | "register", username = "", password = ""): Promise<void> {
-  if (how === "guest") await client.signInAsGuest();
-  else if (how === "register") await client.register(username, password);
+export async function signIn(client: TafelClient, how: "guest" | "signin" | "register", username = "", password = "", displayName = ""): Promise<void> {
+  if (how === "guest") await client.signInAsGuest(displayName);
+  else if (how === "register") await client.register(username, password, displayName);
   else await client.signIn(username, password);
   save(client);
 }

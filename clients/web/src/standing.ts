@@ -3,7 +3,7 @@
 // the caller's role, for the staff link in the header; times and refusals in words for the
 // account, safety and staff pages.
 import { h, mount } from "./dom.js";
-import { accountSanction, fromCallError, play, safety, TafelError, type Interceptor, type TafelClient } from "./sdk.js";
+import { accountSanction, fromCallError, play, playerName as nameOf, safety, TafelError, type Interceptor, type TafelClient } from "./sdk.js";
 import { timestampMs } from "./time.js";
 
 export type AccountSanction = NonNullable<ReturnType<typeof accountSanction>>;
@@ -103,7 +103,7 @@ export function roleOf(client: TafelClient): Promise<play.Role> {
 /** The header's links for the signed-in account: the name opens "my account"; moderators and
  * admins also get "Staff" (shown once GetMe says so). */
 export function accountLinks(client: TafelClient): HTMLElement[] {
-  const me = h("a", { class: "me", href: "#/account", title: "My account" }, `${client.player.username}${client.player.guest ? " (guest)" : ""}`);
+  const me = h("a", { class: "me", href: "#/account", title: "My account" }, `${nameOf(client.player)}${client.player.guest ? " (guest)" : ""}`);
   const staff = h("a", { class: "staff-link", href: "#/staff", hidden: true }, "Staff");
   void roleOf(client).then((role) => {
     staff.hidden = !STAFF_ROLES.has(role);

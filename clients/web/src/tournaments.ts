@@ -7,7 +7,7 @@ import { h, mount } from "./dom.js";
 import { reconnectingIn, untilLanded } from "./retry.js";
 import { titleOf } from "./games/index.js";
 import { explain, plural } from "./say.js";
-import { games, tournaments, type TafelClient } from "./sdk.js";
+import { games, playerName as nameOf, tournaments, type TafelClient } from "./sdk.js";
 import { timestampMs } from "./time.js";
 
 const { TournamentFormat, TournamentState, TournamentGameState } = tournaments;
@@ -99,9 +99,9 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
     const starts = timestampMs(t.startsAt);
     // Rounds are 0 until the tournament starts (then the format and the players decide them).
     const roundsText = t.rounds > 0 ? (t.currentRound ? `round ${t.currentRound} of ${t.rounds}` : plural(t.rounds, "round")) : "rounds set when it starts";
-    info.textContent = `${titleOf(t.game)} · ${enumWord(TournamentFormat[t.format])} · ${enumWord(TournamentState[t.state])} · ${roundsText}${starts ? ` · starts ${new Date(starts).toLocaleString()}` : ""}${t.rated ? " · rated" : ""} · organised by ${t.organiser?.username ?? ""}`;
+    info.textContent = `${titleOf(t.game)} · ${enumWord(TournamentFormat[t.format])} · ${enumWord(TournamentState[t.state])} · ${roundsText}${starts ? ` · starts ${new Date(starts).toLocaleString()}` : ""}${t.rated ? " · rated" : ""} · organised by ${nameOf(t.organiser, "")}`;
     info.dataset.state = enumWord(TournamentState[t.state]);
-    mount(players, ...t.players.map((p) => h("li", {}, p.username, p.playerId === me ? " (you)" : "")));
+    mount(players, ...t.players.map((p) => h("li", {}, nameOf(p), p.playerId === me ? " (you)" : "")));
     const joined = t.players.some((p) => p.playerId === me);
     const registering = t.state === TournamentState.REGISTERING;
     mount(
@@ -113,7 +113,7 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
     mount(
       standings,
       h("tr", {}, ...["#", "player", "points", "games", "wins", "draws", "losses"].map((c) => h("th", {}, c)), h("th", { class: "tie-break", title: "Buchholz: the points of the player's opponents added up. It separates players with equal points: the higher ranks first." }, "Buchholz (opponents' points: breaks ties)")),
-      ...table.standings.map((s) => h("tr", { class: s.player?.playerId === me ? "me" : "" }, h("td", {}, String(s.rank)), h("td", {}, `${s.player?.username ?? ""}${s.withdrawn ? " (withdrawn)" : ""}`), h("td", {}, String(s.points)), h("td", {}, String(s.games)), h("td", {}, String(s.wins)), h("td", {}, String(s.draws)), h("td", {}, String(s.losses)), h("td", {}, String(s.buchholz)))),
+      ...table.standings.map((s) => h("tr", { class: s.player?.playerId === me ? "me" : "" }, h("td", {}, String(s.rank)), h("td", {}, `${nameOf(s.player, "")}${s.withdrawn ? " (withdrawn)" : ""}`), h("td", {}, String(s.points)), h("td", {}, String(s.games)), h("td", {}, String(s.wins)), h("td", {}, String(s.draws)), h("td", {}, String(s.losses)), h("td", {}, String(s.buchholz)))),
     );
     const sections: HTMLElement[] = [];
     let playing: { round: number; gameId: string } | undefined;
@@ -130,7 +130,7 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
             {},
             ...round.games.map((g) => {
               const mine = g.players.some((p) => p.playerId === me);
-              const who = g.players.map((p) => p.username).join(" vs ");
+              const who = g.players.map((p) => nameOf(p)).join(" vs ");
               const state = enumWord(TournamentGameState[g.state]);
               const live = g.state === TournamentGameState.PLAYING;
               if (mine && live && g.gameId) playing = { round: n, gameId: g.gameId };
