@@ -215,6 +215,8 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
         taking.status = challenges_pb2.CHALLENGE_STATUS_ACCEPTED
         taking.game_id = game_id
         await self.store.move(STARTING, ACCEPTED, taking)
+        if taking.open:
+            await self.store.add_taker(taking)
         await self.store.settled(taking, self._pair(taking))
         await self._tell(taking)
         return challenges_pb2.AcceptChallengeResponse(challenge=taking)

@@ -101,7 +101,12 @@ class ChallengeStore:
         if challenge.open:
             commands.append(("ZADD", CHALLENGES_OPEN, challenge.created_at.ToMilliseconds(), cid))
         for pid in parties(challenge):
-            commands.append(("ZADD", player_key(pid, "challenges"), expires_ms, cid))
+            commands += [
+                ("ZADD", player_key(pid, "challenges"), expires_ms, cid),
+                # Every challenge a player was in while it is kept: an erased account's go with it.
+                ("SADD", player_key(pid, "challenge-log"), cid),
+                ("EXPIRE", player_key(pid, "challenge-log"), ttl_s),
+            ]
         await self.redis.many(commands)
         return True
 
@@ -124,12 +129,10 @@ class ChallengeStore:
             commands.append(("DEL", challenge_pair_key(*pair_of)))
         await self.redis.many(commands)
 
-    async def add_party(self, challenge: challenges_pb2.Challenge) -> None:
-        """An open challenge's taker joins its lists (settled right after: for symmetry)."""
-        pid = challenge.challenged.player_id
-        await self.redis.call(
-            "ZADD", player_key(pid, "challenges"), challenge.expires_at.ToMilliseconds(), challenge.challenge_id
-        )
+    async def add_taker(self, challenge: challenges_pb2.Challenge) -> None:
+        """An open challenge's taker: into its challenge log (the challenge names it now)."""
+        key = player_key(challenge.challenged.player_id, "challenge-log")
+        await self.redis.many([("SADD", key, challenge.challenge_id), ("EXPIRE", key, KEEP_S * 2)])
 
     async def pending_of(self, player_id: str) -> list[challenges_pb2.Challenge]:
         ids: Any = await self.redis.call("ZRANGE", player_key(player_id, "challenges"), 0, 199)

@@ -27,6 +27,12 @@ def wake_channel(player_id: str) -> str:
     return player_key(player_id, "wake")
 
 
+def contacts_key(player_id: str) -> str:
+    """set: the players whose streams hold an event naming this one (a day): an erased account's
+    name is replaced in exactly those streams."""
+    return player_key(player_id, "contacts")
+
+
 class AccountEvents:
     def __init__(self, redis: RedisLayer) -> None:
         self.redis = redis
@@ -37,13 +43,17 @@ class AccountEvents:
             event.at.GetCurrentTime()
         payload = event.SerializeToString()
         commands: list[Any] = []
-        for player_id in dict.fromkeys(player_ids):  # each once, in order
+        ids = list(dict.fromkeys(player_ids))  # each once, in order
+        for player_id in ids:
             key = events_key(player_id)
             commands += [
                 ("XADD", key, "MAXLEN", "~", KEEP_EVENTS, "*", "e", payload),
                 ("EXPIRE", key, KEEP_S),
                 ("PUBLISH", wake_channel(player_id), b"1"),
             ]
+            others = [other for other in ids if other != player_id]
+            if others:
+                commands += [("SADD", contacts_key(player_id), *others), ("EXPIRE", contacts_key(player_id), KEEP_S)]
         await self.redis.many(commands)
 
 

@@ -21,9 +21,10 @@ from typing import Any
 import grpc
 from google.protobuf import json_format
 from tafel.admin.v1 import admin_pb2
-from tafel.play.v1 import play_pb2, safety_pb2
+from tafel.play.v1 import challenges_pb2, play_pb2, safety_pb2
 
 from gateway.auth import GUEST_PREFIX, USERNAME, Authenticator, Identity
+from gateway.events.feed import contacts_key, events_key
 from gateway.ratings.book import RatingBook
 from gateway.standing.consequences import Consequences
 from gateway.standing.model import KIND_WORDS, iso
@@ -35,12 +36,17 @@ from kit.errors import Refused, invalid
 from kit.proto_players import replace_player
 from kit.redis.keys import (
     AUDIT_NAMES,
+    CHALLENGES_DUE,
+    CHALLENGES_OPEN,
     SANCTIONS,
     STAFF_ROLES,
     account_key,
+    challenge_key,
     failures_key,
     known_sources_key,
     meta_key,
+    offers_key,
+    offers_log_key,
     player_games_key,
     player_key,
     record_key,
@@ -49,9 +55,14 @@ from kit.redis.keys import (
 )
 from kit.redis.layer import RedisLayer
 from kit.redis.replies import pairs, text
+from kit.redis.rewrite import replace_player_in_stream
 from kit.redis.scripts import script
 
 PLAYER_PARTS = (
+    "events",
+    "contacts",
+    "challenges",
+    "challenge-log",
     "blocks",
     "blocked-by",
     "mutes",
@@ -106,12 +117,54 @@ class AccountLife:
                 record = play_pb2.GameRecord.FromString(raw)
                 replace_player(record, player_id, new)
                 await self.redis.call("SET", record_key(game_id), record.SerializeToString(), "XX", "KEEPTTL")
+            await self._replace_in_offers(game_id, player_id, new)
             if players is not None:
                 seats = [
                     [new.player_id, new.username, seat[2]] if seat[0] == player_id else seat
                     for seat in json.loads(players)
                 ]
                 await self.redis.call("HSET", meta_key(game_id), "p", json.dumps(seats))
+
+    async def _replace_in_offers(self, game_id: str, player_id: str, new: play_pb2.Player) -> None:
+        """The game's offers (pending and logged) name `new` instead."""
+        pending, logged = await self.redis.many(
+            [("HGETALL", offers_key(game_id)), ("LRANGE", offers_log_key(game_id), 0, -1)]
+        )
+        commands: list[Any] = []
+        for field, raw in pairs(pending).items():
+            if field.endswith((b":s", b":r")):
+                continue
+            offer = play_pb2.Offer.FromString(raw)
+            if replace_player(offer, player_id, new):
+                commands.append(("HSET", offers_key(game_id), field, offer.SerializeToString()))
+        offers = [play_pb2.Offer.FromString(raw) for raw in logged]
+        replaced = [replace_player(offer, player_id, new) for offer in offers]  # every one, no short cut
+        if any(replaced):
+            commands += [
+                ("DEL", offers_log_key(game_id)),
+                ("RPUSH", offers_log_key(game_id), *[o.SerializeToString() for o in offers]),
+            ]
+        await self.redis.many(commands)
+
+    async def _replace_in_social(self, player_id: str, new: play_pb2.Player) -> None:
+        """Others' event streams that name the player, and the challenges it was in (deleted: a
+        challenge is between two people and means nothing without one of them)."""
+        contacts, challenges = await self.redis.many(
+            [("SMEMBERS", contacts_key(player_id)), ("SMEMBERS", player_key(player_id, "challenge-log"))]
+        )
+        for other in contacts:
+            other_id = text(other)
+            await replace_player_in_stream(
+                self.redis, events_key(other_id), challenges_pb2.AccountEvent, player_id, new
+            )
+        commands: list[Any] = [("SREM", contacts_key(text(o)), player_id) for o in contacts]
+        for cid in challenges:
+            commands += [
+                ("DEL", challenge_key(text(cid))),
+                ("ZREM", CHALLENGES_OPEN, cid),
+                ("ZREM", CHALLENGES_DUE, cid),
+            ]
+        await self.redis.many(commands)
 
     async def _replace_in_reports(self, player_id: str, new: play_pb2.Player) -> None:
         made, about = await self.redis.many(
@@ -257,6 +310,7 @@ class AccountLife:
         placeholder = play_pb2.Player(player_id=f"deleted-{secrets.token_hex(6)}", username=DELETED_NAME)
         await self._replace_in_games(pid, placeholder)
         await self._replace_in_reports(pid, placeholder)
+        await self._replace_in_social(pid, placeholder)
         await self.tournaments.replace_player(pid, placeholder.player_id, placeholder.username)
         await self.book.erase(pid)
         blocks, blocked_by, mutes, muted_by = await self.redis.many(

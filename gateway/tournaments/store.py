@@ -27,7 +27,6 @@ from typing import Any
 from tafel.play.v1 import play_pb2, tournaments_pb2
 
 from gateway.tournaments.model import MIN_TABLE, Config, Format, State, from_json, to_json
-from kit.proto_players import replace_player
 from kit.redis.keys import (
     TOURNAMENTS_DUE,
     TOURNAMENTS_RUNNING,
@@ -38,6 +37,7 @@ from kit.redis.keys import (
 from kit.redis.layer import RedisLayer
 from kit.redis.pipe import Command
 from kit.redis.replies import pairs, text
+from kit.redis.rewrite import replace_player_in_stream
 from kit.redis.scripts import script
 
 EVENTS_MAXLEN = 20_000
@@ -198,27 +198,9 @@ class TournamentStore:
                     ("HSET", tournament_key(tid), "spec", dataclasses.replace(decoded, organiser=organiser).encode())
                 )
             await self.redis.many(commands)
-            await self._replace_in_events(tid, player_id, new)
-
-    async def _replace_in_events(self, tid: str, player_id: str, new: play_pb2.Player) -> None:
-        for _ in range(5):
-            entries: Any = await self.redis.call("XRANGE", tournament_events_key(tid), "-", "+")
-            if not entries:
-                return
-            changed = False
-            args: list[Any] = [entries[-1][0]]
-            for entry_id, flat in entries:
-                payload = pairs(flat).get(b"e", b"")
-                if player_id.encode() in payload:
-                    event = tournaments_pb2.TournamentEvent.FromString(payload)
-                    if replace_player(event, player_id, new):
-                        payload = event.SerializeToString()
-                        changed = True
-                args += [entry_id, payload]
-            if not changed:
-                return
-            if int(await self.redis.run(script("tournaments/rewrite_events"), [tournament_events_key(tid)], args)):
-                return
+            await replace_player_in_stream(
+                self.redis, tournament_events_key(tid), tournaments_pb2.TournamentEvent, player_id, new
+            )
 
     async def open_ids(self) -> list[str]:
         """Every tournament registering or running."""

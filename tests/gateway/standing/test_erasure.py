@@ -15,7 +15,14 @@ import grpc
 from google.protobuf import duration_pb2
 from tafel.admin.v1 import admin_pb2
 from tafel.games.v1 import games_pb2
-from tafel.play.v1 import play_pb2, safety_pb2, tournaments_pb2, tournaments_pb2_grpc
+from tafel.play.v1 import (
+    challenges_pb2,
+    challenges_pb2_grpc,
+    play_pb2,
+    safety_pb2,
+    tournaments_pb2,
+    tournaments_pb2_grpc,
+)
 
 from kit.redis.keys import SIGNED_OUT_PLAYERS
 from tests.gateway.conftest import GatewaySystem
@@ -116,6 +123,24 @@ async def test_deletion_leaves_nothing_personal(gw_system: GatewaySystem, seats:
         metadata=leaver.md,
         timeout=10,
     )
+
+    # Social: a challenge accepted (its game announced on both streams), a rematch offered after
+    # that game, a pending open challenge; the other player's event stream names the leaver.
+    challenges = challenges_pb2_grpc.ChallengeServiceStub(leaver.channel)
+    made = await challenges.CreateChallenge(
+        challenges_pb2.CreateChallengeRequest(request_id="ch1", username=other.name, game="connect4"),
+        metadata=leaver.md,
+    )
+    accepted = await challenges_pb2_grpc.ChallengeServiceStub(other.channel).AcceptChallenge(
+        challenges_pb2.AcceptChallengeRequest(challenge_id=made.challenge.challenge_id), metadata=other.md
+    )
+    await leaver.games.MakeOffer(
+        play_pb2.MakeOfferRequest(game_id=game_id, kind=play_pb2.OFFER_KIND_REMATCH), metadata=leaver.md
+    )
+    await challenges.CreateChallenge(
+        challenges_pb2.CreateChallengeRequest(request_id="ch2", open=True, game="connect4"), metadata=leaver.md
+    )
+    assert accepted.challenge.game_id
 
     await leaver.safety.BlockPlayer(safety_pb2.BlockPlayerRequest(username=other.name), metadata=leaver.md)
     await leaver.safety.MutePlayer(safety_pb2.MutePlayerRequest(username=other.name), metadata=leaver.md)

@@ -1,5 +1,6 @@
--- Write a tournament's event stream again with some events changed (an erased account's name
--- replaced), keeping every entry's id, only if no event was added since it was read.
+-- Write an event stream (a tournament's, an account's: entries of one field e) again with some
+-- entries changed (an erased account replaced), keeping every entry's id, only if nothing was added
+-- since it was read.
 -- KEYS: events
 -- ARGV: last_id ...
 -- (after last_id: id e pairs, every entry in order as it is to be)
