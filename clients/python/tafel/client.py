@@ -189,9 +189,11 @@ class TafelClient:
 
     # -- accounts -----------------------------------------------------------------------------------
 
-    async def register(self, username: str, password: str) -> play_pb2.Player:
+    async def register(self, username: str, password: str, display_name: str = "") -> play_pb2.Player:
+        """`display_name` (optional): the name others see, in any script (1-32 characters)."""
         response = await self._call(
-            self.accounts.Register, play_pb2.RegisterRequest(username=username, password=password)
+            self.accounts.Register,
+            play_pb2.RegisterRequest(username=username, password=password, display_name=display_name),
         )
         self.session = response.session
         return self.player
@@ -201,9 +203,20 @@ class TafelClient:
         self.session = response.session
         return self.player
 
-    async def sign_in_as_guest(self) -> play_pb2.Player:
-        response = await self._call(self.accounts.SignInAsGuest, play_pb2.SignInAsGuestRequest())
+    async def sign_in_as_guest(self, display_name: str = "") -> play_pb2.Player:
+        """`display_name` (optional): the name others see instead of the generated guest name."""
+        response = await self._call(
+            self.accounts.SignInAsGuest, play_pb2.SignInAsGuestRequest(display_name=display_name)
+        )
         self.session = response.session
+        return self.player
+
+    async def set_display_name(self, display_name: str) -> play_pb2.Player:
+        """The name others see ("" removes it: the username shows). Tokens carry it, so this client
+        carries on with the fresh session the server answers. Refusals: BAD_DISPLAY_NAME,
+        DISPLAY_NAME_TOO_LONG, DISPLAY_NAME_RESERVED."""
+        request = play_pb2.SetDisplayNameRequest(display_name=display_name)
+        self.session = (await self._call(self.accounts.SetDisplayName, request)).session
         return self.player
 
     async def me(self) -> play_pb2.Player:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from tafel.coloursquare.v1 import coloursquare_pb2 as cs
 from tafel.games.v1 import games_pb2
+from tafel.names import player_name
 from tafel.play.v1 import play_pb2
 from tafel.plus4.v1 import plus4_pb2
 
@@ -21,7 +22,7 @@ def seat_names(players: Sequence[play_pb2.SeatedPlayer], seat: int | None) -> li
     count = max((p.seat for p in players), default=-1) + 1
     names = [f"seat {n + 1}" for n in range(count)]
     for p in players:
-        names[p.seat] = p.player.username or f"seat {p.seat + 1}"
+        names[p.seat] = player_name(p.player, f"seat {p.seat + 1}")
     if seat is not None and seat < len(names):
         names[seat] = "you"
     return names
@@ -63,6 +64,8 @@ def _describe(event: games_pb2.GameEvent, name: Namer) -> str:
         return f"{name(event.timed_out.seat)} ran out of time{removed}."
     if kind == "ended":
         return f"Game over: {outcome_text(event.ended.outcome, names)}."
+    if kind == "taken_back":
+        return f"Moves were taken back to the position after move {event.taken_back.to_version}."
     if kind == "connect4":
         dropped = event.connect4.disc_dropped
         won = " and made four in a row" if len(dropped.winning_cells) else ""
@@ -154,6 +157,8 @@ def outcome_text(outcome: games_pb2.Outcome, names: Sequence[str] = ()) -> str:
     """ "you won (four in a row)", "alice won (...)", "draw (...)"; with no names, seats from 1."""
     reason = outcome.reason.replace("_", " ").lower()
     scores = f", scores {' - '.join(str(s) for s in outcome.scores)}" if len(outcome.scores) else ""
+    if outcome.reason == "ABORTED":  # ended before everyone moved: no winner, no draw
+        return "aborted, no result"
     if outcome.draw:
         return f"draw ({reason}{scores})"
     name = Namer(names)

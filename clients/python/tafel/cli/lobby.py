@@ -14,6 +14,7 @@ from tafel.cli.describe import GAME_TITLES
 from tafel.cli.shared import BACK, LOST, sentence
 from tafel.client import TafelClient
 from tafel.errors import TafelError
+from tafel.names import player_name
 from tafel.play.v1 import play_pb2
 
 
@@ -29,7 +30,7 @@ def seats_text(room: play_pb2.Room, me: str) -> Text:
                 for n, on in (("host", player.player_id == room.host.player_id), ("you", player.player_id == me))
                 if on
             ]
-            text.append(f"  {index + 1}. {player.username}" + (f" ({', '.join(notes)})" if notes else "") + "\n")
+            text.append(f"  {index + 1}. {player_name(player)}" + (f" ({', '.join(notes)})" if notes else "") + "\n")
         else:
             text.append(f"  {index + 1}. (free)\n", style="dim")
     return text
@@ -78,7 +79,7 @@ class LobbyApp(App[str]):
                 f" or press s to start now with {len(self.room.players)}."
             )
         else:
-            line = f"Waiting for {free} more to join, or for {self.room.host.username} to start."
+            line = f"Waiting for {free} more to join, or for {player_name(self.room.host)} to start."
         self.query_one("#status", Static).update(line + (f"\n{self.message}" if self.message else ""))
 
     async def follow(self) -> None:

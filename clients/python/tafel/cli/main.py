@@ -69,6 +69,12 @@ def _common() -> argparse.ArgumentParser:
         help="your user name (default $TAFEL_USER; a guest without one); password from $TAFEL_PASSWORD or a prompt",
     )
     group.add_argument(
+        "--name",
+        default=argparse.SUPPRESS,
+        metavar="DISPLAY NAME",
+        help='the name others see, in any script ("Jörg de Vries"; default $TAFEL_NAME); kept with an account',
+    )
+    group.add_argument(
         "--register",
         action="store_true",
         default=argparse.SUPPRESS,
@@ -174,6 +180,7 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
     args.server = getattr(args, "server", None) or os.environ.get("TAFEL_SERVER") or DEFAULT_SERVER
     args.user = getattr(args, "user", None) or os.environ.get("TAFEL_USER") or None
     args.register = getattr(args, "register", False)
+    args.name = getattr(args, "name", None) or os.environ.get("TAFEL_NAME") or ""
     return args
 
 
@@ -189,12 +196,17 @@ def ask_password(user: str | None) -> str:
         raise TafelError("NO_PASSWORD", f"no password for {user!r}: set TAFEL_PASSWORD or run in a terminal") from None
 
 
-async def sign_in(client: TafelClient, user: str | None, password: str, register: bool, console: Console) -> None:
+async def sign_in(
+    client: TafelClient, user: str | None, password: str, register: bool, console: Console, name: str = ""
+) -> None:
+    """Signs in (a guest without a user), with `name` as the display name others see."""
     if not user:
-        await client.sign_in_as_guest()
+        await client.sign_in_as_guest(name)
         return
     try:
         await client.sign_in(user, password)
+        if name and name != client.player.display_name:
+            await client.set_display_name(name)
         return
     except Unauthenticated as error:
         # The server does not say whether the name or the password was wrong (it would tell a
@@ -207,7 +219,7 @@ async def sign_in(client: TafelClient, user: str | None, password: str, register
                 f"wrong user name or password for {user!r}; to create a new account add --register",
             ) from None
     try:
-        await client.register(user, password)
+        await client.register(user, password, name)
     except AlreadyExists:
         raise TafelError("BAD_CREDENTIALS", f"the account {user!r} exists and the password is wrong") from None
     console.print(f"registered the new account {user!r}")
@@ -220,9 +232,9 @@ async def run(args: argparse.Namespace, console: Console) -> int:
             from tafel.cli.safety import needs_account, safety
 
             needs_account(args)
-            await sign_in(client, args.user, args.password, args.register, console)
+            await sign_in(client, args.user, args.password, args.register, console, args.name)
             return await safety(client, args, console)
-        await sign_in(client, args.user, args.password, args.register, console)
+        await sign_in(client, args.user, args.password, args.register, console, args.name)
         if args.command == "play":
             from tafel.cli.playing import play
 
@@ -256,6 +268,7 @@ async def run(args: argparse.Namespace, console: Console) -> int:
 
 async def list_games(client: TafelClient, live: bool, console: Console) -> int:
     from tafel.cli.describe import GAME_TITLES, outcome_text, seat_names
+    from tafel.names import player_name
 
     if live:
         response = await client.list_live_games()
@@ -264,7 +277,7 @@ async def list_games(client: TafelClient, live: bool, console: Console) -> int:
         for header in ("game", "players"):
             table.add_column(header)
         for summary in response.games:
-            players = ", ".join(p.player.username for p in summary.players)
+            players = ", ".join(player_name(p.player) for p in summary.players)
             table.add_row(summary.game_id, GAME_TITLES.get(summary.game, summary.game), players)
         console.print(table)
         return 0
@@ -294,7 +307,7 @@ async def list_games(client: TafelClient, live: bool, console: Console) -> int:
         table.add_row(
             record.game_id,
             GAME_TITLES.get(record.game, record.game),
-            ", ".join(p.player.username for p in record.players),
+            ", ".join(player_name(p.player) for p in record.players),
             outcome_text(record.outcome, seat_names(record.players, me)),
             record.ended_at.ToDatetime().strftime("%Y-%m-%d %H:%M") if record.HasField("ended_at") else "",
         )

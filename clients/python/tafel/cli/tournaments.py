@@ -10,6 +10,8 @@ from rich.table import Table
 from tafel.cli.describe import GAME_TITLES
 from tafel.cli.shared import console_connection, id_column
 from tafel.client import TafelClient
+from tafel.names import player_name
+from tafel.play.v1 import play_pb2
 from tafel.play.v1 import tournaments_pb2 as tp
 from tafel.requests import duration
 
@@ -28,43 +30,41 @@ def _enum_word(name: str) -> str:
 def event_line(event: tp.TournamentEvent, me: str) -> str:
     """One sentence per feed event, naming the players."""
 
-    def who(player_id: str, username: str) -> str:
-        return "you" if player_id == me else username
+    def who(player: play_pb2.Player) -> str:
+        return "you" if player.player_id == me else player_name(player)
 
     kind = event.WhichOneof("kind")
     if kind == "player_joined":
         p = event.player_joined.player
-        return f"{who(p.player_id, p.username)} joined"
+        return f"{who(p)} joined"
     if kind == "player_left":
         left = event.player_left
         p = left.player
         how = "withdrew after missing games" if left.missed_games else ("withdrew" if left.withdrawn else "left")
-        return f"{who(p.player_id, p.username)} {how}"
+        return f"{who(p)} {how}"
     if kind == "started":
         t = event.started.tournament
         return f"[bold]the tournament started with {len(t.players)} players[/bold]"
     if kind == "round_started":
         lines = [f"[bold]round {event.round_started.round.number} started[/bold]"]
         for game in event.round_started.round.games:
-            names = " vs ".join(who(p.player_id, p.username) for p in game.players)
+            names = " vs ".join(who(p) for p in game.players)
             lines.append(f"  board {game.board}: {names}" + (f"  (game {game.game_id})" if game.game_id else " (bye)"))
         return "\n".join(lines)
     if kind == "game_finished":
         game = event.game_finished.game
         ranked = sorted(zip(game.ranks, game.players, strict=False), key=lambda pair: pair[0])
         if len(ranked) >= 2 and ranked[0][0] == ranked[-1][0]:
-            result = "draw between " + " and ".join(who(p.player_id, p.username) for _, p in ranked)
+            result = "draw between " + " and ".join(who(p) for _, p in ranked)
         else:
-            result = " ahead of ".join(who(p.player_id, p.username) for _, p in ranked)
+            result = " ahead of ".join(who(p) for _, p in ranked)
         return f"  round {event.game_finished.round}, board {game.board}: {result}"
     if kind == "standings_changed":
         rows = event.standings_changed.standings[:10]
-        return "  standings: " + ", ".join(
-            f"{r.rank}. {who(r.player.player_id, r.player.username)} {r.points:g}" for r in rows
-        )
+        return "  standings: " + ", ".join(f"{r.rank}. {who(r.player)} {r.points:g}" for r in rows)
     if kind == "finished":
         rows = event.finished.standings[:3]
-        podium = ", ".join(f"{r.rank}. {who(r.player.player_id, r.player.username)}" for r in rows)
+        podium = ", ".join(f"{r.rank}. {who(r.player)}" for r in rows)
         return f"[bold]the tournament is over: {podium}[/bold]"
     if kind == "cancelled":
         return f"the tournament was cancelled: {event.cancelled.reason}"
