@@ -73,6 +73,7 @@ from services.coloursquare.moves import (
 from services.coloursquare.scoring import breakdown, coloured_bridges, competition_ranks, is_correct, ranking
 from services.coloursquare.sheets import SHEETS, Sheet
 from services.kit.game import (
+    PLATFORM_ENDINGS,
     GameEnded,
     IllegalMove,
     InvalidOptions,
@@ -81,6 +82,7 @@ from services.kit.game import (
     PersonalBests,
     RatingPool,
     Resigned,
+    Rules,
     TimedOut,
 )
 
@@ -152,7 +154,7 @@ def _close(
     return replace(player, status=tuple(status)), correct
 
 
-class ColourSquareRules:
+class ColourSquareRules(Rules[State, Move, Options, AnyEvent, View]):
     name = "coloursquare"
     title = "Colour Square"
     min_seats = 1
@@ -429,6 +431,9 @@ class ColourSquareRules:
         events.append(GameEnded(outcome))
         return state
 
+    def end(self, state: State, reason: str) -> State:
+        return self._end(state, reason, [])  # (its GameEnded is the service's to emit)
+
     # -- results and views -------------------------------------------------------------------------
 
     def scores(self, state: State) -> tuple[int, ...]:
@@ -439,6 +444,8 @@ class ColourSquareRules:
         if state.phase is not Phase.OVER:
             return None
         scores = self.scores(state)
+        if state.end_reason in PLATFORM_ENDINGS:  # a draw agreed, an abort: every seat first
+            return Outcome(ranks=(1,) * state.seats, reason=state.end_reason, scores=scores)
         ranks = competition_ranks(scores, [p.removed for p in state.players])
         return Outcome(ranks=ranks, reason=state.end_reason or COLOUR_SQUARE, scores=scores)
 

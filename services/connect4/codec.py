@@ -7,6 +7,7 @@ from tafel.connect4.v1 import connect4_pb2 as pb
 from services.connect4.rules import (
     MAX_SIZE,
     RESIGNED,
+    RULES,
     TIMEOUT,
     DiscDropped,
     Move,
@@ -16,7 +17,7 @@ from services.connect4.rules import (
     notation,
     replay,
 )
-from services.kit.game import Outcome
+from services.kit.game import PLATFORM_ENDINGS, Outcome
 
 
 class Connect4Codec:
@@ -68,6 +69,9 @@ class Connect4Codec:
         if outcome is not None and outcome.reason in (RESIGNED, TIMEOUT):
             message.forfeited_seat = outcome.ranks.index(2)
             message.forfeit_reason = outcome.reason
+        elif outcome is not None and outcome.reason in PLATFORM_ENDINGS:
+            # Ended by the platform (a draw agreed, an abort): the reason without a forfeited seat.
+            message.forfeit_reason = outcome.reason
         return message.SerializeToString()
 
     def state_from_bytes(self, data: bytes) -> State:
@@ -80,6 +84,8 @@ class Connect4Codec:
             seat = message.forfeited_seat
             outcome = Outcome(ranks=(2, 1) if seat == 0 else (1, 2), reason=message.forfeit_reason)
             state = State(state.options, state.discs, state.heights, state.moves, outcome)
+        elif message.forfeit_reason in PLATFORM_ENDINGS:
+            state = RULES.end(state, message.forfeit_reason)
         return state
 
 

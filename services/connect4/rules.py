@@ -19,7 +19,9 @@ from services.kit.game import (
     PersonalBests,
     RatingPool,
     Resigned,
+    Rules,
     TimedOut,
+    platform_outcome,
 )
 
 MIN_SIZE = 4
@@ -114,7 +116,7 @@ def _winning_cells(discs: int, rows: int, columns: int, row: int, column: int) -
     return tuple(sorted(cells))
 
 
-class Connect4Rules:
+class Connect4Rules(Rules[State, Move, Options, Event, View]):
     name = "connect4"
     title = "Connect Four"
     min_seats = 2
@@ -207,6 +209,9 @@ class Connect4Rules:
         new = self._forfeit(state, seat, TIMEOUT)
         assert new.outcome is not None
         return new, (TimedOut(seat), GameEnded(new.outcome))
+
+    def end(self, state: State, reason: str) -> State:
+        return State(state.options, state.discs, state.heights, state.moves, platform_outcome(2, reason))
 
     def outcome(self, state: State) -> Outcome | None:
         return state.outcome

@@ -13,7 +13,7 @@ from google.protobuf.message import Message
 from tafel.games.v1 import games_pb2
 
 from kit import wire
-from services.kit.game import GameEnded, Outcome, Resigned, TimedOut
+from services.kit.game import GameEnded, Outcome, Resigned, TakenBack, TimedOut
 
 StateT = TypeVar("StateT")
 MoveT = TypeVar("MoveT")
@@ -76,6 +76,7 @@ _EVENT_VERSION = wire.key_of(games_pb2.GameEvent, "version")
 _ENDED = wire.key_of(games_pb2.GameEvent, "ended")
 _RESIGNED = wire.key_of(games_pb2.GameEvent, "resigned")
 _TIMED_OUT = wire.key_of(games_pb2.GameEvent, "timed_out")
+_TAKEN_BACK = wire.key_of(games_pb2.GameEvent, "taken_back")
 
 EventU = TypeVar("EventU")
 ViewU = TypeVar("ViewU")
@@ -132,6 +133,8 @@ class GameEnvelope(Generic[StateT, MoveT, OptionsT, EventU, ViewU]):
             elif isinstance(event, TimedOut):
                 message.timed_out.seat = event.seat
                 message.timed_out.removed = event.removed
+            elif isinstance(event, TakenBack):
+                message.taken_back.to_version = event.to_version
             else:
                 getattr(message, self.field).CopyFrom(self.codec.event_to_proto(event))  # type: ignore[arg-type]
             out.append(message)
@@ -151,6 +154,8 @@ class GameEnvelope(Generic[StateT, MoveT, OptionsT, EventU, ViewU]):
                 key, kind = _RESIGNED, games_pb2.PlayerResigned(seat=event.seat)
             elif isinstance(event, TimedOut):
                 key, kind = _TIMED_OUT, games_pb2.TurnTimedOut(seat=event.seat, removed=event.removed)
+            elif isinstance(event, TakenBack):
+                key, kind = _TAKEN_BACK, games_pb2.MovesTakenBack(to_version=event.to_version)
             else:
                 key, kind = self._event_key, self.codec.event_to_proto(event)  # type: ignore[arg-type]
             encoded = wire.string_field(_EVENT_ID, event_id) + head + wire.embedded(key, kind.SerializeToString())

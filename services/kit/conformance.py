@@ -3,7 +3,8 @@
 Seeded random playouts check that: the game waits on someone exactly while it is not over, and
 every seat it waits on has legal moves while no other seat does; every legal move applies; the
 input state is never changed; the protobuf codec round-trips states and moves and encodes every
-view and event; and a replay from the seed and the moves gives the same game.
+view and event; a replay from the seed and the moves gives the same game (what a take-back
+relies on: services/kit/replay.py); and the platform's endings (Rules.end) end a game mid-way.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.kit.codec import GameCodec, GameEnvelope
-from services.kit.game import IllegalMove, Rules
+from services.kit.game import PLATFORM_ENDINGS, IllegalMove, Rules
 
 
 @dataclass
@@ -103,6 +104,23 @@ def _check_refused_after_end(rules: Rules[Any, Any, Any, Any, Any], state: Any, 
                 raise AssertionError("an action after the end was accepted")
 
 
+def _check_platform_endings(
+    rules: Rules[Any, Any, Any, Any, Any], codec: GameCodec[Any, Any, Any, Any, Any], state: Any, seats: int
+) -> None:
+    """A draw agreed and an abort from a running position: over, nobody to act, every seat ranked
+    first with the reason, kept through the codec, and nothing applies after."""
+    if rules.outcome(state) is not None:
+        return
+    for reason in PLATFORM_ENDINGS:
+        ended = rules.end(state, reason)
+        outcome = rules.outcome(ended)
+        assert outcome is not None and outcome.reason == reason, f"end({reason}) did not end the game with it"
+        assert outcome.ranks == (1,) * seats, f"end({reason}) ranked {outcome.ranks}"
+        assert not rules.to_act(ended) and not any(rules.legal_moves(ended, seat) for seat in range(seats))
+        assert codec.state_from_bytes(codec.state_to_bytes(ended)) == ended, "an ended state does not round-trip"
+        _check_refused_after_end(rules, ended, seats)
+
+
 def replay(rules: Rules[Any, Any, Any, Any, Any], playout: Playout) -> list[Any]:
     """The states from replaying a playout's seed and moves."""
     state = rules.new_game(playout.options, playout.seats, playout.seed)
@@ -128,5 +146,6 @@ def run_suite(
         assert replay(rules, playout) == playout.states, f"replay of seed {seed} diverged"
         again = play_random(rules, options, seats, seed)
         assert again.steps == playout.steps, f"seed {seed} is not deterministic"
+        _check_platform_endings(rules, codec, playout.states[len(playout.states) // 2], seats)
         playouts.append(playout)
     return playouts

@@ -36,6 +36,9 @@ _RECORD_AT = key_of(games_pb2.RecordedAction, "at")
 _RECORD_MOVE = key_of(games_pb2.RecordedAction, "move")
 RECORDED_RESIGNATION = key_of(games_pb2.RecordedAction, "resigned") + varint(1)
 RECORDED_TIMEOUT = key_of(games_pb2.RecordedAction, "timed_out") + varint(1)
+RECORDED_DRAW_AGREED = key_of(games_pb2.RecordedAction, "draw_agreed") + varint(1)
+RECORDED_ABORTED = key_of(games_pb2.RecordedAction, "aborted") + varint(1)
+_RECORD_TAKEN_BACK_TO = key_of(games_pb2.RecordedAction, "taken_back_to")
 _ANSWER_CORRELATION = key_of(rules_pb2.ApplyMovesResponse, "correlation_id")
 _ANSWER_APPLIED = key_of(rules_pb2.ApplyMovesResponse, "applied")
 _ANSWER_BATCH = key_of(rules_pb2.ApplyMovesResponse, "batch")
@@ -84,8 +87,15 @@ def recorded_move(move: bytes) -> bytes:
     return embedded(_RECORD_MOVE, move)
 
 
+def recorded_taken_back(to_version: int) -> bytes:
+    """RecordedAction's action for a take-back (written for version 0 too: a oneof member is there
+    when its field is, whatever its value)."""
+    return _RECORD_TAKEN_BACK_TO + varint(to_version)
+
+
 def recorded_action(seat: int, version: int, at_ns: int, action: bytes) -> bytes:
-    """A RecordedAction; `action` is recorded_move(...), RECORDED_RESIGNATION or RECORDED_TIMEOUT."""
+    """A RecordedAction; `action` is recorded_move(...), recorded_taken_back(...) or one of the
+    RECORDED_ constants."""
     return (
         uint_field(_RECORD_SEAT, seat)
         + uint_field(_RECORD_VERSION, version)

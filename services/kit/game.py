@@ -72,13 +72,25 @@ class PersonalBests:
     board_option: str
 
 
+# Outcome reasons of the platform's own endings, the same in every game (reasons.proto, "How games
+# end"): both rank every seat first; an aborted game has no winner and is no draw either.
+DRAW_AGREED = "DRAW_AGREED"
+ABORTED = "ABORTED"
+PLATFORM_ENDINGS = (DRAW_AGREED, ABORTED)
+# Refusals of the platform's actions that every game shares (reasons.proto).
+GAME_OVER = "GAME_OVER"
+OFFER_NOT_ALLOWED = "OFFER_NOT_ALLOWED"
+NOTHING_TO_TAKE_BACK = "NOTHING_TO_TAKE_BACK"
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How a finished game ended.
 
     ``ranks[seat]`` is a competition rank (1 = best; equal ranks share the place, so a two-player
     draw is ``(1, 1)``). ``reason`` is a stable code such as ``FOUR_IN_A_ROW``, ``BOARD_FULL``,
-    ``RESIGNED``, ``TIMEOUT``. ``scores`` is empty for games without points.
+    ``RESIGNED``, ``TIMEOUT``. ``scores`` is empty for games without points. An ``ABORTED`` game
+    ranks every seat first but has neither winners nor a draw: it has no result at all.
     """
 
     ranks: tuple[int, ...]
@@ -87,12 +99,15 @@ class Outcome:
 
     @property
     def winners(self) -> tuple[int, ...]:
-        """Seats ranked first. Every seat ranked first with more than one seat = a draw."""
+        """Seats ranked first (none in an aborted game). Every seat ranked first with more than one
+        seat = a draw."""
+        if self.reason == ABORTED:
+            return ()
         return tuple(seat for seat, rank in enumerate(self.ranks) if rank == 1)
 
     @property
     def is_draw(self) -> bool:
-        return len(self.ranks) > 1 and all(rank == 1 for rank in self.ranks)
+        return self.reason != ABORTED and len(self.ranks) > 1 and all(rank == 1 for rank in self.ranks)
 
 
 class Rules(Protocol, Generic[StateT, MoveT, OptionsT, EventT, ViewT]):
@@ -146,6 +161,22 @@ class Rules(Protocol, Generic[StateT, MoveT, OptionsT, EventT, ViewT]):
         """What `seat` (None = a spectator) may see. Never hidden information such as seeds."""
         ...
 
+    # -- what the platform may do beyond moves (rules.proto DrawAgreed, Abort, TakeBack) ----------
+    # Declared here with their defaults, as OpenSpiel's GameType declares a game's capabilities:
+    # the service reads them, it never probes a game with getattr. A game subclasses Rules to
+    # take the defaults.
+
+    # A take-back rebuilds a position by replaying the game's recorded actions from new_game with
+    # the game's seed (services/kit/replay.py). Pure rules make that exact, so it is on by default;
+    # a game whose positions cannot be rebuilt from its actions says False (refused OFFER_NOT_ALLOWED).
+    takes_back: bool = True
+
+    def end(self, state: StateT, reason: str) -> StateT:
+        """The platform ends a running game now (`reason` DRAW_AGREED or ABORTED): every seat
+        ranked first, the game's scores as they stand, to_act empty, outcome() with `reason`. The
+        caller checked that the game runs (and, for a draw, that it has two seats)."""
+        ...
+
 
 # Events every game shares. A rules module emits them beside its own typed events; the codec of the
 # kit maps them to `tafel.games.v1` messages, so clients handle them alike for every game.
@@ -171,4 +202,16 @@ class GameEnded:
     outcome: Outcome
 
 
-COMMON_EVENTS = (Resigned, TimedOut, GameEnded)
+@dataclass(frozen=True)
+class TakenBack:
+    """Moves were taken back: the position is the one at `to_version` again (GameEvent.taken_back)."""
+
+    to_version: int
+
+
+def platform_outcome(seats: int, reason: str, scores: tuple[int, ...] = ()) -> Outcome:
+    """The outcome of a platform ending (DRAW_AGREED, ABORTED): every seat ranked first."""
+    return Outcome(ranks=(1,) * seats, reason=reason, scores=scores)
+
+
+COMMON_EVENTS = (Resigned, TimedOut, GameEnded, TakenBack)

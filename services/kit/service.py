@@ -33,8 +33,20 @@ from kit.wire import add_pre_encoded
 from services.kit import encoded
 from services.kit.codec import GameCodec, GameEnvelope, MalformedMessage, outcome_to_proto
 from services.kit.describe import describe_game
-from services.kit.game import IllegalMove, InvalidOptions, Rules
+from services.kit.game import (
+    ABORTED,
+    DRAW_AGREED,
+    GAME_OVER,
+    NOTHING_TO_TAKE_BACK,
+    OFFER_NOT_ALLOWED,
+    GameEnded,
+    IllegalMove,
+    InvalidOptions,
+    Rules,
+    TakenBack,
+)
 from services.kit.metrics import RulesMetrics
+from services.kit.replay import ReplayFailed, positions
 from services.kit.store import (
     ClockArm,
     CommitCall,
@@ -75,10 +87,12 @@ def request_digest(request: rules_pb2.ApplyMoveRequest, move: bytes | None = Non
     learning a newer version is the same request) nor its turn clock (the caller's bookkeeping).
     `move`: the request's move encoded deterministically, when the caller has it already."""
     action = request.WhichOneof("action") or ""
-    if action != "move":
-        body = b""
-    else:
+    if action == "move":
         body = move if move is not None else request.move.SerializeToString(deterministic=True)
+    elif action == "take_back":
+        body = request.take_back.SerializeToString(deterministic=True)
+    else:  # resignation, timeout, draw_agreed, abort: empty messages
+        body = b""
     return hashlib.blake2b(f"{request.seat}:{action}:".encode() + body, digest_size=12).digest()
 
 
@@ -97,7 +111,7 @@ class _Action:
 
     request: rules_pb2.ApplyMoveRequest
     game_id: str
-    action: str  # move, resignation or timeout
+    action: str  # the request's action field: move, resignation, timeout, draw_agreed, abort, take_back
     move: Any  # the game's move (None for the others)
     recorded: bytes  # RecordedAction's action field, encoded
     clock: rules_pb2.TurnClock | None
@@ -150,6 +164,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         # opening state has beside GameCreated (e.g. round 1's roll).
         self._window: Any = getattr(rules, "commute_window", None)
         self._opening: Any = getattr(rules, "opening_events", None)
+        # The platform's endings by action (rules.proto DrawAgreed, Abort).
+        self._endings = {"draw_agreed": DRAW_AGREED, "abort": ABORTED}
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -264,7 +280,12 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
                         raise _mismatch(loaded.version, expected)
                     base = loaded.version
             assert cached is not None
-            judged = self._judge(act, cached, base, fresh)
+            back = None
+            if act.action == "take_back":
+                back = await self._taken_back_to(act, cached, fresh)
+                if back is None:
+                    continue
+            judged = self._judge(act, cached, base, fresh, back)
             if judged is None:
                 continue
             result = await self.store.run_commit(judged.commit)
@@ -283,16 +304,18 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         check_id("request_id", request.request_id)
         action = request.WhichOneof("action")
         if action is None:
-            raise invalid("ACTION_MISSING", "set one of move, resignation, timeout")
+            raise invalid("ACTION_MISSING", "set one of move, resignation, timeout, draw_agreed, abort, take_back")
         if request.seat > MAX_SEAT:
             raise invalid("BAD_SEAT", f"seat {request.seat} does not exist")
+        move, move_bytes = None, b""
         if action == "move":
             move = self.envelope.move_from_union(request.move)
             move_bytes = request.move.SerializeToString(deterministic=True)
             recorded = encoded.recorded_move(move_bytes)
+        elif action == "take_back":
+            recorded = encoded.recorded_taken_back(request.take_back.to_version)
         else:
-            move, move_bytes = None, b""
-            recorded = encoded.RECORDED_RESIGNATION if action == "resignation" else encoded.RECORDED_TIMEOUT
+            recorded = _RECORDED[action]
         cached = self._cache.get(game_id)
         keys = cached.keys if cached is not None else commit_keys(game_id)
         clock = request.turn_clock if request.HasField("turn_clock") else None
@@ -300,21 +323,29 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             _check_turn_clock(clock, keys.meta)
         return _Action(request, game_id, action, move, recorded, clock, keys, request_digest(request, move_bytes))
 
-    def _judge(self, act: _Action, cached: CachedGame[StateT], base: int, fresh: bool) -> _Judged[StateT] | None:
+    def _judge(
+        self, act: _Action, cached: CachedGame[StateT], base: int, fresh: bool, back: StateT | None = None
+    ) -> _Judged[StateT] | None:
         """The action applied to `cached` (at version `base`) and the commit that writes it; None
-        when the cached state may be stale (forgotten: judge again on Redis's)."""
+        when the cached state may be stale (forgotten: judge again on Redis's). `back`: a
+        take-back's position, rebuilt by _taken_back_to."""
         request = act.request
         seat = request.seat
         seats = cached.game.seats
         if seat >= seats:
             raise invalid("BAD_SEAT", f"seat {seat} does not exist in a {seats}-seat game")
+        events: Sequence[Any]
         try:
             if act.move is not None:
                 state, events = self.rules.apply_move(cached.state, seat, act.move)
             elif act.action == "resignation":
                 state, events = self.rules.resign(cached.state, seat)
-            else:
+            elif act.action == "timeout":
                 state, events = self.rules.timeout(cached.state, seat)
+            elif back is not None:
+                state, events = back, (TakenBack(request.take_back.to_version),)
+            else:
+                state, events = self._end(cached, self._endings[act.action])
         except IllegalMove as illegal:
             if not fresh:
                 # The cached state may be stale (another replica moved the game): judge again
@@ -330,7 +361,10 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             ) from None
 
         version = base + 1
-        window_from = self._window_after(cached, state, version)
+        if back is None:
+            window_from = self._window_after(cached, state, version)
+        else:  # a new window: nothing made before the take-back commutes with what follows it
+            window_from = version if self._window is not None and self._window(state) is not None else None
         events_out = self.envelope.events_to_bytes(events, version)
         outcome = self.rules.outcome(state)
         over = outcome is not None
@@ -373,6 +407,58 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         )
         return _Judged(CachedGame(version, state, cached.game, window_from, act.keys), response, commit, stamp)
 
+    def _end(self, cached: CachedGame[StateT], reason: str) -> tuple[StateT, Sequence[Any]]:
+        """A platform ending (a draw agreed, an abort) of the running game; IllegalMove when over,
+        or when a draw is asked of a game of other than two seats."""
+        if self.rules.outcome(cached.state) is not None:
+            raise IllegalMove(GAME_OVER, "the game is over")
+        if reason == DRAW_AGREED and cached.game.seats != 2:
+            raise IllegalMove(OFFER_NOT_ALLOWED, "a draw by agreement is for two-player games only")
+        state = self.rules.end(cached.state, reason)
+        outcome = self.rules.outcome(state)
+        assert outcome is not None and outcome.reason == reason, "Rules.end must end the game with its reason"
+        return state, (GameEnded(outcome),)
+
+    async def _taken_back_to(self, act: _Action, cached: CachedGame[StateT], fresh: bool) -> StateT | None:
+        """The position a take-back returns to, rebuilt from the game's recorded actions, or
+        Refused; None when the cached state may be stale (forgotten: judge again on Redis's).
+        The replay must arrive at the game's state as it stands before anything goes back, so a
+        record that cannot rebuild the game (one made before seeds were kept, rules changed
+        since) is refused rather than taken back to a position that never was."""
+        game_id, current = act.game_id, cached.version
+        to_version = act.request.take_back.to_version
+        refusal: tuple[str, str] | None = None
+        if self.rules.outcome(cached.state) is not None:
+            refusal = (GAME_OVER, "the game is over")
+        elif to_version >= current:
+            message = f"the game is at version {current}: nothing after version {to_version} to take back"
+            refusal = (NOTHING_TO_TAKE_BACK, message)
+        elif not self.rules.takes_back:
+            refusal = (OFFER_NOT_ALLOWED, f"{self.rules.title} takes no moves back")
+        if refusal is None:
+            seed, rows = await self.store.history(game_id)
+            stored = cached.game
+            try:
+                options = self.envelope.options_from_union(
+                    games_pb2.GameOptions.FromString(stored.options), self.rules.default_options()
+                )
+                initial = self.rules.new_game(options, stored.seats, seed)
+                actions = [games_pb2.RecordedAction.FromString(row) for row in rows]
+                # (Actions committed after `current`, if any, are not read: the commit judged on
+                # `current` then conflicts.)
+                states = positions(self.rules, self.envelope, initial, actions, upto=current)
+            except (ReplayFailed, MalformedMessage, InvalidOptions) as failed:
+                log.warning("take-back replay failed", extra={"game_id": game_id, "error": str(failed)})
+                states = []
+            if len(states) == current + 1 and states[current] == cached.state:
+                back: StateT = states[to_version]
+                return back
+            refusal = (OFFER_NOT_ALLOWED, "this game's record does not rebuild its positions: none can be taken back")
+        if not fresh:
+            self._forget(game_id)
+            return None
+        raise Refused(grpc.StatusCode.FAILED_PRECONDITION, *refusal, current_version=current)
+
     def _settle(self, act: _Action, judged: _Judged[StateT], result: CommitResult) -> bytes | None:
         """The answer once the commit's result is known; None when another seat's action landed
         first in a game whose moves commute (judge again on the new state)."""
@@ -397,6 +483,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         answers in order). None where it needs apply() (a load, a rebase, a cluster). Raises what
         _check and _judge raise."""
         act = self._check(request)
+        if act.action == "take_back":
+            return None  # reads the game's history first: apply()
         cached = self._cache.get(act.game_id)
         if cached is None or cached.version != request.expected_version:
             return None
@@ -476,6 +564,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             seats=request.seats,
             options=options_bytes,
             state=state_bytes,
+            seed=seed,
             created=[NewEvent(event.event_id, event.SerializeToString()) for event in opening],
             response=response.SerializeToString(),
             publish=games_pb2.GameEventBatch(
@@ -702,6 +791,15 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
             seats=loaded.seats,
             options=games_pb2.GameOptions.FromString(loaded.options),
         )
+
+
+# RecordedAction's action for the actions that carry no value (a move and a take-back do).
+_RECORDED = {
+    "resignation": encoded.RECORDED_RESIGNATION,
+    "timeout": encoded.RECORDED_TIMEOUT,
+    "draw_agreed": encoded.RECORDED_DRAW_AGREED,
+    "abort": encoded.RECORDED_ABORTED,
+}
 
 
 def _check_turn_clock(clock: rules_pb2.TurnClock, meta: str) -> None:

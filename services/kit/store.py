@@ -147,9 +147,11 @@ class GameStore(GameReads):
         publish: bytes,
         status: bytes = b"",
         window_from: int | None = None,
+        seed: int = 0,
     ) -> CreateResult:
         """Write a new game: `created` is its first events (GameCreated first), `status` the
-        GameStatus at version 0 kept with each of them."""
+        GameStatus at version 0 kept with each of them, `seed` what new_game made it from (kept
+        for take-backs: history)."""
         keys = game_keys(game_id)
         if isinstance(created, NewEvent):
             created = (created,)
@@ -172,6 +174,7 @@ class GameStore(GameReads):
                 publish,
                 status,
                 "" if window_from is None else window_from,
+                seed,
                 *pairs,
             ],
         )
@@ -202,6 +205,14 @@ class GameStore(GameReads):
             over=bytes(over or b"0") == b"1",
             window_from=int(window) if window else None,
         )
+
+    async def history(self, game_id: str) -> tuple[int, list[bytes]]:
+        """What a take-back replays: the seed the game was made with (0 for a game made before
+        seeds were kept) and its RecordedActions in order. Two reads, not one snapshot: an action
+        committed between them shows in the list, and the commit judged on the older version
+        then conflicts."""
+        seed: Any = await self.layer.call("HGET", game_keys(game_id).state, "z")
+        return int(seed or 0), await self.read_actions(game_id)
 
     async def commit(self, **action: Any) -> CommitResult:
         """Commit one action (the arguments are commit_args')."""

@@ -26,7 +26,7 @@ Choices beyond the rules page (also listed in services/plus4/README.md):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Final, TypeAlias
 
@@ -41,6 +41,7 @@ from services.kit.game import (
     Resigned,
     Rules,
     TimedOut,
+    platform_outcome,
 )
 
 ROWS: Final = 4
@@ -378,7 +379,7 @@ def diagram(state: Plus4State) -> tuple[str, ...]:
     )
 
 
-class Plus4Rules:
+class Plus4Rules(Rules[Plus4State, Move, Plus4Options, Plus4Event, Plus4View]):
     name: str = "plus4"
     title: str = "Plus 4"
     min_seats: int = SEATS
@@ -496,6 +497,9 @@ class Plus4Rules:
             result=result,
         )
         return new_state, (event, GameEnded(result))
+
+    def end(self, state: Plus4State, reason: str) -> Plus4State:
+        return replace(state, to_move=None, result=platform_outcome(SEATS, reason, _outcome_scores(state)))
 
     def outcome(self, state: Plus4State) -> Outcome | None:
         return state.result

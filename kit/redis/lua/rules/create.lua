@@ -2,9 +2,12 @@
 -- status at version 0), the creating request's answer, and the wake-up. A repeated creation with
 -- the same request id gets the first answer; any other creation of an existing game is refused.
 -- The game keeps its requests' answers in its state hash (fields 'r:<request id>': lua/rules/commit);
--- 'q' = 1 is part of layout 1 (every game has it; nothing reads it).
+-- 'q' = 1 is part of layout 1 (every game has it; nothing reads it). 'z' is the seed the game was
+-- made with, kept for take-backs, which replay the recorded actions from new_game (services/kit/
+-- replay.py); games made before it was kept have none and replay from seed 0, which the service
+-- checks against the game's state before it takes anything back.
 -- KEYS: state events
--- ARGV: request state game seats options last response ttl channel publish status window ...
+-- ARGV: request state game seats options last response ttl channel publish status window seed ...
 -- (... = the events as event id, GameEvent pairs; `last` is the last of their ids)
 -- Returns: {0} created | {1, first answer} replayed | {2} the game exists
 local field = 'r:' .. ARGV[1]
@@ -15,12 +18,12 @@ if c[1] then
 end
 if ARGV[1] ~= '' then
   redis.call('HSET', KEYS[1], 'v', 0, 's', ARGV[2], 'g', ARGV[3], 'n', ARGV[4], 'o', ARGV[5],
-             'l', ARGV[6], 'c', ARGV[1], 'f', 0, 'w', ARGV[12], 'q', 1, field, ARGV[7])
+             'l', ARGV[6], 'c', ARGV[1], 'f', 0, 'w', ARGV[12], 'q', 1, 'z', ARGV[13], field, ARGV[7])
 else
   redis.call('HSET', KEYS[1], 'v', 0, 's', ARGV[2], 'g', ARGV[3], 'n', ARGV[4], 'o', ARGV[5],
-             'l', ARGV[6], 'c', ARGV[1], 'f', 0, 'w', ARGV[12], 'q', 1)
+             'l', ARGV[6], 'c', ARGV[1], 'f', 0, 'w', ARGV[12], 'q', 1, 'z', ARGV[13])
 end
-for i = 13, #ARGV - 1, 2 do
+for i = 14, #ARGV - 1, 2 do
   redis.call('XADD', KEYS[2], ARGV[i], 'e', ARGV[i + 1], 't', ARGV[11])
 end
 local ttl = ARGV[8]
