@@ -12,7 +12,7 @@ import type { BoardContext } from "./boards/board.js";
 import { h, mount } from "./dom.js";
 import { coloursquare, connect4, playerName as nameOf, plus4, type TafelClient, type games, type play } from "./sdk.js";
 import { coloursOf, titleOf } from "./games/index.js";
-import { ending, explain } from "./say.js";
+import { endingStory, explain } from "./say.js";
 import { sentence } from "./sentences.js";
 
 interface Step {
@@ -201,10 +201,16 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
   forward.addEventListener("click", () => show(at + 1));
   lastButton.addEventListener("click", () => show(steps.length - 1));
   position.addEventListener("input", () => show(Number(position.value)));
-  root.addEventListener("keydown", (e) => {
-    if (e.key === "ArrowLeft") show(at - 1);
-    else if (e.key === "ArrowRight") show(at + 1);
-  });
+  // On the app's root, which outlives this page: removed with the page (its signal), or every
+  // replay opened would add one more handler stepping every replay since.
+  root.addEventListener(
+    "keydown",
+    (e) => {
+      if (e.key === "ArrowLeft") show(at - 1);
+      else if (e.key === "ArrowRight") show(at + 1);
+    },
+    { signal },
+  );
 
   void (async () => {
     try {
@@ -221,10 +227,11 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
       position.max = String(steps.length - 1);
       const outcome = record.outcome;
       title.textContent = `Replay: ${titleOf(record.game)} · ${names.join(" vs ")}`;
-      info.textContent = outcome ? `${outcome.draw ? "A draw" : `${outcome.winners.map((w) => names[w]).join(" and ")} won`} (${ending(record.game, outcome.reason)}) after ${steps.length - 1} ${steps.length - 1 === 1 ? "step" : "steps"}.` : "";
+      const story = outcome ? endingStory(record.game, outcome.reason, steps.flatMap((s) => s.events), names) : undefined;
+      info.textContent = outcome ? `${outcome.draw ? "A draw" : `${outcome.winners.map((w) => names[w]).join(" and ")} won`} (${story}) after ${steps.length - 1} ${steps.length - 1 === 1 ? "step" : "steps"}.` : "";
       steps.forEach((step, index) => {
         for (const event of step.events) {
-          const text = sentence(event, names, record.game);
+          const text = sentence(event, names, record.game, story);
           if (text) list.append(h("li", { "data-step": index, tabindex: 0, title: "Jump to this move" }, text));
         }
       });

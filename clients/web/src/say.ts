@@ -58,3 +58,20 @@ export function ending(game: string, reason: string): string {
   const general: Record<string, string> = { RESIGNED: "a player resigned", TIMEOUT: "a player ran out of time" };
   return general[reason] ?? reason.toLowerCase().replaceAll("_", " ");
 }
+
+/** How a game ended, told from its events where the reason alone misleads (issue 43.8): players who
+ * resigned or ran out of time and left the others to play on are named first, and Colour Square's
+ * "colour square" is said only with the player who called it. */
+export function endingStory(game: string, reason: string, events: games.GameEvent[], names: string[]): string {
+  const who = (seat: number): string => names[seat] ?? `Player ${seat + 1}`;
+  const left: string[] = [];
+  let caller: number | undefined;
+  for (const e of events) {
+    if (e.kind.case === "resigned") left.push(`${who(e.kind.value.seat)} resigned`);
+    else if (e.kind.case === "timedOut" && e.kind.value.removed) left.push(`${who(e.kind.value.seat)} ran out of time`);
+    else if (e.kind.case === "coloursquare" && e.kind.value.kind.case === "colourSquareCalled") caller = e.kind.value.kind.value.seat;
+  }
+  const called = reason === "COLOUR_SQUARE" ? (caller !== undefined ? `${who(caller)} called colour square` : "the game was played out") : ending(game, reason);
+  if (reason === "RESIGNED" || reason === "TIMEOUT" || left.length === 0) return reason === "COLOUR_SQUARE" ? called : ending(game, reason);
+  return `${andList(left)}, then ${called}`;
+}

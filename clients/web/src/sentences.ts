@@ -27,7 +27,7 @@ function roll(r: coloursquare.Roll | undefined): string {
 
 /** The sentence for one event (of a game of kind `game`), or "" for events that say nothing to a
  * person. */
-export function sentence(event: games.GameEvent, names: string[], game = ""): string {
+export function sentence(event: games.GameEvent, names: string[], game = "", endingText?: string): string {
   const who = (seat: number): string => names[seat] ?? `Player ${seat + 1}`;
   const kind = event.kind;
   switch (kind.case) {
@@ -42,7 +42,7 @@ export function sentence(event: games.GameEvent, names: string[], game = ""): st
       if (outcome === undefined) return "The game ended.";
       const result = outcome.draw ? "a draw" : `${outcome.winners.map(who).join(" and ")} won`;
       const scores = outcome.scores.length > 0 ? ` Scores: ${outcome.scores.map((v, i) => `${who(i)} ${v}`).join(", ")}.` : "";
-      return `Game over (${ending(game, outcome.reason)}): ${result}.${scores}`;
+      return `Game over (${endingText ?? ending(game, outcome.reason)}): ${result}.${scores}`;
     }
     case "connect4": {
       const e = kind.value.kind;
