@@ -75,13 +75,20 @@ class Actions:
         move: games_pb2.GameMove | None = None,
         resign: bool = False,
         time_out: bool = False,
+        draw_agreed: bool = False,
+        abort: bool = False,
+        take_back_to: int | None = None,
         timeout_s: float | None = None,
         shielded: bool = True,
     ) -> Awaitable[Applied]:
-        """Apply one action and settle what follows (await the result). `shielded=False` is for
-        callers whose task is never cancelled mid-action (the Play stream's action tasks): it saves
-        a task per move. Not a coroutine itself: the caller awaits _apply's directly, one
-        coroutine and frame fewer per move."""
+        """Apply one action and settle what follows (await the result): a move, or one of the
+        others (rules.proto: resign, time_out, draw_agreed, abort, take_back_to a version, the last
+        three once the caller checked the players agreed). A draw or an abort ends the game as a
+        last move does: record, live lists, ratings (an aborted game's rates no one); a take-back
+        arms the clock for the position it returns to. `shielded=False` is for callers whose task
+        is never cancelled mid-action (the Play stream's action tasks): it saves a task per move.
+        Not a coroutine itself: the caller awaits _apply's directly, one coroutine and frame
+        fewer per move."""
         request = rules_pb2.ApplyMoveRequest(
             game_id=meta.game_id, seat=seat, expected_version=expected_version, request_id=request_id
         )
@@ -97,6 +104,12 @@ class Actions:
             request.resignation.SetInParent()
         elif time_out:
             request.timeout.SetInParent()
+        elif draw_agreed:
+            request.draw_agreed.SetInParent()
+        elif abort:
+            request.abort.SetInParent()
+        elif take_back_to is not None:
+            request.take_back.to_version = take_back_to
         # Once sent, the action and what follows from it run to the end even if the caller goes
         # away (a client that disconnects must not leave a game without its next deadline).
         if not shielded:

@@ -39,6 +39,9 @@ from kit.redis.layer import RedisLayer
 from kit.redis.pipe import Command
 
 log = logging.getLogger("tafel.gateway.records")
+# The outcome of a game ended before every player had moved (reasons.proto): no result, so its
+# record is never rated (no rating change, no leaderboard entry, no personal best).
+ABORTED = "ABORTED"
 
 RecordHook = Callable[[play_pb2.GameRecord], Awaitable[None]]
 RecordCompanion = Callable[[play_pb2.GameRecord], Sequence[Command]]
@@ -82,7 +85,7 @@ class Records:
             actions=actions,
             outcome=outcome,
             time_control=meta.time_control(),
-            rated=meta.rated and not no_show(actions),
+            rated=meta.rated and not no_show(actions) and outcome.reason != ABORTED,
             private=meta.private,
         )
         record.started_at.FromMilliseconds(int(meta.created_at * 1000))

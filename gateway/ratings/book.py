@@ -45,6 +45,7 @@ from gateway.ratings.bests import Best, PersonalBests
 from gateway.ratings.glicko2 import DEFAULT_TAU, PROVISIONAL_RD, RATING_PERIOD_DAYS, Rating, age, rate_table
 from gateway.ratings.pools import RatingPools
 from gateway.ratings.stored import Stored
+from gateway.records import ABORTED
 from kit.errors import invalid
 from kit.redis.keys import pool_key, rated_hint_key
 from kit.redis.layer import RedisLayer
@@ -134,8 +135,9 @@ class RatingBook:
 
     @staticmethod
     def _nothing_to_rate(record: play_pb2.GameRecord) -> bool:
-        # Known from the record alone (a solo game may still have a personal best to keep).
-        return len(record.players) > 1 and not record.rated
+        # Known from the record alone (a solo game may still have a personal best to keep; an
+        # aborted one has no result at all, however it was marked).
+        return (len(record.players) > 1 and not record.rated) or record.outcome.reason == ABORTED
 
     def with_record(self, record: play_pb2.GameRecord) -> list[Command]:
         """What to store with the record (Records.companions): an unrated game's hint, so the
@@ -157,6 +159,8 @@ class RatingBook:
         rate). Safe to call any number of times, from any replica, concurrently."""
         seats = len(record.players)
         outcome = record.outcome
+        if outcome.reason == ABORTED:
+            return "skipped"
         if seats == 1:
             boards = await self.pools.boards_for(record.game)
             return await self.bests.apply(record, boards) if boards is not None else "skipped"
