@@ -84,7 +84,7 @@ class Actions:
         """Apply one action and settle what follows (await the result): a move, or one of the
         others (rules.proto: resign, time_out, draw_agreed, abort, take_back_to a version, the last
         three once the caller checked the players agreed). A draw or an abort ends the game as a
-        last move does: record, live lists, ratings (an aborted game's rates no one); a take-back
+        last move does: record, live lists, ratings (an aborted game changes none); a take-back
         arms the clock for the position it returns to. `shielded=False` is for callers whose task
         is never cancelled mid-action (the Play stream's action tasks): it saves a task per move.
         Not a coroutine itself: the caller awaits _apply's directly, one coroutine and frame

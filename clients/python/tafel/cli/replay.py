@@ -24,6 +24,26 @@ from tafel.plus4.v1 import plus4_pb2
 SHOWN_STEPS = 12  # the steps listed above the current one
 
 
+def played(steps: list[list[games_pb2.GameEvent]]) -> list[list[games_pb2.GameEvent]]:
+    """For each step, the events that made its position: those of every step before and at it,
+    except what a take-back (MovesTakenBack) undid: from there on, the events that made the
+    position at its to_version (that of the last version up to it that had events)."""
+    made: dict[int, list[games_pb2.GameEvent]] = {0: []}
+    out: list[list[games_pb2.GameEvent]] = []
+    done: list[games_pb2.GameEvent] = []
+    for step in steps:
+        for event in step:
+            if event.WhichOneof("kind") == "taken_back":
+                to = event.taken_back.to_version
+                done = made[max(version for version in made if version <= to)]
+            else:
+                done = [*done, event]
+        if step:
+            made[step[0].version] = done
+        out.append(done)
+    return out
+
+
 def connect4_at(final: connect4_pb2.View, events: list[games_pb2.GameEvent]) -> connect4_pb2.View:
     """The Connect Four board after `events` (its drops, in order)."""
     view = connect4_pb2.View(rows=final.rows or 6, columns=final.columns or 7)
@@ -87,6 +107,7 @@ class ReplayApp(App[None]):
         self.names = seat_names(record.players, None)
         # One step per version: an action and everything it caused.
         self.steps = [list(group) for _, group in groupby(events, key=lambda e: e.version)]
+        self.positions = played(self.steps)
         self.at = 0
         title = GAME_TITLES.get(record.game, record.game)
         self.title = f"tafel · replay · {title}: {' vs '.join(self.names)}"
@@ -102,7 +123,7 @@ class ReplayApp(App[None]):
         self.show()
 
     def show(self) -> None:
-        done = [e for step in self.steps[: self.at + 1] for e in step]
+        done = self.positions[self.at]
         seating = Seating(names=self.names)
         view = self.state.view
         board: RenderableType
