@@ -20,6 +20,26 @@ interface Step {
   events: games.GameEvent[];
 }
 
+// The events that made the position at step `at`: every step's up to it, except what a take-back
+// (takenBack) undid: from there on, those that made the position at its toVersion (that of the
+// last version up to it that had events).
+function playedUpTo(steps: Step[], at: number): games.GameEvent[] {
+  const made = new Map<bigint, games.GameEvent[]>([[0n, []]]);
+  let done: games.GameEvent[] = [];
+  for (const step of steps.slice(0, at + 1)) {
+    for (const e of step.events) {
+      if (e.kind.case === "takenBack") {
+        const to = e.kind.value.toVersion;
+        let from = 0n;
+        for (const version of made.keys()) if (version <= to && version > from) from = version;
+        done = made.get(from) ?? [];
+      } else done = [...done, e];
+    }
+    made.set(step.version, done);
+  }
+  return done;
+}
+
 function connect4At(final: connect4.View, events: games.GameEvent[]): connect4.View {
   const board = Array.from({ length: final.columns }, () => [] as number[]);
   let winning: connect4.Cell[] = [];
@@ -152,7 +172,7 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
     list.querySelectorAll("li").forEach((li) => li.classList.toggle("current", Number(li.dataset.step) === at));
     list.querySelectorAll("li").forEach((li) => li.classList.toggle("future", Number(li.dataset.step) > at));
     list.querySelector("li.current")?.scrollIntoView({ block: "nearest" });
-    const upTo = steps.slice(0, at + 1).flatMap((s) => s.events);
+    const upTo = playedUpTo(steps, at);
     const view = game?.view?.game;
     const colours = coloursOf(view?.case ?? "");
     const ctx: BoardContext = { seat: undefined, names, colours, myTurn: false, lastEvent: steps[at]?.events.find((e) => e.kind.case === view?.case), submit: () => undefined };
@@ -228,7 +248,7 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
       const outcome = record.outcome;
       title.textContent = `Replay: ${titleOf(record.game)} · ${names.join(" vs ")}`;
       const story = outcome ? endingStory(record.game, outcome.reason, steps.flatMap((s) => s.events), names) : undefined;
-      info.textContent = outcome ? `${outcome.draw ? "A draw" : `${outcome.winners.map((w) => names[w]).join(" and ")} won`} (${story}) after ${steps.length - 1} ${steps.length - 1 === 1 ? "step" : "steps"}.` : "";
+      info.textContent = outcome ? `${outcome.reason === "ABORTED" ? "Aborted, no result" : outcome.draw ? "A draw" : `${outcome.winners.map((w) => names[w]).join(" and ")} won`} (${story}) after ${steps.length - 1} ${steps.length - 1 === 1 ? "step" : "steps"}.` : "";
       steps.forEach((step, index) => {
         for (const event of step.events) {
           const text = sentence(event, names, record.game, story);
