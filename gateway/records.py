@@ -58,6 +58,21 @@ def no_show(actions: list[games_pb2.RecordedAction]) -> bool:
     return any(action.timed_out and action.seat not in acted for action in actions)
 
 
+def current_line(actions: Sequence[games_pb2.RecordedAction]) -> list[games_pb2.RecordedAction]:
+    """The actions that made the game's position now, in order: a take-back (taken_back_to T)
+    leaves the line as it was at version T, so moves it undid, and itself, are not in it (a
+    player's last move is the last one here, never one taken back)."""
+    lines: dict[int, list[games_pb2.RecordedAction]] = {0: []}
+    line: list[games_pb2.RecordedAction] = []
+    for action in actions:
+        if action.WhichOneof("action") == "taken_back_to":
+            line = lines.get(action.taken_back_to, line)
+        else:
+            line = [*line, action]
+        lines[action.version] = line
+    return line
+
+
 class Records:
     def __init__(self, layer: RedisLayer, games: GameReads, *, ttl_s: int = 0) -> None:
         self.layer = layer

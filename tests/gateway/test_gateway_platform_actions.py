@@ -15,7 +15,7 @@ from tafel.rules.v1 import rules_pb2
 from gateway.actions import Actions
 from gateway.ratings.book import RatingBook
 from gateway.ratings.pools import RatingPools
-from gateway.records import Records
+from gateway.records import Records, current_line
 from kit.redis.keys import clock_key, live_key
 from tests.gateway.harness import Seating, c4_move, seating, spawn_rules
 from tests.gateway.local_games import local_catalogue
@@ -105,3 +105,17 @@ async def test_a_take_back_goes_on_with_the_clock_armed(parts: tuple[Seating, Ac
     assert clock[b"v"] == b"4" and clock[b"a"] == b"1"
     view = await seats.router.get_view("connect4", rules_pb2.GetViewRequest(game_id=game_id))
     assert view.view.connect4.moves == "4" and await seats.redis.zscore(live_key(), game_id) is not None
+
+
+def test_the_current_line_leaves_out_what_take_backs_undid() -> None:
+    def move(version: int, seat: int) -> games_pb2.RecordedAction:
+        return games_pb2.RecordedAction(version=version, seat=seat, move=games_pb2.GameMove())
+
+    def back(version: int, to: int) -> games_pb2.RecordedAction:
+        return games_pb2.RecordedAction(version=version, seat=1, taken_back_to=to)
+
+    # 1-4 moves; 5 takes back to 2; 6, 7 moves; 8 takes back to 6 (after the first take-back).
+    actions = [move(1, 0), move(2, 1), move(3, 0), move(4, 1), back(5, 2), move(6, 0), move(7, 1), back(8, 6)]
+    assert [a.version for a in current_line(actions)] == [1, 2, 6]
+    assert [a.version for a in current_line([*actions, back(9, 0)])] == []
+    assert [a.version for a in current_line([*actions, back(9, 3)])] == [1, 2, 3], "an undone line's version"
