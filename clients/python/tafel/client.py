@@ -20,12 +20,15 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from tafel.errors import NotFound, TafelError, Unavailable, from_rpc_error
+from tafel.errors import IllegalMove, NotFound, TafelError, Unavailable, from_rpc_error
+from tafel.events import AccountEventStream
 from tafel.games.v1 import games_pb2
 from tafel.messages import game_move, game_options
 from tafel.play.v1 import (
     bots_pb2,
     bots_pb2_grpc,
+    challenges_pb2,
+    challenges_pb2_grpc,
     play_pb2,
     play_pb2_grpc,
     safety_pb2,
@@ -34,7 +37,17 @@ from tafel.play.v1 import (
     tournaments_pb2_grpc,
 )
 from tafel.play_stream import MAX_RECONNECTS, PlayStream
-from tafel.requests import duration, event_position, find_match_request, is_after, new_request_id, report_reason
+from tafel.requests import (
+    decline_reason,
+    duration,
+    event_position,
+    find_match_request,
+    is_after,
+    new_request_id,
+    offer_kind,
+    report_reason,
+    seat_preference,
+)
 from tafel.retry import NOT_IDEMPOTENT, RETRYABLE, STREAM_RETRYABLE, Attempts, Backoff, Link, service_config
 
 # Older callers import these from here.
@@ -98,10 +111,12 @@ class TafelClient:
         self.ratings = tournaments_pb2_grpc.RatingServiceStub(channel)
         self.tournaments = tournaments_pb2_grpc.TournamentServiceStub(channel)
         self.safety = safety_pb2_grpc.SafetyServiceStub(channel)
+        self.events = challenges_pb2_grpc.EventServiceStub(channel)
+        self.challenges = challenges_pb2_grpc.ChallengeServiceStub(channel)
         self.session: play_pb2.Session | None = None
         # Calls a retry could apply twice (tafel/retry.py NOT_IDEMPOTENT): never waited for and resent.
         self._once: set[int] = set()
-        self.never_resend(self.accounts, self.lobby, self.bots)
+        self.never_resend(self.accounts, self.lobby, self.bots, self.games)
         self._reached = False  # some call was answered: a gateway existed, so UNAVAILABLE is a gap
         # A program left running (a bot, the bot pool) outlasts a platform restart of minutes: its
         # resuming streams never give up (their backoff stays capped) and a unary call waits up
@@ -522,6 +537,160 @@ class TafelClient:
         """Ask the bot pool for a bot of `level` (1-3) to join your room."""
         request = bots_pb2.RequestBotRequest(room_code=room_code, level=level)
         return str((await self._call(self.bots.RequestBot, request)).request_id)
+
+    # -- offers in a game: draw, takeback, rematch; abort ----------------------------------------------
+
+    async def make_offer(
+        self, game_id: str, kind: str | play_pb2.OfferKind.ValueType, *, seat: int | None = None
+    ) -> play_pb2.Offer:
+        """Offer a draw or ask for a takeback during the game, or offer a rematch after it (`kind`:
+        "draw", "takeback", "rematch" or an OfferKind). The others get it on their event streams.
+        Refusals: OFFER_NOT_ALLOWED (a draw with more than two players, a takeback in a rated game,
+        a rematch of a tournament game or before the end), OFFER_PENDING (ALREADY_EXISTS: one of
+        this kind waits, perhaps the other side's: answer it), NOTHING_TO_TAKE_BACK. Not resent
+        after a lost answer (it carries no request id): an UNAVAILABLE is the caller's to retry."""
+        request = play_pb2.MakeOfferRequest(game_id=game_id, kind=offer_kind(kind))
+        if seat is not None:
+            request.seat = seat
+        return (await self._call(self.games.MakeOffer, request)).offer  # type: ignore[no-any-return]
+
+    async def answer_offer(
+        self, game_id: str, kind: str | play_pb2.OfferKind.ValueType, accept: bool, *, seat: int | None = None
+    ) -> play_pb2.Offer:
+        """Accept or decline the pending offer of `kind` in the game (the one who made it withdraws
+        it by declining). A draw accepted ends the game DRAW_AGREED; a takeback accepted takes the
+        asker's last move back; a rematch accepted by every player starts its game
+        (`Offer.new_game_id`, and a game_started event on every stream). Refusals: NO_OFFER (none
+        pending, or a move made it moot), OWN_OFFER (you made it: the others answer)."""
+        request = play_pb2.AnswerOfferRequest(game_id=game_id, kind=offer_kind(kind), accept=accept)
+        if seat is not None:
+            request.seat = seat
+        return (await self._call(self.games.AnswerOffer, request)).offer  # type: ignore[no-any-return]
+
+    async def abort_game(self, game_id: str) -> play_pb2.GameSummary:
+        """End the game before every player has moved: no result, no rating (outcome ABORTED).
+        Later it is refused TOO_LATE_TO_ABORT."""
+        try:
+            response = await self._call(self.games.AbortGame, play_pb2.AbortGameRequest(game_id=game_id))
+        except IllegalMove as error:
+            # A resend whose first try aborted the game is answered GAME_OVER: it did what was asked.
+            if error.reason != "GAME_OVER":
+                raise
+            summary = (await self.get_game(game_id)).summary
+            if summary.status.outcome.reason != "ABORTED":
+                raise
+            return summary
+        return response.summary  # type: ignore[no-any-return]
+
+    # -- challenges and the account's event stream -------------------------------------------------------
+
+    def event_stream(
+        self,
+        after_event_id: str = "",
+        *,
+        max_retries: int | None = STREAM_ATTEMPTS,
+        on_connection: Callable[[bool], Awaitable[None]] | None = None,
+    ) -> AccountEventStream:
+        """The account's events (challenges, games starting, offers) after `after_event_id`
+        (empty: from now), resuming by itself after a cut with nothing lost or doubled; use as
+        `async with client.event_stream() as events: async for event in events` (tafel/events.py).
+        `max_retries` and `on_connection` as for `watch_with_deadlines`; a patient client's
+        stream never gives up. An id no longer kept (a day) is OUT_OF_RANGE EVENT_ID_OUT_OF_RANGE."""
+        return AccountEventStream(
+            self, after_event_id, max_retries=self._limit(max_retries), on_connection=on_connection
+        )
+
+    async def my_events(self, after_event_id: str = "", **kwargs: Any) -> AsyncIterator[challenges_pb2.AccountEvent]:
+        """The account's events as a plain iterator (`event_stream` without the `async with`)."""
+        async with self.event_stream(after_event_id, **kwargs) as events:
+            async for event in events:
+                yield event
+
+    async def create_challenge(
+        self,
+        game: str,
+        options: Message | None = None,
+        *,
+        username: str = "",
+        bot_level: int = 0,
+        open: bool = False,
+        rated: bool = False,
+        per_move_s: float | None = None,
+        seat: str | int | None = None,
+        expires_in_s: float | None = None,
+        request_id: str | None = None,
+    ) -> challenges_pb2.Challenge:
+        """Challenge a player by `username`, a bot by `bot_level` (the game starts at once: the
+        answer carries its `game_id`) or anyone (`open`, listed in the lobby). `seat`: "first",
+        "second" or None (drawn). `expires_in_s`: 10 s to 24 h (default 5 minutes, open ones 30).
+        Retried with the same request id, it is made once. Refusals: CHALLENGE_NOT_ALLOWED (they
+        take no challenge from you, or there is no such player), CHALLENGE_PENDING (one between
+        you waits), RATED_NEEDS_ACCOUNT, BAD_CHALLENGE, BAD_EXPIRY."""
+        request = challenges_pb2.CreateChallengeRequest(
+            request_id=request_id or new_request_id(),
+            username=username,
+            bot_level=bot_level,
+            open=open,
+            game=game,
+            options=game_options(options),
+            rated=rated,
+            seat_preference=seat_preference(seat),
+        )
+        if per_move_s is not None:
+            request.time_control.per_move.CopyFrom(duration(per_move_s))
+        if expires_in_s is not None:
+            request.expires_in.CopyFrom(duration(expires_in_s))
+        return (await self._call(self.challenges.CreateChallenge, request)).challenge  # type: ignore[no-any-return]
+
+    async def accept_challenge(self, challenge_id: str) -> challenges_pb2.Challenge:
+        """Accept a challenge to you (or an open one): its game starts at once (`game_id`)."""
+        request = challenges_pb2.AcceptChallengeRequest(challenge_id=challenge_id)
+        return (await self._call(self.challenges.AcceptChallenge, request)).challenge  # type: ignore[no-any-return]
+
+    async def decline_challenge(
+        self, challenge_id: str, reason: str | challenges_pb2.DeclineReason.ValueType = "generic"
+    ) -> challenges_pb2.Challenge:
+        """Decline a challenge to you with a reason ("generic", "later", "too_fast", "too_slow",
+        "casual_only", "rated_only", "not_this_game", "no_bots"), which the challenger is shown."""
+        request = challenges_pb2.DeclineChallengeRequest(challenge_id=challenge_id, reason=decline_reason(reason))
+        return await self._end_challenge(
+            self.challenges.DeclineChallenge, request, challenges_pb2.CHALLENGE_STATUS_DECLINED
+        )
+
+    async def cancel_challenge(self, challenge_id: str) -> challenges_pb2.Challenge:
+        """Withdraw a challenge you made while it is pending."""
+        request = challenges_pb2.CancelChallengeRequest(challenge_id=challenge_id)
+        return await self._end_challenge(
+            self.challenges.CancelChallenge, request, challenges_pb2.CHALLENGE_STATUS_CANCELLED
+        )
+
+    async def _end_challenge(
+        self, method: Any, request: Message, status: challenges_pb2.ChallengeStatus.ValueType
+    ) -> challenges_pb2.Challenge:
+        try:
+            return (await self._call(method, request)).challenge  # type: ignore[no-any-return]
+        except IllegalMove as error:
+            # A resend whose first try did it is refused CHALLENGE_NOT_PENDING: answer as the first.
+            if error.reason != "CHALLENGE_NOT_PENDING":
+                raise
+            challenge = await self.get_challenge(request.challenge_id)  # type: ignore[attr-defined]
+            if challenge.status != status:
+                raise
+            return challenge
+
+    async def get_challenge(self, challenge_id: str) -> challenges_pb2.Challenge:
+        request = challenges_pb2.GetChallengeRequest(challenge_id=challenge_id)
+        return (await self._call(self.challenges.GetChallenge, request)).challenge  # type: ignore[no-any-return]
+
+    async def list_challenges(self) -> challenges_pb2.ListChallengesResponse:
+        """Your pending challenges: `.incoming` (to you) and `.outgoing` (by you), oldest first."""
+        request = challenges_pb2.ListChallengesRequest()
+        return await self._call(self.challenges.ListChallenges, request)  # type: ignore[no-any-return]
+
+    async def list_open_challenges(self, game: str = "") -> list[challenges_pb2.Challenge]:
+        """Open challenges anyone may take (accept_challenge), newest first."""
+        request = challenges_pb2.ListOpenChallengesRequest(game=game)
+        return list((await self._call(self.challenges.ListOpenChallenges, request)).challenges)
 
     # -- ratings and tournaments --------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """What the SDK puts in its requests: request ids, the find-match request, durations, enum values
-by name (report reasons, sanction kinds, roles), and the
+by name (report reasons, sanction kinds, roles, decline reasons, offer kinds, seat preferences), and the
 order of event ids (to resume a watch after the last event seen). Below the client and the play
 stream, which both use them (the SDK's layers: errors/retry -> requests -> play_stream -> client
 -> botplay)."""
@@ -15,7 +15,7 @@ from google.protobuf.duration_pb2 import Duration
 from google.protobuf.message import Message
 
 from tafel.messages import game_options
-from tafel.play.v1 import play_pb2, safety_pb2
+from tafel.play.v1 import challenges_pb2, play_pb2, safety_pb2
 
 # Request ids: a random prefix per process and a counter. Unique without a system call per id
 # (uuid4 reads the OS's random source each time: a visible share of a fast bot's CPU).
@@ -109,3 +109,29 @@ def role(value: str | int) -> play_pb2.Role.ValueType:
     if isinstance(value, str) and value.strip().lower() == "organizer":
         value = "organiser"
     return cast(play_pb2.Role.ValueType, _enum_by_name(play_pb2.Role, "ROLE_", value, "role"))
+
+
+def decline_reason(value: str | int) -> challenges_pb2.DeclineReason.ValueType:
+    """ "generic", "later", "too_fast", "too_slow", "casual_only", "rated_only", "not_this_game",
+    "no_bots" ("too-fast", "too fast" too), or a DeclineReason."""
+    return cast(
+        challenges_pb2.DeclineReason.ValueType,
+        _enum_by_name(challenges_pb2.DeclineReason, "DECLINE_REASON_", value, "decline reason"),
+    )
+
+
+def offer_kind(value: str | int) -> play_pb2.OfferKind.ValueType:
+    """ "draw", "takeback" ("take back", "take-back") or "rematch", or an OfferKind."""
+    if isinstance(value, str):
+        value = value.replace(" ", "").replace("-", "")
+    return cast(play_pb2.OfferKind.ValueType, _enum_by_name(play_pb2.OfferKind, "OFFER_KIND_", value, "offer kind"))
+
+
+def seat_preference(value: str | int | None) -> challenges_pb2.SeatPreference.ValueType:
+    """ "first" (to move first), "second", or None / "any" (drawn when the game starts)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "any", "random")):
+        return challenges_pb2.SEAT_PREFERENCE_UNSPECIFIED
+    return cast(
+        challenges_pb2.SeatPreference.ValueType,
+        _enum_by_name(challenges_pb2.SeatPreference, "SEAT_PREFERENCE_", value, "seat preference"),
+    )

@@ -8,7 +8,14 @@ the channel picks next. Every call it retries is safe to repeat: state-changing 
 ids or set a state (a block). Those that do not are left out (NOT_IDEMPOTENT): retried, Register,
 CreateRoom and RequestBot could make a second account, room or bot request, a staff's warning or
 sanction could be given twice, and a call whose first try did its work would be refused by the
-second (ChangePassword: the old password is wrong now; a rename: the old name is gone).
+second (ChangePassword: the old password is wrong now; a rename: the old name is gone). MakeOffer
+has no request id: resent after the other side declined the first, it would offer again.
+
+Challenges and offers: CreateChallenge carries a request id; an AcceptChallenge resent returns the
+first acceptance; AnswerOffer is counted once (the server's compare-and-set). A resent
+DeclineChallenge, CancelChallenge or AbortGame whose first try did its work is refused (not
+pending, game over): the client reads the challenge or game and answers as the first try would
+have (TafelClient.decline_challenge, cancel_challenge, abort_game).
 
 Long-lived streams (watches, matchmaking, the play stream, the bot pool) resume themselves from
 where they were; between attempts they wait `Attempts.failed()`: exponential backoff with a cap
@@ -29,7 +36,7 @@ from dataclasses import dataclass
 import grpc
 
 from tafel.admin.v1 import admin_pb2
-from tafel.play.v1 import bots_pb2, play_pb2, safety_pb2, tournaments_pb2
+from tafel.play.v1 import bots_pb2, challenges_pb2, play_pb2, safety_pb2, tournaments_pb2
 
 # CANCELLED as an RPC error is the server's doing (a gateway whose stop grace ran out): this side's
 # own cancellations surface as asyncio's, never as a status.
@@ -42,6 +49,7 @@ NOT_IDEMPOTENT = frozenset(
         "Register",
         "CreateRoom",
         "RequestBot",
+        "MakeOffer",
         "ChangePassword",
         "DeleteAccount",
         # tafel.admin.v1: none carries a request id; its reads are retried.
@@ -118,7 +126,7 @@ class Link:
 def retried_methods() -> list[dict[str, str]]:
     """Every unary method of the public and staff APIs that is safe to repeat, as service-config names."""
     names = []
-    for module in (play_pb2, tournaments_pb2, bots_pb2, safety_pb2, admin_pb2):
+    for module in (play_pb2, tournaments_pb2, bots_pb2, safety_pb2, challenges_pb2, admin_pb2):
         for service in module.DESCRIPTOR.services_by_name.values():
             for method in service.methods:
                 if method.client_streaming or method.server_streaming or method.name in NOT_IDEMPOTENT:
