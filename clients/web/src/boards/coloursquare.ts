@@ -90,13 +90,15 @@ function sheetSvg(view: coloursquare.View, player: coloursquare.PlayerSheet, min
   return svg;
 }
 
+/** A column per player and a row per part of the score, the total last: two to four players
+ * fit a phone's width and a desktop's board column with every word whole. */
 function breakdownTable(view: coloursquare.View, ctx: BoardContext): HTMLElement {
   const parts: [string, keyof coloursquare.Breakdown][] = [["circled", "circled"], ["bridges", "bridges"], ["purple", "purple"], ["wrong", "wrongPenalty"], ["open", "openPenalty"], ["jokers", "jokers"], ["total", "total"]];
   return h(
     "table",
     { class: "breakdown" },
-    h("tr", {}, h("th", {}, "score"), ...parts.map(([label]) => h("th", {}, label))),
-    ...view.players.map((p) => h("tr", { "data-seat": p.seat }, h("td", {}, ctx.names[p.seat] ?? `Seat ${p.seat + 1}`), ...parts.map(([, field]) => h("td", {}, String(p.breakdown?.[field] ?? 0))))),
+    h("tr", {}, h("th", {}, "score"), ...view.players.map((p) => h("th", { "data-seat": p.seat }, ctx.names[p.seat] ?? `Player ${p.seat + 1}`))),
+    ...parts.map(([label, field]) => h("tr", { class: field === "total" ? "total" : "", "data-part": label }, h("td", {}, label), ...view.players.map((p) => h("td", {}, String(p.breakdown?.[field] ?? 0))))),
   );
 }
 
