@@ -72,6 +72,7 @@ export function endingStory(game: string, reason: string, events: games.GameEven
     else if (e.kind.case === "coloursquare" && e.kind.value.kind.case === "colourSquareCalled") caller = e.kind.value.kind.value.seat;
   }
   const called = reason === "COLOUR_SQUARE" ? (caller !== undefined ? `${who(caller)} called colour square` : "the game was played out") : ending(game, reason);
-  if (reason === "RESIGNED" || reason === "TIMEOUT" || left.length === 0) return reason === "COLOUR_SQUARE" ? called : ending(game, reason);
+  if (reason === "RESIGNED" || reason === "TIMEOUT") return left.length > 0 ? andList(left) : ending(game, reason);
+  if (left.length === 0) return called;
   return `${andList(left)}, then ${called}`;
 }
