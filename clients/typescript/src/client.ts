@@ -20,15 +20,19 @@ import {
   FindMatchRequestSchema,
   GameService,
   LobbyService,
+  OfferKind,
+  OfferStatus,
   RoomState,
   type FindMatchResponse,
   type GameRecord,
+  type GameSummary,
   type GameType,
   type GetGameResponse,
   type ListGameRecordsResponse,
   type ListLiveGamesResponse,
   type ListMyGamesResponse,
   type MatchFound,
+  type Offer,
   type Player,
   type ResignResponse,
   type Role,
@@ -38,6 +42,16 @@ import {
   type WatchGameResponse,
 } from "./gen/tafel/play/v1/play_pb.js";
 import { BotService } from "./gen/tafel/play/v1/bots_pb.js";
+import {
+  ChallengeService,
+  ChallengeStatus,
+  DeclineReason,
+  EventService,
+  SeatPreference,
+  type AccountEvent,
+  type Challenge,
+  type ListChallengesResponse,
+} from "./gen/tafel/play/v1/challenges_pb.js";
 import {
   SafetyService,
   type GetMyStandingResponse,
@@ -56,7 +70,7 @@ import {
 } from "./gen/tafel/play/v1/tournaments_pb.js";
 import { PlayStream, type PlayStreamOptions } from "./play-stream.js";
 import { RequestIds } from "./request-ids.js";
-import { resuming, sleep } from "./resume.js";
+import { linkedAbort, resuming, sleep } from "./resume.js";
 
 /** Unary calls retried by themselves (each state-changing one reuses its request id). */
 const RETRYABLE: ReadonlySet<Code> = new Set([Code.Unavailable, Code.DeadlineExceeded]);
@@ -107,6 +121,40 @@ export interface ReportOptions {
   requestId?: string;
 }
 
+export interface EventStreamOptions {
+  /** Resume after this event id (an AccountEvent.eventId seen before); empty = from now on. */
+  afterEventId?: string;
+  /** Called once, when the stream is live, with the account's last event id ("0-0" when it has
+   * none yet): read what is pending (listChallenges) now, and nothing falls between; a stream
+   * opened later with this id as afterEventId sees every event since. */
+  onReady?: (lastEventId: string) => void;
+  /** Reconnections in a row before giving up (default 20). */
+  maxRetries?: number;
+  signal?: AbortSignal;
+}
+
+export interface ChallengeOptions {
+  options?: GameOptions;
+  /** Time per move in seconds (default: the server's, 60 s). */
+  perMoveS?: number;
+  /** Guests play casual games only (RATED_NEEDS_ACCOUNT). */
+  rated?: boolean;
+  /** The seat the challenger wants (two-player games: first moves first); default drawn. */
+  seat?: "first" | "second";
+  /** How long it waits for an answer, 10 s to 24 h (default 5 minutes; open ones 30). */
+  expiresInS?: number;
+  /** Reuse to retry by hand; chosen by the SDK when unset. */
+  requestId?: string;
+}
+
+export interface RematchOptions {
+  /** Give up (and withdraw this player's offer) after this long; default 120 s, the offer's life. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** With several seats in the game: which one answers. */
+  seat?: number;
+}
+
 export interface MoveOptions {
   /** The version the move was made against; read from the server when unset. */
   expectedVersion?: bigint;
@@ -129,6 +177,8 @@ export class TafelClient {
   readonly ratings: Client<typeof RatingService>;
   readonly tournaments: Client<typeof TournamentService>;
   readonly safety: Client<typeof SafetyService>;
+  readonly events: Client<typeof EventService>;
+  readonly challenges: Client<typeof ChallengeService>;
   /** The staff's API (tafel.admin.v1): refused with ROLE_REQUIRED without the role. */
   readonly moderation: Client<typeof ModerationService>;
   readonly admin: Client<typeof AdminService>;
@@ -145,6 +195,8 @@ export class TafelClient {
     this.ratings = createClient(RatingService, transport);
     this.tournaments = createClient(TournamentService, transport);
     this.safety = createClient(SafetyService, transport);
+    this.events = createClient(EventService, transport);
+    this.challenges = createClient(ChallengeService, transport);
     this.moderation = createClient(ModerationService, transport);
     this.admin = createClient(AdminService, transport);
     this.timeoutMs = timeoutMs;
@@ -558,6 +610,206 @@ export class TafelClient {
       }
     }
   }
+
+  // -- the account's event stream, challenges, offers (issue 36) ------------------------------
+
+  /** The caller's events (challenges in and out, games starting, offers in their games), live,
+   * until `signal` aborts or the loop is left. After a dropped connection or a stopping gateway it
+   * resumes by itself from the last event it handed out (on any gateway): nothing lost, nothing
+   * twice. An id older than the server keeps (a day) fails with reason EVENT_ID_OUT_OF_RANGE: list
+   * what is pending and watch from now. */
+  async *watchMyEvents(opts: EventStreamOptions = {}): AsyncGenerator<AccountEvent> {
+    let positioned = (opts.afterEventId ?? "") !== "";
+    let ready = false;
+    const responses = resuming({
+      open: (afterEventId, signal) => this.events.watchMyEvents({ afterEventId }, { headers: this.headers(), signal }),
+      idOf: (response) => {
+        if (response.kind.case === "event") return response.kind.value.eventId;
+        if (response.kind.case !== "ready") return undefined;
+        // A watch "from now" starts at the stream's end, which the first `ready` names ("0-0" for
+        // an account with no events yet, so a reopening before any event misses nothing either).
+        // Later readies are not positions: events made during a cut come after them.
+        const end = response.kind.value.lastEventId || "0-0";
+        if (!ready) {
+          ready = true;
+          opts.onReady?.(end);
+        }
+        return positioned ? undefined : end;
+      },
+      isAfter,
+      isLast: () => false,
+      afterId: opts.afterEventId ?? "",
+      maxRetries: opts.maxRetries ?? 20,
+      signal: opts.signal,
+      reopenOnEnd: true, // the stream has no end of its own: one that ends was cut
+    });
+    for await (const response of responses) {
+      positioned = true;
+      if (response.kind.case === "event") yield response.kind.value;
+    }
+  }
+
+  /** Challenge a player by username to `game`; they get it on their event stream. The same
+   * request id again (a retry) returns the first challenge. */
+  async challenge(username: string, game: string, opts: ChallengeOptions = {}): Promise<Challenge> {
+    return this.createChallenge({ username }, game, opts);
+  }
+
+  /** Challenge one of the platform's bots (level 1-3); it starts the game at once. */
+  async challengeBot(level: number, game: string, opts: ChallengeOptions = {}): Promise<Challenge> {
+    return this.createChallenge({ botLevel: level }, game, opts);
+  }
+
+  /** A challenge anyone may take (listed by listOpenChallenges, in the lobby). */
+  async openChallenge(game: string, opts: ChallengeOptions = {}): Promise<Challenge> {
+    return this.createChallenge({ open: true }, game, opts);
+  }
+
+  private async createChallenge(whom: { username?: string; botLevel?: number; open?: boolean }, game: string, opts: ChallengeOptions): Promise<Challenge> {
+    const request = {
+      ...whom,
+      game,
+      options: opts.options,
+      timeControl: timeControl(opts.perMoveS),
+      rated: opts.rated ?? false,
+      seatPreference: opts.seat === "first" ? SeatPreference.FIRST : opts.seat === "second" ? SeatPreference.SECOND : SeatPreference.UNSPECIFIED,
+      expiresIn: opts.expiresInS === undefined ? undefined : durationFromMs(Math.round(opts.expiresInS * 1000)),
+      requestId: opts.requestId ?? this.requestIds.next(),
+    };
+    return required((await this.call((o) => this.challenges.createChallenge(request, o))).challenge, "challenge");
+  }
+
+  /** Accept a challenge to you (or an open one): the game starts for both; its id is `gameId`. */
+  async acceptChallenge(challengeId: string): Promise<Challenge> {
+    // Accepting again is answered the same way, so a retry is safe.
+    return required((await this.call((o) => this.challenges.acceptChallenge({ challengeId }, o))).challenge, "challenge");
+  }
+
+  /** Decline a challenge to you, with a reason from the list (the challenger is told it). */
+  async declineChallenge(challengeId: string, reason: DeclineReason = DeclineReason.GENERIC): Promise<Challenge> {
+    return this.settleChallenge(challengeId, ChallengeStatus.DECLINED, (o) => this.challenges.declineChallenge({ challengeId, reason }, o));
+  }
+
+  /** Withdraw a challenge you made while it is pending. */
+  async cancelChallenge(challengeId: string): Promise<Challenge> {
+    return this.settleChallenge(challengeId, ChallengeStatus.CANCELLED, (o) => this.challenges.cancelChallenge({ challengeId }, o));
+  }
+
+  /** A decline or cancel, retried like any call: a retry whose first attempt landed is refused
+   * CHALLENGE_NOT_PENDING, and then the challenge as it is answers (it is what was asked for). */
+  private async settleChallenge(
+    challengeId: string,
+    want: ChallengeStatus,
+    send: (o: CallOptions) => Promise<{ challenge?: Challenge }>,
+  ): Promise<Challenge> {
+    let attempts = 0;
+    try {
+      return required((await this.call((o) => (attempts++, send(o)))).challenge, "challenge");
+    } catch (error) {
+      if (attempts > 1 && error instanceof TafelError && error.reason === "CHALLENGE_NOT_PENDING") {
+        const now = await this.getChallenge(challengeId);
+        if (now.status === want) return now;
+      }
+      throw error;
+    }
+  }
+
+  async getChallenge(challengeId: string): Promise<Challenge> {
+    return required((await this.call((o) => this.challenges.getChallenge({ challengeId }, o))).challenge, "challenge");
+  }
+
+  /** Your pending challenges, to you (`incoming`) and by you (`outgoing`), oldest first. */
+  async listChallenges(): Promise<ListChallengesResponse> {
+    return this.call((o) => this.challenges.listChallenges({}, o));
+  }
+
+  /** Open challenges anyone may take, newest first (optionally one game's). */
+  async listOpenChallenges(game = ""): Promise<Challenge[]> {
+    return (await this.call((o) => this.challenges.listOpenChallenges({ game }, o))).challenges;
+  }
+
+  /** Offer a draw (two-player games), ask for a takeback (casual games) or, after the game, offer
+   * a rematch. The others get it on their event streams. Not retried by itself: a lost answer
+   * would come back OFFER_PENDING; the event stream says what became of it. */
+  async makeOffer(gameId: string, kind: OfferKind, opts: { seat?: number } = {}): Promise<Offer> {
+    return required((await this.call((o) => this.games.makeOffer({ gameId, kind, seat: opts.seat }, o), 0)).offer, "offer");
+  }
+
+  async offerDraw(gameId: string): Promise<Offer> {
+    return this.makeOffer(gameId, OfferKind.DRAW);
+  }
+
+  async askTakeback(gameId: string): Promise<Offer> {
+    return this.makeOffer(gameId, OfferKind.TAKEBACK);
+  }
+
+  async offerRematch(gameId: string): Promise<Offer> {
+    return this.makeOffer(gameId, OfferKind.REMATCH);
+  }
+
+  /** Accept or decline the pending offer of `kind` (declining your own withdraws it). A draw
+   * accepted ends the game DRAW_AGREED; a takeback returns the game to before the asker's last
+   * move; a rematch accepted by all carries `newGameId`. Not retried by itself (see makeOffer). */
+  async answerOffer(gameId: string, kind: OfferKind, accept: boolean, opts: { seat?: number } = {}): Promise<Offer> {
+    return required((await this.call((o) => this.games.answerOffer({ gameId, kind, accept, seat: opts.seat }, o), 0)).offer, "offer");
+  }
+
+  /** End a game before every player has moved: no result, no rating (TOO_LATE_TO_ABORT after). */
+  async abortGame(gameId: string): Promise<GameSummary> {
+    // Not retried: a lost answer would come back GAME_OVER (the game's watch shows the end).
+    return required((await this.call((o) => this.games.abortGame({ gameId }, o), 0)).summary, "summary");
+  }
+
+  /** Play again after `gameId`: offer a rematch, or accept the one another player offered, and
+   * wait on the event stream until every player has accepted; resolves with the new game's id.
+   * Rejects with REMATCH_DECLINED (or _EXPIRED, _WITHDRAWN) when it will not happen, and with
+   * REMATCH_TIMEOUT after `timeoutMs` (withdrawing this player's acceptance first). */
+  async rematch(gameId: string, opts: RematchOptions = {}): Promise<string> {
+    const call = linkedAbort(opts.signal);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new TafelError("REMATCH_TIMEOUT", "nobody answered the rematch offer in time", Code.DeadlineExceeded)), opts.timeoutMs ?? 120_000);
+    });
+    const outcome = (offer: Offer): string | undefined => {
+      if (offer.gameId !== gameId || offer.kind !== OfferKind.REMATCH || offer.status === OfferStatus.PENDING) return undefined;
+      if (offer.status === OfferStatus.ACCEPTED) return offer.newGameId;
+      const how = OfferStatus[offer.status] ?? "ENDED";
+      throw new TafelError(`REMATCH_${how}`, `the rematch offer was ${how.toLowerCase()}`, Code.FailedPrecondition);
+    };
+    // The stream is live before the offer is made, so its answer cannot slip past.
+    let live = (): void => undefined;
+    const ready = new Promise<void>((resolve) => (live = resolve));
+    const answered = (async (): Promise<string> => {
+      for await (const event of this.watchMyEvents({ signal: call.signal, onReady: () => live() })) {
+        const newGame = event.kind.case === "offer" ? outcome(event.kind.value) : undefined;
+        if (newGame) return newGame;
+      }
+      throw new TafelError("REMATCH_ENDED", "the event stream ended", Code.Unavailable);
+    })();
+    for (const p of [timeout, answered]) p.catch(() => undefined); // raced below; never unhandled
+    try {
+      await Promise.race([ready, answered, timeout]);
+      let offer: Offer;
+      try {
+        offer = await this.makeOffer(gameId, OfferKind.REMATCH, { seat: opts.seat });
+      } catch (error) {
+        if (!(error instanceof TafelError && error.reason === "OFFER_PENDING")) throw error;
+        offer = await this.answerOffer(gameId, OfferKind.REMATCH, true, { seat: opts.seat }); // theirs: accept it
+      }
+      return outcome(offer) || (await Promise.race([answered, timeout]));
+    } catch (error) {
+      // Given up (timed out, or the caller left): take this player's yes back, so nobody is led
+      // into a game without them. An offer already settled answers NO_OFFER, which is fine.
+      if (!(error instanceof TafelError && error.reason.startsWith("REMATCH_") && error.reason !== "REMATCH_TIMEOUT")) {
+        await this.answerOffer(gameId, OfferKind.REMATCH, false, { seat: opts.seat }).catch(() => undefined);
+      }
+      throw error instanceof TafelError ? error : fromCallError(error);
+    } finally {
+      clearTimeout(timer);
+      call.release();
+    }
+  }
+
 }
 
 function required<T>(value: T | undefined, what: string): T {

@@ -1,7 +1,17 @@
 // @tafel/sdk: the browser-safe core (no Node-only imports here; native gRPC is in ./node.js).
 
 export { TafelClient } from "./client.js";
-export type { ClientOptions, MatchOptions, MoveOptions, ReportOptions, RoomOptions, WatchOptions } from "./client.js";
+export type {
+  ChallengeOptions,
+  ClientOptions,
+  EventStreamOptions,
+  MatchOptions,
+  MoveOptions,
+  RematchOptions,
+  ReportOptions,
+  RoomOptions,
+  WatchOptions,
+} from "./client.js";
 export { Code, ConnectError } from "@connectrpc/connect";
 export type { Interceptor } from "@connectrpc/connect";
 export * from "./errors.js";
@@ -15,6 +25,7 @@ export { createWebTransport, type WebProtocol, type WebTransportOptions } from "
 
 // The generated messages, by package, for anything the helpers above do not cover.
 export * as admin from "./gen/tafel/admin/v1/admin_pb.js";
+export * as challenges from "./gen/tafel/play/v1/challenges_pb.js";
 export * as coloursquare from "./gen/tafel/coloursquare/v1/coloursquare_pb.js";
 export * as connect4 from "./gen/tafel/connect4/v1/connect4_pb.js";
 export * as games from "./gen/tafel/games/v1/games_pb.js";

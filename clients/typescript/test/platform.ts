@@ -158,6 +158,8 @@ export class Relay {
   private readonly server: net.Server;
   cuts = 0;
   connections = 0;
+  /** While paused, connections are cut as they come (a network that stays down). */
+  paused = false;
 
   private constructor(server: net.Server) {
     this.server = server;
@@ -168,6 +170,10 @@ export class Relay {
     const server = net.createServer();
     const relay = new Relay(server);
     server.on("connection", (client) => {
+      if (relay.paused) {
+        client.destroy();
+        return;
+      }
       relay.connections += 1;
       const upstream = net.connect(Number(port), host);
       for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
@@ -193,6 +199,16 @@ export class Relay {
   cut(): void {
     this.cuts += 1;
     for (const socket of this.sockets) socket.destroy();
+  }
+
+  /** Cut every connection and refuse new ones until `resume`. */
+  pause(): void {
+    this.paused = true;
+    this.cut();
+  }
+
+  resume(): void {
+    this.paused = false;
   }
 
   async close(): Promise<void> {
