@@ -20,7 +20,7 @@ def test_a_named_guest_plays_a_bot_shown_as_a_bot(platform: Platform) -> None:
     env = client_env(platform.gateway_addresses[0])
     player = Terminal(f"{TAFEL} play connect4 --vs-bot 2 --name 'Jörg de Vries'", env)
     try:
-        screen = player.wait_all("YOUR TURN", "● you", "○ Bot (level 2)", timeout_s=60)
+        screen = player.wait_all("YOUR TURN", "● you", "○ Bot (level 2)", timeout_s=30)
         assert "guest-" not in screen, screen
         player.keys("4", "Enter")
         player.wait_text("Bot (level 2) dropped a disc in column", timeout_s=30)
