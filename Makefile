@@ -39,7 +39,7 @@ venv-python:
 # The TypeScript SDK's packages (clients/typescript): `npm ci` from its lock file; `make gen` runs
 # its protoc-gen-es, `make ts` its tsc. Needs Node 20 and npm.
 TS     := clients/typescript
-TS_SRC := $(shell find $(TS)/src $(TS)/test $(TS)/conformance -name '*.ts' -not -path '$(TS)/src/gen/*' 2>/dev/null)
+TS_SRC := $(shell find $(TS)/src $(TS)/test $(TS)/conformance $(TS)/examples -name '*.ts' -not -path '$(TS)/src/gen/*' 2>/dev/null)
 
 $(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
 	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error

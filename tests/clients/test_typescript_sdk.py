@@ -1,6 +1,7 @@
 """The TypeScript SDK (clients/typescript) under Node's test runner, against a real platform on
 loopback: whole games of all three games, a watch and a search resuming after a dropped connection,
-typed refusals and retries, block / mute / report and an account's life (issue 35), over native
+typed refusals and retries, block / mute / report and an account's life (issue 35), the account's
+event stream resumed after a cut, challenges, offers and a rematch (issue 36), over native
 gRPC, Connect and gRPC-Web (the web edge); the Play stream over native gRPC, reopening after a cut
 connection. Then against a platform with TLS (a private CA: native gRPC and the HTTPS edge, a
 refused certificate), and against two gateways one of which is stopped gracefully mid-game (the
@@ -63,10 +64,12 @@ def test_typescript_sdk_under_node(platform: Platform) -> None:
     output, counts, passed = _node_tests("test", env)
     # Every suite ran and passed on every transport (a suite's line is "ok N - <what> over <how>").
     for transport in ("native gRPC", "Connect", "gRPC-Web"):
-        for suite in ("whole games", "refusals", "watching", "safety and account life"):
+        for suite in ("whole games", "refusals", "watching", "safety and account life", "challenges and offers"):
             assert f"{suite} over {transport}" in passed, output
     assert "play stream over native gRPC" in passed, output  # Play is native gRPC only
-    assert counts.get("pass", 0) >= 33, output
+    # The documented bot (examples/challenge-bot.ts) in its own process, challenged by a player.
+    assert "the challenge bot accepts, plays, offers a rematch, declines a draw" in passed, output
+    assert counts.get("pass", 0) >= 43, output
 
 
 @pytest.fixture(scope="module")
