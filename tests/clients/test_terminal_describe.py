@@ -115,5 +115,5 @@ def test_outcomes_name_the_winner() -> None:
     assert outcome_text(won, NAMES) == "you won (four in a row)"
     assert outcome_text(won, ["alice", "bob"]) == "alice won (four in a row)"
     lost = games_pb2.Outcome(winners=[1], reason="RESIGNED")
-    assert outcome_text(lost, NAMES) == "you lost, bob won (resigned)"
-    assert outcome_text(games_pb2.Outcome(draw=True, reason="BOARD_FULL"), NAMES) == "draw (board full)"
+    assert outcome_text(lost, NAMES) == "you lost, bob won (by resignation)"
+    assert outcome_text(games_pb2.Outcome(draw=True, reason="BOARD_FULL"), NAMES) == "draw (the board is full)"

@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tafel.cli.describe import placement_text
+from tafel.cli.describe import placement_text, plural
 from tafel.coloursquare.v1 import coloursquare_pb2 as cs
 from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2
@@ -103,8 +103,8 @@ def plus4_goal(options: plus4_pb2.Options) -> str:
     if options.mode == plus4_pb2.MODE_FIRST_LINE:
         return "the first line wins"
     if options.mode == plus4_pb2.MODE_ROUNDS:
-        return f"first to win {target} rounds"
-    return f"first to {target} points"
+        return f"first to win {plural(target, 'round')}"
+    return f"first to {plural(target, 'point')}"
 
 
 def render_plus4(view: plus4_pb2.View, cursor: Cursor, seat: int | None, table: Seating) -> Text:

@@ -153,9 +153,33 @@ def _coloursquare(event: cs.Event, name: Namer) -> str:
     return "(Colour Square event)"
 
 
+# How a game ended, as a player says it (Outcome.reason; tafel/games/v1/reasons.proto). A reason
+# a newer server sends and this list lacks still reads as words.
+ENDINGS = {
+    "FOUR_IN_A_ROW": "four in a row",
+    "BOARD_FULL": "the board is full",
+    "RESIGNED": "by resignation",
+    "TIMEOUT": "on time",
+    "TARGET_REACHED": "the target score was reached",
+    "LINE_COMPLETED": "a line was completed",
+    "ROUNDS_TARGET_REACHED": "the target number of rounds was reached",
+    "MOVE_LIMIT": "the push limit was reached",
+    "COLOUR_SQUARE": "colour square was called",
+    "SOLO_FINISHED": "no open square was left",
+    "ALL_REMOVED": "every player left",
+    "ROUND_LIMIT": "the round limit was reached",
+    "DRAW_AGREED": "a draw was agreed",
+}
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """ "1 round", "2 rounds"."""
+    return f"{count} {word if count == 1 else (words or word + 's')}"
+
+
 def outcome_text(outcome: games_pb2.Outcome, names: Sequence[str] = ()) -> str:
     """ "you won (four in a row)", "alice won (...)", "draw (...)"; with no names, seats from 1."""
-    reason = outcome.reason.replace("_", " ").lower()
+    reason = ENDINGS.get(outcome.reason, outcome.reason.replace("_", " ").lower())
     scores = f", scores {' - '.join(str(s) for s in outcome.scores)}" if len(outcome.scores) else ""
     if outcome.reason == "ABORTED":  # ended before everyone moved: no winner, no draw
         return "aborted, no result"

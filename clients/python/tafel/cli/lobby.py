@@ -10,7 +10,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Static
 
-from tafel.cli.describe import GAME_TITLES
+from tafel.cli.describe import GAME_TITLES, plural
 from tafel.cli.shared import BACK, LOST, sentence
 from tafel.client import TafelClient
 from tafel.errors import TafelError
@@ -21,7 +21,9 @@ from tafel.play.v1 import play_pb2
 def seats_text(room: play_pb2.Room, me: str) -> Text:
     text = Text()
     title = GAME_TITLES.get(room.game, room.game)
-    text.append(f"  room {room.code} · {title} · {len(room.players)} of {room.seats} seats taken\n\n", style="bold")
+    text.append(
+        f"  room {room.code} · {title} · {len(room.players)} of {plural(room.seats, 'seat')} taken\n\n", style="bold"
+    )
     for index in range(max(room.seats, len(room.players))):
         if index < len(room.players):
             player = room.players[index]

@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from tafel.cli.describe import GAME_TITLES
+from tafel.cli.describe import GAME_TITLES, plural
 from tafel.cli.shared import console_connection, id_column
 from tafel.client import TafelClient
 from tafel.names import player_name
@@ -44,7 +44,7 @@ def event_line(event: tp.TournamentEvent, me: str) -> str:
         return f"{who(p)} {how}"
     if kind == "started":
         t = event.started.tournament
-        return f"[bold]the tournament started with {len(t.players)} players[/bold]"
+        return f"[bold]the tournament started with {plural(len(t.players), 'player')}[/bold]"
     if kind == "round_started":
         lines = [f"[bold]round {event.round_started.round.number} started[/bold]"]
         for game in event.round_started.round.games:
@@ -111,7 +111,7 @@ async def tournaments(client: TafelClient, args: argparse.Namespace, console: Co
         return 0
     if args.action == "start":
         started = await client.start_tournament(args.target)
-        console.print(f"started {started.name} with {len(started.players)} players")
+        console.print(f"started {started.name} with {plural(len(started.players), 'player')}")
         return 0
     if args.action == "join":
         joined = await client.join_tournament(args.target)
