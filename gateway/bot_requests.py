@@ -21,7 +21,10 @@ the display name "Bot (level N)", kept with the seat in the room and so in the g
 The id a pool is handed is the request's own; the person who asked is told only a digest of it
 (`public_id`), so no person can pass for the bot they asked for: a join naming an id that is not
 pending for the room is refused (NOT_A_BOT_REQUEST), unless the joiner already sits there (a
-retried join whose first answer was lost). Games with a bot are room games, never rated.
+retried join whose first answer was lost). Leaderboards: games with a bot are room games, never
+rated, and a bot signs in as a guest, never rated either, so no bot is listed and no game against
+one counts (decision: unrated rather than marked, since a level's strength is fixed by its code, a
+rating won from it says nothing about a person, and farming a weak bot would climb the board).
 
 Keys: kit/redis/keys.py bot_queue_key, bot_signal_key, bot_pending_key, BOTS_IN_FLIGHT (this
 module's). Each serving stream blocks on its own pooled Redis connection (BLPOP on the wake-ups,
