@@ -9,6 +9,7 @@ import { drawPlus4 } from "./boards/plus4.js";
 import type { Board, BoardContext } from "./boards/board.js";
 import { h, mount } from "./dom.js";
 import type { Metrics } from "./metrics.js";
+import { offerPanel } from "./offers.js";
 import { reconnectingIn, untilLanded } from "./retry.js";
 import { playerName } from "./safety.js";
 import { gameUi, titleOf } from "./games/index.js";
@@ -46,12 +47,13 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
   const moveList = h("ol", { class: "moves" });
   const result = h("div", { class: "result", hidden: true });
   const resign = h("button", { class: "resign", hidden: true }, "Resign");
+  const offers = offerPanel(client, gameId, go, { tournament: tournamentId !== undefined }, signal);
   const title = h("h2", {}, "Loading the game…");
   const links = h("p", { class: "game-links" }, tournamentId ? h("a", { href: `#/tournament/${tournamentId}`, class: "tournament-link" }, "← Back to the tournament") : undefined);
   // The result sits beside the board (below it on a phone), so the board does not move when it shows.
   mount(
     root,
-    h("section", { class: "game" }, title, links, turn, h("div", { class: "game-main" }, boardArea, h("aside", {}, result, legend, resign, h("h3", {}, "Moves"), moveList)), message),
+    h("section", { class: "game" }, title, links, turn, h("div", { class: "game-main" }, boardArea, h("aside", {}, result, legend, offers.element, resign, h("h3", {}, "Moves"), moveList)), message),
   );
 
   let game: play.GetGameResponse | undefined;
@@ -137,6 +139,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
       ),
     );
     drawClocks();
+    offers.update(game);
     if (st === undefined) return;
     if (st.over) {
       turn.textContent = "The game is over.";
@@ -186,7 +189,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
   const showResult = (outcome: games.Outcome | undefined, who: string[], seat: number | undefined): void => {
     if (outcome === undefined) return;
     const headline =
-      outcome.draw ? "A draw." : seat !== undefined && outcome.winners.includes(seat) ? "You won!" : seat !== undefined ? "You lost." : `${outcome.winners.map((w) => who[w]).join(" and ")} won.`;
+      outcome.reason === "ABORTED" ? "Aborted: no result." : outcome.draw ? "A draw." : seat !== undefined && outcome.winners.includes(seat) ? "You won!" : seat !== undefined ? "You lost." : `${outcome.winners.map((w) => who[w]).join(" and ")} won.`;
     mount(
       result,
       h("h3", {}, headline),

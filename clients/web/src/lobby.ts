@@ -3,6 +3,7 @@
 // 1-3, solo; "how to play" for each; the live games (watch) and my games (replay). Options are
 // built from the catalogue's specs, never hard-coded.
 import { fromJson } from "@bufbuild/protobuf";
+import { openChallengesSection } from "./challenges.js";
 import { chosenClock, clockSelect } from "./clock.js";
 import { h, mount } from "./dom.js";
 import { titleOf } from "./games/index.js";
@@ -53,7 +54,7 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
   const list = h("div", { class: "games" }, "Loading the games…");
   const live = h("ul", { class: "live" });
   const mine = h("ul", { class: "mine" });
-  mount(root, h("section", { class: "lobby" }, h("h2", {}, "Play"), status, list, h("h2", {}, "Live games"), live, h("h2", {}, "My games"), mine));
+  mount(root, h("section", { class: "lobby" }, h("h2", {}, "Play"), status, list, openChallengesSection(client, go, signal), h("h2", {}, "Live games"), live, h("h2", {}, "My games"), mine));
 
   const fail = (error: unknown): void => {
     if (!signal.aborted) status.textContent = explain(error);

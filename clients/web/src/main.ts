@@ -2,7 +2,9 @@
 //   #/ lobby · #/room/CODE · #/game/ID (play or watch) · #/replay/ID · #/leaderboards ·
 //   #/tournaments · #/tournament/ID · #/account (my account) · #/staff/... (admin.ts) · #/howto/GAME (also before signing in)
 import { accountPage } from "./account.js";
+import { accountEvents } from "./account-events.js";
 import { staffPage } from "./admin.js";
+import { challengeTray, closeTray } from "./challenges.js";
 import { h, mount } from "./dom.js";
 import { gamePage } from "./game.js";
 import { howToPage } from "./howto.js";
@@ -71,6 +73,8 @@ async function start(): Promise<void> {
     page.abort();
     page = new AbortController();
     if (sanctioned !== undefined) {
+      accountEvents.stop();
+      closeTray();
       mount(user);
       return sanctionPage(root, sanctioned, () => {
         forget(client);
@@ -81,10 +85,15 @@ async function start(): Promise<void> {
     // #/game/ID/tournament/TID: a tournament's game, with the way back to its tournament.
     const [, kind, id, , parent] = location.hash.split("/");
     if (client.session === undefined) {
+      accountEvents.stop();
+      closeTray();
       mount(user);
       if (kind === "howto" && id) return howToPage(root, id); // learning a game needs no account
       return authPage(root, client, route);
     }
+    // One account event stream for the signed-in page; the challenge tray under the header.
+    accountEvents.follow(client);
+    user.closest("header")?.after(challengeTray(client, go));
     const out = h("button", { class: "signout" }, "Sign out");
     out.addEventListener("click", () => void signOut(client).finally(route));
     mount(user, ...accountLinks(client), out);

@@ -1,8 +1,10 @@
-// A player protects themself from a game page: a player's name opens a small dialog to block or
+// A player protects themself from a game page: a player's name opens a small dialog to challenge
+// them to a game (challenges.ts; not a bot or a guest, who take no challenges), to block or
 // mute them (or undo it) and to report them to the moderators, with a reason from the list and
 // details in their own words. The game page calls playerName() for each name in its legend.
 import { h, mount } from "./dom.js";
 import { playerName as nameOf, safety, type play, type TafelClient } from "./sdk.js";
+import { openChallengeDialog } from "./challenges.js";
 import { act } from "./standing.js";
 
 /** The reasons a report may give, in the order the form offers them. */
@@ -23,7 +25,7 @@ export function reasonWords(reason: safety.ReportReason): string {
  * for the viewer's own seat (and a seat without an account). */
 export function playerName(client: TafelClient, player: play.Player | undefined, label: string, gameId: string): HTMLElement {
   if (player === undefined || player.playerId === client.session?.player?.playerId) return h("span", { class: "name" }, label);
-  const button = h("button", { type: "button", class: "player-name", "aria-haspopup": "dialog", title: `Block, mute or report ${nameOf(player)}${player.displayName ? ` (${player.username})` : ""}` }, label);
+  const button = h("button", { type: "button", class: "player-name", "aria-haspopup": "dialog", title: `Challenge, block, mute or report ${nameOf(player)}${player.displayName ? ` (${player.username})` : ""}` }, label);
   button.addEventListener("click", () => openPlayerDialog(client, player, gameId));
   return h("span", { class: "name" }, button);
 }
@@ -44,6 +46,11 @@ export function openPlayerDialog(client: TafelClient, player: play.Player, gameI
     const block = h("button", { type: "button", class: blocked ? "unblock" : "block" }, blocked ? "Unblock" : "Block");
     const mute = h("button", { type: "button", class: muted ? "unmute" : "mute" }, muted ? "Unmute" : "Mute");
     const report = h("button", { type: "button", class: "report danger" }, "Report…");
+    const challenge = h("button", { type: "button", class: "challenge" }, "Challenge…");
+    challenge.addEventListener("click", () => {
+      dialog.close();
+      openChallengeDialog(client, player);
+    });
     block.addEventListener("click", () =>
       act(block, message, async () => {
         if (blocked) await client.unblockPlayer(name);
@@ -67,7 +74,7 @@ export function openPlayerDialog(client: TafelClient, player: play.Player, gameI
     mount(
       body,
       h("p", { class: "hint" }, "Blocking is silent: they are not told. You can undo it on your account page."),
-      h("div", { class: "actions" }, block, mute, report),
+      h("div", { class: "actions" }, player.bot || player.guest ? undefined : challenge, block, mute, report),
     );
   };
   client.listBlocked().then(

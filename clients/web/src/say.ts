@@ -55,7 +55,12 @@ export function refusal(game: string, error: TafelError, move: games.GameMove | 
 export function ending(game: string, reason: string): string {
   const own = gameUi(game)?.endings?.[reason];
   if (own !== undefined) return own;
-  const general: Record<string, string> = { RESIGNED: "a player resigned", TIMEOUT: "a player ran out of time" };
+  const general: Record<string, string> = {
+    RESIGNED: "a player resigned",
+    TIMEOUT: "a player ran out of time",
+    DRAW_AGREED: "the players agreed on a draw",
+    ABORTED: "aborted before every player had moved, so it counts for nobody",
+  };
   return general[reason] ?? reason.toLowerCase().replaceAll("_", " ");
 }
 

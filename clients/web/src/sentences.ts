@@ -40,10 +40,13 @@ export function sentence(event: games.GameEvent, names: string[], game = "", end
     case "ended": {
       const outcome = kind.value.outcome;
       if (outcome === undefined) return "The game ended.";
+      if (outcome.reason === "ABORTED") return "The game was aborted: no result.";
       const result = outcome.draw ? "a draw" : `${outcome.winners.map(who).join(" and ")} won`;
       const scores = outcome.scores.length > 0 ? ` Scores: ${outcome.scores.map((v, i) => `${who(i)} ${v}`).join(", ")}.` : "";
       return `Game over (${endingText ?? ending(game, outcome.reason)}): ${result}.${scores}`;
     }
+    case "takenBack":
+      return "A move was taken back by agreement.";
     case "connect4": {
       const e = kind.value.kind;
       if (e.case !== "discDropped") return "";

@@ -1,0 +1,319 @@
+// Challenges (issue 36): the dialog that challenges a player by name (or anyone: an open
+// challenge), the tray under the header with the challenges to you (accept, or decline with a
+// reason from the list) and by you (cancel), what became of them in words, and the lobby's list
+// of open challenges to take. Everything follows the page's one account event stream.
+import { accountEvents } from "./account-events.js";
+import { clockLabel, CLOCKS, chosenClock } from "./clock.js";
+import { h, mount } from "./dom.js";
+import { titleOf } from "./games/index.js";
+import { explain } from "./say.js";
+import { challenges, playerName as nameOf, type play, type TafelClient } from "./sdk.js";
+import { act } from "./standing.js";
+
+const { ChallengeStatus, DeclineReason, SeatPreference } = challenges;
+
+/** The reasons a player may give, as the menu offers them, and as the challenger is told them. */
+export const DECLINE_REASONS: [challenges.DeclineReason, string, string][] = [
+  [DeclineReason.LATER, "Not now", "not now, maybe later"],
+  [DeclineReason.TOO_FAST, "Too fast for me", "the clock is too fast for them"],
+  [DeclineReason.TOO_SLOW, "Too slow for me", "the clock is too slow for them"],
+  [DeclineReason.CASUAL_ONLY, "Casual games only", "they play casual games only"],
+  [DeclineReason.RATED_ONLY, "Rated games only", "they play rated games only"],
+  [DeclineReason.NOT_THIS_GAME, "Not this game", "they do not want to play this game"],
+  [DeclineReason.GENERIC, "No reason", "no reason given"],
+];
+
+export function declineWords(reason: challenges.DeclineReason): string {
+  if (reason === DeclineReason.NO_BOTS) return "they do not play bots";
+  return DECLINE_REASONS.find(([r]) => r === reason)?.[2] ?? "no reason given";
+}
+
+function seconds(duration: { seconds: bigint; nanos: number } | undefined): number {
+  return duration === undefined ? 0 : Number(duration.seconds) + duration.nanos / 1e9;
+}
+
+/** "Connect Four · 1 min a move · casual · you move first", from `viewer`'s side. */
+export function challengeTerms(c: challenges.Challenge, viewer: string): string {
+  const perMove = seconds(c.timeControl?.perMove);
+  const mine = c.challenger?.playerId === viewer;
+  const challenger = mine ? "you" : nameOf(c.challenger);
+  const moves = (first: boolean): string => (first ? "first" : "second");
+  let seat = "seats drawn at random";
+  if (c.seatPreference !== SeatPreference.UNSPECIFIED) {
+    const challengerFirst = c.seatPreference === SeatPreference.FIRST;
+    seat = mine ? `you move ${moves(challengerFirst)}` : `${challenger} moves ${moves(challengerFirst)}`;
+  }
+  return [titleOf(c.game), perMove > 0 ? clockLabel(perMove) : "", c.rated ? "rated" : "casual", seat].filter(Boolean).join(" · ");
+}
+
+/** The name of the other side of a challenge (or "anyone" for an open one). */
+function otherSide(c: challenges.Challenge, viewer: string): string {
+  if (c.challenger?.playerId !== viewer) return nameOf(c.challenger);
+  if (c.botLevel > 0) return `Bot (level ${c.botLevel})`;
+  return c.challenged === undefined ? "anyone" : nameOf(c.challenged);
+}
+
+// -- the dialog -------------------------------------------------------------------------------
+
+/** Challenge `player` (or, with none, a name typed in or anyone) to a game. */
+export function openChallengeDialog(client: TafelClient, player?: play.Player): HTMLDialogElement {
+  const message = h("p", { class: "message", role: "status" });
+  const close = h("button", { type: "button", class: "close" }, "Close");
+  const username = h("input", { name: "username", autocomplete: "off", placeholder: "their name", required: true });
+  const anyone = h("input", { type: "checkbox", name: "open" });
+  const game = h("select", { name: "game" });
+  const clock = h("select", { name: "clock", class: "clock-choice" });
+  const rated = h("select", { name: "rated" }, h("option", { value: "casual" }, "Casual (no rating change)"), h("option", { value: "rated", disabled: client.player.guest }, "Rated"));
+  const seat = h(
+    "select",
+    { name: "seat" },
+    h("option", { value: String(SeatPreference.UNSPECIFIED) }, "Drawn at random"),
+    h("option", { value: String(SeatPreference.FIRST) }, "I move first"),
+    h("option", { value: String(SeatPreference.SECOND) }, "I move second"),
+  );
+  const send = h("button", { type: "submit", class: "send-challenge" }, "Send the challenge");
+  const whom = player
+    ? h("p", { class: "whom" }, `Challenge ${nameOf(player)}${player.displayName ? ` (${player.username})` : ""} to a game.`)
+    : h("div", {}, h("label", {}, "Player ", username), h("label", { class: "inline" }, anyone, "Anyone: an open challenge, listed in the lobby"));
+  const form = h(
+    "form",
+    { class: "challenge-form" },
+    whom,
+    h("label", {}, "Game ", game),
+    h("label", {}, "Clock ", clock),
+    h("label", {}, "Game type ", rated),
+    client.player.guest ? h("small", { class: "hint" }, "Guests play casual games only: register to play rated.") : undefined,
+    h("label", {}, "Seat ", seat),
+    h("div", { class: "actions" }, send),
+  );
+  const dialog = h("dialog", { class: "player-dialog challenge-dialog" }, h("h3", {}, player ? `Challenge ${nameOf(player)}` : "Challenge a player"), form, message, h("div", { class: "actions end" }, close));
+  close.addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", () => dialog.remove());
+  anyone.addEventListener("change", () => {
+    username.disabled = anyone.checked;
+    username.required = !anyone.checked;
+  });
+  const clocks = (): void => {
+    const chosen = chosenClock(game.value);
+    mount(clock, ...CLOCKS.map((s) => h("option", { value: s, selected: s === chosen }, clockLabel(s))));
+  };
+  game.addEventListener("change", clocks);
+  client.gameTypes().then(
+    (types) => {
+      const two = types.filter((t) => t.minSeats <= 2 && t.maxSeats >= 2);
+      mount(game, ...two.map((t) => h("option", { value: t.game }, t.title)));
+      clocks();
+    },
+    (error: unknown) => (message.textContent = explain(error)),
+  );
+  // One request id per dialog: a second click after a lost answer sends nothing twice.
+  const requestId = client.requestIds.next();
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    act(send, message, async () => {
+      const opts = { perMoveS: Number(clock.value), rated: rated.value === "rated", seat: seatOption(Number(seat.value)), requestId };
+      const name = player?.username ?? username.value.trim();
+      const made = anyone.checked && !player ? await client.openChallenge(game.value, opts) : await client.challenge(name, game.value, opts);
+      tray?.add(made);
+      mount(form, h("p", { class: "thanks" }, made.open ? "Your open challenge is in the lobby: the game starts when someone takes it." : `Challenge sent to ${otherSide(made, client.player.playerId)}: the game starts when they accept.`));
+      close.focus();
+    });
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  return dialog;
+}
+
+function seatOption(preference: number): "first" | "second" | undefined {
+  return preference === SeatPreference.FIRST ? "first" : preference === SeatPreference.SECOND ? "second" : undefined;
+}
+
+// -- the tray ---------------------------------------------------------------------------------
+
+class Tray {
+  readonly element = h("section", { id: "challenges", class: "challenge-tray", "aria-live": "polite", hidden: true });
+  private readonly pending = new Map<string, challenges.Challenge>();
+  private readonly notes: HTMLElement[] = [];
+
+  constructor(
+    readonly client: TafelClient,
+    private readonly go: (hash: string) => void,
+    signal: AbortSignal,
+  ) {
+    accountEvents.onLive(() => void this.reload(), signal);
+    accountEvents.on((event) => {
+      if (event.kind.case === "challenge") this.update(event.kind.value);
+    }, signal);
+  }
+
+  private get me(): string {
+    return this.client.session?.player?.playerId ?? "";
+  }
+
+  /** What is pending, read again whenever the stream is (again) live: nothing falls between. */
+  private async reload(): Promise<void> {
+    try {
+      const listed = await this.client.listChallenges();
+      this.pending.clear();
+      for (const c of [...listed.incoming, ...listed.outgoing]) this.pending.set(c.challengeId, c);
+      this.draw();
+    } catch {
+      // The tray stays as the events left it; the next live stream reads it again.
+    }
+  }
+
+  add(c: challenges.Challenge): void {
+    if (c.status === ChallengeStatus.PENDING && !c.open) this.pending.set(c.challengeId, c);
+    this.draw();
+  }
+
+  private update(c: challenges.Challenge): void {
+    const mine = c.challenger?.playerId === this.me;
+    const known = this.pending.has(c.challengeId);
+    if (c.status === ChallengeStatus.PENDING) {
+      if (!c.open || !mine) this.pending.set(c.challengeId, c);
+      return this.draw();
+    }
+    this.pending.delete(c.challengeId);
+    const who = otherSide(c, this.me);
+    const what = titleOf(c.game);
+    if (c.status === ChallengeStatus.ACCEPTED && mine) {
+      this.note(`${who} accepted your challenge to ${what}: the game has started.`, "accepted");
+      if (c.gameId) this.go(`#/game/${c.gameId}`);
+    } else if (c.status === ChallengeStatus.DECLINED && mine) {
+      this.note(`${who} declined your challenge to ${what}: ${declineWords(c.declineReason)}.`, "declined");
+    } else if (c.status === ChallengeStatus.EXPIRED && (mine || known)) {
+      this.note(mine ? `Your challenge to ${who} (${what}) expired without an answer.` : `The challenge from ${who} (${what}) expired.`, "expired");
+    } else if (c.status === ChallengeStatus.CANCELLED && !mine && known) {
+      this.note(`${who} withdrew their challenge to ${what}.`, "cancelled");
+    }
+    this.draw();
+  }
+
+  private note(text: string, kind: string): void {
+    const dismiss = h("button", { type: "button", class: "dismiss", "aria-label": "Dismiss" }, "OK");
+    const note = h("p", { class: `note ${kind}` }, text, " ", dismiss);
+    dismiss.addEventListener("click", () => {
+      this.notes.splice(this.notes.indexOf(note), 1);
+      this.draw();
+    });
+    this.notes.push(note);
+    if (this.notes.length > 3) this.notes.shift();
+  }
+
+  private row(c: challenges.Challenge): HTMLElement {
+    const message = h("span", { class: "message", role: "alert" });
+    const terms = h("span", { class: "terms" }, challengeTerms(c, this.me));
+    if (c.challenger?.playerId === this.me) {
+      const cancel = h("button", { type: "button", class: "cancel-challenge" }, "Cancel");
+      cancel.addEventListener("click", () =>
+        act(cancel, message, async () => {
+          await this.client.cancelChallenge(c.challengeId);
+          this.pending.delete(c.challengeId);
+          this.draw();
+        }),
+      );
+      return h("li", { class: "outgoing", "data-challenge": c.challengeId }, h("span", { class: "who" }, `You challenged ${otherSide(c, this.me)}`), terms, h("span", { class: "wait" }, "waiting for an answer"), h("span", { class: "actions" }, cancel), message);
+    }
+    const accept = h("button", { type: "button", class: "accept-challenge" }, "Accept");
+    const reason = h("select", { name: "decline-reason", "aria-label": "Why you decline" }, ...DECLINE_REASONS.map(([value, words]) => h("option", { value }, words)));
+    const decline = h("button", { type: "button", class: "decline-challenge" }, "Decline");
+    accept.addEventListener("click", () =>
+      act(accept, message, async () => {
+        const accepted = await this.client.acceptChallenge(c.challengeId);
+        this.pending.delete(c.challengeId);
+        this.draw();
+        this.go(`#/game/${accepted.gameId}`);
+      }),
+    );
+    decline.addEventListener("click", () =>
+      act(decline, message, async () => {
+        await this.client.declineChallenge(c.challengeId, Number(reason.value) as challenges.DeclineReason);
+        this.pending.delete(c.challengeId);
+        this.draw();
+      }),
+    );
+    return h("li", { class: "incoming", "data-challenge": c.challengeId }, h("span", { class: "who" }, `${nameOf(c.challenger)} challenges you`), terms, h("span", { class: "actions" }, accept, reason, decline), message);
+  }
+
+  draw(): void {
+    const list = [...this.pending.values()].filter((c) => c.status === ChallengeStatus.PENDING);
+    const incoming = list.filter((c) => c.challenger?.playerId !== this.me);
+    const outgoing = list.filter((c) => c.challenger?.playerId === this.me && !c.open);
+    mount(
+      this.element,
+      ...this.notes,
+      incoming.length + outgoing.length > 0 ? h("ul", { class: "challenges" }, ...incoming.map((c) => this.row(c)), ...outgoing.map((c) => this.row(c))) : undefined,
+    );
+    this.element.hidden = this.notes.length === 0 && list.length === 0;
+  }
+}
+
+let tray: Tray | undefined;
+let trayAbort: AbortController | undefined;
+let trayOwner: string | undefined;
+
+/** The tray for the signed-in `client` (a new one after signing in as someone else); `go` opens
+ * the game a challenge started. Returns the element to place under the header. */
+export function challengeTray(client: TafelClient, go: (hash: string) => void): HTMLElement {
+  const me = client.session?.player?.playerId;
+  if (tray === undefined || tray.client !== client || trayOwner !== me) {
+    trayAbort?.abort();
+    trayAbort = new AbortController();
+    tray?.element.remove();
+    tray = new Tray(client, go, trayAbort.signal);
+    trayOwner = me;
+  }
+  return tray.element;
+}
+
+/** Signed out: no tray. */
+export function closeTray(): void {
+  trayAbort?.abort();
+  tray?.element.remove();
+  tray = undefined;
+  trayOwner = undefined;
+}
+
+// -- the lobby's open challenges --------------------------------------------------------------
+
+/** The open challenges anyone may take (refreshed every 15 s while the lobby is open), and the
+ * button that challenges a player. */
+export function openChallengesSection(client: TafelClient, go: (hash: string) => void, signal: AbortSignal): HTMLElement {
+  const list = h("ul", { class: "open-challenges" }, h("li", {}, "Loading…"));
+  const message = h("p", { class: "message", role: "alert" });
+  const challenge = h("button", { type: "button", class: "challenge-player" }, "Challenge a player…");
+  challenge.addEventListener("click", () => openChallengeDialog(client).addEventListener("close", () => void refresh()));
+  const me = client.player.playerId;
+  const refresh = async (): Promise<void> => {
+    try {
+      const open = await client.listOpenChallenges();
+      if (signal.aborted) return;
+      if (open.length === 0) return mount(list, h("li", {}, "No open challenges right now."));
+      mount(
+        list,
+        ...open.map((c) => {
+          const mine = c.challenger?.playerId === me;
+          const button = h("button", { type: "button", class: mine ? "cancel-challenge" : "take-challenge" }, mine ? "Cancel" : "Take it");
+          button.addEventListener("click", () =>
+            act(button, message, async () => {
+              if (mine) {
+                await client.cancelChallenge(c.challengeId);
+                return void refresh();
+              }
+              const taken = await client.acceptChallenge(c.challengeId);
+              go(`#/game/${taken.gameId}`);
+            }),
+          );
+          return h("li", { "data-challenge": c.challengeId }, h("span", { class: "who" }, mine ? "Your open challenge" : nameOf(c.challenger)), h("span", { class: "terms" }, challengeTerms(c, me)), button);
+        }),
+      );
+    } catch (error) {
+      if (!signal.aborted) message.textContent = explain(error);
+    }
+  };
+  void refresh();
+  const timer = setInterval(() => void refresh(), 15_000);
+  signal.addEventListener("abort", () => clearInterval(timer));
+  return h("section", { class: "open-challenges-section" }, h("h2", {}, "Open challenges"), h("p", { class: "actions" }, challenge), list, message);
+}
