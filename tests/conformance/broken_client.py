@@ -2,7 +2,9 @@
 matching scenario fails them.
 
     python -m tests.conformance.broken_client new-request-id  <the kit's arguments>
-    python -m tests.conformance.broken_client skip-on-resume  <the kit's arguments>"""
+    python -m tests.conformance.broken_client skip-on-resume  <the kit's arguments>
+    python -m tests.conformance.broken_client events-from-now <the kit's arguments>
+    python -m tests.conformance.broken_client ignore-offers   <the kit's arguments>"""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from tafel.client import TafelClient, new_request_id
 from tafel.conformance.reference_client import ReferenceClient, main, parse
 from tafel.errors import from_rpc_error
 from tafel.messages import game_move
-from tafel.play.v1 import play_pb2, play_pb2_grpc
+from tafel.play.v1 import challenges_pb2, play_pb2, play_pb2_grpc
 
 
 class NewRequestIdOnRetry(ReferenceClient):
@@ -65,7 +67,37 @@ class SkipOnResume(ReferenceClient):
                 resumed = True
 
 
-FAULTS: dict[str, type[ReferenceClient]] = {"new-request-id": NewRequestIdOnRetry, "skip-on-resume": SkipOnResume}
+class EventsFromNow(ReferenceClient):
+    """Reopens a cut account event stream from "now" (no after_event_id) instead of the last id
+    it saw: whatever happened while it was away is lost."""
+
+    async def account_events(self) -> AsyncGenerator[challenges_pb2.AccountEvent, None]:
+        stub = self.client.events
+        while True:
+            call = stub.WatchMyEvents(challenges_pb2.WatchMyEventsRequest(), metadata=self.client.metadata())
+            try:
+                async for response in call:
+                    if response.WhichOneof("kind") == "event":
+                        yield response.event
+                return
+            except grpc.aio.AioRpcError as error:
+                if error.code() is not grpc.StatusCode.UNAVAILABLE:
+                    raise
+
+
+class IgnoresOffers(ReferenceClient):
+    """Never answers an offer in its games (a draw offer waits until a move makes it moot)."""
+
+    async def answer_offer(self, offer: play_pb2.Offer) -> None:
+        return None
+
+
+FAULTS: dict[str, type[ReferenceClient]] = {
+    "new-request-id": NewRequestIdOnRetry,
+    "skip-on-resume": SkipOnResume,
+    "events-from-now": EventsFromNow,
+    "ignore-offers": IgnoresOffers,
+}
 
 if __name__ == "__main__":
     main(sys.argv[2:], FAULTS[sys.argv[1]])

@@ -3,7 +3,8 @@ each deliberately broken client fails the scenario that checks its fault - with 
 names it. One platform for the module; the kit runs as the console script a client author uses.
 
 The TypeScript SDK's client (clients/typescript/conformance/client.ts, built by `make ts`, which
-`make test` runs first) passes the same scenarios."""
+`make test` runs first) passes the same scenarios, but for those of challenges, offers and the
+account's event stream (its --events mode is still to come: a strict xfail says so until it is)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from tafel.conformance.scenarios import SCENARIOS
+from tafel.conformance.social import SOCIAL
 
 from tools.platform import Platform
 
@@ -24,6 +26,8 @@ CLIENTS = {
     "typescript-sdk": f"node {ROOT / 'clients' / 'typescript' / 'dist' / 'conformance' / 'client.js'}",
 }
 BROKEN = f"{sys.executable} -m tests.conformance.broken_client"
+# The scenarios each client is held to (the TypeScript client has no --events mode yet).
+EXPECTED = {"python-sdk": set(SCENARIOS), "typescript-sdk": set(SCENARIOS) - set(SOCIAL)}
 
 
 def conformance(
@@ -44,13 +48,20 @@ def conformance(
 @pytest.mark.parametrize("client", sorted(CLIENTS))
 def test_the_reference_client_passes_every_scenario(client: str) -> None:
     # The kit's own platform (two gateways): gateway-restart kills one of them mid-game.
-    code, results, text = conformance(None, CLIENTS[client])
-    assert set(results) == set(SCENARIOS)
+    expected = EXPECTED[client]
+    code, results, text = conformance(None, CLIENTS[client], *([] if expected == set(SCENARIOS) else sorted(expected)))
+    assert set(results) == expected
     assert all(r["passed"] for r in results.values()), text
     assert code == 0
     for name in ("retry-same-request-id", "gateway-restart"):
         assert results[name]["details"]["retried_request_id"], text  # type: ignore[index]
-    assert f"{len(SCENARIOS)}/{len(SCENARIOS)} scenarios passed" in text
+    assert f"{len(expected)}/{len(expected)} scenarios passed" in text
+
+
+@pytest.mark.xfail(strict=True, reason="the TypeScript conformance client has no --events mode yet (issue 36)")
+def test_the_typescript_client_passes_the_event_stream_scenarios(client_platform: Platform) -> None:
+    code, results, text = conformance(client_platform, CLIENTS["typescript-sdk"], *sorted(SOCIAL))
+    assert code == 0 and all(r["passed"] for r in results.values()), text
 
 
 def test_against_a_given_server_gateway_restart_says_it_needs_the_kits_own_platform(
@@ -76,3 +87,20 @@ def test_a_client_that_skips_an_event_on_resume_fails_the_watch_scenario(client_
     assert code == 1
     failed = results["resume-watch"]
     assert not failed["passed"] and "lost events" in str(failed["reason"]), text
+
+
+def test_a_client_that_resumes_its_event_stream_from_now_loses_events(client_platform: Platform) -> None:
+    code, results, text = conformance(
+        client_platform, f"{BROKEN} events-from-now", "resume-events", "challenge-accepted"
+    )
+    assert code == 1
+    assert results["challenge-accepted"]["passed"], text  # it answers and plays; only its resume is wrong
+    failed = results["resume-events"]
+    assert not failed["passed"] and "lost events" in str(failed["reason"]), text
+
+
+def test_a_client_that_ignores_offers_fails_the_draw_scenario(client_platform: Platform) -> None:
+    code, results, text = conformance(client_platform, f"{BROKEN} ignore-offers", "draw-offer-answered")
+    assert code == 1
+    failed = results["draw-offer-answered"]
+    assert not failed["passed"] and "did not answer the draw offer" in str(failed["reason"]), text

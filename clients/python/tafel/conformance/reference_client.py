@@ -3,16 +3,26 @@ interface the kit launches (docs/clients.md, "The conformance kit"):
 
     CLIENT --server HOST:PORT --token TOKEN --game GAME --room CODE [--resign]
     CLIENT --server HOST:PORT --token TOKEN --game GAME --watch GAME_ID
+    CLIENT --server HOST:PORT --token TOKEN --game GAME --events [--count N] [--decline REASON]
+           [--draw accept|decline] [--rematch]
 
 --room: join the room, play the seat it gives to the end of the game with legal moves (a
 level-1 bot chooses), exit 0. --resign: resign at the first turn instead. --watch: print every
 event of the game, one JSON line {"event_id": ...} each, from the first to GameEnded, resuming
 after a cut connection with nothing lost and nothing twice, then exit 0.
 
+--events: follow the account's event stream, printing each event as a JSON line {"event_id": ...,
+"kind": ...}, resuming after a cut from the last id printed. Accept each challenge to you (with
+--decline REASON: decline it with that reason) and play every game that starts for you. Answer a
+draw offer as --draw says (default: decline), a takeback: decline; a rematch offer: accept with
+--rematch, else decline. With --rematch, offer a rematch when a game ends (unless it was the
+last). Exit 0 once N games (--count, default 1) have ended, or with --decline once the stream has
+shown N challenges declined.
+
 What makes it pass: every move carries a request id and a retry after UNAVAILABLE resends the
 same request (the SDK's unary calls do); a refusal (ABORTED: the game moved on; FAILED_PRECONDITION:
 illegal now) is answered by reading the game again; waiting is done on the watch stream, not by
-polling; a watch resumes from the last event id it printed."""
+polling; a watch, and the account's event stream, resume from the last event id printed."""
 
 from __future__ import annotations
 
@@ -22,13 +32,25 @@ import json
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
+from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
+from tafel.autoplay import play_game
 from tafel.botplay import strategy_for
 from tafel.client import TafelClient
-from tafel.errors import IllegalMove, Unavailable, VersionConflict
-from tafel.play.v1 import play_pb2
+from tafel.errors import AlreadyExists, IllegalMove, TafelError, Unavailable, VersionConflict
+from tafel.play.v1 import challenges_pb2, play_pb2
+
+PENDING = challenges_pb2.CHALLENGE_STATUS_PENDING
+
+
+@dataclass
+class EventOptions:
+    count: int = 1
+    decline: str = ""
+    draw: str = "decline"
+    rematch: bool = False
 
 
 class ReferenceClient:
@@ -88,6 +110,97 @@ class ReferenceClient:
                     return 0
         return 1
 
+    # -- the account's event stream (--events) ------------------------------------------------------
+
+    async def account_events(self) -> AsyncGenerator[challenges_pb2.AccountEvent, None]:
+        """The account's events from now, resumed by the SDK after a cut from the last one seen."""
+        async with self.client.event_stream() as events:
+            async for event in events:
+                yield event
+
+    async def follow(self, options: EventOptions) -> int:
+        self.me = (await self.client.me()).player_id
+        self.options = options
+        self.played = 0
+        self.declined = 0
+        self.done = asyncio.Event()
+        self.games: set[asyncio.Task[None]] = set()
+        # Held while answering: a draw accepted ends the game, whose end may be seen (and the
+        # client exit) before the answer's reply; cancelled then, the answer could be half done.
+        self.answering = asyncio.Lock()
+        reader = asyncio.ensure_future(self.read_events())
+        finished = asyncio.ensure_future(self.done.wait())
+        try:
+            await asyncio.wait((reader, finished), return_when=asyncio.FIRST_COMPLETED)
+            if reader.done():
+                reader.result()  # its error, if any
+                return 1
+            async with self.answering:
+                return 0
+        finally:
+            for task in (reader, finished, *self.games):
+                task.cancel()
+            await asyncio.gather(reader, finished, *self.games, return_exceptions=True)
+
+    async def read_events(self) -> None:
+        async with aclosing(self.account_events()) as events:
+            async for event in events:
+                print(json.dumps({"event_id": event.event_id, "kind": event.WhichOneof("kind")}), flush=True)
+                kind = event.WhichOneof("kind")
+                async with self.answering:
+                    await self.on_event(kind, event)
+
+    async def on_event(self, kind: str | None, event: challenges_pb2.AccountEvent) -> None:
+        if kind == "challenge":
+            await self.on_challenge(event.challenge)
+        elif kind == "game_started":
+            seats = [p.seat for p in event.game_started.players if p.player.player_id == self.me]
+            if seats:
+                task = asyncio.ensure_future(self.play_to_the_end(event.game_started.game_id, seats[0]))
+                self.games.add(task)
+        elif kind == "offer" and event.offer.status == play_pb2.OFFER_STATUS_PENDING:
+            if event.offer.by.player.player_id != self.me:
+                await self.answer_offer(event.offer)
+
+    async def on_challenge(self, challenge: challenges_pb2.Challenge) -> None:
+        if challenge.challenged.player_id != self.me or challenge.open:
+            return
+        if challenge.status == PENDING:
+            try:
+                if self.options.decline:
+                    await self.client.decline_challenge(challenge.challenge_id, self.options.decline)
+                else:
+                    await self.client.accept_challenge(challenge.challenge_id)
+            except IllegalMove:
+                pass  # answered meanwhile (cancelled, expired): its event follows
+        elif challenge.status == challenges_pb2.CHALLENGE_STATUS_DECLINED:
+            self.declined += 1
+            if self.options.decline and self.declined >= self.options.count:
+                self.done.set()
+
+    async def answer_offer(self, offer: play_pb2.Offer) -> None:
+        accept = {
+            play_pb2.OFFER_KIND_DRAW: self.options.draw == "accept",
+            play_pb2.OFFER_KIND_REMATCH: self.options.rematch,
+        }.get(offer.kind, False)
+        try:
+            await self.client.answer_offer(offer.game_id, offer.kind, accept)
+        except IllegalMove:
+            pass  # moot by now (a move was made, it was withdrawn or answered)
+
+    async def play_to_the_end(self, game_id: str, seat: int) -> None:
+        await play_game(self.client, game_id, seat, strategy_for(self.game, 1))
+        self.played += 1
+        if self.played >= self.options.count:
+            self.done.set()
+        elif self.options.rematch:
+            try:
+                await self.client.make_offer(game_id, "rematch")
+            except AlreadyExists:
+                await self.client.answer_offer(game_id, "rematch", True)  # the other side offered first
+            except TafelError as error:
+                print(f"no rematch: {error}", file=sys.stderr)
+
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -97,7 +210,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--room", help="join this room and play its game")
     mode.add_argument("--watch", help="print this game's events, resuming after cuts")
+    mode.add_argument("--events", action="store_true", help="follow the account's event stream (challenges, offers)")
     parser.add_argument("--resign", action="store_true", help="resign at the first turn")
+    parser.add_argument("--count", type=int, default=1, help="--events: games to play (or challenges to decline)")
+    parser.add_argument("--decline", default="", metavar="REASON", help="--events: decline challenges with REASON")
+    parser.add_argument("--draw", choices=("accept", "decline"), default="decline", help="--events: draw offers")
+    parser.add_argument("--rematch", action="store_true", help="--events: offer and accept rematches")
     return parser.parse_args(argv)
 
 
@@ -108,6 +226,8 @@ async def run(args: argparse.Namespace, kind: type[ReferenceClient] = ReferenceC
         try:
             if args.watch:
                 return await player.watch(args.watch)
+            if args.events:
+                return await player.follow(EventOptions(args.count, args.decline, args.draw, args.rematch))
             return await player.play(args.room, args.resign)
         except Unavailable as error:
             print(f"gave up: {error}", file=sys.stderr)

@@ -432,6 +432,12 @@ SCENARIOS: dict[str, Callable[[Settings], Awaitable[dict[str, Any]]]] = {
 # Scenarios that need the kit to run the platform itself.
 OWN_PLATFORM = frozenset({"gateway-restart"})
 
+# Challenges, offers and the account's event stream (the client's --events mode), built on the
+# helpers above: imported here, once they exist.
+from tafel.conformance.social import SOCIAL  # noqa: E402
+
+SCENARIOS.update(SOCIAL)
+
 
 async def run_scenario(name: str, settings: Settings) -> Result:
     started = time.monotonic()

@@ -1,8 +1,11 @@
 """What the kit reads out of the client's traffic: its moves and resignations (unary or on the
-Play stream), the refusals it was sent, and the events delivered to it."""
+Play stream), the refusals it was sent, the events delivered to it, its account event stream
+(each opening's resume point, the events it was sent) and how often it called each method."""
 
 from __future__ import annotations
 
+import asyncio
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -10,12 +13,13 @@ import grpc
 from google.rpc import error_details_pb2, status_pb2
 
 from tafel.conformance.proxy import Cut, Policy, Proxy, Reply
-from tafel.play.v1 import play_pb2
+from tafel.play.v1 import challenges_pb2, play_pb2
 
 SUBMIT = "/tafel.play.v1.GameService/SubmitMove"
 RESIGN = "/tafel.play.v1.GameService/Resign"
 WATCH = "/tafel.play.v1.GameService/WatchGame"
 PLAY = "/tafel.play.v1.GameService/Play"
+EVENTS = "/tafel.play.v1.EventService/WatchMyEvents"
 
 
 def refusal_status(code: grpc.StatusCode, reason: str, message: str) -> status_pb2.Status:
@@ -51,8 +55,15 @@ class Traffic(Policy):
     watch_requests: list[str] = field(default_factory=list)  # after_event_id of each watch
     _play_moves: dict[int, play_pb2.SubmitMoveRequest] = field(default_factory=dict)
     proxy: Proxy | None = None  # the proxy this traffic goes through (set by the scenario)
+    calls: Counter[str] = field(default_factory=Counter)  # requests per method ("ListChallenges": 2)
+    event_watches: list[str] = field(default_factory=list)  # after_event_id of each WatchMyEvents
+    account_events: int = 0  # AccountEvents sent down the client's event streams
+    events_live: asyncio.Event = field(default_factory=asyncio.Event)  # an event stream said ready
 
     def request(self, method: str, raw: bytes) -> Cut | Reply | None:
+        self.calls[method.rsplit("/", 1)[-1]] += 1
+        if method == EVENTS:
+            self.event_watches.append(challenges_pb2.WatchMyEventsRequest.FromString(raw).after_event_id)
         if method == SUBMIT:
             move = play_pb2.SubmitMoveRequest.FromString(raw)
             self.moves.append(move)
@@ -75,6 +86,12 @@ class Traffic(Policy):
         return None
 
     def response(self, method: str, raw: bytes) -> Cut | None:
+        if method == EVENTS:
+            if challenges_pb2.WatchMyEventsResponse.FromString(raw).WhichOneof("kind") == "ready":
+                self.events_live.set()
+                return None
+            self.account_events += 1
+            return self.on_account_event()
         if method == WATCH:
             self.events_delivered += 1
             return self.on_event()
@@ -107,6 +124,9 @@ class Traffic(Policy):
         return None
 
     def on_event(self) -> Cut | None:
+        return None
+
+    def on_account_event(self) -> Cut | None:
         return None
 
     def illegal(self) -> list[tuple[str, str]]:
