@@ -3,16 +3,24 @@
 //
 //   node dist/conformance/client.js --server HOST:PORT --token TOKEN --game GAME --room CODE [--resign]
 //   node dist/conformance/client.js --server HOST:PORT --token TOKEN --game GAME --watch GAME_ID
+//   node dist/conformance/client.js --server HOST:PORT --token TOKEN --game GAME --events [--count N]
+//        [--decline REASON] [--draw accept|decline] [--rematch]
 //
 // --room: join, play the seat the room gives to the end with legal moves, exit 0 (--resign: resign
 // at the first turn). --watch: print every event as a JSON line {"event_id": ...} from the first to
-// GameEnded, resuming after a cut connection with nothing lost or twice, exit 0. What makes it
+// GameEnded, resuming after a cut connection with nothing lost or twice, exit 0. --events: follow
+// the account's event stream, printing each event as a JSON line {"event_id": ..., "kind": ...},
+// resuming after a cut from the last id printed; accept each challenge to it (--decline REASON,
+// e.g. too_slow: decline it so), play every game that starts for it, answer a draw offer as --draw
+// says (default decline), decline takebacks, accept a rematch only with --rematch (and then offer
+// one after each game but the last); exit 0 once N games (--count, default 1) have ended, or with
+// --decline once its stream has shown N challenges declined. What makes it
 // pass is the SDK: one request id per move for every attempt, refusals answered by reading the game
 // again, waiting on the watch stream (not polling), watches resuming from the last id printed.
 
 import { parseArgs } from "node:util";
 import { create } from "@bufbuild/protobuf";
-import { IllegalMove, play, TafelClient, Unavailable, VersionConflict } from "../src/index.js";
+import { AlreadyExists, challenges, IllegalMove, play, TafelClient, Unavailable, VersionConflict } from "../src/index.js";
 import { createNativeTransport } from "../src/node.js";
 import { strategyFor } from "./strategies.js";
 
@@ -25,12 +33,18 @@ async function waitForChange(client: TafelClient, gameId: string, seat: number, 
 }
 
 async function playRoom(client: TafelClient, game: string, code: string, resign: boolean): Promise<number> {
-  const choose = strategyFor(game);
   await client.joinRoom(code);
   const room = await client.waitRoomStarted(code);
+  return playToTheEnd(client, game, room.gameId, resign);
+}
+
+/** Play this player's seat of `gameId` with legal moves until the game is over. */
+async function playToTheEnd(client: TafelClient, game: string, gameId: string, resign = false): Promise<number> {
+  const choose = strategyFor(game);
+  const room = { gameId };
   let current = await client.waitForGame(room.gameId);
   const seat = current.seat;
-  if (seat === undefined) throw new Error("the room's game has no seat for this player");
+  if (seat === undefined) throw new Error("the game has no seat for this player");
   for (;;) {
     const status = current.summary?.status;
     if (status === undefined || current.view === undefined) throw new Error("GetGame answered without a status or view");
@@ -61,6 +75,82 @@ async function watch(client: TafelClient, gameId: string): Promise<number> {
   return 1;
 }
 
+interface EventOptions {
+  count: number;
+  decline: string;
+  draw: "accept" | "decline";
+  rematch: boolean;
+}
+
+/** --events: a player that lives on its account's event stream (see the top of this file). */
+async function follow(client: TafelClient, game: string, options: EventOptions): Promise<number> {
+  const me = (await client.me()).playerId;
+  const reason = options.decline ? challenges.DeclineReason[options.decline.toUpperCase().replace(/[- ]/g, "_") as keyof typeof challenges.DeclineReason] : undefined;
+  if (options.decline && reason === undefined) throw new Error(`no decline reason ${options.decline}`);
+  let played = 0;
+  let declined = 0;
+  let finished = (): void => undefined;
+  const done = new Promise<void>((resolve) => (finished = resolve));
+  const stop = new AbortController();
+  // Answers one at a time, and the exit waits for the one under way: a draw accepted ends the
+  // game, whose end may be seen before the answer's reply.
+  let answering = Promise.resolve();
+  const serially = (task: () => Promise<void>): Promise<void> => (answering = answering.then(task, task));
+  const moot = (error: unknown): void => {
+    if (!(error instanceof IllegalMove)) throw error; // answered meanwhile (cancelled, expired, moved)
+  };
+  const games: Promise<void>[] = [];
+  const playOne = async (gameId: string): Promise<void> => {
+    await playToTheEnd(client, game, gameId);
+    played += 1;
+    if (played >= options.count) return finished();
+    if (!options.rematch) return;
+    try {
+      await client.offerRematch(gameId);
+    } catch (error) {
+      if (error instanceof AlreadyExists) await client.answerOffer(gameId, play.OfferKind.REMATCH, true); // they offered first
+      else process.stderr.write(`no rematch: ${String(error)}\n`);
+    }
+  };
+  const onEvent = async (event: challenges.AccountEvent): Promise<void> => {
+    const what = event.kind;
+    if (what.case === "challenge") {
+      const c = what.value;
+      if (c.challenged?.playerId !== me || c.open) return;
+      if (c.status === challenges.ChallengeStatus.PENDING) {
+        await (reason !== undefined ? client.declineChallenge(c.challengeId, reason) : client.acceptChallenge(c.challengeId)).catch(moot);
+      } else if (c.status === challenges.ChallengeStatus.DECLINED) {
+        declined += 1;
+        if (reason !== undefined && declined >= options.count) finished();
+      }
+    } else if (what.case === "gameStarted") {
+      if (what.value.players.some((p) => p.player?.playerId === me)) {
+        games.push(playOne(what.value.gameId).catch((error: unknown) => void process.stderr.write(`game ${what.value.gameId}: ${String(error)}\n`)));
+      }
+    } else if (what.case === "offer" && what.value.status === play.OfferStatus.PENDING && what.value.by?.player?.playerId !== me) {
+      const offer = what.value;
+      const accept = offer.kind === play.OfferKind.DRAW ? options.draw === "accept" : offer.kind === play.OfferKind.REMATCH && options.rematch;
+      await client.answerOffer(offer.gameId, offer.kind, accept).then(() => undefined, moot);
+    }
+  };
+  const KIND: Record<string, string> = { challenge: "challenge", gameStarted: "game_started", offer: "offer" };
+  const reading = (async (): Promise<number> => {
+    for await (const event of client.watchMyEvents({ signal: stop.signal })) {
+      process.stdout.write(`${JSON.stringify({ event_id: event.eventId, kind: KIND[event.kind.case ?? ""] ?? null })}\n`);
+      await serially(() => onEvent(event));
+    }
+    return 1;
+  })();
+  try {
+    const code = await Promise.race([reading, done.then(() => 0)]);
+    await answering;
+    return code;
+  } finally {
+    stop.abort();
+    reading.catch(() => undefined);
+  }
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -70,15 +160,27 @@ async function main(): Promise<number> {
       room: { type: "string" },
       watch: { type: "string" },
       resign: { type: "boolean", default: false },
+      events: { type: "boolean", default: false },
+      count: { type: "string", default: "1" },
+      decline: { type: "string", default: "" },
+      draw: { type: "string", default: "decline" },
+      rematch: { type: "boolean", default: false },
     },
   });
-  if (!values.server || !values.token || !values.game || !(values.room || values.watch)) {
-    process.stderr.write("usage: client.js --server HOST:PORT --token TOKEN --game GAME (--room CODE [--resign] | --watch GAME_ID)\n");
+  if (!values.server || !values.token || !values.game || !(values.room || values.watch || values.events) || !["accept", "decline"].includes(values.draw ?? "")) {
+    process.stderr.write(
+      "usage: client.js --server HOST:PORT --token TOKEN --game GAME (--room CODE [--resign] | --watch GAME_ID |\n" +
+        "       --events [--count N] [--decline REASON] [--draw accept|decline] [--rematch])\n",
+    );
     return 64;
   }
   const client = new TafelClient(createNativeTransport(values.server));
   client.session = create(play.SessionSchema, { token: values.token });
   try {
+    if (values.events) {
+      const options = { count: Number(values.count), decline: values.decline ?? "", draw: values.draw as "accept" | "decline", rematch: values.rematch ?? false };
+      return await follow(client, values.game, options);
+    }
     return values.watch ? await watch(client, values.watch) : await playRoom(client, values.game, values.room ?? "", values.resign ?? false);
   } catch (error) {
     if (error instanceof Unavailable) {
