@@ -1,4 +1,6 @@
-"""The live game screen (Textual): the board in colour, updated as events arrive; keys to move."""
+"""The live game screen (Textual): the board in colour, updated as events arrive; keys to move, to
+offer or accept a draw (d), ask for or allow a takeback (u), decline an offer (n) and, after the
+game, offer or accept a rematch (m), which opens the new game when everyone has accepted."""
 
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ from textual.widgets import Footer, Header, RichLog, Static
 from tafel.cli.boards import DIE_ENUM, Cursor, Seating, columns_of, connect4_move, plus4_move, render
 from tafel.cli.describe import GAME_TITLES, describe, outcome_text, seat_names
 from tafel.cli.shared import BACK, LOST, sentence
+from tafel.cli.words import OFFER_KINDS
 from tafel.client import TafelClient
 from tafel.coloursquare.v1 import coloursquare_pb2 as cs
-from tafel.errors import TafelError
+from tafel.errors import AlreadyExists, IllegalMove, TafelError
 from tafel.play.v1 import play_pb2
 
 CONFIRM_S = 5.0  # a second q / x within this long confirms
@@ -30,7 +33,11 @@ PLAYER_ACTIONS = {
     "send_placements",
     "clear",
     "resign",
+    "offer",
+    "decline",
 }
+# What the keys of the offers say in the log ("d to accept"), by kind.
+OFFER_KEYS = {play_pb2.OFFER_KIND_DRAW: "d", play_pb2.OFFER_KIND_TAKEBACK: "u", play_pb2.OFFER_KIND_REMATCH: "m"}
 COLOURSQUARE_ONLY = {"row", "colour", "die", "joker", "send_placements", "clear"}
 
 
@@ -77,6 +84,10 @@ class GameApp(App[str]):
             ("p", "send_placements", "send/pass", True),
             ("c", "clear", "clear", False),
             ("x", "resign", "resign", True),
+            ("d", "offer('draw')", "draw", True),
+            ("u", "offer('takeback')", "take back", False),
+            ("m", "offer('rematch')", "rematch", True),
+            ("n", "decline", "no", False),
             ("q", "quit", "quit", True),
             ("escape", "cancel", "", False),
             *((str(n), f"column({n - 1})", "", False) for n in range(1, 10)),
@@ -98,6 +109,8 @@ class GameApp(App[str]):
         self.confirm: tuple[str, float] | None = None  # ("quit" | "resign", when asked)
         self.round = -1
         self.reconnecting = False  # the game's events are lost until the watch is live again
+        self.offers: dict[int, play_pb2.Offer] = {}  # pending offers in this game, by kind
+        self.next_game = ""  # a rematch that started: the caller opens it after this screen
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -114,6 +127,8 @@ class GameApp(App[str]):
             self.say(f"Game {self.game_id}: a private room's game, only its players see it (--watchable opens it).")
         await self.refresh_game()
         self.run_worker(self.follow(), exclusive=True)
+        if self.seat is not None:
+            self.run_worker(self.follow_offers())
         self.set_interval(0.5, self.show_status)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -124,6 +139,10 @@ class GameApp(App[str]):
             return False
         if action == "bonus" and self.game == "connect4":
             return False
+        if action == "offer" and parameters:
+            over = self.state is not None and self.state.summary.status.over
+            # A rematch after the game; a draw or takeback during it.
+            return over == (parameters[0] == "rematch")
         return True
 
     @property
@@ -160,6 +179,7 @@ class GameApp(App[str]):
             self.show_status()
 
     async def refresh_game(self) -> None:
+        was_over = self.state is not None and self.state.summary.status.over
         try:
             self.state = await self.client.get_game(self.game_id)
         except TafelError as error:
@@ -176,6 +196,8 @@ class GameApp(App[str]):
         if summary.status.over:
             self.deadline = None
             self.result = outcome_text(summary.status.outcome, self.seating.names)
+        if summary.status.over != was_over:
+            self.refresh_bindings()  # the footer: a rematch after the game, a draw during it
         self._keep_cursor_legal()
         self.show_status()
 
@@ -202,8 +224,13 @@ class GameApp(App[str]):
         status = self.state.summary.status
         left = clock_text(self.deadline - time.time()) if self.deadline else ""
         self.seating.clock = left
+        theirs = [o for o in self.offers.values() if o.by.seat != self.seat and self.seat is not None]
         if status.over:
             line = f"GAME OVER — {self.result}.  Press q to quit."
+            if self.seat is not None:
+                line = f"GAME OVER — {self.result}.  m: rematch, q: quit."
+            if any(o.kind == play_pb2.OFFER_KIND_REMATCH for o in theirs):
+                line += "  A rematch is offered: m accepts, n declines."
         elif self.reconnecting:
             line = "Reconnecting… the game server is not answering; your game is kept. Wait, or press q to leave."
         elif self.confirm is not None and time.monotonic() - self.confirm[1] < CONFIRM_S:
@@ -221,6 +248,9 @@ class GameApp(App[str]):
             else:
                 line = f"waiting for {', '.join(waiting)}"
             line += f"   clock: {left}" if left else ""
+            for offer in theirs:
+                key = OFFER_KEYS.get(offer.kind, "")
+                line += f"   {OFFER_KINDS.get(offer.kind, 'offer')} offered: {key} accepts, n declines"
         self.query_one("#status", Static).update(line)
         self._redraw()
 
@@ -359,6 +389,106 @@ class GameApp(App[str]):
             await self.client.resign(self.game_id)
         except TafelError as error:
             self.say(f"Resign refused: {sentence(error)}.")
+
+    # -- offers: draw, takeback, rematch ----------------------------------------------------------------
+
+    async def follow_offers(self) -> None:
+        """The account's event stream, for this game's offers and the start of its rematch."""
+        try:
+            async with self.client.event_stream(max_retries=None) as events:
+                async for event in events:
+                    kind = event.WhichOneof("kind")
+                    if kind == "offer" and event.offer.game_id == self.game_id:
+                        self.on_offer(event.offer)
+                    elif kind == "game_started" and event.game_started.origin == f"rematch:{self.game_id}":
+                        self.next_game = event.game_started.game_id
+                        self.exit(self.result or "a rematch")
+                        return
+        except TafelError as error:
+            self.say(f"Offers cannot be followed now: {sentence(error)}.")
+
+    def _offerer(self, offer: play_pb2.Offer) -> str:
+        return self.seating.name(offer.by.seat)
+
+    def on_offer(self, offer: play_pb2.Offer) -> None:
+        what = OFFER_KINDS.get(offer.kind, "offer")
+        mine = offer.by.seat == self.seat
+        if offer.status == play_pb2.OFFER_STATUS_PENDING:
+            self.offers[offer.kind] = offer
+            if not mine:
+                key = OFFER_KEYS.get(offer.kind, "")
+                ask = {
+                    play_pb2.OFFER_KIND_DRAW: "offers a draw",
+                    play_pb2.OFFER_KIND_TAKEBACK: "asks to take back their last move",
+                    play_pb2.OFFER_KIND_REMATCH: "offers a rematch",
+                }.get(offer.kind, "makes an offer")
+                self.say(f"{self._offerer(offer)} {ask}: press {key} to accept, n to decline.")
+            self.show_status()
+            return
+        self.offers.pop(offer.kind, None)
+        if offer.status == play_pb2.OFFER_STATUS_ACCEPTED:
+            self.say(
+                {
+                    play_pb2.OFFER_KIND_DRAW: "The draw is agreed.",
+                    play_pb2.OFFER_KIND_TAKEBACK: "The takeback is agreed: the move is taken back.",
+                    play_pb2.OFFER_KIND_REMATCH: "The rematch is agreed: it starts now.",
+                }.get(offer.kind, "Agreed.")
+            )
+        elif offer.status == play_pb2.OFFER_STATUS_DECLINED and offer.HasField("declined_by"):
+            if offer.declined_by != self.seat:
+                whose = "your" if mine else f"{self._offerer(offer)}'s"
+                self.say(f"{self.seating.name(offer.declined_by)} declined {whose} {what} offer.")
+        elif offer.status == play_pb2.OFFER_STATUS_WITHDRAWN and not mine:
+            self.say(f"{self._offerer(offer)}'s {what} offer is off.")
+        elif offer.status == play_pb2.OFFER_STATUS_EXPIRED:
+            self.say(f"The {what} offer expired.")
+        self.show_status()
+
+    async def action_offer(self, kind: str) -> None:
+        """Offer (or ask for) `kind`; when the other side has offered it already, accept theirs."""
+        if self.seat is None or self.state is None:
+            return
+        code = {"draw": play_pb2.OFFER_KIND_DRAW, "takeback": play_pb2.OFFER_KIND_TAKEBACK}.get(
+            kind, play_pb2.OFFER_KIND_REMATCH
+        )
+        theirs = self.offers.get(code)
+        try:
+            if theirs is not None and theirs.by.seat != self.seat:
+                await self.client.answer_offer(self.game_id, kind, True, seat=self.seat)
+                return  # the answer's event says what came of it
+            try:
+                await self.client.make_offer(self.game_id, kind, seat=self.seat)
+            except AlreadyExists:
+                # One is pending that this screen has not seen (made before it opened): accept it.
+                await self.client.answer_offer(self.game_id, kind, True, seat=self.seat)
+                return
+            others = ", ".join(self.seating.name(s) for s in range(len(self.seating.names)) if s != self.seat)
+            asked = {"draw": "You offered a draw", "takeback": "You asked to take back your last move"}
+            self.say(f"{asked.get(kind, 'You offered a rematch')}; waiting for {others or 'the others'}.")
+        except IllegalMove as error:
+            if error.reason == "OWN_OFFER":
+                self.say(f"Your {kind} offer waits for an answer.")
+            else:
+                self.say(f"No {kind}: {sentence(error)}.")
+        except TafelError as error:
+            self.say(f"No {kind}: {sentence(error)}.")
+
+    async def action_decline(self) -> None:
+        """n: decline the others' pending offers (or withdraw your own)."""
+        if self.seat is None or not self.offers:
+            self.say("There is no offer to decline.")
+            return
+        for offer in list(self.offers.values()):
+            what = OFFER_KINDS.get(offer.kind, "offer")
+            try:
+                await self.client.answer_offer(self.game_id, offer.kind, False, seat=self.seat)
+                self.say(
+                    f"You withdrew your {what} offer." if offer.by.seat == self.seat else f"You declined the {what}."
+                )
+            except TafelError as error:
+                self.say(f"Could not decline the {what}: {sentence(error)}.")
+            self.offers.pop(offer.kind, None)
+        self.show_status()
 
     def action_cancel(self) -> None:
         """Escape: no, do not leave or resign."""

@@ -10,6 +10,8 @@
     tafel tournament list | create NAME | join ID | start ID | watch ID
     tafel bot connect4 --level 2 [--games N]
     tafel bot-pool                        # answer people's requests for a bot opponent
+    tafel challenge NAME GAME [--rated] [--per-move 30s] [--seat first|second]
+    tafel challenges [accept ID | decline ID --reason later | cancel ID | wait]
     tafel block NAME | unblock NAME | mute NAME | unmute NAME | blocked
     tafel report NAME --reason abuse [--game ID] [--details TEXT]
     tafel standing                       # your warnings and sanctions in force
@@ -151,6 +153,26 @@ def parser() -> argparse.ArgumentParser:
     # named it, and no bot served any game).
     pool.add_argument("--games", nargs="+", default=[], help="games to serve (default: every game the server offers)")
 
+    duel = command("challenge", "challenge a player to a game, wait for the answer, then play it")
+    duel.add_argument("name", metavar="NAME", help="their user name")
+    duel.add_argument("game", choices=GAMES)
+    duel.add_argument("--rated", action="store_true", help="a rated game (casual by default; guests play casual)")
+    duel.add_argument("--per-move", default=None, metavar="TIME", help="time per move: 30s, 2m, 1m30s")
+    duel.add_argument("--seat", choices=("first", "second"), default=None, help="move first or second (default: drawn)")
+    from tafel.cli.challenges import reason_choices
+
+    listed = command("challenges", "your challenges, in and out: accept, decline or withdraw one, or wait for new ones")
+    listed.add_argument("action", nargs="?", default="list", choices=("list", "accept", "decline", "cancel", "wait"))
+    listed.add_argument("id", nargs="?", default="", metavar="ID", help="the challenge (`tafel challenges` lists them)")
+    reasons_said = reason_choices()
+    listed.add_argument(
+        "--reason",
+        default="generic",
+        choices=reasons_said,
+        metavar="REASON",
+        help="decline: " + ", ".join(reasons_said),
+    )
+
     for name, help_text in (
         ("block", "never be matched or seated with a player; they cannot invite you and their chat is hidden"),
         ("unblock", "stop blocking a player"),
@@ -259,6 +281,12 @@ async def run(args: argparse.Namespace, console: Console) -> int:
             from tafel.botplay import run_bot
 
             return await run_bot(client, args.game, args.level, args.games, per_move_s=args.per_move)
+        if args.command in ("challenge", "challenges"):
+            from tafel.cli import challenges
+
+            if args.command == "challenge":
+                return await challenges.challenge(client, args, console)
+            return await challenges.challenges(client, args, console)
         if args.command == "bot-pool":
             from tafel.botplay import run_pool
 

@@ -60,6 +60,10 @@ async def open_game(client: TafelClient, game_id: str, console: Console, *, play
     except NotFound:
         raise NotFound("NO_SUCH_GAME", f"there is no game {game_id!r} (`tafel games --live` lists them)") from None
     seat = state.seat if playing and state.HasField("seat") else None
-    result = await GameApp(client, game_id, seat, game_title(state.summary, seat), public=public).run_async()
+    app = GameApp(client, game_id, seat, game_title(state.summary, seat), public=public)
+    result = await app.run_async()
     console.print(f"game {game_id}: {result or 'left'}")
+    if app.next_game:  # a rematch everyone accepted: straight on to it
+        console.print(f"the rematch: game {app.next_game}")
+        return await open_game(client, app.next_game, console, playing=True, public=public)
     return 0

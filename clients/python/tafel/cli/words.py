@@ -11,7 +11,7 @@ from typing import Any
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from tafel.admin.v1 import admin_pb2
-from tafel.play.v1 import play_pb2, safety_pb2
+from tafel.play.v1 import challenges_pb2, play_pb2, safety_pb2
 
 ROLES: dict[int, str] = {
     play_pb2.ROLE_PLAYER: "player",
@@ -31,6 +31,22 @@ REASONS: dict[int, str] = {
     safety_pb2.REPORT_REASON_UNSPORTING: "unsporting",
     safety_pb2.REPORT_REASON_OFFENSIVE_NAME: "offensive name",
     safety_pb2.REPORT_REASON_OTHER: "other",
+}
+# Why a challenge was declined, as the challenger reads it ("bob declined: the clock is too fast").
+DECLINE_REASONS: dict[int, str] = {
+    challenges_pb2.DECLINE_REASON_GENERIC: "no reason given",
+    challenges_pb2.DECLINE_REASON_LATER: "not now, maybe later",
+    challenges_pb2.DECLINE_REASON_TOO_FAST: "the clock is too fast for them",
+    challenges_pb2.DECLINE_REASON_TOO_SLOW: "the clock is too slow for them",
+    challenges_pb2.DECLINE_REASON_CASUAL_ONLY: "casual games only",
+    challenges_pb2.DECLINE_REASON_RATED_ONLY: "rated games only",
+    challenges_pb2.DECLINE_REASON_NOT_THIS_GAME: "not this game",
+    challenges_pb2.DECLINE_REASON_NO_BOTS: "no bots",
+}
+OFFER_KINDS: dict[int, str] = {
+    play_pb2.OFFER_KIND_DRAW: "draw",
+    play_pb2.OFFER_KIND_TAKEBACK: "takeback",
+    play_pb2.OFFER_KIND_REMATCH: "rematch",
 }
 REPORT_STATUS: dict[int, str] = {admin_pb2.REPORT_STATUS_OPEN: "open", admin_pb2.REPORT_STATUS_RESOLVED: "resolved"}
 # The audit log's actions (admin.proto's AuditEntry.action) as a person says them.
@@ -73,6 +89,10 @@ def sanction_word(kind: int) -> str:
 
 def reason_word(reason: int) -> str:
     return REASONS.get(reason, "unspecified")
+
+
+def decline_word(reason: int) -> str:
+    return DECLINE_REASONS.get(reason, "no reason given")
 
 
 def action_word(action: str) -> str:
