@@ -1,6 +1,7 @@
 """Issue 36 in Chromium, two players in two browser contexts: A challenges B from the lobby's dialog
 (game, clock, casual, seat); B declines with a reason and A reads it in words; A challenges again,
-B accepts and both pages open the game; they play, A offers a draw, B accepts it; A offers a
+B accepts and both pages open the game; they play, B takes its last move back with A's leave, A
+offers a draw, B accepts it; A offers a
 rematch, B accepts and both pages open the new game with the seats rotated; there B moves and A
 aborts (no result). B's open challenge is listed in A's lobby and A takes it. Then a third-party
 bot — the TypeScript SDK's documented bot (clients/typescript/examples/challenge-bot.ts) in its
@@ -36,7 +37,9 @@ def shoot(page: Page, name: str, full_page: bool = True) -> None:
     page.set_viewport_size(PHONE)
     page.wait_for_timeout(150)  # a reflow
     page.screenshot(path=SCREENSHOTS / f"{name}-phone.png", full_page=full_page)
-    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"], f"{name} is wider than a phone"
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"], (
+        f"{name} is wider than a phone"
+    )
     page.set_viewport_size(size)
 
 
@@ -83,7 +86,9 @@ def test_challenge_play_draw_rematch_abort_open(browser: Browser, web_url: str) 
 
         # A challenge declined with a reason: A reads it in words.
         challenge(a, names["b"], shot="challenge-dialog")
-        expect(a.locator(".challenge-tray li.outgoing")).to_contain_text(f"You challenged {names['b']}", timeout=TIMEOUT_MS)
+        expect(a.locator(".challenge-tray li.outgoing")).to_contain_text(
+            f"You challenged {names['b']}", timeout=TIMEOUT_MS
+        )
         incoming = b.locator(".challenge-tray li.incoming")
         expect(incoming).to_contain_text(f"{names['a']} challenges you", timeout=TIMEOUT_MS)
         expect(incoming).to_contain_text(f"Connect Four · 1 min a move · casual · {names['a']} moves first")
@@ -93,7 +98,8 @@ def test_challenge_play_draw_rematch_abort_open(browser: Browser, web_url: str) 
         expect(incoming).to_have_count(0, timeout=TIMEOUT_MS)
         note = a.locator(".challenge-tray .note.declined")
         expect(note).to_have_text(
-            f"{names['b']} declined your challenge to Connect Four: the clock is too fast for them. OK", timeout=TIMEOUT_MS
+            f"{names['b']} declined your challenge to Connect Four: the clock is too fast for them. OK",
+            timeout=TIMEOUT_MS,
         )
         expect(a.locator(".challenge-tray li.outgoing")).to_have_count(0)
         shoot(a, "challenge-declined")
@@ -107,8 +113,22 @@ def test_challenge_play_draw_rematch_abort_open(browser: Browser, web_url: str) 
         pages = [a, b]
         for mover, column in ((a, 3), (b, 3), (a, 4), (b, 2)):
             drop(mover, pages, column)
+        # B takes its last move back (a casual game), A allows it: B moves again.
+        b.get_by_role("button", name="Ask to take back").click()
+        ask = a.locator(".offers .offer.incoming")
+        expect(ask).to_contain_text(f"{names['b']} asks to take back their last move.", timeout=TIMEOUT_MS)
+        shoot(a, "game-takeback-request")
+        ask.get_by_role("button", name="Allow").click()
+        expect(b.locator(".offers .offer-news")).to_have_text(
+            f"{names['a']} allowed your takeback: your last move is undone.", timeout=TIMEOUT_MS
+        )
+        expect(b.locator(".turn")).to_have_text(re.compile("^Your turn"), timeout=TIMEOUT_MS)
+        expect(b.locator("svg.board.connect4 .disc:not(.empty)")).to_have_count(3)
+        drop(b, pages, 5)
         a.get_by_role("button", name="Offer a draw").click()
-        expect(a.locator(".offers .offer.outgoing")).to_contain_text("You offered a draw: waiting for", timeout=TIMEOUT_MS)
+        expect(a.locator(".offers .offer.outgoing")).to_contain_text(
+            "You offered a draw: waiting for", timeout=TIMEOUT_MS
+        )
         offer = b.locator(".offers .offer.incoming")
         expect(offer).to_contain_text(f"{names['a']} offers a draw.", timeout=TIMEOUT_MS)
         shoot(b, "game-draw-offer")
@@ -119,7 +139,9 @@ def test_challenge_play_draw_rematch_abort_open(browser: Browser, web_url: str) 
 
         # A rematch: A offers, B accepts, both pages open the new game with the seats rotated.
         a.get_by_role("button", name="Rematch").click()
-        expect(a.locator(".offers .offer.outgoing")).to_contain_text("You offered a rematch: waiting for", timeout=TIMEOUT_MS)
+        expect(a.locator(".offers .offer.outgoing")).to_contain_text(
+            "You offered a rematch: waiting for", timeout=TIMEOUT_MS
+        )
         offer = b.locator(".offers .offer.incoming")
         expect(offer).to_contain_text(f"{names['a']} offers a rematch.", timeout=TIMEOUT_MS)
         shoot(b, "game-rematch-offer")
@@ -159,13 +181,26 @@ def test_challenge_play_draw_rematch_abort_open(browser: Browser, web_url: str) 
             context.close()
 
 
-def test_the_sdk_bot_accepts_a_challenge_made_in_the_browser(browser: Browser, web_url: str, platform: Platform) -> None:
+def test_the_sdk_bot_accepts_a_challenge_made_in_the_browser(
+    browser: Browser, web_url: str, platform: Platform
+) -> None:
     assert BOT.is_file(), "the TypeScript SDK is not built (make ts)"
     suffix = uuid.uuid4().hex[:6]
     bot_name = f"tsbot{suffix}"
     bot = subprocess.Popen(
-        ["node", str(BOT), "--server", platform.gateway_addresses[0], "--username", bot_name, "--password", PASSWORD,
-         "--register", "--max-games", "2"],
+        [
+            "node",
+            str(BOT),
+            "--server",
+            platform.gateway_addresses[0],
+            "--username",
+            bot_name,
+            "--password",
+            PASSWORD,
+            "--register",
+            "--max-games",
+            "2",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -188,7 +223,9 @@ def test_the_sdk_bot_accepts_a_challenge_made_in_the_browser(browser: Browser, w
                 timeout=TIMEOUT_MS,
             )
             if page.locator(".turn").inner_text().startswith("Your turn"):
-                legal = page.locator("svg.board.connect4 .column.legal").evaluate_all("gs => gs.map(g => g.dataset.column)")
+                legal = page.locator("svg.board.connect4 .column.legal").evaluate_all(
+                    "gs => gs.map(g => g.dataset.column)"
+                )
                 before = version(page)
                 page.locator(f"svg.board.connect4 .column[data-column='{legal[0]}'] rect.hit").click()
                 wait_for_version_after(page, before)

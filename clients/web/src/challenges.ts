@@ -193,10 +193,15 @@ class Tray {
   private note(text: string, kind: string): void {
     const dismiss = h("button", { type: "button", class: "dismiss", "aria-label": "Dismiss" }, "OK");
     const note = h("p", { class: `note ${kind}` }, text, " ", dismiss);
-    dismiss.addEventListener("click", () => {
-      this.notes.splice(this.notes.indexOf(note), 1);
+    const remove = (): void => {
+      const at = this.notes.indexOf(note);
+      if (at < 0) return;
+      this.notes.splice(at, 1);
       this.draw();
-    });
+    };
+    dismiss.addEventListener("click", remove);
+    // Good news has been acted on (the game is open): it goes by itself; a refusal stays to be read.
+    if (kind === "accepted") setTimeout(remove, 8000);
     this.notes.push(note);
     if (this.notes.length > 3) this.notes.shift();
   }
