@@ -3,8 +3,8 @@ each deliberately broken client fails the scenario that checks its fault - with 
 names it. One platform for the module; the kit runs as the console script a client author uses.
 
 The TypeScript SDK's client (clients/typescript/conformance/client.ts, built by `make ts`, which
-`make test` runs first) passes the same scenarios, but for those of challenges, offers and the
-account's event stream (its --events mode is still to come: a strict xfail says so until it is)."""
+`make test` runs first) passes the same scenarios, those of challenges, offers and the account's
+event stream (its --events mode) included."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from tafel.conformance.scenarios import SCENARIOS
-from tafel.conformance.social import SOCIAL
 
 from tools.platform import Platform
 
@@ -26,8 +25,6 @@ CLIENTS = {
     "typescript-sdk": f"node {ROOT / 'clients' / 'typescript' / 'dist' / 'conformance' / 'client.js'}",
 }
 BROKEN = f"{sys.executable} -m tests.conformance.broken_client"
-# The scenarios each client is held to (the TypeScript client has no --events mode yet).
-EXPECTED = {"python-sdk": set(SCENARIOS), "typescript-sdk": set(SCENARIOS) - set(SOCIAL)}
 
 
 def conformance(
@@ -48,20 +45,13 @@ def conformance(
 @pytest.mark.parametrize("client", sorted(CLIENTS))
 def test_the_reference_client_passes_every_scenario(client: str) -> None:
     # The kit's own platform (two gateways): gateway-restart kills one of them mid-game.
-    expected = EXPECTED[client]
-    code, results, text = conformance(None, CLIENTS[client], *([] if expected == set(SCENARIOS) else sorted(expected)))
-    assert set(results) == expected
+    code, results, text = conformance(None, CLIENTS[client])
+    assert set(results) == set(SCENARIOS)
     assert all(r["passed"] for r in results.values()), text
     assert code == 0
     for name in ("retry-same-request-id", "gateway-restart"):
         assert results[name]["details"]["retried_request_id"], text  # type: ignore[index]
-    assert f"{len(expected)}/{len(expected)} scenarios passed" in text
-
-
-@pytest.mark.xfail(strict=True, reason="the TypeScript conformance client has no --events mode yet (issue 36)")
-def test_the_typescript_client_passes_the_event_stream_scenarios(client_platform: Platform) -> None:
-    code, results, text = conformance(client_platform, CLIENTS["typescript-sdk"], *sorted(SOCIAL))
-    assert code == 0 and all(r["passed"] for r in results.values()), text
+    assert f"{len(SCENARIOS)}/{len(SCENARIOS)} scenarios passed" in text
 
 
 def test_against_a_given_server_gateway_restart_says_it_needs_the_kits_own_platform(
