@@ -228,7 +228,7 @@ class GameApp(App[str]):
         if status.over:
             line = f"GAME OVER — {self.result}.  Press q to quit."
             if self.seat is not None:
-                line = f"GAME OVER — {self.result}.  m: rematch, q: quit."
+                line = f"GAME OVER — {self.result}.  Press q to quit, m to offer a rematch."
             if any(o.kind == play_pb2.OFFER_KIND_REMATCH for o in theirs):
                 line += "  A rematch is offered: m accepts, n declines."
         elif self.reconnecting:
