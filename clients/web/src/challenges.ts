@@ -57,7 +57,7 @@ function otherSide(c: challenges.Challenge, viewer: string): string {
 
 /** Challenge `player` (or, with none, a name typed in or anyone) to a game. */
 export function openChallengeDialog(client: TafelClient, player?: play.Player): HTMLDialogElement {
-  const message = h("p", { class: "message", role: "status" });
+  const message = h("p", { class: "challenge-message", role: "status" });
   const close = h("button", { type: "button", class: "close" }, "Close");
   const username = h("input", { name: "username", autocomplete: "off", placeholder: "their name", required: true });
   const anyone = h("input", { type: "checkbox", name: "open" });
@@ -207,7 +207,7 @@ class Tray {
   }
 
   private row(c: challenges.Challenge): HTMLElement {
-    const message = h("span", { class: "message", role: "alert" });
+    const message = h("span", { class: "challenge-message", role: "alert" });
     const terms = h("span", { class: "terms" }, challengeTerms(c, this.me));
     if (c.challenger?.playerId === this.me) {
       const cancel = h("button", { type: "button", class: "cancel-challenge" }, "Cancel");
@@ -286,7 +286,7 @@ export function closeTray(): void {
  * button that challenges a player. */
 export function openChallengesSection(client: TafelClient, go: (hash: string) => void, signal: AbortSignal): HTMLElement {
   const list = h("ul", { class: "open-challenges" }, h("li", {}, "Loading…"));
-  const message = h("p", { class: "message", role: "alert" });
+  const message = h("p", { class: "challenge-message", role: "alert" });
   const challenge = h("button", { type: "button", class: "challenge-player" }, "Challenge a player…");
   challenge.addEventListener("click", () => openChallengeDialog(client).addEventListener("close", () => void refresh()));
   const me = client.player.playerId;

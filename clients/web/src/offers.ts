@@ -21,7 +21,8 @@ export interface OfferPanel {
 export function offerPanel(client: TafelClient, gameId: string, go: (hash: string) => void, opts: { tournament: boolean }, signal: AbortSignal): OfferPanel {
   const actions = h("div", { class: "actions offer-actions" });
   const offers = h("div", { class: "offers", "aria-live": "polite" });
-  const message = h("p", { class: "message", role: "alert" });
+  // Not "message": the game page's own line is the one tests and readers know as that.
+  const message = h("p", { class: "offer-message", role: "alert" });
   const element = h("div", { class: "offer-panel", hidden: true }, offers, actions, message);
   const pending = new Map<play.OfferKind, play.Offer>();
   const notes: string[] = [];
