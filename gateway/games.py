@@ -2,7 +2,8 @@
 
 Keys (kit/redis/keys.py, "Games the gateway started"; this module owns them):
 
-- ``meta_key(game)`` hash: game type, players per seat (JSON list of [player_id, username, guest]),
+- ``meta_key(game)`` hash: game type, players per seat (JSON list of [player_id, username, guest],
+  and after those [display_name, bot_level] when the seat has either: issue 43),
   GameOptions bytes (defaults filled in), per-move time, rated, origin (``match``, ``room``,
   ``tournament``, ``test``...), created. Written once (lua/games/start.lua never overwrites it, and
   arms the first clock in the same script), so a retried start is harmless. It expires
@@ -86,6 +87,8 @@ class GameMeta:
     rated: bool
     origin: str
     created_at: float  # seconds since the epoch
+    # Per seat: the display name and bot level (0: not a bot) it was taken with; () = none at all.
+    shown: tuple[tuple[str, int], ...] = ()
 
     @property
     def private(self) -> bool:
@@ -116,9 +119,15 @@ class GameMeta:
         return self._seats_by_player.get(player_id, ())
 
     def seated_players(self) -> list[play_pb2.SeatedPlayer]:
+        shown = self.shown or (("", 0),) * len(self.players)
         return [
-            play_pb2.SeatedPlayer(seat=seat, player=play_pb2.Player(player_id=pid, username=name, guest=guest))
-            for seat, (pid, name, guest) in enumerate(self.players)
+            play_pb2.SeatedPlayer(
+                seat=seat,
+                player=play_pb2.Player(
+                    player_id=pid, username=name, guest=guest, display_name=display, bot=level > 0, bot_level=level
+                ),
+            )
+            for seat, ((pid, name, guest), (display, level)) in enumerate(zip(self.players, shown, strict=True))
         ]
 
     def time_control(self) -> play_pb2.TimeControl:
@@ -141,6 +150,7 @@ def _meta_from_row(game_id: str, row: dict[bytes, bytes]) -> GameMeta:
         rated=row.get(b"r") == b"1",
         origin=row.get(b"src", b"").decode(),
         created_at=int(row[b"c"]) / 1000.0,
+        shown=tuple((str(p[3]), int(p[4])) if len(p) > 4 else ("", 0) for p in players),
     )
 
 
@@ -252,6 +262,9 @@ class GameDirectory:
         now = time.time()
         created_ms = int(now * 1000)
         seats: list[tuple[str, str, bool]] = [(p.player_id, p.username, bool(p.guest)) for p in players]
+        shown = tuple((p.display_name, int(p.bot_level) if p.bot else 0) for p in players)
+        # A seat's display name and bot level follow its first three fields only where set.
+        stored = [[*seat, *extra] if any(extra) else list(seat) for seat, extra in zip(seats, shown, strict=True)]
         # Listed live unless over at once or private: on one Redis in the start's own script.
         listing = (
             []
@@ -264,7 +277,7 @@ class GameDirectory:
         start_keys = [meta_key(game_id), *clock_keys, *in_script]
         start_args: list[Any] = [
             game,
-            json.dumps(seats, separators=(",", ":")),
+            json.dumps(stored, separators=(",", ":"), ensure_ascii=False),
             created.options.SerializeToString(),
             round(per_move_s * 1000),
             1 if rated else 0,
@@ -289,6 +302,7 @@ class GameDirectory:
                 rated=rated,
                 origin=origin,
                 created_at=created_ms / 1000.0,
+                shown=shown if any(any(extra) for extra in shown) else (),
             )
         )
         self._remember(meta)

@@ -141,8 +141,14 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
         challenge.expires_at.FromMilliseconds(now_ms + int(expiry_s * 1000))
         if request.username:
             target = await self.standing.account(request.username.strip())
-            # A player who blocks you (or whom you block) is answered as one who is not there.
-            if target is None or target.player_id in await self.standing.avoided(me.player_id):
+            if target is None:
+                raise Refused(
+                    grpc.StatusCode.NOT_FOUND,
+                    "PLAYER_NOT_FOUND",
+                    f"there is no player called {request.username} (a guest has no name to challenge:"
+                    " make an open challenge or invite them to a room)",
+                )
+            if target.player_id in await self.standing.avoided(me.player_id):
                 raise Refused(
                     grpc.StatusCode.PERMISSION_DENIED,
                     "CHALLENGE_NOT_ALLOWED",

@@ -75,6 +75,7 @@ class EventServicer(challenges_pb2_grpc.EventServiceServicer):
         )
         self.watching += 1
         stopping = asyncio.ensure_future(self.stopping.wait())
+        waiting: asyncio.Task[bool] | None = None
         try:
             try:
                 await subscription.ready()
@@ -104,4 +105,6 @@ class EventServicer(challenges_pb2_grpc.EventServiceServicer):
         finally:
             self.watching -= 1
             stopping.cancel()
+            if waiting is not None:  # the stream ended while it waited (cancelled, kicked)
+                waiting.cancel()
             subscription.cancel()

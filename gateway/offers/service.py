@@ -9,6 +9,7 @@ record shows."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from typing import Any
@@ -22,11 +23,11 @@ from gateway.actions import Actions
 from gateway.events.feed import AccountEvents
 from gateway.games import GameDirectory, GameMeta
 from gateway.play.steps import resolve_seat
-from gateway.records import Records
+from gateway.records import Records, current_line
 from kit.errors import Refused
 from kit.ids import check_id
 from kit.redis.game_reads import GameReads
-from kit.redis.keys import offers_key, offers_log_key
+from kit.redis.keys import offers_key, offers_log_key, offers_request_key
 from kit.redis.layer import RedisLayer
 from kit.redis.scripts import script
 
@@ -98,7 +99,10 @@ class Offers:
         return view.status
 
     async def _recorded(self, game_id: str) -> list[games_pb2.RecordedAction]:
-        return [games_pb2.RecordedAction.FromString(raw) for raw in await self.reads.read_actions(game_id)]
+        """The actions that made the position now (moves a takeback undid are not among them)."""
+        return current_line(
+            [games_pb2.RecordedAction.FromString(raw) for raw in await self.reads.read_actions(game_id)]
+        )
 
     async def _take_back_to(self, meta: GameMeta, seat: int) -> int:
         """The version before the seat's last move (what a takeback returns to)."""
@@ -123,6 +127,13 @@ class Offers:
             raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "OFFER_NOT_ALLOWED", "choose draw, takeback or rematch")
         meta = await self.directory.meta(request.game_id)
         seat = resolve_seat(meta, player_id, request.seat if request.HasField("seat") else None)
+        remember = ""
+        if request.request_id:
+            check_id("request_id", request.request_id)
+            remember = offers_request_key(meta.game_id, player_id, request.request_id)
+            earlier = await self.redis.call("GET", remember)
+            if earlier is not None:
+                return play_pb2.Offer.FromString(earlier)
         status = await self._status(meta)
         if request.kind == play_pb2.OFFER_KIND_REMATCH:
             if not status.over:
@@ -132,6 +143,8 @@ class Offers:
         else:
             if status.over:
                 raise not_allowed(f"the game is over: no {kind} now")
+            if meta.origin.startswith("tournament:") and request.kind == play_pb2.OFFER_KIND_TAKEBACK:
+                raise not_allowed("a tournament game has no takebacks")
             if meta.seats != 2:
                 raise not_allowed(f"a {kind} is agreed between two players")
             if request.kind == play_pb2.OFFER_KIND_TAKEBACK:
@@ -152,8 +165,24 @@ class Offers:
         offer.at.GetCurrentTime()
         if not await self._store(offer, kind, rev, settled=False):
             raise Refused(grpc.StatusCode.ALREADY_EXISTS, "OFFER_PENDING", f"a {kind} offer waits for an answer")
+        if remember:
+            await self.redis.call("SET", remember, offer.SerializeToString(), "EX", 86_400)
         await self._tell(meta, offer)
         return offer
+
+    async def pending(self, meta: GameMeta, status: games_pb2.GameStatus) -> list[play_pb2.Offer]:
+        """The game's offers waiting for an answer now (stale ones left out)."""
+        raw = await self.redis.many(
+            [("HMGET", offers_key(meta.game_id), kind, f"{kind}:s") for kind in KIND_NAMES.values()]
+        )
+        out = []
+        for offer_raw, state in raw:
+            if offer_raw is None or state != b"OFFER_STATUS_PENDING":
+                continue
+            offer = play_pb2.Offer.FromString(offer_raw)
+            if not self._stale(offer, status):
+                out.append(offer)
+        return out
 
     @staticmethod
     def _stale(offer: play_pb2.Offer, status: games_pb2.GameStatus) -> bool:
@@ -195,9 +224,14 @@ class Offers:
             settled.declined_by = seat
         else:
             settled.accepted_seats.append(seat)
-            if len(settled.accepted_seats) == meta.seats:
-                await self._carry_out(meta, settled, seat)
-                settled.status = play_pb2.OFFER_STATUS_ACCEPTED
+        # Once the game is changed the answer must be stored and told even if the caller goes
+        # away: shielded, like every action (gateway/actions.py).
+        return await asyncio.shield(self._settle(meta, settled, kind, rev, seat))
+
+    async def _settle(self, meta: GameMeta, settled: play_pb2.Offer, kind: str, rev: int, seat: int) -> play_pb2.Offer:
+        if settled.status == PENDING and len(settled.accepted_seats) == meta.seats:
+            await self._carry_out(meta, settled, seat)
+            settled.status = play_pb2.OFFER_STATUS_ACCEPTED
         done = settled.status != PENDING
         if not await self._store(settled, kind, rev, settled=done):
             raise no_offer(kind)  # answered meanwhile: read it again
@@ -240,6 +274,9 @@ class Offers:
         seat = resolve_seat(
             meta, player_id, None if len(meta.seats_of(player_id)) == 1 else meta.seats_of(player_id)[0]
         )
+        if meta.origin.startswith("tournament:"):
+            # An aborted game ranks every seat alike: a tournament would score it as a draw.
+            raise not_allowed("a tournament game cannot be aborted; resign or offer a draw")
         status = await self._status(meta)
         if status.over:
             raise Refused(grpc.StatusCode.FAILED_PRECONDITION, "GAME_OVER", "the game is over")

@@ -70,7 +70,10 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
     ) -> play_pb2.GetGameResponse:
         identity = self.auth.identity(context.invocation_metadata())
         meta = await self.steps.meta(request.game_id, identity.player_id)
-        return await self.steps.game_view(meta, identity.player_id)
+        response = await self.steps.game_view(meta, identity.player_id)
+        if self.offers is not None:
+            response.pending_offers.extend(await self.offers.pending(meta, response.summary.status))
+        return response
 
     @refusing(GAME_STORE_UNAVAILABLE)
     async def SubmitMove(

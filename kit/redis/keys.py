@@ -63,7 +63,8 @@ def game_prefix(game_id: str) -> str:
 class GameKeys:
     # hash: v version, s state bytes, g game, n seats, o GameOptions bytes, l last event id,
     # c the creating request id, f 1 when over, w the version the commuting window began at ("": none),
-    # q 1 (every game of layout 1), "r:<request id>" -> the request's first answer (response bytes),
+    # q 1 (every game of layout 1), z the game's seed (what a takeback replays from: services/kit/replay.py),
+    # "r:<request id>" -> the request's first answer (response bytes),
     # "r:<request id>#" -> the digest of the request it answered (a reused id with another request
     # is refused; ":" and "#" never occur in an id, so these never meet the one-letter fields)
     state: str
@@ -424,6 +425,11 @@ def challenge_pair_key(first: str, second: str) -> str:
 def offers_key(game_id: str) -> str:
     """hash: offer kind name -> the Offer (protobuf bytes), the pending or last one of each kind."""
     return f"tafel:{{g:{game_id}}}:offers"
+
+
+def offers_request_key(game_id: str, player_id: str, request_id: str) -> str:
+    """string: the Offer a MakeOffer request made (kept a day, for retries)."""
+    return f"tafel:{{g:{game_id}}}:offers:req:{request_digest(player_id, request_id)}"
 
 
 def offers_log_key(game_id: str) -> str:

@@ -45,7 +45,7 @@ def test_connect4_against_a_bot_with_a_spectator_then_the_replay(platform: Platf
         player.wait_text("to watch it: `tafel watch", timeout_s=60)
         # Seat 1 (the room's host) moves first. The legend names both players with their symbols,
         # and shows both clocks.
-        screen = player.wait_all("YOUR TURN", "● you", "○ guest-", "to move", "a move)", timeout_s=60)
+        screen = player.wait_all("YOUR TURN", "● you", "○ Bot (level 1)", "to move", "a move)", timeout_s=60)
         game_id = game_id_on(screen)
         # The header names the game once (it is drawn a moment after the board, hence the wait).
         screen = player.wait_for(lambda s: game_id in s.splitlines()[0], 10, "the header")

@@ -4,18 +4,12 @@ legend and in the game's log, never as a guest name."""
 
 from __future__ import annotations
 
-import pytest
-
 from tests.clients.tmux import TAFEL, Terminal, client_env, needs_tmux
 from tools.platform import Platform
 
 pytestmark = needs_tmux
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the gateway/games.py hook (a seat's display name and bot level in the game's metadata)",
-)
 def test_a_named_guest_plays_a_bot_shown_as_a_bot(platform: Platform) -> None:
     env = client_env(platform.gateway_addresses[0])
     player = Terminal(f"{TAFEL} play connect4 --vs-bot 2 --name 'Jörg de Vries'", env)

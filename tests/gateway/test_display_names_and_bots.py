@@ -129,10 +129,6 @@ async def test_a_bot_is_marked_by_the_platform_never_by_itself(gw_system: Gatewa
         assert again.game_id and [p.bot for p in again.players] == [False, True]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the gateway/games.py hook (a seat's display name and bot level in the game's metadata)",
-)
 async def test_the_game_and_its_record_name_the_display_name_and_the_bot(gw_system: GatewaySystem) -> None:
     async with grpc.aio.insecure_channel(gw_system.gateways[0].address) as channel:
         host, code, handed, _ = await _room_with_a_bot_request(channel)

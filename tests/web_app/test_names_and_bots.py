@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.web_app.app import TIMEOUT_MS
@@ -28,10 +27,6 @@ def _guest_named(browser: Browser, url: str, name: str, viewport: dict[str, int]
     return page
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the gateway/games.py hook (a seat's display name and bot level in the game's metadata)",
-)
 def test_a_guest_named_joerg_plays_a_bot_and_both_names_reach_the_record(browser: Browser, web_url: str) -> None:
     # Passing for a bot is refused, in words, before anyone is signed in.
     page = browser.new_context(viewport=WIDE).new_page()  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""python -m tafel_loadgen {games,watchers,tournament} ... (see README.md)."""
+"""python -m tafel_loadgen {games,watchers,social,tournament} ... (see README.md)."""
 
 from __future__ import annotations
 
@@ -204,6 +204,11 @@ def parser() -> argparse.ArgumentParser:
     watchers.add_argument("--watchers", type=int, default=1000)
     watchers.add_argument("--live-games", type=int, default=10)
     watchers.add_argument("--hold", type=float, default=5.0, help="seconds to hold the watchers connected")
+    social = scenarios.add_parser("social", help="account event streams held, challenges answered at a rate")
+    social.add_argument("--streams", type=int, default=1000, help="account event streams to hold open")
+    social.add_argument("--pairs", type=int, default=200, help="registered pairs that challenge each other")
+    social.add_argument("--rate", type=float, default=500.0, help="challenges a second, in all")
+    social.add_argument("--duration", type=float, default=20.0)
     tournament = scenarios.add_parser("tournament")
     tournament.add_argument("--players", type=int, default=16)
     tournament.add_argument("--rounds", type=int, default=4)
@@ -240,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
         from tafel_loadgen.watchers import run_watchers
 
         stats = asyncio.run(run_watchers(args.gateways.split(","), args.watchers, args.live_games, args.hold))
+    elif args.scenario == "social":
+        from tafel_loadgen.social import run_social
+
+        stats = asyncio.run(run_social(args.gateways.split(","), args.streams, args.pairs, args.rate, args.duration))
     else:
         from tafel_loadgen.tournament import run_tournament
 
