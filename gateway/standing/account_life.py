@@ -31,6 +31,7 @@ from gateway.standing.model import KIND_WORDS, iso
 from gateway.standing.roles import ROLE_NAMES
 from gateway.standing.roles import STAFF_ROLES as STAFF_ROLES_SET
 from gateway.standing.store import DELETED_NAME, AccountRow, StandingStore, not_found, required_text
+from gateway.stream_rewrite import replace_player_in_stream
 from gateway.tournaments.store import TournamentStore
 from kit.errors import Refused, invalid
 from kit.proto_players import replace_player
@@ -55,7 +56,6 @@ from kit.redis.keys import (
 )
 from kit.redis.layer import RedisLayer
 from kit.redis.replies import pairs, text
-from kit.redis.rewrite import replace_player_in_stream
 from kit.redis.scripts import script
 
 PLAYER_PARTS = (

@@ -26,6 +26,7 @@ from typing import Any
 
 from tafel.play.v1 import play_pb2, tournaments_pb2
 
+from gateway.stream_rewrite import replace_player_in_stream
 from gateway.tournaments.model import MIN_TABLE, Config, Format, State, from_json, to_json
 from kit.redis.keys import (
     TOURNAMENTS_DUE,
@@ -37,7 +38,6 @@ from kit.redis.keys import (
 from kit.redis.layer import RedisLayer
 from kit.redis.pipe import Command
 from kit.redis.replies import pairs, text
-from kit.redis.rewrite import replace_player_in_stream
 from kit.redis.scripts import script
 
 EVENTS_MAXLEN = 20_000

@@ -183,6 +183,7 @@ GATEWAY_SCRIPTS = (
     "auth/drop",
     "auth/fail",
     "auth/register",
+    "auth/set_display_name",
     "auth/set_password",
     "bots/due",
     "bots/joined",

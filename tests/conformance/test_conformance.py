@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tafel.conformance.scenarios import SCENARIOS
+from tafel.conformance.catalog import SCENARIOS
 
 from tools.platform import Platform
 

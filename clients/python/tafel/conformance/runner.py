@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from tafel.conformance.scenarios import OWN_PLATFORM, SCENARIOS, Result, Settings, run_scenario
+from tafel.conformance.catalog import SCENARIOS, run_scenario
+from tafel.conformance.scenarios import OWN_PLATFORM, Result, Settings
 
 if TYPE_CHECKING:
     from tools.platform import Platform

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -431,20 +430,3 @@ SCENARIOS: dict[str, Callable[[Settings], Awaitable[dict[str, Any]]]] = {
 }
 # Scenarios that need the kit to run the platform itself.
 OWN_PLATFORM = frozenset({"gateway-restart"})
-
-# Challenges, offers and the account's event stream (the client's --events mode), built on the
-# helpers above: imported here, once they exist.
-from tafel.conformance.social import SOCIAL  # noqa: E402
-
-SCENARIOS.update(SOCIAL)
-
-
-async def run_scenario(name: str, settings: Settings) -> Result:
-    started = time.monotonic()
-    try:
-        details = await asyncio.wait_for(SCENARIOS[name](settings), settings.timeout_s * 2)
-        return Result(name, True, "passed", time.monotonic() - started, details)
-    except Failed as failure:
-        return Result(name, False, str(failure), time.monotonic() - started)
-    except TimeoutError:
-        return Result(name, False, f"did not finish within {settings.timeout_s * 2:.0f} s", time.monotonic() - started)

@@ -3,7 +3,7 @@ rematch, a draw offer answered, and the account's event stream resumed after a c
 runs with --events (docs/clients.md): it follows its account's event stream and answers what comes.
 The runner is a registered account (a challenge names a player by username) that challenges the
 client, plays the other seat with a level-1 bot and makes or answers the offers. Registered in
-SCENARIOS by scenarios.py (import that module, not this one first)."""
+SCENARIOS by catalog.py."""
 
 from __future__ import annotations
 
