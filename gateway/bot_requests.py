@@ -107,37 +107,12 @@ class BotServicer(bots_pb2_grpc.BotServiceServicer):
         self, request: bots_pb2.RequestBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> bots_pb2.RequestBotResponse:
         player = await self.auth.player(context)
-        if request.level not in LEVELS:
-            raise invalid("BAD_LEVEL", f"level must be 1, 2 or 3, not {request.level}", field="level")
+        check_level(request.level)
         if not request.room_code:
             raise invalid("BAD_ROOM_CODE", "room_code is required", field="room_code")
         room = await self.rooms.room(request.room_code)
-        if room.state != play_pb2.ROOM_STATE_OPEN:
-            raise Refused(grpc.StatusCode.FAILED_PRECONDITION, "ROOM_NOT_OPEN", "the room is not open")
-        if player.player_id not in {p.player_id for p in room.players}:
-            raise Refused(
-                grpc.StatusCode.PERMISSION_DENIED, "NOT_IN_ROOM", "only a player in the room may ask for a bot"
-            )
-        empty = room.seats - len(room.players)
-        if empty <= 0:
-            raise Refused(grpc.StatusCode.FAILED_PRECONDITION, "ROOM_FULL", "every seat of the room is taken")
-        request_id = secrets.token_hex(8)
-        entry = json.dumps(
-            {
-                "request_id": request_id,
-                "game": room.game,
-                "room_code": room.code,
-                "level": request.level,
-                "player_id": player.player_id,
-            }
-        )
-        keys = [bot_queue_key(room.game), bot_pending_key(room.code), bot_signal_key(room.game)]
-        raw = await self.layer.run(
-            script("bots/request"), keys, [entry, request_id, player.player_id, empty, REQUEST_TTL_S]
-        )
-        # QUEUED: this id; PENDING: the room's pending requests already cover its empty seats,
-        # so the answer is one of them (a retry after a lost answer or a dead gateway).
-        return bots_pb2.RequestBotResponse(request_id=public_id(text(raw[1])))
+        request_id = await queue_bot(self.layer, room, player, request.level)
+        return bots_pb2.RequestBotResponse(request_id=public_id(request_id))
 
     @refusing("retry later")
     async def ServeBotRequests(
@@ -181,6 +156,41 @@ class BotServicer(bots_pb2_grpc.BotServiceServicer):
                     request_id=data["request_id"], game=data["game"], room_code=data["room_code"], level=data["level"]
                 )
             )
+
+
+def check_level(level: int) -> None:
+    if level not in LEVELS:
+        raise invalid("BAD_LEVEL", f"level must be 1, 2 or 3, not {level}", field="level")
+
+
+async def queue_bot(layer: RedisLayer, room: play_pb2.Room, player: play_pb2.Player, level: int) -> str:
+    """Ask the pools for a bot of `level` for `room`, on behalf of `player` (seated there): the one
+    path of RequestBot and of a challenge to a bot (gateway/challenges/bots.py). Answers the
+    request's own id (the pool's: tell a person only its `public_id`)."""
+    check_level(level)
+    if room.state != play_pb2.ROOM_STATE_OPEN:
+        raise Refused(grpc.StatusCode.FAILED_PRECONDITION, "ROOM_NOT_OPEN", "the room is not open")
+    if player.player_id not in {p.player_id for p in room.players}:
+        raise Refused(grpc.StatusCode.PERMISSION_DENIED, "NOT_IN_ROOM", "only a player in the room may ask for a bot")
+    empty = room.seats - len(room.players)
+    if empty <= 0:
+        raise Refused(grpc.StatusCode.FAILED_PRECONDITION, "ROOM_FULL", "every seat of the room is taken")
+    request_id = secrets.token_hex(8)
+    entry = json.dumps(
+        {
+            "request_id": request_id,
+            "game": room.game,
+            "room_code": room.code,
+            "level": level,
+            "player_id": player.player_id,
+        }
+    )
+    keys = [bot_queue_key(room.game), bot_pending_key(room.code), bot_signal_key(room.game)]
+    raw = await layer.run(script("bots/request"), keys, [entry, request_id, player.player_id, empty, REQUEST_TTL_S])
+    # QUEUED: this id; PENDING: the room's pending requests already cover its empty seats, so the
+    # answer is one of them (a retry after a lost answer or a dead gateway). Several bots for one
+    # table are several requests, each while a seat is left uncovered: each is its own pool guest.
+    return text(raw[1])
 
 
 async def as_bot(layer: RedisLayer, room_code: str, request_id: str, player: play_pb2.Player) -> play_pb2.Player | None:

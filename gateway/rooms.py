@@ -18,6 +18,11 @@ on one channel (ROOMS_CHANNEL), taken through the process's one pub/sub connecti
 re-read the room (and also poll, in case a message is lost).
 Rooms expire: an open room after ``room_ttl``, a started one ``started_ttl`` after it started, a
 closed (emptied) one shortly after.
+
+Seats are taken in joining order, and the game seats them so, except where the host asked to sit
+last (``hl`` in the room's hash, ``host_last``): a challenge to a bot whose challenger moves second
+(gateway/challenges/bots.py). It is written once, right after the create and before anyone but the
+host knows the code, so every gateway that starts the room's game reads it.
 """
 
 from __future__ import annotations
@@ -103,6 +108,7 @@ class RoomSnapshot:
     expires_ms: int
     version: int
     watchable: bool = False
+    host_last: bool = False  # the game seats the host after the others (joining order otherwise)
 
     def to_proto(self) -> play_pb2.Room:
         room = play_pb2.Room(
@@ -146,6 +152,7 @@ def _snapshot(code: str, raw: Any) -> RoomSnapshot:
         expires_ms=int(meta.get("x", 0)),
         version=int(meta.get("v", 0)),
         watchable=text(meta.get("w", b"0")) == "1",
+        host_last=text(meta.get("hl", b"0")) == "1",
     )
 
 
@@ -223,6 +230,7 @@ class Rooms:
         min_seats: int,
         host: play_pb2.Player,
         watchable: bool = False,
+        host_last: bool = False,
     ) -> RoomSnapshot:
         now = self.now_ms()
         expires = now + int(self.settings.room_ttl_s * 1000)
@@ -246,7 +254,11 @@ class Rooms:
                 ],
             )
             if text(raw[0]) == "OK":
-                return await self._settled(_snapshot(code, raw[1]))
+                room = _snapshot(code, raw[1])
+                if host_last and room.seats > 1:
+                    await self.layer.call("HSET", room_keys(code)[0], "hl", "1")
+                    room = dataclasses.replace(room, host_last=True)
+                return await self._settled(room)
         raise Refused(grpc.StatusCode.UNAVAILABLE, "NO_FREE_CODE", "could not find a free room code; retry")
 
     async def join(self, code: str, player: play_pb2.Player) -> RoomSnapshot:
@@ -371,10 +383,16 @@ class Rooms:
 
     async def _start_game(self, room: RoomSnapshot) -> RoomSnapshot:
         try:
+            players = room.players
+            if room.host_last:
+                host = room.host.player_id
+                players = tuple(p for p in players if p.player_id != host) + tuple(
+                    p for p in players if p.player_id == host
+                )
             await self.starter.start_game(
                 game=room.game,
                 options=room.options,
-                players=room.players,
+                players=players,
                 per_move_s=room.per_move_ms / 1000.0,
                 rated=False,
                 origin="room" if room.watchable else PRIVATE_ORIGIN,

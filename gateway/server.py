@@ -36,6 +36,7 @@ from gateway.accounts import AccountServicer
 from gateway.actions import Actions
 from gateway.auth import Authenticator
 from gateway.bot_requests import BotServicer, BotSweeper
+from gateway.challenges.bots import BotChallenges
 from gateway.challenges.service import ChallengeServicer, ChallengeSweeper
 from gateway.challenges.store import ChallengeStore
 from gateway.clocks import Clocks
@@ -276,7 +277,11 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     )
     watch_events = EventServicer(auth, layer, pubsub, games.stopping)
     challenge_store = ChallengeStore(layer)
-    challenges = ChallengeServicer(auth, challenge_store, standing_store, events, directory, router, settings)
+    # A challenge to a bot: a room of the lobby's with a bot request for it (the pools serve it).
+    bot_game = BotChallenges(layer, lobby.rooms, router)
+    challenges = ChallengeServicer(
+        auth, challenge_store, standing_store, events, directory, router, settings, bot_game=bot_game
+    )
     challenge_sweeper = ChallengeSweeper(challenge_store, events)
     consequences = Consequences(layer, actions, runner)
     life = AccountLife(layer, auth, standing_store, consequences, book, tournament_store)

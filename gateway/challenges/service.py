@@ -4,7 +4,13 @@ A challenge to a player by name (an account), to anyone (open, listed in the lob
 level. Creating checks what starting would (the game, its options for two seats, the time control),
 so an accepted challenge starts its game; the game's id is derived from the challenge's, so an
 acceptance retried after a failure starts the same game, never a second one. Every change of a
-challenge reaches both players' event streams (gateway/events)."""
+challenge reaches both players' event streams (gateway/events).
+
+A bot takes every challenge: the challenge is accepted as it is made, with the code of the private
+room that seats the challenger and asks a bot pool for the bot (`bot_game`, gateway/challenges/
+bots.py); the game starts when the bot sits down, announced like any room's game. Made by a retry
+whose first try failed before the room existed, the room is made then (a claim, as an acceptance
+takes, keeps two retries from making two rooms)."""
 
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from redis.exceptions import RedisError
 from tafel.play.v1 import challenges_pb2, challenges_pb2_grpc
 
 from gateway.auth import Authenticator, Identity
+from gateway.bot_requests import check_level
 from gateway.challenges.store import (
     ACCEPTED,
     CANCELLED,
@@ -70,7 +77,7 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
         directory: GameDirectory,
         router: RulesRouter,
         settings: LobbySettings,
-        bot_game: Callable[[Identity, challenges_pb2.Challenge], Awaitable[None]] | None = None,
+        bot_game: Callable[[Identity, challenges_pb2.Challenge], Awaitable[str]] | None = None,
     ) -> None:
         self.auth = auth
         self.store = store
@@ -79,7 +86,8 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
         self.directory = directory
         self.router = router
         self.settings = settings
-        # Seats a challenged bot (gateway/bot_requests through a room): None where no pool serves.
+        # Seats the challenger in a room a bot is asked to (gateway/challenges/bots.py), answering
+        # the room's code. None: this gateway offers no bots (NO_BOTS).
         self.bot_game = bot_game
 
     async def _tell(self, challenge: challenges_pb2.Challenge) -> None:
@@ -101,7 +109,7 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
         check_id("request_id", request.request_id)
         earlier = await self.store.earlier(me.player_id, request.request_id)
         if earlier is not None:
-            return challenges_pb2.CreateChallengeResponse(challenge=(await self.store.load(earlier))[1])
+            return challenges_pb2.CreateChallengeResponse(challenge=await self._again(me, earlier))
         targets = [bool(request.username), bool(request.bot_level), request.open]
         if sum(targets) != 1:
             raise invalid("BAD_CHALLENGE", "name exactly one of a username, a bot level or open")
@@ -113,6 +121,10 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
             )
         if request.rated and request.bot_level:
             raise invalid("BAD_CHALLENGE", "games against bots are casual", field="rated")
+        if request.bot_level:
+            check_level(request.bot_level)
+            if self.bot_game is None:
+                raise Refused(grpc.StatusCode.UNAVAILABLE, "NO_BOTS", "no bot serves this platform now; retry later")
         check_game(self.router, request.game)
         description = await self.router.describe(request.game)
         if not description.min_seats <= 2 <= description.max_seats:
@@ -165,20 +177,39 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
                     "CHALLENGE_PENDING",
                     f"a challenge between you and {target.username} waits already",
                 )
-        if request.bot_level:
-            if self.bot_game is None:
-                raise Refused(grpc.StatusCode.UNAVAILABLE, "NO_BOTS", "no bot serves this platform now; retry later")
-            challenge.status = challenges_pb2.CHALLENGE_STATUS_ACCEPTED  # a bot takes every challenge
         if not await self.store.create(challenge, request.request_id):
             earlier = await self.store.earlier(me.player_id, request.request_id)
-            return challenges_pb2.CreateChallengeResponse(challenge=(await self.store.load(earlier or ""))[1])
+            return challenges_pb2.CreateChallengeResponse(challenge=await self._again(me, earlier or ""))
         if request.bot_level:
-            assert self.bot_game is not None
-            await self.store.move(PENDING, ACCEPTED, challenge)
-            await self.store.settled(challenge, None)
-            await self.bot_game(me, challenge)
+            return challenges_pb2.CreateChallengeResponse(challenge=await self._bot_takes(me, challenge))
         await self._tell(challenge)
         return challenges_pb2.CreateChallengeResponse(challenge=challenge)
+
+    async def _again(self, me: Identity, challenge_id: str) -> challenges_pb2.Challenge:
+        """A CreateChallenge retried: the first one's challenge, a bot's room made now if the first
+        try failed before it (a challenge to a bot never waits for an answer)."""
+        status, challenge = await self.store.load(challenge_id)
+        if status == PENDING and challenge.bot_level and self.bot_game is not None:
+            return await self._bot_takes(me, challenge)
+        return challenge
+
+    async def _bot_takes(self, me: Identity, challenge: challenges_pb2.Challenge) -> challenges_pb2.Challenge:
+        assert self.bot_game is not None
+        if await self.store.move(PENDING, STARTING, challenge) != 1:
+            return (await self.store.load(challenge.challenge_id))[1]  # another try took it
+        try:
+            room_code = await self.bot_game(me, challenge)
+        except BaseException:
+            await self.store.move(STARTING, PENDING, challenge)  # no room: a retry makes it
+            raise
+        taken = challenges_pb2.Challenge()
+        taken.CopyFrom(challenge)
+        taken.status = challenges_pb2.CHALLENGE_STATUS_ACCEPTED
+        taken.room_code = room_code
+        await self.store.move(STARTING, ACCEPTED, taken)
+        await self.store.settled(taken, None)
+        await self._tell(taken)
+        return taken
 
     # -- answering ---------------------------------------------------------------------------------
 

@@ -155,3 +155,50 @@ def test_challenge_calls_are_retried_and_an_offer_is_not() -> None:
     names = {(n["service"].rsplit(".", 1)[-1], n["method"]) for n in retried_methods()}
     assert {("ChallengeService", "CreateChallenge"), ("ChallengeService", "DeclineChallenge")} <= names
     assert ("GameService", "AnswerOffer") in names and ("GameService", "MakeOffer") not in names
+
+
+async def test_a_challenged_bot_sits_down_in_a_room_and_plays_to_the_end(platform: Platform) -> None:
+    eve = await account(platform.gateway_addresses[0], "ev")
+    try:
+        async with eve.event_stream() as events:
+            made = await eve.create_challenge("connect4", bot_level=1, seat="second", per_move_s=20, request_id="bot1")
+            # A bot takes every challenge: accepted at once, with the room it joins.
+            assert made.status == C.CHALLENGE_STATUS_ACCEPTED and made.room_code and made.bot_level == 1
+            again = await eve.create_challenge("connect4", bot_level=1, request_id="bot1")  # a retry
+            assert (again.challenge_id, again.room_code) == (made.challenge_id, made.room_code)
+            told = await until(events, challenge_in(C.CHALLENGE_STATUS_ACCEPTED))
+            assert told.challenge.room_code == made.room_code
+            started = await until(events, lambda e: e.WhichOneof("kind") == "game_started")
+        room = await eve.wait_room_started(made.room_code)
+        assert started.game_started.game_id == room.game_id
+        game = await eve.get_game(room.game_id)
+        assert game.seat == 1  # the challenger asked to move second
+        bot = next(p.player for p in game.summary.players if p.seat == 0)
+        assert bot.bot and bot.bot_level == 1 and bot.display_name == "Bot (level 1)"
+        outcome = await asyncio.wait_for(play_game(eve, room.game_id, 1, strategy_for("connect4", 1)), 120)
+        assert outcome.reason
+        record = await eve.get_record(room.game_id)
+        assert not record.rated and [p.player.bot for p in record.players] == [True, False]
+    finally:
+        await eve.close()
+
+
+async def test_a_colour_square_table_of_one_person_and_three_pool_bots(platform: Platform) -> None:
+    """Each pool bot is a guest of its own (one account could take one seat only)."""
+    from tafel.coloursquare.v1 import coloursquare_pb2
+
+    host = await account(platform.gateway_addresses[0], "ho")
+    try:
+        room = await host.create_room("coloursquare", coloursquare_pb2.Options(max_rounds=6), seats=4, per_move_s=20)
+        asked = [await host.request_bot(room.code, 1) for _ in range(3)]
+        assert len(set(asked)) == 3  # three requests, not one answered thrice
+        started = await host.wait_room_started(room.code)
+        game = await host.get_game(started.game_id)
+        bots = [p.player for p in game.summary.players if p.player.bot]
+        assert len({b.player_id for b in bots}) == 3 and all(b.guest and b.bot_level == 1 for b in bots)
+        outcome = await asyncio.wait_for(
+            play_game(host, started.game_id, game.seat, strategy_for("coloursquare", 1)), 180
+        )
+        assert len(outcome.scores) == 4 and outcome.reason
+    finally:
+        await host.close()

@@ -78,12 +78,22 @@ async def run_bot(client: TafelClient, game: str, level: int, games: int, *, per
 
 async def serve_request(client: TafelClient, request: bots_pb2.BotRequest) -> None:
     """Join the requester's room as a guest of its own, wait for the game, play it with the
-    requested level. Its own account per request: two bots asked for one room (Colour Square's
-    three or four seats) take two seats, where the pool's one account would take one."""
+    requested level, then sign that guest out. Its own session per request: two or more bots asked
+    for one table (Colour Square seats up to six) take a seat each, where the pool's one account
+    would take one; signed out after its game, no session outlives the seat it was made for."""
     bot = TafelClient(client.channel)  # the pool's connection, another player's session
     bot.patient = True  # its game outlasts a platform restart, as the pool does
     await bot.sign_in_as_guest()
+    try:
+        await _play_request(bot, request)
+    finally:
+        try:
+            await asyncio.shield(bot.sign_out())
+        except (TafelError, grpc.aio.AioRpcError):  # the token expires by itself
+            log.warning("could not sign a bot's guest out", extra={"room": request.room_code})
 
+
+async def _play_request(bot: TafelClient, request: bots_pb2.BotRequest) -> None:
     # The join names the request it serves, so the gateway settles it (no sweeper sends a second
     # bot once this one is seated).
     def join(message: Any, *, metadata: Any, timeout: float) -> Any:
