@@ -1,7 +1,9 @@
 """The SDK's challenges, offers and account event stream through the whole platform: a challenge
 declined with a reason and one accepted (its game on both streams), a decline and an abort resent
 after their first try did the work (answered as the first), the event stream cut mid-way and
-resumed by itself with nothing lost or doubled, and a rematch accepted after a game."""
+resumed by itself with nothing lost or doubled, and a rematch accepted after a game. Bots (issue
+36.5): a level-1 bot challenged sits down in its room and plays to the end, and a Colour Square
+table of one person and three of the pool's bots plays to the end."""
 
 from __future__ import annotations
 

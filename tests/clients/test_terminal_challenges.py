@@ -1,7 +1,8 @@
 """The terminal's challenges and offers, driven as a person would (tmux) against a player on the SDK:
 `tafel challenge NAME connect4 --per-move 30s --seat first` waits for the answer and opens the game;
 a draw offered by the other side is accepted with d; m offers a rematch, which opens the next game
-once accepted. `tafel challenges` lists one to you in words and declines it with a reason."""
+once accepted. `tafel challenges` lists one to you in words and declines it with a reason.
+`tafel challenge --bot 1 connect4` opens the game once the pool's bot sits down."""
 
 from __future__ import annotations
 
@@ -99,3 +100,19 @@ async def test_challenges_listed_and_declined_with_a_reason(platform: Platform) 
     finally:
         await cleo.close()
         await dirk.close()
+
+
+async def test_a_bot_challenged_from_the_terminal_sits_down_and_the_game_opens(platform: Platform) -> None:
+    address = platform.gateway_addresses[0]
+    finn = await account(address, "finn")
+    env = client_env(address, TAFEL_USER=finn.player.username, TAFEL_PASSWORD=PASSWORD)
+    terminal = Terminal(f"{TAFEL} challenge --bot 1 connect4 --seat first", env)
+    try:
+        await asyncio.to_thread(terminal.wait_all, "YOUR TURN", "Bot (level 1)", timeout_s=30)
+        terminal.keys("q")
+        await asyncio.to_thread(terminal.wait_text, "press q again to leave", timeout_s=10)
+        terminal.keys("q")
+        await asyncio.to_thread(terminal.exited)
+    finally:
+        terminal.close()
+        await finn.close()

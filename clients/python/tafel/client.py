@@ -620,12 +620,13 @@ class TafelClient:
         expires_in_s: float | None = None,
         request_id: str | None = None,
     ) -> challenges_pb2.Challenge:
-        """Challenge a player by `username`, a bot by `bot_level` (the game starts at once: the
-        answer carries its `game_id`) or anyone (`open`, listed in the lobby). `seat`: "first",
+        """Challenge a player by `username`, a bot by `bot_level` (accepted at once: the answer
+        carries `room_code`, a private room of two the bot joins; `wait_room_started(room_code)`
+        gives the game) or anyone (`open`, listed in the lobby). `seat`: "first",
         "second" or None (drawn). `expires_in_s`: 10 s to 24 h (default 5 minutes, open ones 30).
         Retried with the same request id, it is made once. Refusals: CHALLENGE_NOT_ALLOWED (they
         take no challenge from you, or there is no such player), CHALLENGE_PENDING (one between
-        you waits), RATED_NEEDS_ACCOUNT, BAD_CHALLENGE, BAD_EXPIRY."""
+        you waits), RATED_NEEDS_ACCOUNT, BAD_CHALLENGE, BAD_EXPIRY, BAD_LEVEL (a bot: 1-3)."""
         request = challenges_pb2.CreateChallengeRequest(
             request_id=request_id or new_request_id(),
             username=username,

@@ -1,5 +1,6 @@
-"""`tafel challenge NAME GAME` (challenge a player, wait for the answer, play) and `tafel challenges`
-(yours in and out; accept, decline with a reason or cancel one by id; wait for new ones)."""
+"""`tafel challenge NAME GAME` (challenge a player, wait for the answer, play), `tafel challenge --bot
+LEVEL GAME` (a bot takes it at once and sits down in a room of two) and `tafel challenges` (yours in
+and out; accept, decline with a reason or cancel one by id; wait for new ones)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tafel.cli.describe import GAME_TITLES
-from tafel.cli.shared import id_column
+from tafel.cli.shared import console_connection, id_column
 from tafel.cli.words import decline_word, local_time, parse_duration, span
 from tafel.client import TafelClient
 from tafel.errors import TafelError
@@ -69,6 +70,10 @@ def outcome_line(challenge: C.Challenge, whom: str) -> str:
 
 async def challenge(client: TafelClient, args: argparse.Namespace, console: Console) -> int:
     """Challenge, wait on the event stream for the answer (Ctrl-C withdraws it), then play."""
+    if bool(args.bot) == bool(args.name):
+        raise TafelError("WHOM", "`tafel challenge NAME GAME` or `tafel challenge --bot LEVEL GAME`: one of the two")
+    if args.bot:
+        return await challenge_bot(client, args, console)
     # The stream is live before the challenge is made: its answer cannot come unseen.
     async with client.event_stream(max_retries=None) as events:
         made = await client.create_challenge(
@@ -93,6 +98,27 @@ async def challenge(client: TafelClient, args: argparse.Namespace, console: Cons
     from tafel.cli.playing import open_game
 
     return await open_game(client, answer.game_id, console, playing=True)
+
+
+async def challenge_bot(client: TafelClient, args: argparse.Namespace, console: Console) -> int:
+    """A bot accepts at once; its room starts the game when the bot sits down (Ctrl-C leaves the
+    room, which closes it)."""
+    made = await client.create_challenge(
+        args.game, bot_level=args.bot, per_move_s=per_move_seconds(args.per_move), seat=args.seat
+    )
+    whom = f"Bot (level {made.bot_level})"
+    console.print(f"{whom} accepted: {terms(made)}. Waiting for it to sit down ... (Ctrl-C leaves)", highlight=False)
+    told = console_connection(console, "The room is kept.", f"Still waiting for {whom} ...")
+    try:
+        room = await client.wait_room_started(made.room_code, on_connection=told)
+    except asyncio.CancelledError:
+        with contextlib.suppress(TafelError):
+            await asyncio.shield(client.leave_room(made.room_code))
+        console.print("Left the room.", highlight=False)
+        raise
+    from tafel.cli.playing import open_game
+
+    return await open_game(client, room.game_id, console, playing=True, public=False)
 
 
 async def answer_to(events: AccountEventStream, made: C.Challenge) -> C.Challenge:

@@ -2,6 +2,7 @@
 
     tafel play connect4                  # matchmaking
     tafel play plus4 --vs-bot 3          # a room with a bot from the pool
+    tafel play coloursquare --vs-bot 1 --seats 4   # a table of you and three bots
     tafel play coloursquare --room ABCD  # join a friend's room (or --new-room to host one)
     tafel watch GAME_ID
     tafel games [--live]                 # your live and finished games (or everyone's live ones)
@@ -11,6 +12,7 @@
     tafel bot connect4 --level 2 [--games N]
     tafel bot-pool                        # answer people's requests for a bot opponent
     tafel challenge NAME GAME [--rated] [--per-move 30s] [--seat first|second]
+    tafel challenge --bot LEVEL GAME [--per-move 30s] [--seat first|second]
     tafel challenges [accept ID | decline ID --reason later | cancel ID | wait]
     tafel block NAME | unblock NAME | mute NAME | unmute NAME | blocked
     tafel report NAME --reason abuse [--game ID] [--details TEXT]
@@ -105,7 +107,12 @@ def parser() -> argparse.ArgumentParser:
     how.add_argument("--new-room", action="store_true", help="host a room and show its invite code")
     how.add_argument("--vs-bot", type=int, choices=(1, 2, 3), metavar="LEVEL", help="play a bot (1-3)")
     how.add_argument("--solo", action="store_true", help="Colour Square alone")
-    play.add_argument("--seats", type=int, default=0, help="table size for --new-room (default: the game's most)")
+    play.add_argument(
+        "--seats",
+        type=int,
+        default=0,
+        help="table size for --new-room (default: the game's most); with --vs-bot, you and SEATS-1 bots (default 2)",
+    )
     play.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help="seconds per move")
     play.add_argument(
         "--watchable", action="store_true", help="a room's game may be watched by anyone (rooms are private otherwise)"
@@ -153,9 +160,10 @@ def parser() -> argparse.ArgumentParser:
     # named it, and no bot served any game).
     pool.add_argument("--games", nargs="+", default=[], help="games to serve (default: every game the server offers)")
 
-    duel = command("challenge", "challenge a player to a game, wait for the answer, then play it")
-    duel.add_argument("name", metavar="NAME", help="their user name")
+    duel = command("challenge", "challenge a player (or a bot) to a game, wait for the answer, then play it")
+    duel.add_argument("name", metavar="NAME", nargs="?", default="", help="their user name (not with --bot)")
     duel.add_argument("game", choices=GAMES)
+    duel.add_argument("--bot", type=int, choices=(1, 2, 3), metavar="LEVEL", help="challenge a bot of level 1-3")
     duel.add_argument("--rated", action="store_true", help="a rated game (casual by default; guests play casual)")
     duel.add_argument("--per-move", default=None, metavar="TIME", help="time per move: 30s, 2m, 1m30s")
     duel.add_argument("--seat", choices=("first", "second"), default=None, help="move first or second (default: drawn)")

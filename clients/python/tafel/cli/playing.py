@@ -30,12 +30,14 @@ async def play(client: TafelClient, args: argparse.Namespace, console: Console) 
             console.print(f"left room {room.code}")
             return 0
     elif args.vs_bot or args.solo:
-        room = await client.create_room(
-            args.game, options, seats=1 if args.solo else 2, watchable=args.watchable, **timing
-        )
+        seats = 1 if args.solo else max(2, args.seats)
+        room = await client.create_room(args.game, options, seats=seats, watchable=args.watchable, **timing)
         if args.vs_bot:
-            await client.request_bot(room.code, args.vs_bot)
-            console.print(f"asked for a level {args.vs_bot} bot; waiting for it to join ...")
+            # A bot a seat: each is a request of its own, served by a pool's guest of its own.
+            for _ in range(seats - 1):
+                await client.request_bot(room.code, args.vs_bot)
+            bots = "a level" if seats == 2 else f"{seats - 1} level"
+            console.print(f"asked for {bots} {args.vs_bot} bot{'s' if seats > 2 else ''}; waiting for them to join ...")
         told = console_connection(console, "The room is kept.", "Still waiting for the bot ...")
         game_id = room.game_id or (await client.wait_room_started(room.code, on_connection=told)).game_id
         public = room.watchable
