@@ -43,13 +43,14 @@ class AccountEvents:
             event.at.GetCurrentTime()
         payload = event.SerializeToString()
         commands: list[Any] = []
+        publish = await self.redis.publish_verb()  # the wake-up channel carries the account's tag
         ids = list(dict.fromkeys(player_ids))  # each once, in order
         for player_id in ids:
             key = events_key(player_id)
             commands += [
                 ("XADD", key, "MAXLEN", "~", KEEP_EVENTS, "*", "e", payload),
                 ("EXPIRE", key, KEEP_S),
-                ("PUBLISH", wake_channel(player_id), b"1"),
+                (publish, wake_channel(player_id), b"1"),
             ]
             others = [other for other in ids if other != player_id]
             if others:

@@ -56,6 +56,13 @@ class RedisLayer:
                 raise
         return await self.pipe.call("EVAL", script.source, len(keys), *keys, *args)
 
+    async def publish_verb(self) -> str:
+        """How to publish to a hash-tagged channel: SPUBLISH on a Redis 7 cluster (where its
+        subscribers SSUBSCRIBE: kit/redis/pubsub.py), else PUBLISH."""
+        if isinstance(self.pipe, ClusterPipe) and await self.pipe.sharded_pubsub():
+            return "SPUBLISH"
+        return "PUBLISH"
+
     def start(self, script: Script, keys: Sequence[str], args: Sequence[Any] = ()) -> asyncio.Future[Any] | None:
         """run() without waiting, for a caller with several scripts in flight in one task: the
         future of the EVALSHA's raw reply (a RespError value for an error reply; NOSCRIPT when
