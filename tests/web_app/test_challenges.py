@@ -6,6 +6,7 @@ rematch, B accepts and both pages open the new game with the seats rotated; ther
 aborts (no result). B's open challenge is listed in A's lobby and A takes it. Then a third-party
 bot — the TypeScript SDK's documented bot (clients/typescript/examples/challenge-bot.ts) in its
 own process — accepts a challenge made in the browser, plays, and offers a rematch the page shows.
+A guest challenges a level-1 bot from the dialog: the pool's bot sits down and they play to the end.
 
 Screenshots of the new UI, desktop and phone (390x844): build/screenshots/ (TAFEL_SCREENSHOTS=
 docs/screenshots refreshes the ones the docs show)."""
@@ -19,7 +20,14 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.web_app.app import TIMEOUT_MS, register, version, wait_for_version_after
+from tests.web_app.app import (
+    TIMEOUT_MS,
+    register,
+    sign_in_as_guest,
+    version,
+    wait_for_my_turn_or_end,
+    wait_for_version_after,
+)
 from tests.web_app.conftest import SCREENSHOTS
 from tools.platform import Platform
 
@@ -240,3 +248,35 @@ def test_the_sdk_bot_accepts_a_challenge_made_in_the_browser(
         bot.terminate()
         output = bot.communicate(timeout=20)[0]
     assert "game" in output and "started (challenge:" in output, output
+
+
+def test_a_bot_challenged_from_the_dialog_sits_down_and_plays(browser: Browser, web_url: str) -> None:
+    """The dialog's 'Or a bot' (level 1, casual only): the page goes to the room the bot joins, then
+    to the game, the bot marked by the platform; played to the end."""
+    context = browser.new_context(viewport=DESKTOP)
+    try:
+        page = context.new_page()
+        sign_in_as_guest(page, web_url)
+        page.get_by_role("button", name="Challenge a player…").click()
+        dialog = page.locator("dialog.challenge-dialog")
+        expect(dialog.locator("select[name=game] option[value=connect4]")).to_have_count(1, timeout=TIMEOUT_MS)
+        dialog.locator("select[name=bot]").select_option(label="Bot (level 1)")
+        expect(dialog.get_by_placeholder("their name")).to_be_disabled()
+        expect(dialog.locator("select[name=rated]")).to_be_disabled()
+        dialog.locator("select[name=game]").select_option("connect4")
+        dialog.locator("select[name=seat]").select_option(label="I move second")
+        dialog.get_by_role("button", name="Send the challenge").click()
+        game_id(page)  # by way of its room, which started when the bot sat down
+        expect(page.locator(".legend li").first).to_contain_text("Bot (level 1)")  # it moves first, as asked
+        expect(page.locator(".challenge-tray .note.accepted")).to_contain_text("Bot (level 1) accepted your challenge")
+        moves = 0
+        while wait_for_my_turn_or_end(page):
+            legal = page.locator("svg.board.connect4 .column.legal").evaluate_all("gs => gs.map(g => g.dataset.column)")
+            before = version(page)
+            page.locator(f"svg.board.connect4 .column[data-column='{legal[moves % len(legal)]}'] rect.hit").click()
+            wait_for_version_after(page, before)
+            moves += 1
+        expect(page.locator(".result")).to_be_visible(timeout=TIMEOUT_MS)
+        assert moves >= 3
+    finally:
+        context.close()

@@ -2,7 +2,8 @@
 limit set from the catalogue's options), two Python SDK bots (clients/python/tafel: botplay's
 level-1 strategy) join through the invite code, and the browser places dice round by round by clicking a die and then a
 highlighted cell or joker field, in several rows and one joker, to the end of the game. Every
-player's sheet and the score breakdown are on the page."""
+player's sheet and the score breakdown are on the page. The lobby's "Play 3 bots" at a table of four
+seats three of the pool's bots, each a guest of its own."""
 
 from __future__ import annotations
 
@@ -104,4 +105,19 @@ def test_room_owner_starts_early_with_fewer_seats(browser: Browser, web_url: str
     page.get_by_role("button", name="Resign").click()
     expect(page.locator(".result")).to_be_visible(timeout=TIMEOUT_MS)
     bots.join()
+    context.close()
+
+
+def test_a_table_of_four_against_three_pool_bots_from_the_lobby(browser: Browser, web_url: str) -> None:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    sign_in_as_guest(page, web_url)
+    card = page.locator(".game-card[data-game=coloursquare]")
+    card.locator("select[name=seats]").select_option("4")
+    card.get_by_role("button", name="Play 3 bots (level 1)").click()  # the table size says how many
+    expect(page.locator(".player-sheet")).to_have_count(4, timeout=TIMEOUT_MS)
+    expect(page.locator(".legend li").filter(has_text="Bot (level 1)")).to_have_count(3)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Resign").click()
+    expect(page.locator(".result")).to_be_visible(timeout=TIMEOUT_MS)
     context.close()

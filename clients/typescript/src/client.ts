@@ -655,7 +655,9 @@ export class TafelClient {
     return this.createChallenge({ username }, game, opts);
   }
 
-  /** Challenge one of the platform's bots (level 1-3); it starts the game at once. */
+  /** Challenge one of the platform's bots (level 1-3). It accepts at once: `roomCode` is the
+   * private room of two that seats you and the bot joins; `waitRoomStarted(roomCode)` gives the
+   * game once the bot sits down. */
   async challengeBot(level: number, game: string, opts: ChallengeOptions = {}): Promise<Challenge> {
     return this.createChallenge({ botLevel: level }, game, opts);
   }

@@ -1,5 +1,5 @@
 // Challenges (issue 36): the dialog that challenges a player by name (or anyone: an open
-// challenge), the tray under the header with the challenges to you (accept, or decline with a
+// challenge, or a bot of a level: it accepts at once and the page goes to the room it joins), the tray under the header with the challenges to you (accept, or decline with a
 // reason from the list) and by you (cancel), what became of them in words, and the lobby's list
 // of open challenges to take. Everything follows the page's one account event stream.
 import { accountEvents } from "./account-events.js";
@@ -56,11 +56,12 @@ function otherSide(c: challenges.Challenge, viewer: string): string {
 // -- the dialog -------------------------------------------------------------------------------
 
 /** Challenge `player` (or, with none, a name typed in or anyone) to a game. */
-export function openChallengeDialog(client: TafelClient, player?: play.Player): HTMLDialogElement {
+export function openChallengeDialog(client: TafelClient, player?: play.Player, go?: (hash: string) => void): HTMLDialogElement {
   const message = h("p", { class: "challenge-message", role: "status" });
   const close = h("button", { type: "button", class: "close" }, "Close");
   const username = h("input", { name: "username", autocomplete: "off", placeholder: "their name", required: true });
   const anyone = h("input", { type: "checkbox", name: "open" });
+  const bot = h("select", { name: "bot" }, h("option", { value: "" }, "No: a person"), ...[1, 2, 3].map((level) => h("option", { value: String(level) }, `Bot (level ${level})`)));
   const game = h("select", { name: "game" });
   const clock = h("select", { name: "clock", class: "clock-choice" });
   const rated = h("select", { name: "rated" }, h("option", { value: "casual" }, "Casual (no rating change)"), h("option", { value: "rated", disabled: client.player.guest }, "Rated"));
@@ -74,7 +75,7 @@ export function openChallengeDialog(client: TafelClient, player?: play.Player): 
   const send = h("button", { type: "submit", class: "send-challenge" }, "Send the challenge");
   const whom = player
     ? h("p", { class: "whom" }, `Challenge ${nameOf(player)}${player.displayName ? ` (${player.username})` : ""} to a game.`)
-    : h("div", {}, h("label", {}, "Player ", username), h("label", { class: "inline" }, anyone, "Anyone: an open challenge, listed in the lobby"));
+    : h("div", {}, h("label", {}, "Player ", username), h("label", { class: "inline" }, anyone, "Anyone: an open challenge, listed in the lobby"), go ? h("label", {}, "Or a bot ", bot) : undefined);
   const form = h(
     "form",
     { class: "challenge-form" },
@@ -89,10 +90,16 @@ export function openChallengeDialog(client: TafelClient, player?: play.Player): 
   const dialog = h("dialog", { class: "player-dialog challenge-dialog" }, h("h3", {}, player ? `Challenge ${nameOf(player)}` : "Challenge a player"), form, message, h("div", { class: "actions end" }, close));
   close.addEventListener("click", () => dialog.close());
   dialog.addEventListener("close", () => dialog.remove());
-  anyone.addEventListener("change", () => {
-    username.disabled = anyone.checked;
-    username.required = !anyone.checked;
-  });
+  const chosen = (): void => {
+    const other = anyone.checked || bot.value !== "";
+    username.disabled = other;
+    username.required = !other;
+    anyone.disabled = bot.value !== "";
+    if (bot.value !== "") rated.value = "casual"; // games against bots are casual
+    rated.disabled = bot.value !== "";
+  };
+  anyone.addEventListener("change", chosen);
+  bot.addEventListener("change", chosen);
   const clocks = (): void => {
     const chosen = chosenClock(game.value);
     mount(clock, ...CLOCKS.map((s) => h("option", { value: s, selected: s === chosen }, clockLabel(s))));
@@ -113,6 +120,12 @@ export function openChallengeDialog(client: TafelClient, player?: play.Player): 
     act(send, message, async () => {
       const opts = { perMoveS: Number(clock.value), rated: rated.value === "rated", seat: seatOption(Number(seat.value)), requestId };
       const name = player?.username ?? username.value.trim();
+      if (bot.value !== "" && !player && go) {
+        // A bot accepts at once: its room seats us, and the game starts when the bot sits down.
+        const made = await client.challengeBot(Number(bot.value), game.value, { ...opts, rated: false });
+        dialog.close();
+        return go(`#/room/${made.roomCode}`);
+      }
       const made = anyone.checked && !player ? await client.openChallenge(game.value, opts) : await client.challenge(name, game.value, opts);
       tray?.add(made);
       mount(form, h("p", { class: "thanks" }, made.open ? "Your open challenge is in the lobby: the game starts when someone takes it." : `Challenge sent to ${otherSide(made, client.player.playerId)}: the game starts when they accept.`));
@@ -177,7 +190,9 @@ class Tray {
     this.pending.delete(c.challengeId);
     const who = otherSide(c, this.me);
     const what = titleOf(c.game);
-    if (c.status === ChallengeStatus.ACCEPTED && mine) {
+    if (c.status === ChallengeStatus.ACCEPTED && mine && c.botLevel > 0) {
+      this.note(`${who} accepted your challenge to ${what}: it is joining your room.`, "accepted");
+    } else if (c.status === ChallengeStatus.ACCEPTED && mine) {
       this.note(`${who} accepted your challenge to ${what}: the game has started.`, "accepted");
       if (c.gameId) this.go(`#/game/${c.gameId}`);
     } else if (c.status === ChallengeStatus.DECLINED && mine) {
@@ -288,7 +303,7 @@ export function openChallengesSection(client: TafelClient, go: (hash: string) =>
   const list = h("ul", { class: "open-challenges" }, h("li", {}, "Loading…"));
   const message = h("p", { class: "challenge-message", role: "alert" });
   const challenge = h("button", { type: "button", class: "challenge-player" }, "Challenge a player…");
-  challenge.addEventListener("click", () => openChallengeDialog(client).addEventListener("close", () => void refresh()));
+  challenge.addEventListener("click", () => openChallengeDialog(client, undefined, go).addEventListener("close", () => void refresh()));
   const me = client.player.playerId;
   const refresh = async (): Promise<void> => {
     try {

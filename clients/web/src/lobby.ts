@@ -1,6 +1,6 @@
 // The lobby: every game of the catalogue (ListGameTypes) with its options, a clock and the ways to
 // start one: find a match (wait shown, cancel), a private room with an invite link, a bot of level
-// 1-3, solo; "how to play" for each; the live games (watch) and my games (replay). Options are
+// 1-3 (at a larger table, a bot in every other seat), solo; "how to play" for each; the live games (watch) and my games (replay). Options are
 // built from the catalogue's specs, never hard-coded.
 import { fromJson } from "@bufbuild/protobuf";
 import { openChallengesSection } from "./challenges.js";
@@ -76,7 +76,7 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
     form.addEventListener("submit", (e) => e.preventDefault());
     const count = (): number => Number(seats.value || least);
     const plan = (how: Plan["how"], level?: number): Plan => {
-      const n = how === "solo" ? 1 : how === "bot" ? 2 : count();
+      const n = how === "solo" ? 1 : count();
       return { game: type.game, how, level, options: optionsJson(optionsFor(type, form, n)), seats: n, perMoveS: Number(clock.value) || chosenClock(type.game) };
     };
     const button = (label: string, action: () => Promise<void>, cls: string): HTMLButtonElement => {
@@ -113,6 +113,8 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
       go(`#/room/${created.code}`);
     }, "room");
     const bots = [1, 2, 3].map((level) => button(`Play a bot (level ${level})`, async () => go(`#/game/${await startGame(client, plan("bot", level), signal)}`), `bot bot-${level}`));
+    // "Play 3 bots (level 1)" at a table of four: the table size says how many.
+    seats.addEventListener("change", () => bots.forEach((b, i) => (b.textContent = count() > 2 ? `Play ${count() - 1} bots (level ${i + 1})` : `Play a bot (level ${i + 1})`)));
     const solo = type.minSeats === 1 ? button("Play solo", async () => go(`#/game/${await startGame(client, plan("solo"), signal)}`), "solo") : undefined;
     form.append(h("div", { class: "actions" }, find, room, ...(type.maxSeats >= 2 ? bots : []), solo), wait);
     return form;

@@ -28,8 +28,9 @@ export async function startGame(client: TafelClient, plan: Plan, signal: AbortSi
       if (update.status.case === "matched") gameId = update.status.value.gameId;
     }
   } else {
-    const created = await client.createRoom(plan.game, { options, seats: plan.how === "solo" ? 1 : 2, perMoveS: plan.perMoveS });
-    if (plan.how === "bot") await client.requestBot(created.code, plan.level ?? 1);
+    const created = await client.createRoom(plan.game, { options, seats: plan.how === "solo" ? 1 : plan.seats, perMoveS: plan.perMoveS });
+    // A bot a free seat (Colour Square: up to five), each a request of its own the pools serve.
+    if (plan.how === "bot") for (let seat = 1; seat < plan.seats; seat++) await client.requestBot(created.code, plan.level ?? 1);
     gameId = created.gameId || (await client.waitRoomStarted(created.code, signal)).gameId;
   }
   localStorage.setItem(KEY, JSON.stringify({ gameId, plan }));
