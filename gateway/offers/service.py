@@ -120,13 +120,19 @@ class Offers:
 
     # -- the calls ----------------------------------------------------------------------------------
 
-    async def make(self, player_id: str, request: play_pb2.MakeOfferRequest) -> play_pb2.Offer:
+    async def _game_and_seat(
+        self, player_id: str, request: play_pb2.MakeOfferRequest | play_pb2.AnswerOfferRequest
+    ) -> tuple[str, GameMeta, int]:
+        """The offer kind's name, the game and the caller's seat in it (or the refusal)."""
         check_id("game_id", request.game_id)
         kind = KIND_NAMES.get(request.kind)
         if kind is None:
             raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "OFFER_NOT_ALLOWED", "choose draw, takeback or rematch")
         meta = await self.directory.meta(request.game_id)
-        seat = resolve_seat(meta, player_id, request.seat if request.HasField("seat") else None)
+        return kind, meta, resolve_seat(meta, player_id, request.seat if request.HasField("seat") else None)
+
+    async def make(self, player_id: str, request: play_pb2.MakeOfferRequest) -> play_pb2.Offer:
+        kind, meta, seat = await self._game_and_seat(player_id, request)
         remember = ""
         if request.request_id:
             check_id("request_id", request.request_id)
@@ -191,12 +197,7 @@ class Offers:
         return offer.version != status.version or status.over
 
     async def answer(self, player_id: str, request: play_pb2.AnswerOfferRequest) -> play_pb2.Offer:
-        check_id("game_id", request.game_id)
-        kind = KIND_NAMES.get(request.kind)
-        if kind is None:
-            raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "OFFER_NOT_ALLOWED", "choose draw, takeback or rematch")
-        meta = await self.directory.meta(request.game_id)
-        seat = resolve_seat(meta, player_id, request.seat if request.HasField("seat") else None)
+        kind, meta, seat = await self._game_and_seat(player_id, request)
         offer, rev = await self._load(meta.game_id, kind)
         if offer is None or offer.status != PENDING:
             raise no_offer(kind)

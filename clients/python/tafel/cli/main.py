@@ -56,8 +56,9 @@ SAFETY_COMMANDS = frozenset({"block", "unblock", "mute", "unmute", "blocked", "r
 DEFAULT_SERVER = "127.0.0.1:50051"
 
 
-def _common() -> argparse.ArgumentParser:
-    """The account and server options, accepted before and after the subcommand."""
+def server_and_account(user_help: str) -> tuple[argparse.ArgumentParser, "argparse._ArgumentGroup"]:
+    """A parent parser with --server and --user (tafel and tafel-admin share them), and its group
+    for more options. Accepted before and after the subcommand."""
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("server and account")
     # SUPPRESS: a subcommand's copy must not overwrite a value given before the subcommand.
@@ -67,10 +68,14 @@ def _common() -> argparse.ArgumentParser:
         metavar="HOST:PORT[,...]",
         help=f"gateway address(es); default $TAFEL_SERVER or {DEFAULT_SERVER}",
     )
-    group.add_argument(
-        "--user",
-        default=argparse.SUPPRESS,
-        help="your user name (default $TAFEL_USER; a guest without one); password from $TAFEL_PASSWORD or a prompt",
+    group.add_argument("--user", default=argparse.SUPPRESS, help=user_help)
+    return common, group
+
+
+def _common() -> argparse.ArgumentParser:
+    """The account and server options, accepted before and after the subcommand."""
+    common, group = server_and_account(
+        "your user name (default $TAFEL_USER; a guest without one); password from $TAFEL_PASSWORD or a prompt"
     )
     group.add_argument(
         "--name",

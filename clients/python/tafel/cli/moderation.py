@@ -36,7 +36,7 @@ from rich.table import Table
 
 from tafel.admin.v1 import admin_pb2
 from tafel.cli.describe import GAME_TITLES, outcome_text, seat_names
-from tafel.cli.main import DEFAULT_SERVER, ask_password, error_line, sign_in
+from tafel.cli.main import DEFAULT_SERVER, ask_password, error_line, server_and_account, sign_in
 from tafel.cli.words import (
     action_word,
     in_words,
@@ -57,19 +57,8 @@ PROG = "tafel-admin"
 
 
 def parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    group = common.add_argument_group("server and account")
-    # SUPPRESS: a subcommand's copy must not overwrite a value given before the subcommand.
-    group.add_argument(
-        "--server",
-        default=argparse.SUPPRESS,
-        metavar="HOST:PORT[,...]",
-        help=f"gateway address(es); default $TAFEL_SERVER or {DEFAULT_SERVER}",
-    )
-    group.add_argument(
-        "--user",
-        default=argparse.SUPPRESS,
-        help="your staff account (default $TAFEL_USER); password from $TAFEL_PASSWORD or a prompt",
+    common, _ = server_and_account(
+        "your staff account (default $TAFEL_USER); password from $TAFEL_PASSWORD or a prompt"
     )
     root = argparse.ArgumentParser(
         prog=PROG,
