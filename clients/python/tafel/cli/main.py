@@ -56,7 +56,7 @@ SAFETY_COMMANDS = frozenset({"block", "unblock", "mute", "unmute", "blocked", "r
 DEFAULT_SERVER = "127.0.0.1:50051"
 
 
-def server_and_account(user_help: str) -> tuple[argparse.ArgumentParser, "argparse._ArgumentGroup"]:
+def server_and_account(user_help: str) -> tuple[argparse.ArgumentParser, argparse._ArgumentGroup]:
     """A parent parser with --server and --user (tafel and tafel-admin share them), and its group
     for more options. Accepted before and after the subcommand."""
     common = argparse.ArgumentParser(add_help=False)
