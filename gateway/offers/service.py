@@ -272,9 +272,8 @@ class Offers:
     async def abort(self, player_id: str, request: play_pb2.AbortGameRequest) -> play_pb2.GameSummary:
         check_id("game_id", request.game_id)
         meta = await self.directory.meta(request.game_id)
-        seat = resolve_seat(
-            meta, player_id, None if len(meta.seats_of(player_id)) == 1 else meta.seats_of(player_id)[0]
-        )
+        seats = meta.seats_of(player_id)  # any of the caller's seats may abort (NOT_A_PLAYER: none)
+        seat = resolve_seat(meta, player_id, seats[0] if len(seats) > 1 else None)
         if meta.origin.startswith("tournament:"):
             # An aborted game ranks every seat alike: a tournament would score it as a draw.
             raise not_allowed("a tournament game cannot be aborted; resign or offer a draw")

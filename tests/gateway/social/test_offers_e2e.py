@@ -88,6 +88,9 @@ async def test_takeback_and_abort(gw_system: GatewaySystem, seats: Seating) -> N
     await move(dirk, game_id, version + 1, 5)  # both have moved again: too late to abort
     code, reason = await failure(cas.games.AbortGame(P.AbortGameRequest(game_id=game_id), metadata=cas.md))
     assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "TOO_LATE_TO_ABORT")
+    stranger = await register(gw_system.gateways[0].address, "stranger")
+    code, reason = await failure(stranger.games.AbortGame(P.AbortGameRequest(game_id=game_id), metadata=stranger.md))
+    assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "NOT_A_PLAYER")
     fresh = await seats.start([cas.session.player, dirk.session.player])
     await move(cas, fresh, 0, 3)
     aborted = await dirk.games.AbortGame(P.AbortGameRequest(game_id=fresh), metadata=dirk.md)
