@@ -23,7 +23,7 @@ from tafel.client import TafelClient
 from gateway.watch.hub import EventHub
 from kit.redis import keys
 from kit.redis.game_reads import GameReads
-from kit.redis.keys import game_keys
+from kit.redis.keys import game_keys, player_key
 from kit.redis.layer import RedisLayer
 from kit.redis.pubsub import SHARDS_EVERY_S, PubSub, Subscription, is_shard_channel
 from kit.redis.scripts import LUA_DIR, lua_names, script
@@ -160,7 +160,9 @@ def test_which_channels_are_sharded() -> None:
     global channels are untagged, and only the scripts publishing them use a plain 'PUBLISH'."""
     assert is_shard_channel(game_keys("g1").channel.encode())
     globals_ = [getattr(keys, name) for name in dir(keys) if name.endswith("_CHANNEL")]
-    assert len(globals_) == 3 and not any(is_shard_channel(name.encode()) for name in globals_)
+    assert len(globals_) == 4 and not any(is_shard_channel(name.encode()) for name in globals_)
+    # An account's wake-up is tagged with the account (gateway/events publishes it SPUBLISH there).
+    assert is_shard_channel(player_key("p1", "wake").encode())
     plain = {name for name in lua_names() if "redis.call('PUBLISH'" in (LUA_DIR / f"{name}.lua").read_text()}
     assert plain == {"rooms/room", "matchmaking/started"}
     assert not is_shard_channel(b"a{}b") and is_shard_channel(b"a{x}b")  # Redis's tag rule

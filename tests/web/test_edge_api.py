@@ -15,9 +15,10 @@ import pytest
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
 from tafel.errors import IllegalMove, Unauthenticated
-from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2, safety_pb2, tournaments_pb2
+from tafel.play.v1 import bots_pb2, bots_pb2_grpc, challenges_pb2, play_pb2, safety_pb2, tournaments_pb2
 from tafel.play.v1 import tournaments_pb2 as T
 
+from gateway.bot_requests import public_id
 from kit.errors import reason_of
 from tests.web.conftest import Connect
 from tools.connect_channel import ConnectChannel
@@ -173,7 +174,7 @@ async def test_bot_requests_are_served_over_the_edge(edge: Connect, edge_url: st
         answer = await bots.RequestBot(bots_pb2.RequestBotRequest(room_code=room.code, level=2), metadata=host.metadata())
         assert answer.request_id
         served = await asyncio.wait_for(waiting, TIMEOUT_S)
-        assert served.request.request_id == answer.request_id
+        assert public_id(served.request.request_id) == answer.request_id  # the asker holds its digest
         assert served.request.room_code == room.code and served.request.level == 2
         serving.cancel()
         code, message, reason = await refusal(
@@ -280,11 +281,35 @@ async def test_account_life_and_safety_over_the_edge(edge: Connect) -> None:
         await (await edge(guest=False)).sign_in(first_name, "password-456")
 
 
+async def test_challenges_offers_and_the_event_stream_over_the_edge(edge: Connect) -> None:
+    """A challenge made and declined, one taken, offers and an abort, the account's event stream."""
+    first_name, second_name = f"web{secrets.token_hex(4)}", f"web{secrets.token_hex(4)}"
+    alice, bob = await edge(guest=False), await edge("json", guest=False)
+    await alice.register(first_name, "password-123")
+    await bob.register(second_name, "password-123", display_name="Bob de Vries")
+    assert (await bob.set_display_name("Bob van Dijk")).display_name == "Bob van Dijk"
+    async with bob.event_stream() as events:
+        declined = await alice.create_challenge("connect4", username=second_name)
+        seen = await anext(aiter(events))
+        assert seen.challenge.challenge_id == declined.challenge_id
+        assert (await bob.list_challenges()).incoming[0].challenge_id == declined.challenge_id
+        assert (await bob.get_challenge(declined.challenge_id)).challenge_id == declined.challenge_id
+        await bob.decline_challenge(declined.challenge_id, "later")
+    cancelled = await alice.create_challenge("connect4", open=True)
+    assert cancelled.challenge_id in [c.challenge_id for c in await bob.list_open_challenges("connect4")]
+    await alice.cancel_challenge(cancelled.challenge_id)
+    taken = await alice.create_challenge("connect4", username=second_name, seat="first")
+    game_id = (await bob.accept_challenge(taken.challenge_id)).game_id
+    await alice.make_offer(game_id, "draw")
+    await bob.answer_offer(game_id, "draw", False)
+    assert (await alice.abort_game(game_id)).status.outcome.reason == "ABORTED"
+
+
 async def test_every_public_method_was_called_over_the_edge(called: set[str]) -> None:
     """Run last in this module: the calls above cover the whole public API but Play (native only)."""
     public = {
         f"/{service.full_name}/{method.name}"
-        for module in (play_pb2, bots_pb2, tournaments_pb2)
+        for module in (play_pb2, bots_pb2, tournaments_pb2, safety_pb2, challenges_pb2)
         for service in module.DESCRIPTOR.services_by_name.values()
         for method in service.methods
         if not method.client_streaming

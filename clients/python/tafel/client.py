@@ -547,9 +547,9 @@ class TafelClient:
         "draw", "takeback", "rematch" or an OfferKind). The others get it on their event streams.
         Refusals: OFFER_NOT_ALLOWED (a draw with more than two players, a takeback in a rated game,
         a rematch of a tournament game or before the end), OFFER_PENDING (ALREADY_EXISTS: one of
-        this kind waits, perhaps the other side's: answer it), NOTHING_TO_TAKE_BACK. Not resent
-        after a lost answer (it carries no request id): an UNAVAILABLE is the caller's to retry."""
-        request = play_pb2.MakeOfferRequest(game_id=game_id, kind=offer_kind(kind))
+        this kind waits, perhaps the other side's: answer it), NOTHING_TO_TAKE_BACK. Carries a
+        request id, so a retry after a lost answer is answered with the same offer."""
+        request = play_pb2.MakeOfferRequest(game_id=game_id, kind=offer_kind(kind), request_id=new_request_id())
         if seat is not None:
             request.seat = seat
         return (await self._call(self.games.MakeOffer, request)).offer  # type: ignore[no-any-return]

@@ -9,7 +9,7 @@ ids or set a state (a block). Those that do not are left out (NOT_IDEMPOTENT): r
 CreateRoom and RequestBot could make a second account, room or bot request, a staff's warning or
 sanction could be given twice, and a call whose first try did its work would be refused by the
 second (ChangePassword: the old password is wrong now; a rename: the old name is gone). MakeOffer
-has no request id: resent after the other side declined the first, it would offer again.
+carries a request id (TafelClient.make_offer makes one): resent, it is answered with its offer.
 
 Challenges and offers: CreateChallenge carries a request id; an AcceptChallenge resent returns the
 first acceptance; AnswerOffer is counted once (the server's compare-and-set). A resent
@@ -49,7 +49,6 @@ NOT_IDEMPOTENT = frozenset(
         "Register",
         "CreateRoom",
         "RequestBot",
-        "MakeOffer",
         "ChangePassword",
         "DeleteAccount",
         # tafel.admin.v1: none carries a request id; its reads are retried.
