@@ -86,7 +86,10 @@ def test_a_client_that_resumes_its_event_stream_from_now_loses_events(client_pla
     assert code == 1
     assert results["challenge-accepted"]["passed"], text  # it answers and plays; only its resume is wrong
     failed = results["resume-events"]
-    assert not failed["passed"] and "lost events" in str(failed["reason"]), text
+    # What it loses depends on when the cut lands against its reopening: a decline it prints
+    # ("lost events") or, on a busy machine, the next challenge itself (never answered).
+    reason = str(failed["reason"])
+    assert not failed["passed"] and ("lost events" in reason or "did not answer the challenge" in reason), text
 
 
 def test_a_client_that_ignores_offers_fails_the_draw_scenario(client_platform: Platform) -> None:
