@@ -731,10 +731,11 @@ export class TafelClient {
   }
 
   /** Offer a draw (two-player games), ask for a takeback (casual games) or, after the game, offer
-   * a rematch. The others get it on their event streams. Not retried by itself: a lost answer
-   * would come back OFFER_PENDING; the event stream says what became of it. */
-  async makeOffer(gameId: string, kind: OfferKind, opts: { seat?: number } = {}): Promise<Offer> {
-    return required((await this.call((o) => this.games.makeOffer({ gameId, kind, seat: opts.seat }, o), 0)).offer, "offer");
+   * a rematch. The others get it on their event streams. It carries a request id, so a retry
+   * after a lost answer is answered with the same offer. */
+  async makeOffer(gameId: string, kind: OfferKind, opts: { seat?: number; requestId?: string } = {}): Promise<Offer> {
+    const request = { gameId, kind, seat: opts.seat, requestId: opts.requestId ?? this.requestIds.next() };
+    return required((await this.call((o) => this.games.makeOffer(request, o))).offer, "offer");
   }
 
   async offerDraw(gameId: string): Promise<Offer> {
@@ -751,7 +752,8 @@ export class TafelClient {
 
   /** Accept or decline the pending offer of `kind` (declining your own withdraws it). A draw
    * accepted ends the game DRAW_AGREED; a takeback returns the game to before the asker's last
-   * move; a rematch accepted by all carries `newGameId`. Not retried by itself (see makeOffer). */
+   * move; a rematch accepted by all carries `newGameId`. Not retried by itself: a resent answer may
+   * come back NO_OFFER once the first was counted. */
   async answerOffer(gameId: string, kind: OfferKind, accept: boolean, opts: { seat?: number } = {}): Promise<Offer> {
     return required((await this.call((o) => this.games.answerOffer({ gameId, kind, accept, seat: opts.seat }, o), 0)).offer, "offer");
   }
