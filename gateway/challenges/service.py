@@ -63,6 +63,26 @@ def not_pending() -> Refused:
     )
 
 
+def pair_of(challenge: challenges_pb2.Challenge) -> tuple[str, str] | None:
+    """The two players whose one pending challenge this is (none for open and bot challenges)."""
+    if challenge.open or challenge.bot_level:
+        return None
+    return challenge.challenger.player_id, challenge.challenged.player_id
+
+
+async def conclude(
+    store: ChallengeStore, events: AccountEvents, expected: str, status: str, challenge: challenges_pb2.Challenge
+) -> bool:
+    """Move the challenge from `expected` to `status` (a compare-and-set: of two racing answers one
+    wins), take it out of the pending lists and tell both players; False when it was not in
+    `expected` (nothing told)."""
+    if await store.move(expected, status, challenge) != 1:
+        return False
+    await store.settled(challenge, pair_of(challenge))
+    await events.append(parties(challenge), challenges_pb2.AccountEvent(challenge=challenge))
+    return True
+
+
 def game_id_of(challenge_id: str) -> str:
     return f"ch-{challenge_id}"
 
@@ -92,12 +112,6 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
 
     async def _tell(self, challenge: challenges_pb2.Challenge) -> None:
         await self.events.append(parties(challenge), challenges_pb2.AccountEvent(challenge=challenge))
-
-    @staticmethod
-    def _pair(challenge: challenges_pb2.Challenge) -> tuple[str, str] | None:
-        if challenge.open or challenge.bot_level:
-            return None
-        return challenge.challenger.player_id, challenge.challenged.player_id
 
     # -- making one --------------------------------------------------------------------------------
 
@@ -206,9 +220,7 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
         taken.CopyFrom(challenge)
         taken.status = challenges_pb2.CHALLENGE_STATUS_ACCEPTED
         taken.room_code = room_code
-        await self.store.move(STARTING, ACCEPTED, taken)
-        await self.store.settled(taken, None)
-        await self._tell(taken)
+        await conclude(self.store, self.events, STARTING, ACCEPTED, taken)
         return taken
 
     # -- answering ---------------------------------------------------------------------------------
@@ -251,11 +263,9 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
             raise
         taking.status = challenges_pb2.CHALLENGE_STATUS_ACCEPTED
         taking.game_id = game_id
-        await self.store.move(STARTING, ACCEPTED, taking)
         if taking.open:
             await self.store.add_taker(taking)
-        await self.store.settled(taking, self._pair(taking))
-        await self._tell(taking)
+        await conclude(self.store, self.events, STARTING, ACCEPTED, taking)
         return challenges_pb2.AcceptChallengeResponse(challenge=taking)
 
     @staticmethod
@@ -295,10 +305,8 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
         ended.CopyFrom(challenge)
         ended.status = STATUS[status]
         ended.decline_reason = reason  # type: ignore[assignment]
-        if await self.store.move(PENDING, status, ended) != 1:
+        if not await conclude(self.store, self.events, PENDING, status, ended):
             raise not_pending()
-        await self.store.settled(ended, self._pair(ended))
-        await self._tell(ended)
         return ended
 
     @refusing(UNAVAILABLE)
@@ -409,10 +417,7 @@ class ChallengeSweeper:
             ended = challenges_pb2.Challenge()
             ended.CopyFrom(challenge)
             ended.status = challenges_pb2.CHALLENGE_STATUS_EXPIRED
-            if await self.store.move(PENDING, EXPIRED, ended) == 1:
-                pair = None if ended.open else (ended.challenger.player_id, ended.challenged.player_id)
-                await self.store.settled(ended, pair)
-                await self.events.append(parties(ended), challenges_pb2.AccountEvent(challenge=ended))
+            if await conclude(self.store, self.events, PENDING, EXPIRED, ended):
                 expired += 1
         return expired
 
