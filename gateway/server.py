@@ -28,6 +28,7 @@ from tafel.play.v1 import (
     play_pb2_grpc,
     safety_pb2,
     safety_pb2_grpc,
+    social_pb2,
     tournaments_pb2,
     tournaments_pb2_grpc,
 )
@@ -133,6 +134,8 @@ def service_names() -> list[str]:
     names.append(safety_pb2.DESCRIPTOR.services_by_name["SafetyService"].full_name)
     social = challenges_pb2.DESCRIPTOR.services_by_name
     names.extend(social[name].full_name for name in ("EventService", "ChallengeService"))
+    people = social_pb2.DESCRIPTOR.services_by_name
+    names.extend(people[name].full_name for name in ("ChatService", "FriendService", "ProfileService"))
     admin = admin_pb2.DESCRIPTOR.services_by_name
     names.extend(admin[name].full_name for name in ("ModerationService", "AdminService"))
     return [str(name) for name in names]

@@ -109,6 +109,15 @@ POLICY: dict[str, Access] = {
             "ListOpenChallenges": SIGNED_IN,
         },
     ),
+    **_service(
+        "tafel.play.v1.ChatService",
+        {"SendChatMessage": SIGNED_IN, "WatchChat": SIGNED_IN, "ListChatMessages": SIGNED_IN},
+    ),
+    **_service("tafel.play.v1.FriendService", {"Follow": SIGNED_IN, "Unfollow": SIGNED_IN, "ListFollowing": SIGNED_IN}),
+    **_service(
+        "tafel.play.v1.ProfileService",
+        {"GetProfile": SIGNED_IN, "GetMySettings": SIGNED_IN, "UpdateMySettings": SIGNED_IN},
+    ),
     **_service("tafel.play.v1.BotService", {"RequestBot": SIGNED_IN, "ServeBotRequests": SIGNED_IN}),
     **_service(
         "tafel.play.v1.RatingService",
