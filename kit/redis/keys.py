@@ -435,3 +435,14 @@ def offers_request_key(game_id: str, player_id: str, request_id: str) -> str:
 def offers_log_key(game_id: str) -> str:
     """list: every Offer as it was settled (protobuf bytes), in order: the record's offers."""
     return f"tafel:{{g:{game_id}}}:offers:log"
+
+
+# ---------------------------------------------------------------------------------------------
+# People: following, presence, settings. Owner: gateway/people. Under the player's {p:<id>} tag:
+# player_key(id, "settings") is a hash of the player's own settings — "chat" ("0" = chat off;
+# absent = on; gateway/chat reads it) and "challenges" (the ChallengePolicy number; absent =
+# everyone; gateway/challenges reads it).
+
+
+def settings_key(player_id: str) -> str:
+    return player_key(player_id, "settings")
