@@ -20,6 +20,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
+from tafel.chat import ChatStream
 from tafel.errors import IllegalMove, NotFound, TafelError, Unavailable, from_rpc_error
 from tafel.events import AccountEventStream
 from tafel.games.v1 import games_pb2
@@ -33,10 +34,13 @@ from tafel.play.v1 import (
     play_pb2_grpc,
     safety_pb2,
     safety_pb2_grpc,
+    social_pb2,
+    social_pb2_grpc,
     tournaments_pb2,
     tournaments_pb2_grpc,
 )
 from tafel.play_stream import MAX_RECONNECTS, PlayStream
+from tafel.requests import challenge_policy as _challenge_policy
 from tafel.requests import (
     decline_reason,
     duration,
@@ -113,6 +117,9 @@ class TafelClient:
         self.safety = safety_pb2_grpc.SafetyServiceStub(channel)
         self.events = challenges_pb2_grpc.EventServiceStub(channel)
         self.challenges = challenges_pb2_grpc.ChallengeServiceStub(channel)
+        self.chat = social_pb2_grpc.ChatServiceStub(channel)
+        self.friends = social_pb2_grpc.FriendServiceStub(channel)
+        self.profiles = social_pb2_grpc.ProfileServiceStub(channel)
         self.session: play_pb2.Session | None = None
         # Calls a retry could apply twice (tafel/retry.py NOT_IDEMPOTENT): never waited for and resent.
         self._once: set[int] = set()
@@ -692,6 +699,108 @@ class TafelClient:
         """Open challenges anyone may take (accept_challenge), newest first."""
         request = challenges_pb2.ListOpenChallengesRequest(game=game)
         return list((await self._call(self.challenges.ListOpenChallenges, request)).challenges)
+
+    # -- chat, following, profiles and settings (issue 37) ------------------------------------------
+
+    async def send_chat(
+        self, channel: social_pb2.ChatChannel, text: str, *, request_id: str | None = None
+    ) -> social_pb2.ChatMessage:
+        """Say `text` in `channel` (`tafel.chat.channel("players", game_id)`; "spectators", "room",
+        "tournament"). Retried with the same request id, it is said once: the answer is the first
+        message. Refusals: CHAT_NEEDS_ACCOUNT (guests read only), CHAT_NOT_ALLOWED (a player in the
+        spectators' channel, a spectator in the players'), CHAT_CHANNEL_NOT_FOUND, CHAT_OFF (your
+        settings), CHAT_EMPTY, CHAT_TOO_LONG (500 characters), CHAT_TOO_FAST (`error.metadata
+        ["retry_after_ms"]`), CHAT_MUTED (a moderator's mute, `error.until`)."""
+        request = social_pb2.SendChatMessageRequest(
+            request_id=request_id or new_request_id(), channel=channel, text=text
+        )
+        return (await self._call(self.chat.SendChatMessage, request)).message  # type: ignore[no-any-return]
+
+    def chat_stream(
+        self,
+        channel: social_pb2.ChatChannel,
+        after_message_id: str = "",
+        *,
+        max_retries: int | None = STREAM_ATTEMPTS,
+        on_connection: Callable[[bool], Awaitable[None]] | None = None,
+        on_ready: Callable[[social_pb2.ChatReady], None] | None = None,
+    ) -> ChatStream:
+        """A channel's messages after `after_message_id` (empty: its latest 100 as history), then
+        live ones, resuming by itself after a cut or a stopping gateway from the last message
+        handed out; use as `async with client.chat_stream(channel) as chat: async for message in
+        chat` (tafel/chat.py). `chat.ready` says whether you may write (`can_write`) and whether
+        you turned chat off (`chat_off`); `on_ready` is called with each one. `max_retries` and
+        `on_connection` as for `watch_with_deadlines`."""
+        return ChatStream(
+            self,
+            channel,
+            after_message_id,
+            max_retries=self._limit(max_retries),
+            on_connection=on_connection,
+            on_ready=on_ready,
+        )
+
+    async def watch_chat(
+        self, channel: social_pb2.ChatChannel, after_message_id: str = "", **kwargs: Any
+    ) -> AsyncIterator[social_pb2.ChatMessage]:
+        """A channel's messages as a plain iterator (`chat_stream` without the `async with`)."""
+        async with self.chat_stream(channel, after_message_id, **kwargs) as chat:
+            async for message in chat:
+                yield message
+
+    async def list_chat(
+        self, channel: social_pb2.ChatChannel, after_message_id: str = "", *, page_size: int = 0
+    ) -> social_pb2.ListChatMessagesResponse:
+        """A channel's kept messages after `after_message_id` (empty: from the oldest kept), oldest
+        first, at most `page_size` (0: 100; at most 500); `.more` says whether more follow (ask
+        again after the last one's id). A replay reads a finished game's channels this way."""
+        request = social_pb2.ListChatMessagesRequest(
+            channel=channel, after_message_id=after_message_id, page_size=page_size
+        )
+        return await self._call(self.chat.ListChatMessages, request)  # type: ignore[no-any-return]
+
+    async def follow(self, username: str) -> social_pb2.FollowedPlayer:
+        """Follow a player: their presence in `list_following`, and a `presence` event on your
+        event stream whenever it changes. They are not told. Following again changes nothing.
+        Refusals: PLAYER_NOT_FOUND, FOLLOW_NEEDS_ACCOUNT (guests), TOO_MANY_FOLLOWS (1,000)."""
+        request = social_pb2.FollowRequest(username=username)
+        return (await self._call(self.friends.Follow, request)).followed  # type: ignore[no-any-return]
+
+    async def unfollow(self, username: str) -> None:
+        await self._call(self.friends.Unfollow, social_pb2.UnfollowRequest(username=username))
+
+    async def list_following(self) -> list[social_pb2.FollowedPlayer]:
+        """The players you follow with their presence: playing first, then online, then by last seen."""
+        response = await self._call(self.friends.ListFollowing, social_pb2.ListFollowingRequest())
+        return list(response.following)
+
+    async def get_profile(self, username: str) -> social_pb2.Profile:
+        """A player's public page: display name, joined, presence, ratings with their history,
+        last games, and (for you) your results against them and whether you follow each other.
+        Guests have none (PLAYER_NOT_FOUND)."""
+        request = social_pb2.GetProfileRequest(username=username)
+        return (await self._call(self.profiles.GetProfile, request)).profile  # type: ignore[no-any-return]
+
+    async def get_settings(self) -> social_pb2.PlayerSettings:
+        """Your settings: chat on or off, who may challenge you, your display name."""
+        response = await self._call(self.profiles.GetMySettings, social_pb2.GetMySettingsRequest())
+        return response.settings  # type: ignore[no-any-return]
+
+    async def update_settings(
+        self,
+        *,
+        chat_enabled: bool | None = None,
+        challenge_policy: str | social_pb2.ChallengePolicy.ValueType | None = None,
+    ) -> social_pb2.PlayerSettings:
+        """Change what is given (the rest stays): `chat_enabled`, and `challenge_policy`, who may
+        challenge you by name ("everyone", "followed": the players you follow, "nobody"). The
+        display name changes with `set_display_name`. Setting a value is safe to repeat."""
+        request = social_pb2.UpdateMySettingsRequest()
+        if chat_enabled is not None:
+            request.chat_enabled = chat_enabled
+        if challenge_policy is not None:
+            request.challenge_policy = _challenge_policy(challenge_policy)
+        return (await self._call(self.profiles.UpdateMySettings, request)).settings  # type: ignore[no-any-return]
 
     # -- ratings and tournaments --------------------------------------------------------------------
 

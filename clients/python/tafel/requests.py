@@ -1,5 +1,6 @@
 """What the SDK puts in its requests: request ids, the find-match request, durations, enum values
-by name (report reasons, sanction kinds, roles, decline reasons, offer kinds, seat preferences), and the
+by name (report reasons, sanction kinds, roles, decline reasons, offer kinds, seat preferences, chat
+channel kinds, challenge policies), and the
 order of event ids (to resume a watch after the last event seen). Below the client and the play
 stream, which both use them (the SDK's layers: errors/retry -> requests -> play_stream -> client
 -> botplay)."""
@@ -15,7 +16,7 @@ from google.protobuf.duration_pb2 import Duration
 from google.protobuf.message import Message
 
 from tafel.messages import game_options
-from tafel.play.v1 import challenges_pb2, play_pb2, safety_pb2
+from tafel.play.v1 import challenges_pb2, play_pb2, safety_pb2, social_pb2
 
 # Request ids: a random prefix per process and a counter. Unique without a system call per id
 # (uuid4 reads the OS's random source each time: a visible share of a fast bot's CPU).
@@ -134,4 +135,30 @@ def seat_preference(value: str | int | None) -> challenges_pb2.SeatPreference.Va
     return cast(
         challenges_pb2.SeatPreference.ValueType,
         _enum_by_name(challenges_pb2.SeatPreference, "SEAT_PREFERENCE_", value, "seat preference"),
+    )
+
+
+# What people call a game's two channels ("players", "spectators") beside the enum's own names.
+_CHAT_KINDS = {"players": "game_players", "spectators": "game_spectators", "game": "game_players"}
+
+
+def chat_kind(value: str | int) -> social_pb2.ChatChannelKind.ValueType:
+    """ "players" (a game's players), "spectators", "room" or "tournament" ("game_players",
+    "game-spectators" too), or a ChatChannelKind."""
+    if isinstance(value, str):
+        value = _CHAT_KINDS.get(value.strip().lower(), value)
+    return cast(
+        social_pb2.ChatChannelKind.ValueType,
+        _enum_by_name(social_pb2.ChatChannelKind, "CHAT_CHANNEL_KIND_", value, "chat channel"),
+    )
+
+
+def challenge_policy(value: str | int) -> social_pb2.ChallengePolicy.ValueType:
+    """Who may challenge you by name: "everyone", "followed" (the players you follow; "friends"
+    too) or "nobody", or a ChallengePolicy."""
+    if isinstance(value, str) and value.strip().lower() in ("friends", "following"):
+        value = "followed"
+    return cast(
+        social_pb2.ChallengePolicy.ValueType,
+        _enum_by_name(social_pb2.ChallengePolicy, "CHALLENGE_POLICY_", value, "challenge policy"),
     )

@@ -17,6 +17,9 @@ DeclineChallenge, CancelChallenge or AbortGame whose first try did its work is r
 pending, game over): the client reads the challenge or game and answers as the first try would
 have (TafelClient.decline_challenge, cancel_challenge, abort_game).
 
+Chat, following, profiles (social.proto): SendChatMessage carries a request id (resent, it is
+answered with the first message); Follow, Unfollow and UpdateMySettings set a state; the rest read.
+
 Long-lived streams (watches, matchmaking, the play stream, the bot pool) resume themselves from
 where they were; between attempts they wait `Attempts.failed()`: exponential backoff with a cap
 and jitter, and a limit on consecutive failures.
@@ -36,7 +39,7 @@ from dataclasses import dataclass
 import grpc
 
 from tafel.admin.v1 import admin_pb2
-from tafel.play.v1 import bots_pb2, challenges_pb2, play_pb2, safety_pb2, tournaments_pb2
+from tafel.play.v1 import bots_pb2, challenges_pb2, play_pb2, safety_pb2, social_pb2, tournaments_pb2
 
 # CANCELLED as an RPC error is the server's doing (a gateway whose stop grace ran out): this side's
 # own cancellations surface as asyncio's, never as a status.
@@ -125,7 +128,7 @@ class Link:
 def retried_methods() -> list[dict[str, str]]:
     """Every unary method of the public and staff APIs that is safe to repeat, as service-config names."""
     names = []
-    for module in (play_pb2, tournaments_pb2, bots_pb2, safety_pb2, challenges_pb2, admin_pb2):
+    for module in (play_pb2, tournaments_pb2, bots_pb2, safety_pb2, challenges_pb2, social_pb2, admin_pb2):
         for service in module.DESCRIPTOR.services_by_name.values():
             for method in service.methods:
                 if method.client_streaming or method.server_streaming or method.name in NOT_IDEMPOTENT:
