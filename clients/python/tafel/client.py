@@ -321,12 +321,15 @@ class TafelClient:
         *,
         game_id: str = "",
         message_id: str = "",
+        chat_channel: social_pb2.ChatChannel | None = None,
         details: str = "",
         request_id: str | None = None,
     ) -> str:
         """Report a player (and the game or chat message it happened in) to the moderators; returns
         the report's id. `reason`: a ReportReason or its name ("abuse", "spam", "cheating",
-        "unsporting", "offensive_name", "other"). Retried with the same request id, it is filed once."""
+        "unsporting", "offensive_name", "other"). A chat message: its `message_id` and its
+        `chat_channel` (unset: the players' channel of `game_id`); the report keeps it and the lines
+        around it. Retried with the same request id, it is filed once."""
         request = safety_pb2.ReportRequest(
             request_id=request_id or new_request_id(),
             username=username,
@@ -334,6 +337,7 @@ class TafelClient:
             message_id=message_id,
             reason=report_reason(reason),
             details=details,
+            chat_channel=chat_channel,
         )
         return str((await self._call(self.safety.Report, request)).report_id)
 

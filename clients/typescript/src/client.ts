@@ -60,6 +60,19 @@ import {
 } from "./gen/tafel/play/v1/safety_pb.js";
 import { AdminService, ModerationService } from "./gen/tafel/admin/v1/admin_pb.js";
 import {
+  ChallengePolicy,
+  ChatChannelKind,
+  ChatService,
+  FriendService,
+  ProfileService,
+  type ChatMessage,
+  type ChatReady,
+  type FollowedPlayer,
+  type ListChatMessagesResponse,
+  type PlayerSettings,
+  type Profile,
+} from "./gen/tafel/play/v1/social_pb.js";
+import {
   RatingService,
   TournamentService,
   CreateTournamentRequestSchema,
@@ -113,8 +126,10 @@ export interface WatchOptions {
 export interface ReportOptions {
   /** The game it happened in: moderators see its record. */
   gameId?: string;
-  /** The chat message reported (its id in the game's chat). */
+  /** The chat message reported (its id in `chatChannel`, or in the players' channel of `gameId`). */
   messageId?: string;
+  /** The channel of `messageId`: the report keeps the message and the lines around it. */
+  chatChannel?: ChatChannelRef;
   /** Up to 1,000 characters in the reporter's words. */
   details?: string;
   /** Reuse to retry a report by hand; chosen by the SDK when unset. */
@@ -131,6 +146,50 @@ export interface EventStreamOptions {
   /** Reconnections in a row before giving up (default 20). */
   maxRetries?: number;
   signal?: AbortSignal;
+}
+
+/** A chat channel: a game's players' (`players`) or spectators' (`spectators`) channel by game
+ * id, a room's by its code, a tournament's by its id. */
+export interface ChatChannelRef {
+  kind: "players" | "spectators" | "room" | "tournament" | ChatChannelKind;
+  id: string;
+}
+
+export interface ChatWatchOptions {
+  /** Resume after this message id; empty = the channel's latest 100 messages as history first. */
+  afterMessageId?: string;
+  /** Called with each `ready` (the first and every reopening's): `canWrite` says whether the
+   * caller may write in the channel now, `chatOff` that they turned chat off (nothing follows
+   * until they turn it on). */
+  onReady?: (ready: ChatReady) => void;
+  /** Reconnections in a row before giving up (default 20). */
+  maxRetries?: number;
+  signal?: AbortSignal;
+}
+
+export interface SettingsChange {
+  chatEnabled?: boolean;
+  /** Who may challenge you by name: everyone, only the players you follow, or nobody. */
+  challengePolicy?: "everyone" | "followed" | "nobody" | ChallengePolicy;
+}
+
+const CHAT_KINDS: Record<string, ChatChannelKind> = {
+  players: ChatChannelKind.GAME_PLAYERS,
+  spectators: ChatChannelKind.GAME_SPECTATORS,
+  room: ChatChannelKind.ROOM,
+  tournament: ChatChannelKind.TOURNAMENT,
+};
+
+const POLICIES: Record<string, ChallengePolicy> = {
+  everyone: ChallengePolicy.EVERYONE,
+  followed: ChallengePolicy.FOLLOWED,
+  nobody: ChallengePolicy.NOBODY,
+};
+
+function chatChannel(channel: ChatChannelRef): { kind: ChatChannelKind; id: string } {
+  const kind = typeof channel.kind === "number" ? channel.kind : CHAT_KINDS[channel.kind];
+  if (kind === undefined) throw new TafelError("BAD_CHAT_CHANNEL", `no chat channel kind ${String(channel.kind)}`);
+  return { kind, id: channel.id };
 }
 
 export interface ChallengeOptions {
@@ -179,6 +238,9 @@ export class TafelClient {
   readonly safety: Client<typeof SafetyService>;
   readonly events: Client<typeof EventService>;
   readonly challenges: Client<typeof ChallengeService>;
+  readonly chat: Client<typeof ChatService>;
+  readonly friends: Client<typeof FriendService>;
+  readonly profiles: Client<typeof ProfileService>;
   /** The staff's API (tafel.admin.v1): refused with ROLE_REQUIRED without the role. */
   readonly moderation: Client<typeof ModerationService>;
   readonly admin: Client<typeof AdminService>;
@@ -197,6 +259,9 @@ export class TafelClient {
     this.safety = createClient(SafetyService, transport);
     this.events = createClient(EventService, transport);
     this.challenges = createClient(ChallengeService, transport);
+    this.chat = createClient(ChatService, transport);
+    this.friends = createClient(FriendService, transport);
+    this.profiles = createClient(ProfileService, transport);
     this.moderation = createClient(ModerationService, transport);
     this.admin = createClient(AdminService, transport);
     this.timeoutMs = timeoutMs;
@@ -360,6 +425,7 @@ export class TafelClient {
       reason,
       gameId: opts.gameId ?? "",
       messageId: opts.messageId ?? "",
+      chatChannel: opts.chatChannel === undefined ? undefined : chatChannel(opts.chatChannel),
       details: opts.details ?? "",
       requestId: opts.requestId ?? this.requestIds.next(),
     };
@@ -609,6 +675,85 @@ export class TafelClient {
         yield response.event;
       }
     }
+  }
+
+  // -- chat, following, profiles and settings (issue 37) ---------------------------------------
+
+  /** Say `text` in a channel (`{ kind: "players", id: gameId }`). A retry reuses the request id,
+   * so the line is said once (the answer is the first message). Refusals: CHAT_NEEDS_ACCOUNT,
+   * CHAT_NOT_ALLOWED, CHAT_CHANNEL_NOT_FOUND, CHAT_OFF, CHAT_EMPTY, CHAT_TOO_LONG, CHAT_TOO_FAST
+   * (`error.metadata.retry_after_ms`), CHAT_MUTED. */
+  async sendChat(channel: ChatChannelRef, text: string, opts: { requestId?: string } = {}): Promise<ChatMessage> {
+    const request = { channel: chatChannel(channel), text, requestId: opts.requestId ?? this.requestIds.next() };
+    return required((await this.call((o) => this.chat.sendChatMessage(request, o))).message, "message");
+  }
+
+  /** A channel's messages (history first when no `afterMessageId`), then live ones until `signal`
+   * aborts or the loop is left. After a dropped connection or a stopping gateway it resumes by
+   * itself after the last message it handed out: nothing lost, nothing twice. */
+  async *watchChat(channel: ChatChannelRef, opts: ChatWatchOptions = {}): AsyncGenerator<ChatMessage> {
+    const named = chatChannel(channel);
+    const responses = resuming({
+      open: (afterMessageId, signal) => this.chat.watchChat({ channel: named, afterMessageId }, { headers: this.headers(), signal }),
+      idOf: (response) => {
+        if (response.kind.case === "message") return response.kind.value.messageId;
+        // A `ready` is no position: the history a watch without an id gets comes after it.
+        if (response.kind.case === "ready") opts.onReady?.(response.kind.value);
+        return undefined;
+      },
+      isAfter,
+      isLast: () => false,
+      afterId: opts.afterMessageId ?? "",
+      maxRetries: opts.maxRetries ?? 20,
+      signal: opts.signal,
+      reopenOnEnd: true, // the watch has no end of its own: one that ends was cut
+    });
+    for await (const response of responses) {
+      if (response.kind.case === "message") yield response.kind.value;
+    }
+  }
+
+  /** A channel's kept messages after `afterMessageId` (empty: from the oldest), oldest first, at
+   * most `pageSize` (0 = 100, at most 500); `more` says whether more follow. */
+  async listChat(channel: ChatChannelRef, opts: { afterMessageId?: string; pageSize?: number } = {}): Promise<ListChatMessagesResponse> {
+    const request = { channel: chatChannel(channel), afterMessageId: opts.afterMessageId ?? "", pageSize: opts.pageSize ?? 0 };
+    return this.call((o) => this.chat.listChatMessages(request, o));
+  }
+
+  /** Follow a player: their presence in listFollowing and a `presence` event on your event stream
+   * when it changes. Following again changes nothing. Refusals: PLAYER_NOT_FOUND,
+   * FOLLOW_NEEDS_ACCOUNT, TOO_MANY_FOLLOWS. */
+  async follow(username: string): Promise<FollowedPlayer> {
+    return required((await this.call((o) => this.friends.follow({ username }, o))).followed, "followed player");
+  }
+
+  async unfollow(username: string): Promise<void> {
+    await this.call((o) => this.friends.unfollow({ username }, o));
+  }
+
+  /** The players you follow with their presence: playing first, then online, then by last seen. */
+  async listFollowing(): Promise<FollowedPlayer[]> {
+    return (await this.call((o) => this.friends.listFollowing({}, o))).following;
+  }
+
+  /** A player's public page (ratings with history, last games, results against you). */
+  async getProfile(username: string): Promise<Profile> {
+    return required((await this.call((o) => this.profiles.getProfile({ username }, o))).profile, "profile");
+  }
+
+  async getMySettings(): Promise<PlayerSettings> {
+    return required((await this.call((o) => this.profiles.getMySettings({}, o))).settings, "settings");
+  }
+
+  /** Change the settings given (the rest stay); setting a value is safe to repeat. */
+  async updateMySettings(change: SettingsChange): Promise<PlayerSettings> {
+    const policy = change.challengePolicy;
+    const request = {
+      chatEnabled: change.chatEnabled,
+      challengePolicy: policy === undefined ? ChallengePolicy.UNSPECIFIED : typeof policy === "number" ? policy : POLICIES[policy],
+    };
+    if (request.challengePolicy === undefined) throw new TafelError("BAD_CHALLENGE_POLICY", `no challenge policy ${String(policy)}`);
+    return required((await this.call((o) => this.profiles.updateMySettings(request, o))).settings, "settings");
   }
 
   // -- the account's event stream, challenges, offers (issue 36) ------------------------------

@@ -3,6 +3,8 @@
 export { TafelClient } from "./client.js";
 export type {
   ChallengeOptions,
+  ChatChannelRef,
+  ChatWatchOptions,
   ClientOptions,
   EventStreamOptions,
   MatchOptions,
@@ -10,12 +12,13 @@ export type {
   RematchOptions,
   ReportOptions,
   RoomOptions,
+  SettingsChange,
   WatchOptions,
 } from "./client.js";
 export { Code, ConnectError } from "@connectrpc/connect";
 export type { Interceptor } from "@connectrpc/connect";
 export * from "./errors.js";
-export { eventPosition, isAfter } from "./events.js";
+export { eventPosition, isAfter, presenceOf } from "./events.js";
 export { playerName } from "./names.js";
 export { moves, options, placeOnCell, placeOnJoker, type GameName } from "./moves.js";
 export { PlayStream, type PlayStreamOptions } from "./play-stream.js";
@@ -32,4 +35,5 @@ export * as games from "./gen/tafel/games/v1/games_pb.js";
 export * as play from "./gen/tafel/play/v1/play_pb.js";
 export * as plus4 from "./gen/tafel/plus4/v1/plus4_pb.js";
 export * as safety from "./gen/tafel/play/v1/safety_pb.js";
+export * as social from "./gen/tafel/play/v1/social_pb.js";
 export * as tournaments from "./gen/tafel/play/v1/tournaments_pb.js";
