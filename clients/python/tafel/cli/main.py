@@ -17,6 +17,9 @@
     tafel block NAME | unblock NAME | mute NAME | unmute NAME | blocked
     tafel report NAME --reason abuse [--game ID] [--details TEXT]
     tafel standing                       # your warnings and sanctions in force
+    tafel friends | follow NAME | unfollow NAME   # whom you follow: playing, online, last seen
+    tafel profile NAME                   # ratings with their history, last games, results against you
+    tafel settings [--chat on|off] [--challenges everyone|followed|nobody]
     tafel account password | export [--output FILE] | delete
 
 The options --server, --user and --register go before or after the subcommand. The password comes
@@ -53,6 +56,7 @@ from tafel.requests import enum_names
 
 GAMES = ("connect4", "plus4", "coloursquare")
 SAFETY_COMMANDS = frozenset({"block", "unblock", "mute", "unmute", "blocked", "report", "standing", "account"})
+PEOPLE_COMMANDS = frozenset({"friends", "follow", "unfollow", "profile", "settings"})
 DEFAULT_SERVER = "127.0.0.1:50051"
 
 
@@ -201,6 +205,9 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--game", default="", metavar="ID", help="the game it happened in")
     report.add_argument("--details", default="", metavar="TEXT", help="what happened, in your words (1,000 characters)")
     command("standing", "your warnings and the sanctions in force")
+    from tafel.cli.people import add_commands
+
+    add_commands(command)
     account = command("account", "change your password, export your data or delete your account")
     account.add_argument("action", choices=("password", "export", "delete"))
     account.add_argument(
@@ -269,6 +276,13 @@ async def run(args: argparse.Namespace, console: Console) -> int:
             needs_account(args)
             await sign_in(client, args.user, args.password, args.register, console, args.name)
             return await safety(client, args, console)
+        if args.command in PEOPLE_COMMANDS:
+            from tafel.cli.people import needs_account as people_account
+            from tafel.cli.people import people
+
+            people_account(args)
+            await sign_in(client, args.user, args.password, args.register, console, args.name)
+            return await people(client, args, console)
         await sign_in(client, args.user, args.password, args.register, console, args.name)
         if args.command == "play":
             from tafel.cli.playing import play

@@ -1,0 +1,214 @@
+"""Knowing each other from the terminal (issue 37): `tafel friends` (whom you follow, with where
+they are now), `tafel follow NAME` / `tafel unfollow NAME`, `tafel profile NAME` (a player's page:
+ratings with a text sparkline of their history, last games, results against you) and `tafel
+settings` (chat on or off, who may challenge you)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from google.protobuf.timestamp_pb2 import Timestamp
+from rich.console import Console
+from rich.table import Table
+
+from tafel.cli.describe import GAME_TITLES
+from tafel.cli.shared import id_column
+from tafel.cli.words import local_time, span
+from tafel.client import TafelClient
+from tafel.errors import TafelError
+from tafel.names import player_name
+from tafel.play.v1 import social_pb2
+
+S = social_pb2
+# Commands about the signed-in account's own list or settings: a terminal guest is a new one every
+# run (and guests cannot follow: FOLLOW_NEEDS_ACCOUNT).
+NEEDS_ACCOUNT = frozenset({"friends", "follow", "unfollow", "settings"})
+PEOPLE_COMMANDS = NEEDS_ACCOUNT | {"profile"}
+POLICIES = {
+    S.CHALLENGE_POLICY_EVERYONE: "everyone",
+    S.CHALLENGE_POLICY_FOLLOWED: "only players you follow",
+    S.CHALLENGE_POLICY_NOBODY: "nobody",
+}
+RESULTS = {S.GAME_RESULT_WIN: "won", S.GAME_RESULT_LOSS: "lost", S.GAME_RESULT_DRAW: "draw", S.GAME_RESULT_OTHER: "—"}
+BARS = "▁▂▃▄▅▆▇█"
+SPARK_POINTS = 24  # the latest ratings a sparkline shows (one character each)
+
+
+def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
+    """The subcommands, made with main.py's `command(name, help)`."""
+    command("friends", "the players you follow: playing which game, online, or when last seen")
+    command("follow", "follow a player (see them in `tafel friends`)").add_argument(
+        "name", metavar="NAME", help="their user name"
+    )
+    command("unfollow", "stop following a player").add_argument("name", metavar="NAME", help="their user name")
+    profile = command("profile", "a player's page: ratings and their history, last games, results against you")
+    profile.add_argument("name", metavar="NAME", help="their user name")
+    settings = command("settings", "show your settings, or change them")
+    settings.add_argument("--chat", choices=("on", "off"), help="chat in your games, rooms and tournaments")
+    settings.add_argument(
+        "--challenges",
+        choices=("everyone", "followed", "nobody"),
+        help="who may challenge you by name (followed: the players you follow)",
+    )
+
+
+def needs_account(args: argparse.Namespace) -> None:
+    if args.command in NEEDS_ACCOUNT and not args.user:
+        raise TafelError(
+            "NEEDS_ACCOUNT",
+            f"`tafel {args.command}` is about your account: sign in with --user NAME (or set TAFEL_USER); "
+            "a guest of the terminal is a new one each time",
+        )
+
+
+async def people(client: TafelClient, args: argparse.Namespace, console: Console) -> int:
+    """One of the commands above, signed in already."""
+    if args.command == "friends":
+        return await friends(client, console)
+    if args.command == "follow":
+        followed = await client.follow(args.name)
+        console.print(
+            f"You follow {player_name(followed.player)} ({followed.player.username}): "
+            f"{presence_text(followed.presence)}. (`tafel friends` lists whom you follow.)",
+            highlight=False,
+        )
+    elif args.command == "unfollow":
+        await client.unfollow(args.name)
+        console.print(f"You no longer follow {args.name}.", highlight=False)
+    elif args.command == "profile":
+        return await profile(client, args.name, console)
+    elif args.command == "settings":
+        return await settings(client, args, console)
+    return 0
+
+
+def ago(stamp: Timestamp, now: datetime | None = None) -> str:
+    """ "3 hours ago", "just now" ("" for an unset time)."""
+    if not stamp.seconds and not stamp.nanos:
+        return ""
+    seconds = ((now or datetime.now(UTC)) - stamp.ToDatetime(tzinfo=UTC)).total_seconds()
+    return "just now" if seconds < 60 else f"{span(seconds)} ago"
+
+
+def presence_text(presence: social_pb2.Presence) -> str:
+    """ "playing Connect Four (tafel watch r-…)", "online", "last seen 2025-05-01 14:02 (3 hours
+    ago)", or "not shown" (a block between you, or never signed in)."""
+    state = presence.state
+    if state == S.PRESENCE_STATE_PLAYING:
+        title = GAME_TITLES.get(presence.game, presence.game or "a game")
+        if presence.watchable and presence.game_id:
+            return f"playing {title} (tafel watch {presence.game_id})"
+        return f"playing {title} (a private game)"
+    if state == S.PRESENCE_STATE_ONLINE:
+        return "online"
+    if state == S.PRESENCE_STATE_OFFLINE:
+        if presence.HasField("last_seen"):
+            return f"last seen {local_time(presence.last_seen)} ({ago(presence.last_seen)})"
+        return "offline"
+    return "not shown"
+
+
+async def friends(client: TafelClient, console: Console) -> int:
+    following = await client.list_following()
+    if not following:
+        console.print("You follow nobody yet: `tafel follow NAME` adds a player.", highlight=False)
+        return 0
+    table = Table(title="players you follow (playing first, then online, then by last seen)")
+    for header in ("player", "user name", "now"):
+        table.add_column(header)
+    for followed in following:
+        table.add_row(player_name(followed.player), followed.player.username, presence_text(followed.presence))
+    console.print(table)
+    return 0
+
+
+def sparkline(points: list[float], width: int = SPARK_POINTS) -> str:
+    """The latest `width` ratings as bars from lowest to highest ("▁▃▅█"); a flat history is a
+    line of middling bars."""
+    points = points[-width:]
+    if not points:
+        return ""
+    low, high = min(points), max(points)
+    if high - low < 1e-9:
+        return BARS[len(BARS) // 2 - 1] * len(points)
+    top = len(BARS) - 1
+    return "".join(BARS[round((p - low) / (high - low) * top)] for p in points)
+
+
+def head_to_head(against: social_pb2.HeadToHead) -> str:
+    def count(n: int, word: str) -> str:
+        return f"{n} {word}{'' if n == 1 else ('es' if word == 'loss' else 's')}"
+
+    return f"{count(against.wins, 'win')}, {count(against.losses, 'loss')}, {count(against.draws, 'draw')}"
+
+
+async def profile(client: TafelClient, username: str, console: Console) -> int:
+    page = await client.get_profile(username)
+    player = page.player
+    mine = player.player_id == client.player.player_id
+    name = player_name(player)
+    also = f" ({player.username})" if name != player.username else ""
+    console.print(f"[bold]{name}[/bold]{also}", highlight=False)
+    console.print(f"joined     {local_time(page.joined_at) or 'unknown'}", highlight=False)
+    console.print(f"now        {presence_text(page.presence)}", highlight=False)
+    follows = f"followers  {page.followers}"
+    if not mine:
+        ties = [t for t, on in (("you follow them", page.followed_by_you), ("they follow you", page.follows_you)) if on]
+        follows += f"  ·  {', '.join(ties)}" if ties else ""
+        if not page.challengeable:
+            follows += "  ·  takes no challenge from you"
+    console.print(follows, highlight=False)
+    if not mine and page.HasField("against_you"):
+        console.print(f"you against them: {head_to_head(page.against_you)}", highlight=False)
+    if page.ratings:
+        table = Table(title="ratings (the line: their latest rated games, oldest first)")
+        for header in ("game", "rating", "±", "games", "history"):
+            table.add_column(header)
+        for entry in page.ratings:
+            rating = entry.rating
+            history = [p.rating for p in entry.history]
+            low_high = f" {min(history):.0f} to {max(history):.0f}" if len(history) > 1 else ""
+            table.add_row(
+                GAME_TITLES.get(entry.game, entry.game) + (" (provisional)" if rating.provisional else ""),
+                f"{rating.rating:.0f}",
+                f"{rating.deviation:.0f}",
+                str(rating.games),
+                sparkline(history) + low_high,
+            )
+        console.print(table)
+    else:
+        console.print("no rated games yet", highlight=False)
+    if page.recent_games:
+        table = Table(title="last games (tafel replay GAME_ID)")
+        id_column(table, "game id", [g.game_id for g in page.recent_games])
+        for header in ("game", "players", "result", "ended"):
+            table.add_column(header)
+        for game in page.recent_games:
+            table.add_row(
+                game.game_id,
+                GAME_TITLES.get(game.game, game.game) + (" (rated)" if game.rated else ""),
+                ", ".join(player_name(p.player) for p in game.players),
+                RESULTS.get(game.result, "—"),
+                local_time(game.ended_at),
+            )
+        console.print(table)
+    else:
+        console.print("no finished games yet", highlight=False)
+    return 0
+
+
+async def settings(client: TafelClient, args: argparse.Namespace, console: Console) -> int:
+    if args.chat is None and args.challenges is None:
+        now = await client.get_settings()
+        console.print("your settings:", highlight=False)
+    else:
+        chat = None if args.chat is None else args.chat == "on"
+        now = await client.update_settings(chat_enabled=chat, challenge_policy=args.challenges)
+        console.print("changed; your settings now:", highlight=False)
+    shown_as = now.display_name or client.player.username
+    console.print(f"  chat             {'on' if now.chat_enabled else 'off'}", highlight=False)
+    console.print(f"  challenges from  {POLICIES.get(now.challenge_policy, 'everyone')}", highlight=False)
+    console.print(f"  shown as         {shown_as}", highlight=False)
+    return 0
