@@ -1,4 +1,4 @@
-"""python -m tafel_loadgen {games,watchers,social,tournament} ... (see README.md)."""
+"""python -m tafel_loadgen {games,watchers,social,chat,presence,tournament} ... (see README.md)."""
 
 from __future__ import annotations
 
@@ -209,6 +209,20 @@ def parser() -> argparse.ArgumentParser:
     social.add_argument("--pairs", type=int, default=200, help="registered pairs that challenge each other")
     social.add_argument("--rate", type=float, default=500.0, help="challenges a second, in all")
     social.add_argument("--duration", type=float, default=20.0)
+    chat = scenarios.add_parser("chat", help="a game's spectators chatting: delivery to every spectator")
+    chat.add_argument("--spectators", type=int, default=1000, help="WatchChat streams on the spectators' channel")
+    chat.add_argument(
+        "--senders", type=int, default=250, help="spectators who write (registered; at most 0.5 lines/s each)"
+    )
+    chat.add_argument("--rate", type=float, default=100.0, help="lines a second, in all")
+    chat.add_argument("--duration", type=float, default=20.0)
+    presence = scenarios.add_parser("presence", help="followed accounts online then offline, followers told")
+    presence.add_argument("--followed", type=int, default=10000, help="accounts that come online and go offline")
+    presence.add_argument("--followers", type=int, default=1000, help="accounts following them, streams open")
+    presence.add_argument("--follows", type=int, default=20, help="accounts each follower follows")
+    presence.add_argument("--rate", type=float, default=0.0, help="accounts changing a second (0: all at once)")
+    presence.add_argument("--settle", type=float, default=10.0, help="s without a new receipt that ends a wave")
+    presence.add_argument("--accounts", default=None, help="JSON file keeping the accounts for the next run")
     tournament = scenarios.add_parser("tournament")
     tournament.add_argument("--players", type=int, default=16)
     tournament.add_argument("--rounds", type=int, default=4)
@@ -249,6 +263,25 @@ def main(argv: list[str] | None = None) -> int:
         from tafel_loadgen.social import run_social
 
         stats = asyncio.run(run_social(args.gateways.split(","), args.streams, args.pairs, args.rate, args.duration))
+    elif args.scenario == "chat":
+        from tafel_loadgen.chat import run_chat
+
+        targets = args.gateways.split(",")
+        stats = asyncio.run(run_chat(targets, args.spectators, args.senders, args.rate, args.duration, args.processes))
+    elif args.scenario == "presence":
+        from tafel_loadgen.presence import run_presence
+
+        stats = asyncio.run(
+            run_presence(
+                args.gateways.split(","),
+                args.followed,
+                args.followers,
+                args.follows,
+                args.rate,
+                args.settle,
+                args.accounts,
+            )
+        )
     else:
         from tafel_loadgen.tournament import run_tournament
 

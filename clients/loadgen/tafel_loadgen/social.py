@@ -75,7 +75,7 @@ async def hold_streams(target: str, streams: int, stats: Stats) -> list[Stream]:
     gateway = [p for p in server_processes([target]) if p.kind == "gateway"]
     before = _rss_mib(gateway[0].pid) if gateway else 0.0
     accounts = play_pb2_grpc.AccountServiceStub(_channel(target))
-    tokens = []
+    tokens: list[str] = []
     for start in range(0, streams, 200):
         batch = await asyncio.gather(
             *(accounts.SignInAsGuest(play_pb2.SignInAsGuestRequest()) for _ in range(min(200, streams - start)))
@@ -101,7 +101,7 @@ async def hold_streams(target: str, streams: int, stats: Stats) -> list[Stream]:
 async def register(accounts: play_pb2_grpc.AccountServiceStub, count: int) -> list[tuple[str, str]]:
     """(username, token) of `count` fresh accounts."""
     prefix = f"b{secrets.token_hex(3)}"
-    out = []
+    out: list[tuple[str, str]] = []
     for start in range(0, count, 50):
         names = [f"{prefix}{i}" for i in range(start, min(count, start + 50))]
         answers = await asyncio.gather(
