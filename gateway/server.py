@@ -29,6 +29,7 @@ from tafel.play.v1 import (
     safety_pb2,
     safety_pb2_grpc,
     social_pb2,
+    social_pb2_grpc,
     tournaments_pb2,
     tournaments_pb2_grpc,
 )
@@ -40,6 +41,10 @@ from gateway.bot_requests import BotServicer, BotSweeper
 from gateway.challenges.bots import BotChallenges
 from gateway.challenges.service import ChallengeServicer, ChallengeSweeper
 from gateway.challenges.store import ChallengeStore
+from gateway.chat.access import ChatAccess
+from gateway.chat.hub import ChatHub
+from gateway.chat.service import ChatServicer
+from gateway.chat.store import ChatStore, avoided_by
 from gateway.clocks import Clocks
 from gateway.events.feed import AccountEvents, GameAnnouncer
 from gateway.events.service import EventServicer
@@ -169,6 +174,7 @@ class Gateway:
     standing: StandingTables  # roles and sanctions in force, mirrored from Redis
     standing_store: StandingStore
     challenge_sweeper: ChallengeSweeper
+    chat_hub: ChatHub | None = None  # chat's fan-out (gateway/chat): its watches end on a stop
 
     @property
     def port(self) -> int:
@@ -198,6 +204,8 @@ class Gateway:
         await self.feed.close()
         await self.clocks.stop()
         await self.hub.close()
+        if self.chat_hub is not None:
+            await self.chat_hub.close()
         with contextlib.suppress(Exception):
             await self.lobby.close()
         await stopping
@@ -299,6 +307,13 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     tournaments = TournamentServicer(
         auth, tournament_store, runner, feed, router, settings, director=lambda pid: standing.role(pid) in DIRECTORS
     )
+    # Chat: a game's lines are kept as long as its record; one reader per channel on this gateway.
+    chat_store = ChatStore(layer, keep_game_ms=settings.record_ttl_s * 1000)
+    chat_hub = ChatHub(chat_store, pubsub, lambda pid: avoided_by(layer, pid))
+    chat_access = ChatAccess(
+        directory, records, lobby.rooms, tournament_store, director=lambda pid: standing.role(pid) in DIRECTORS
+    )
+    chat = ChatServicer(auth, layer, chat_store, chat_access, chat_hub, standing, games.stopping)
 
     def register(grpc_server: grpc.aio.Server) -> None:
         play_pb2_grpc.add_AccountServiceServicer_to_server(accounts, grpc_server)
@@ -312,6 +327,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, grpc_server)
         challenges_pb2_grpc.add_EventServiceServicer_to_server(watch_events, grpc_server)
         challenges_pb2_grpc.add_ChallengeServiceServicer_to_server(challenges, grpc_server)
+        social_pb2_grpc.add_ChatServiceServicer_to_server(chat, grpc_server)
 
     # Per-peer and per-player limits on the public port; the internal secret guards rules services
     # only (internal=False: this port is public).
@@ -330,6 +346,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     await lobby.start()
     metrics.gauge("tafel_gateway_watchers", "Local watchers of live games", lambda: float(hub.watchers))
     metrics.gauge("tafel_gateway_account_streams", "Open account event streams", lambda: float(watch_events.watching))
+    metrics.gauge("tafel_gateway_chat_watches", "Open chat watches", lambda: float(chat_hub.watchers))
     metrics.gauge("tafel_gateway_subscribed_games", "Game channels subscribed", lambda: float(hub.channels))
     metrics.gauge("tafel_gateway_timeouts_applied", "Turn deadlines settled", lambda: float(clocks.fired))
     metrics.serve(server.metrics_port, server.host)
@@ -360,6 +377,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         standing=standing,
         standing_store=standing_store,
         challenge_sweeper=challenge_sweeper,
+        chat_hub=chat_hub,
     )
 
 

@@ -438,6 +438,51 @@ def offers_log_key(game_id: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# Chat. Owner: gateway/chat. One stream per channel (field m: the ChatMessage's bytes, author and
+# text; its id is the entry id, its time the id's milliseconds), at most CHAT_KEEP lines (MAXLEN),
+# in the slot of what it belongs to, so it lives as long: a game's beside its record ({g:<id>},
+# expiring with the record's TTL), a room's beside the room ({room:<code>}, the room's expiry), a
+# tournament's under {tour} (kept as the tournament is). Beside each: its wake-up channel (pub/sub,
+# sharded on a Redis 7 cluster: the entry's id) and the request ids it answered (hash i: id, m:
+# the line; a day). Per player under {p:<id>}: the rate window, and a wake-up channel published
+# by gateway/standing when the player's block or mute list changes (chat watches re-read it).
+
+CHAT_KEEP = 500
+
+
+def chat_key(kind: str, owner_id: str) -> str:
+    """stream: a channel's lines; kind "players" / "spectators" (owner: a game id), "room" (a room
+    code) or "tournament" (a tournament id)."""
+    if kind in ("players", "spectators"):
+        return f"tafel:{{g:{owner_id}}}:chat:{kind}"
+    if kind == "room":
+        return f"tafel:{{room:{owner_id}}}:chat"
+    if kind == "tournament":
+        return tournament_key(owner_id, "chat")
+    raise ValueError(f"no chat channel kind {kind}")
+
+
+def chat_wake_channel(lines_key: str) -> str:
+    """pub/sub: a line was added to the channel (payload: its id)."""
+    return f"{lines_key}:wake"
+
+
+def chat_request_key(lines_key: str, player_id: str, request_id: str) -> str:
+    """hash: i the message id a SendChatMessage request made, m its line (a day, for retries)."""
+    return f"{lines_key}:req:{request_digest(player_id, request_id)}"
+
+
+def chat_rate_key(player_id: str) -> str:
+    """zset: the player's chat lines of the last window (member: a request digest, score: ms)."""
+    return player_key(player_id, "chat-rate")
+
+
+def avoid_channel(player_id: str) -> str:
+    """pub/sub: the player's block or mute list changed (chat watches of theirs re-read them)."""
+    return player_key(player_id, "avoid-changed")
+
+
+# ---------------------------------------------------------------------------------------------
 # People: following, presence, settings. Owner: gateway/people. Under the player's {p:<id>} tag:
 # player_key(id, "settings") is a hash of the player's own settings — "chat" ("0" = chat off;
 # absent = on; gateway/chat reads it) and "challenges" (the ChallengePolicy number; absent =

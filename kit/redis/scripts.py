@@ -191,6 +191,8 @@ GATEWAY_SCRIPTS = (
     "bots/settle",
     "bots/take",
     "challenges/settle",
+    "chat/rate",
+    "chat/send",
     "clocks/arm",
     "clocks/claim",
     "games/start",
