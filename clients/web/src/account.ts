@@ -1,8 +1,10 @@
-// "My account" (#/account): the account's standing (warnings, sanctions in force), the players it
+// "My account" (#/account): the display name and the settings beside it (chat on or off, who may
+// challenge you: ProfileService.GetMySettings / UpdateMySettings), the account's standing (warnings, sanctions in force), the players it
 // blocks and mutes (with undo), a new password, everything the platform keeps about it as a JSON
 // download, and deleting it for good (after a confirmation).
 import { h, mount } from "./dom.js";
-import { playerName as nameOf, type TafelClient } from "./sdk.js";
+import { profileHref } from "./names.js";
+import { playerName as nameOf, social, type TafelClient } from "./sdk.js";
 import { forget, save as keepSession } from "./session.js";
 import { act, failure, ROLE_WORDS, roleOf, sanctionWords, timeWords } from "./standing.js";
 
@@ -17,8 +19,9 @@ export function accountPage(root: HTMLElement, client: TafelClient, signal: Abor
       "section",
       { class: "account-page" },
       h("h2", {}, "My account"),
-      h("p", {}, h("strong", {}, nameOf(player)), player.displayName ? (player.guest ? ` (${player.username})` : ` (signs in as ${player.username})`) : "", player.guest ? " (guest)" : "", " · ", role),
+      h("p", {}, h("strong", {}, nameOf(player)), player.displayName ? (player.guest ? ` (${player.username})` : ` (signs in as ${player.username})`) : "", player.guest ? " (guest)" : "", " · ", role, player.guest ? "" : " · ", player.guest ? "" : h("a", { href: profileHref(player.username), class: "my-profile" }, "my profile")),
       displayNameCard(client),
+      settingsCard(client, signal),
       h("section", { class: "card" }, h("h3", {}, "Warnings and sanctions"), standing),
       h("section", { class: "card" }, h("h3", {}, "Blocked and muted players"), blocked),
       ...(player.guest ? [guestNote()] : [passwordCard(client), exportCard(client), deleteCard(client, signedOut)]),
@@ -88,6 +91,51 @@ function displayNameCard(client: TafelClient): HTMLElement {
       const me = document.querySelector<HTMLElement>("a.me");
       if (me !== null) me.textContent = `${nameOf(player)}${player.guest ? " (guest)" : ""}`;
       return player.displayName ? `Others now see you as ${player.displayName}.` : `Others now see you as ${player.username}.`;
+    });
+  });
+  return form;
+}
+
+const POLICIES: [social.ChallengePolicy, string, string][] = [
+  [social.ChallengePolicy.EVERYONE, "Everyone", "anyone may challenge you"],
+  [social.ChallengePolicy.FOLLOWED, "Players I follow", "only players you follow may challenge you"],
+  [social.ChallengePolicy.NOBODY, "Nobody", "nobody may challenge you by name"],
+];
+
+/** Chat on or off in your games, rooms and tournaments, and who may challenge you by name. */
+function settingsCard(client: TafelClient, signal: AbortSignal): HTMLElement {
+  const chat = h("input", { type: "checkbox", name: "chat-enabled", disabled: true });
+  const policy = h("select", { name: "challenge-policy", disabled: true }, ...POLICIES.map(([value, words]) => h("option", { value }, words)));
+  const note = h("p", { class: "message", role: "status" });
+  const save = h("button", { type: "submit", class: "save-settings", disabled: true }, "Save");
+  const form = h(
+    "form",
+    { class: "card settings-form", id: "settings" },
+    h("h3", {}, "Settings"),
+    h("label", { class: "inline" }, chat, "Chat: show and write chat in my games, rooms and tournaments"),
+    h("label", {}, "Who may challenge me ", policy),
+    h("p", { class: "hint" }, "Open challenges and finding a match are not affected: anyone may take an open challenge of yours."),
+    h("div", { class: "actions" }, save),
+    note,
+  );
+  const show = (settings: social.PlayerSettings | undefined): void => {
+    chat.checked = settings?.chatEnabled ?? true;
+    policy.value = String(settings?.challengePolicy || social.ChallengePolicy.EVERYONE);
+    chat.disabled = policy.disabled = save.disabled = false;
+  };
+  client.call((o) => client.profiles.getMySettings({}, { ...o, signal })).then(
+    (answer) => show(answer.settings),
+    (error: unknown) => {
+      if (!signal.aborted) note.textContent = failure(error);
+    },
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    act(save, note, async () => {
+      const answer = await client.call((o) => client.profiles.updateMySettings({ chatEnabled: chat.checked, challengePolicy: Number(policy.value) as social.ChallengePolicy }, o));
+      show(answer.settings);
+      const who = POLICIES.find(([value]) => value === answer.settings?.challengePolicy)?.[2] ?? POLICIES[0]![2];
+      return `Saved: chat is ${answer.settings?.chatEnabled ? "on" : "off"}; ${who}.`;
     });
   });
   return form;

@@ -6,6 +6,7 @@ import { accountEvents } from "./account-events.js";
 import { clockLabel, CLOCKS, chosenClock } from "./clock.js";
 import { h, mount } from "./dom.js";
 import { titleOf } from "./games/index.js";
+import { nameLink } from "./names.js";
 import { explain } from "./say.js";
 import { challenges, playerName as nameOf, type play, type TafelClient } from "./sdk.js";
 import { act } from "./standing.js";
@@ -233,7 +234,7 @@ class Tray {
           this.draw();
         }),
       );
-      return h("li", { class: "outgoing", "data-challenge": c.challengeId }, h("span", { class: "who" }, `You challenged ${otherSide(c, this.me)}`), terms, h("span", { class: "wait" }, "waiting for an answer"), h("span", { class: "actions" }, cancel), message);
+      return h("li", { class: "outgoing", "data-challenge": c.challengeId }, h("span", { class: "who" }, "You challenged ", c.botLevel > 0 || c.challenged === undefined ? otherSide(c, this.me) : nameLink(c.challenged)), terms, h("span", { class: "wait" }, "waiting for an answer"), h("span", { class: "actions" }, cancel), message);
     }
     const accept = h("button", { type: "button", class: "accept-challenge" }, "Accept");
     const reason = h("select", { name: "decline-reason", "aria-label": "Why you decline" }, ...DECLINE_REASONS.map(([value, words]) => h("option", { value }, words)));
@@ -253,7 +254,7 @@ class Tray {
         this.draw();
       }),
     );
-    return h("li", { class: "incoming", "data-challenge": c.challengeId }, h("span", { class: "who" }, `${nameOf(c.challenger)} challenges you`), terms, h("span", { class: "actions" }, accept, reason, decline), message);
+    return h("li", { class: "incoming", "data-challenge": c.challengeId }, h("span", { class: "who" }, nameLink(c.challenger), " challenges you"), terms, h("span", { class: "actions" }, accept, reason, decline), message);
   }
 
   draw(): void {
@@ -325,7 +326,7 @@ export function openChallengesSection(client: TafelClient, go: (hash: string) =>
               go(`#/game/${taken.gameId}`);
             }),
           );
-          return h("li", { "data-challenge": c.challengeId }, h("span", { class: "who" }, mine ? "Your open challenge" : nameOf(c.challenger)), h("span", { class: "terms" }, challengeTerms(c, me)), button);
+          return h("li", { "data-challenge": c.challengeId }, h("span", { class: "who" }, mine ? "Your open challenge" : nameLink(c.challenger)), h("span", { class: "terms" }, challengeTerms(c, me)), button);
         }),
       );
     } catch (error) {

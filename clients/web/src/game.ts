@@ -7,6 +7,7 @@ import { drawColourSquare, type Picks } from "./boards/coloursquare.js";
 import { drawConnect4 } from "./boards/connect4.js";
 import { drawPlus4 } from "./boards/plus4.js";
 import type { Board, BoardContext } from "./boards/board.js";
+import { chatChannel, chatPane } from "./chat.js";
 import { h, mount } from "./dom.js";
 import type { Metrics } from "./metrics.js";
 import { offerPanel } from "./offers.js";
@@ -14,7 +15,7 @@ import { reconnectingIn, untilLanded } from "./retry.js";
 import { playerName } from "./safety.js";
 import { gameUi, titleOf } from "./games/index.js";
 import { ending, explain, refusal } from "./say.js";
-import { NotFound, PermissionDenied, TafelError, VersionConflict, playerName as nameOf, type TafelClient, type games, type play } from "./sdk.js";
+import { NotFound, PermissionDenied, TafelError, VersionConflict, playerName as nameOf, social, type TafelClient, type games, type play } from "./sdk.js";
 import { sentence } from "./sentences.js";
 import { planOf, startGame } from "./start.js";
 import { timestampMs } from "./time.js";
@@ -49,11 +50,14 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
   const resign = h("button", { class: "resign", hidden: true }, "Resign");
   const offers = offerPanel(client, gameId, go, { tournament: tournamentId !== undefined }, signal);
   const title = h("h2", {}, "Loading the game…");
+  // The players' chat for a player, the spectators' for anyone else (the players never see that
+  // one): chosen once the seat is known. Under the board on a phone, with the rest of the aside.
+  const chatSlot = h("div", { class: "chat-slot" });
   const links = h("p", { class: "game-links" }, tournamentId ? h("a", { href: `#/tournament/${tournamentId}`, class: "tournament-link" }, "← Back to the tournament") : undefined);
   // The result sits beside the board (below it on a phone), so the board does not move when it shows.
   mount(
     root,
-    h("section", { class: "game" }, title, links, turn, h("div", { class: "game-main" }, boardArea, h("aside", {}, result, legend, offers.element, resign, h("h3", {}, "Moves"), moveList)), message),
+    h("section", { class: "game" }, title, links, turn, h("div", { class: "game-main" }, boardArea, h("aside", {}, result, legend, offers.element, resign, chatSlot, h("h3", {}, "Moves"), moveList)), message),
   );
 
   let game: play.GetGameResponse | undefined;
@@ -294,6 +298,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
       drawnVersion = game.summary?.status?.version ?? 0n;
       draw();
       metrics.firstBoard();
+      mount(chatSlot, gameChat(client, gameId, game.seat !== undefined, signal));
       void loadRatings();
       for await (const response of client.watchGame(gameId, { signal })) {
         const event = response.event;
@@ -317,4 +322,18 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
   })();
 
 
+}
+
+/** The game's chat pane for the viewer: a player's is the players' channel, a spectator's the
+ * spectators' (players are neither distracted nor helped by it). */
+function gameChat(client: TafelClient, gameId: string, player: boolean, signal: AbortSignal): HTMLElement {
+  const kind = player ? social.ChatChannelKind.GAME_PLAYERS : social.ChatChannelKind.GAME_SPECTATORS;
+  return chatPane(
+    client,
+    chatChannel(kind, gameId),
+    player
+      ? { title: "Chat with the players", about: "The players read this; spectators have their own chat.", gameId }
+      : { title: "Spectators' chat", about: "Everyone watching reads this; the players do not see it.", readOnly: "Only spectators write here.", gameId },
+    signal,
+  );
 }

@@ -1,6 +1,7 @@
 // Leaderboards per game and rating pool (ListLeaderboards, GetLeaderboard), provisional ratings
 // marked, and the viewer's own place.
 import { h, mount } from "./dom.js";
+import { nameLink } from "./names.js";
 import { TafelError, type TafelClient, type tournaments } from "./sdk.js";
 
 function entryRow(entry: tournaments.LeaderboardEntry, me: string): HTMLElement {
@@ -9,7 +10,7 @@ function entryRow(entry: tournaments.LeaderboardEntry, me: string): HTMLElement 
     "tr",
     { class: entry.player?.playerId === me ? "me" : "" },
     h("td", {}, String(entry.rank)),
-    h("td", {}, entry.player?.username ?? ""),
+    h("td", {}, nameLink(entry.player, "")),
     h("td", {}, r ? `${Math.round(r.rating)}${r.provisional ? "?" : ""}` : ""),
     h("td", {}, r ? `±${Math.round(r.deviation)}` : ""),
     h("td", {}, String(r?.games ?? 0)),

@@ -6,6 +6,8 @@ import { fromJson } from "@bufbuild/protobuf";
 import { openChallengesSection } from "./challenges.js";
 import { chosenClock, clockSelect } from "./clock.js";
 import { h, mount } from "./dom.js";
+import { friendsBox } from "./friends.js";
+import { nameList } from "./names.js";
 import { titleOf } from "./games/index.js";
 import { explain } from "./say.js";
 import { games, playerName as nameOf, type TafelClient, type play } from "./sdk.js";
@@ -54,7 +56,7 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
   const list = h("div", { class: "games" }, "Loading the games…");
   const live = h("ul", { class: "live" });
   const mine = h("ul", { class: "mine" });
-  mount(root, h("section", { class: "lobby" }, h("h2", {}, "Play"), status, list, openChallengesSection(client, go, signal), h("h2", {}, "Live games"), live, h("h2", {}, "My games"), mine));
+  mount(root, h("section", { class: "lobby" }, friendsBox(client, signal), h("h2", {}, "Play"), status, list, openChallengesSection(client, go, signal), h("h2", {}, "Live games"), live, h("h2", {}, "My games"), mine));
 
   const fail = (error: unknown): void => {
     if (!signal.aborted) status.textContent = explain(error);
@@ -122,7 +124,8 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
 
   client.gameTypes().then((types) => mount(list, ...types.map(card)), fail);
   client.listLiveGames().then((response) => {
-    mount(live, ...response.games.map((g) => h("li", {}, h("a", { href: `#/game/${g.gameId}`, class: "watch" }, gameLine(g.game, g.players)))));
+    // The game's title leads to it; each name to its player's profile.
+    mount(live, ...response.games.map((g) => h("li", {}, h("a", { href: `#/game/${g.gameId}`, class: "watch", title: `Watch ${gameLine(g.game, g.players)}` }, titleOf(g.game)), ": ", ...nameList(g.players.map((p) => p.player), " vs "))));
     if (response.games.length === 0) mount(live, h("li", {}, "No live games right now."));
   }, fail);
   client.listMyGames().then((response) => {
@@ -130,7 +133,7 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
     mount(
       mine,
       ...response.games.map((g) =>
-        h("li", {}, h("a", { href: g.status?.over ? `#/replay/${g.gameId}` : `#/game/${g.gameId}` }, `${gameLine(g.game, g.players)} · ${g.status?.over ? "finished" : "in play"} · ${new Date(timestampMs(g.createdAt) ?? 0).toLocaleString()}`)),
+        h("li", {}, h("a", { href: g.status?.over ? `#/replay/${g.gameId}` : `#/game/${g.gameId}`, title: gameLine(g.game, g.players) }, titleOf(g.game)), ": ", ...nameList(g.players.map((p) => p.player), " vs "), ` · ${g.status?.over ? "finished" : "in play"} · ${new Date(timestampMs(g.createdAt) ?? 0).toLocaleString()}`),
       ),
     );
   }, fail);

@@ -1,6 +1,7 @@
 // The app's entry: sign in (kept across reloads), then a page per location hash:
 //   #/ lobby · #/room/CODE · #/game/ID (play or watch) · #/replay/ID · #/leaderboards ·
-//   #/tournaments · #/tournament/ID · #/account (my account) · #/staff/... (admin.ts) · #/howto/GAME (also before signing in)
+//   #/tournaments · #/tournament/ID · #/player/USERNAME (a profile) · #/account (my account and settings) ·
+//   #/staff/... (admin.ts) · #/howto/GAME (also before signing in)
 import { accountPage } from "./account.js";
 import { accountEvents } from "./account-events.js";
 import { staffPage } from "./admin.js";
@@ -11,6 +12,7 @@ import { howToPage } from "./howto.js";
 import { leaderboardsPage } from "./leaderboards.js";
 import { lobbyPage } from "./lobby.js";
 import { Metrics } from "./metrics.js";
+import { profilePage } from "./profile.js";
 import { replayPage } from "./replay.js";
 import { roomPage } from "./room.js";
 import { explain } from "./say.js";
@@ -101,6 +103,7 @@ async function start(): Promise<void> {
     else if (kind === "game" && id) gamePage(root, client, id, { go, metrics, tournamentId: parent }, page.signal);
     else if (kind === "room" && id) roomPage(root, client, id, go, page.signal);
     else if (kind === "replay" && id) replayPage(root, client, id, page.signal);
+    else if (kind === "player" && id) profilePage(root, client, decodeURIComponent(id), page.signal);
     else if (kind === "account") accountPage(root, client, page.signal, () => go("#/"));
     else if (kind === "staff") staffPage(root, client, location.hash, go, page.signal);
     else if (kind === "leaderboards") leaderboardsPage(root, client, page.signal);

@@ -9,8 +9,10 @@ import { drawColourSquare } from "./boards/coloursquare.js";
 import { drawConnect4 } from "./boards/connect4.js";
 import { drawPlus4 } from "./boards/plus4.js";
 import type { BoardContext } from "./boards/board.js";
+import { chatChannel, keptChat, keptLines } from "./chat.js";
 import { h, mount } from "./dom.js";
-import { coloursquare, connect4, playerName as nameOf, plus4, type TafelClient, type games, type play } from "./sdk.js";
+import { nameList } from "./names.js";
+import { coloursquare, connect4, playerName as nameOf, plus4, social, type TafelClient, type games, type play } from "./sdk.js";
 import { coloursOf, titleOf } from "./games/index.js";
 import { endingStory, explain } from "./say.js";
 import { sentence } from "./sentences.js";
@@ -137,6 +139,9 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
   const position = h("input", { type: "range", class: "jump", min: 0, max: 0, value: 0, "aria-label": "Jump to a step" }) as HTMLInputElement;
   const counter = h("span", { class: "step" });
   const message = h("p", { class: "message", role: "alert" });
+  // The kept chat beside the moves: the spectators' for anyone who may read the record, the
+  // players' too for the game's own players.
+  const chat = h("div", { class: "replay-chat" });
   const button = (label: string, cls: string, aria: string): HTMLButtonElement => h("button", { type: "button", class: cls, "aria-label": aria }, label);
   const first = button("«", "first", "First step");
   const back = button("◀", "back", "Step back");
@@ -154,7 +159,7 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
       info,
       h("div", { class: "actions replay-controls" }, first, back, position, forward, lastButton, counter),
       h("div", { class: "actions replay-autoplay" }, play, h("label", {}, "Speed ", speed)),
-      h("div", { class: "game-main" }, boardArea, h("aside", {}, h("h3", {}, "Moves"), h("p", { class: "hint" }, "Click a move to jump to it."), list)),
+      h("div", { class: "game-main" }, boardArea, h("aside", {}, h("h3", {}, "Moves"), h("p", { class: "hint" }, "Click a move to jump to it."), list, chat)),
       message,
     ),
   );
@@ -232,6 +237,22 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
     { signal },
   );
 
+  const showChat = async (player: boolean): Promise<void> => {
+    const { GAME_PLAYERS, GAME_SPECTATORS } = social.ChatChannelKind;
+    const channels: [social.ChatChannelKind, string][] = [...(player ? [[GAME_PLAYERS, "The players' chat"] as [social.ChatChannelKind, string]] : []), [GAME_SPECTATORS, "The spectators' chat"]];
+    const panes: HTMLElement[] = [];
+    for (const [kind, words] of channels) {
+      const channel = chatChannel(kind, gameId);
+      try {
+        panes.push(keptChat(client, channel, words, await keptLines(client, channel, signal)));
+      } catch (error) {
+        // A record kept without its chat (or chat off for the viewer) still replays.
+        if (!signal.aborted) panes.push(h("section", { class: "chat-pane kept" }, h("h3", {}, words), h("p", { class: "hint" }, `Not shown: ${explain(error)}`)));
+      }
+    }
+    if (!signal.aborted) mount(chat, ...panes);
+  };
+
   void (async () => {
     try {
       const [record, current] = await Promise.all([client.getRecord(gameId), client.getGame(gameId)]);
@@ -246,7 +267,8 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
       steps = [...byVersion.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([version, events]) => ({ version, events }));
       position.max = String(steps.length - 1);
       const outcome = record.outcome;
-      title.textContent = `Replay: ${titleOf(record.game)} · ${names.join(" vs ")}`;
+      mount(title, `Replay: ${titleOf(record.game)} · `, ...nameList(record.players.slice().sort((a, b) => a.seat - b.seat).map((p) => p.player), " vs ", (i) => `Player ${i + 1}`));
+      void showChat(record.players.some((p) => p.player?.playerId === client.session?.player?.playerId));
       const story = outcome ? endingStory(record.game, outcome.reason, steps.flatMap((s) => s.events), names) : undefined;
       info.textContent = outcome ? `${outcome.reason === "ABORTED" ? "Aborted, no result" : outcome.draw ? "A draw" : `${outcome.winners.map((w) => names[w]).join(" and ")} won`} (${story}) after ${steps.length - 1} ${steps.length - 1 === 1 ? "step" : "steps"}.` : "";
       steps.forEach((step, index) => {

@@ -3,12 +3,14 @@
 // when the game allows fewer seats and "add a bot"; moves on to the game when it starts. A code
 // that names no room says so and offers the way back, with no buttons for a room that is not there.
 import { toJson } from "@bufbuild/protobuf";
+import { chatChannel, chatPane } from "./chat.js";
 import { clockLabel } from "./clock.js";
 import { h, mount } from "./dom.js";
 import { titleOf } from "./games/index.js";
 import { choiceWords } from "./lobby.js";
 import { explain, plural } from "./say.js";
-import { InvalidArgument, NotFound, TafelError, games, play, playerName as nameOf, type TafelClient } from "./sdk.js";
+import { nameLink } from "./names.js";
+import { InvalidArgument, NotFound, TafelError, games, play, social, type TafelClient } from "./sdk.js";
 
 /** "rows 6, columns 7" from the options the room was created with ("" = the game's usual ones). */
 function optionsText(room: play.Room): string {
@@ -40,7 +42,9 @@ export function roomPage(root: HTMLElement, client: TafelClient, code: string, g
   const who = h("ul", { class: "room-players" });
   const start = h("button", { class: "start", hidden: true }, "Start now");
   const bots = h("div", { class: "actions add-bots", hidden: true }, ...[1, 2, 3].map((level) => h("button", { class: `add-bot bot-${level}`, onclick: () => void client.requestBot(code, level).catch(fail) }, `Add a bot (level ${level})`)));
-  mount(root, h("section", { class: "room" }, title, about, share, who, start, bots, message));
+  // The room's chat, for the players seated before the game starts (opened once the room is joined).
+  const chatSlot = h("div", { class: "chat-slot" });
+  mount(root, h("section", { class: "room" }, title, about, share, who, start, bots, message, chatSlot));
   const fail = (error: unknown): void => {
     message.textContent = explain(error);
   };
@@ -53,6 +57,7 @@ export function roomPage(root: HTMLElement, client: TafelClient, code: string, g
     about.textContent = `${plural(room.seats, "player")}${options ? ` · ${options}` : ""}${perMove ? ` · ${clockLabel(Number(perMove.seconds))}` : ""}`;
     if (!shown) {
       shown = true;
+      mount(chatSlot, chatPane(client, chatChannel(social.ChatChannelKind.ROOM, room.code), { title: "Room chat", about: "The players in this room read this until the game starts; the game has its own chat.", readOnly: "Only the players seated in the room write here." }, signal));
       const link = `${location.origin}${location.pathname}#/room/${room.code}`;
       mount(share, h("label", {}, "Invite link ", h("input", { class: "invite", readonly: true, value: link, size: Math.min(link.length, 48) })), copyButton(link));
     }
@@ -67,7 +72,7 @@ export function roomPage(root: HTMLElement, client: TafelClient, code: string, g
       for await (const update of client.watchRoom(code, signal)) {
         showRoom(update);
         const free = update.seats - update.players.length;
-        mount(who, ...update.players.map((p) => h("li", { class: p.bot ? "bot" : "" }, nameOf(p), p.playerId === update.host?.playerId ? " (host)" : "", p.playerId === me ? " (you)" : "")), h("li", { class: "free" }, free === 0 ? "The table is full." : `${plural(free, "seat")} free`));
+        mount(who, ...update.players.map((p) => h("li", { class: p.bot ? "bot" : "" }, nameLink(p), p.playerId === update.host?.playerId ? " (host)" : "", p.playerId === me ? " (you)" : "")), h("li", { class: "free" }, free === 0 ? "The table is full." : `${plural(free, "seat")} free`));
         start.hidden = update.host?.playerId !== me;
         bots.hidden = update.host?.playerId !== me || update.players.length >= update.seats;
         if (update.state === play.RoomState.STARTED) return go(`#/game/${update.gameId}`);

@@ -1,11 +1,18 @@
 // A player protects themself from a game page: a player's name opens a small dialog to challenge
 // them to a game (challenges.ts; not a bot or a guest, who take no challenges), to block or
 // mute them (or undo it) and to report them to the moderators, with a reason from the list and
-// details in their own words. The game page calls playerName() for each name in its legend.
+// details in their own words. The game page calls playerName() for each name in its legend: the
+// name itself leads to the profile (names.ts), the button beside it to the dialog. A chat line is
+// reported with openReportDialog (the line and its channel attached).
 import { h, mount } from "./dom.js";
-import { playerName as nameOf, safety, type play, type TafelClient } from "./sdk.js";
+import { nameLink } from "./names.js";
+import { profileHref } from "./names.js";
+import { playerName as nameOf, safety, type play, type social, type TafelClient } from "./sdk.js";
 import { openChallengeDialog } from "./challenges.js";
 import { act } from "./standing.js";
+
+/** Told to the page when the viewer blocks or mutes someone: open chat panes drop their lines. */
+export const HIDE_PLAYER_EVENT = "tafel:hide-player";
 
 /** The reasons a report may give, in the order the form offers them. */
 export const REPORT_REASONS: [safety.ReportReason, string][] = [
@@ -21,13 +28,15 @@ export function reasonWords(reason: safety.ReportReason): string {
   return REPORT_REASONS.find(([r]) => r === reason)?.[1] ?? "No reason given";
 }
 
-/** The name as shown in a game's legend: a button that opens the player's dialog, or plain text
- * for the viewer's own seat (and a seat without an account). */
+/** The name as shown in a game's legend: a link to the player's profile and, for anyone but the
+ * viewer, a button beside it that opens the player's dialog (its hidden words name the player, for
+ * screen readers and for finding it). */
 export function playerName(client: TafelClient, player: play.Player | undefined, label: string, gameId: string): HTMLElement {
-  if (player === undefined || player.playerId === client.session?.player?.playerId) return h("span", { class: "name" }, label);
-  const button = h("button", { type: "button", class: "player-name", "aria-haspopup": "dialog", title: `Challenge, block, mute or report ${nameOf(player)}${player.displayName ? ` (${player.username})` : ""}` }, label);
+  if (player === undefined || player.playerId === client.session?.player?.playerId) return h("span", { class: "name" }, nameLink(player, label, label));
+  const what = `Challenge, block, mute or report ${nameOf(player)}${player.displayName ? ` (${player.username})` : ""}`;
+  const button = h("button", { type: "button", class: "player-name", "aria-haspopup": "dialog", title: what }, h("span", { "aria-hidden": "true" }, "⋯"), h("span", { class: "visually-hidden" }, what));
   button.addEventListener("click", () => openPlayerDialog(client, player, gameId));
-  return h("span", { class: "name" }, button);
+  return h("span", { class: "name" }, nameLink(player, label, label), button);
 }
 
 /** The dialog for one player: block / mute toggles from ListBlocked, and the report form. */
@@ -36,7 +45,7 @@ export function openPlayerDialog(client: TafelClient, player: play.Player, gameI
   const message = h("p", { class: "message", role: "status" });
   const body = h("div", { class: "dialog-body" }, h("p", { class: "wait" }, "Loading…"));
   const close = h("button", { type: "button", class: "close", "aria-label": "Close" }, "Close");
-  const dialog = h("dialog", { class: "player-dialog", "data-player": name }, h("h3", {}, nameOf(player), player.displayName ? h("small", { class: "login" }, ` ${name}`) : ""), body, message, h("div", { class: "actions end" }, close));
+  const dialog = h("dialog", { class: "player-dialog", "data-player": name }, h("h3", {}, nameOf(player), player.displayName ? h("small", { class: "login" }, ` ${name}`) : ""), player.bot || player.guest ? undefined : h("p", { class: "profile-link" }, h("a", { href: profileHref(name), onclick: () => dialog.close() }, "Profile: ratings, games, follow")), body, message, h("div", { class: "actions end" }, close));
   close.addEventListener("click", () => dialog.close());
   dialog.addEventListener("close", () => dialog.remove());
   document.body.append(dialog);
@@ -56,6 +65,7 @@ export function openPlayerDialog(client: TafelClient, player: play.Player, gameI
         if (blocked) await client.unblockPlayer(name);
         else await client.blockPlayer(name);
         toggle(!blocked, muted);
+        if (!blocked) document.dispatchEvent(new CustomEvent(HIDE_PLAYER_EVENT, { detail: name }));
         return blocked ? `${name} is no longer blocked.` : `${name} is blocked: you will not be matched or seated with them again.`;
       }),
     );
@@ -64,12 +74,13 @@ export function openPlayerDialog(client: TafelClient, player: play.Player, gameI
         if (muted) await client.unmutePlayer(name);
         else await client.mutePlayer(name);
         toggle(blocked, !muted);
+        if (!muted) document.dispatchEvent(new CustomEvent(HIDE_PLAYER_EVENT, { detail: name }));
         return muted ? `${name} is no longer muted.` : `${name} is muted: you will not see their chat.`;
       }),
     );
     report.addEventListener("click", () => {
       message.textContent = "";
-      mount(body, reportForm(client, name, gameId, message));
+      mount(body, reportForm(client, name, { gameId }, message));
     });
     mount(
       body,
@@ -84,7 +95,28 @@ export function openPlayerDialog(client: TafelClient, player: play.Player, gameI
   return dialog;
 }
 
-function reportForm(client: TafelClient, name: string, gameId: string, message: HTMLElement): HTMLFormElement {
+/** What a report is about beyond the player: the game, and for a chat line its id and channel. */
+export interface ReportAbout {
+  gameId?: string;
+  messageId?: string;
+  chatChannel?: social.ChatChannel;
+  /** The reported line, shown in the form so the reporter sees what goes to the moderators. */
+  quote?: string;
+}
+
+/** Report one chat line of `author`'s: the dialog with the reason list; the line goes with it. */
+export function openReportDialog(client: TafelClient, author: play.Player, about: ReportAbout): HTMLDialogElement {
+  const message = h("p", { class: "message", role: "status" });
+  const close = h("button", { type: "button", class: "close" }, "Close");
+  const dialog = h("dialog", { class: "player-dialog report-line-dialog", "data-player": author.username }, h("h3", {}, `Report a line by ${nameOf(author)}`), reportForm(client, author.username, about, message), message, h("div", { class: "actions end" }, close));
+  close.addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", () => dialog.remove());
+  document.body.append(dialog);
+  dialog.showModal();
+  return dialog;
+}
+
+function reportForm(client: TafelClient, name: string, about: ReportAbout, message: HTMLElement): HTMLFormElement {
   const reason = h(
     "select",
     { name: "reason", required: true },
@@ -95,10 +127,13 @@ function reportForm(client: TafelClient, name: string, gameId: string, message: 
   const send = h("button", { type: "submit", class: "send-report danger" }, "Send report");
   // One request id per form: a second click after a lost answer files nothing twice.
   const requestId = client.requestIds.next();
+  const gameId = about.gameId ?? "";
+  const attached = about.messageId ? " (this line and the lines around it are attached)" : gameId ? " (this game is attached)" : "";
   const form = h(
     "form",
     { class: "report-form" },
-    h("p", {}, `Report ${name} to the moderators${gameId ? " (this game is attached)" : ""}.`),
+    h("p", {}, `Report ${name} to the moderators${attached}.`),
+    about.quote ? h("blockquote", { class: "reported-line" }, about.quote) : undefined,
     h("label", {}, "Reason ", reason),
     h("label", {}, "Details ", details),
     h("div", { class: "actions" }, send),
@@ -110,7 +145,8 @@ function reportForm(client: TafelClient, name: string, gameId: string, message: 
       return;
     }
     act(send, message, async () => {
-      await client.report(name, Number(reason.value) as safety.ReportReason, { gameId, details: details.value.trim(), requestId });
+      const request = { requestId, username: name, gameId, messageId: about.messageId ?? "", chatChannel: about.chatChannel, reason: Number(reason.value) as safety.ReportReason, details: details.value.trim() };
+      await client.call((o) => client.safety.report(request, o));
       mount(form, h("p", { class: "thanks" }, "Thank you: the moderators will look at it."));
       return "Report sent.";
     });

@@ -3,11 +3,13 @@
 // games of the round, updated by themselves from WatchTournament. A player whose game has started is
 // told so at the top (their clock is running), and the game's page links back here.
 import { fromJson } from "@bufbuild/protobuf";
+import { chatChannel, chatPane } from "./chat.js";
 import { h, mount } from "./dom.js";
+import { nameLink, nameList } from "./names.js";
 import { reconnectingIn, untilLanded } from "./retry.js";
 import { titleOf } from "./games/index.js";
 import { explain, plural } from "./say.js";
-import { games, playerName as nameOf, tournaments, type TafelClient } from "./sdk.js";
+import { games, social, tournaments, type TafelClient } from "./sdk.js";
 import { timestampMs } from "./time.js";
 
 const { TournamentFormat, TournamentState, TournamentGameState } = tournaments;
@@ -84,7 +86,7 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
   const standings = h("table", { class: "standings" });
   const rounds = h("div", { class: "rounds" });
   const message = h("p", { class: "message", role: "alert" });
-  mount(root, h("section", { class: "tournament" }, title, info, yourGame, controls, h("h3", {}, "Players"), players, h("h3", {}, "Standings"), standings, h("h3", {}, "Rounds"), rounds, message));
+  mount(root, h("section", { class: "tournament" }, title, info, yourGame, controls, h("h3", {}, "Players"), players, h("h3", {}, "Standings"), standings, h("h3", {}, "Rounds"), rounds, message, chatPane(client, chatChannel(social.ChatChannelKind.TOURNAMENT, id), { title: "Tournament chat", about: "Everyone can read this; the tournament's players and its organiser write here.", readOnly: "Only the tournament's players and its organiser write here." }, signal)));
   const fail = (error: unknown): void => {
     if (!signal.aborted) message.textContent = explain(error);
   };
@@ -99,9 +101,9 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
     const starts = timestampMs(t.startsAt);
     // Rounds are 0 until the tournament starts (then the format and the players decide them).
     const roundsText = t.rounds > 0 ? (t.currentRound ? `round ${t.currentRound} of ${t.rounds}` : plural(t.rounds, "round")) : "rounds set when it starts";
-    info.textContent = `${titleOf(t.game)} · ${enumWord(TournamentFormat[t.format])} · ${enumWord(TournamentState[t.state])} · ${roundsText}${starts ? ` · starts ${new Date(starts).toLocaleString()}` : ""}${t.rated ? " · rated" : ""} · organised by ${nameOf(t.organiser, "")}`;
+    mount(info, `${titleOf(t.game)} · ${enumWord(TournamentFormat[t.format])} · ${enumWord(TournamentState[t.state])} · ${roundsText}${starts ? ` · starts ${new Date(starts).toLocaleString()}` : ""}${t.rated ? " · rated" : ""} · organised by `, nameLink(t.organiser, ""));
     info.dataset.state = enumWord(TournamentState[t.state]);
-    mount(players, ...t.players.map((p) => h("li", {}, nameOf(p), p.playerId === me ? " (you)" : "")));
+    mount(players, ...t.players.map((p) => h("li", {}, nameLink(p), p.playerId === me ? " (you)" : "")));
     const joined = t.players.some((p) => p.playerId === me);
     const registering = t.state === TournamentState.REGISTERING;
     mount(
@@ -113,7 +115,7 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
     mount(
       standings,
       h("tr", {}, ...["#", "player", "points", "games", "wins", "draws", "losses"].map((c) => h("th", {}, c)), h("th", { class: "tie-break", title: "Buchholz: the points of the player's opponents added up. It separates players with equal points: the higher ranks first." }, "Buchholz (opponents' points: breaks ties)")),
-      ...table.standings.map((s) => h("tr", { class: s.player?.playerId === me ? "me" : "" }, h("td", {}, String(s.rank)), h("td", {}, `${nameOf(s.player, "")}${s.withdrawn ? " (withdrawn)" : ""}`), h("td", {}, String(s.points)), h("td", {}, String(s.games)), h("td", {}, String(s.wins)), h("td", {}, String(s.draws)), h("td", {}, String(s.losses)), h("td", {}, String(s.buchholz)))),
+      ...table.standings.map((s) => h("tr", { class: s.player?.playerId === me ? "me" : "" }, h("td", {}, String(s.rank)), h("td", {}, nameLink(s.player, ""), s.withdrawn ? " (withdrawn)" : ""), h("td", {}, String(s.points)), h("td", {}, String(s.games)), h("td", {}, String(s.wins)), h("td", {}, String(s.draws)), h("td", {}, String(s.losses)), h("td", {}, String(s.buchholz)))),
     );
     const sections: HTMLElement[] = [];
     let playing: { round: number; gameId: string } | undefined;
@@ -130,14 +132,13 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
             {},
             ...round.games.map((g) => {
               const mine = g.players.some((p) => p.playerId === me);
-              const who = g.players.map((p) => nameOf(p)).join(" vs ");
               const state = enumWord(TournamentGameState[g.state]);
               const live = g.state === TournamentGameState.PLAYING;
               if (mine && live && g.gameId) playing = { round: n, gameId: g.gameId };
               const link = g.gameId
                 ? h("a", { href: live ? `#/game/${g.gameId}/tournament/${id}` : `#/replay/${g.gameId}`, class: mine && live ? "my-game" : "game-link" }, mine && live ? "Play your game" : live ? "Watch" : "Replay")
                 : undefined;
-              return h("li", { "data-state": state }, `Board ${g.board}: ${who} · ${STATE_WORDS[g.state] ?? state}${g.points.length ? ` · points ${g.points.join("–")}` : ""} · `, link);
+              return h("li", { "data-state": state }, `Board ${g.board}: `, ...nameList(g.players, " vs "), ` · ${STATE_WORDS[g.state] ?? state}${g.points.length ? ` · points ${g.points.join("–")}` : ""} · `, link);
             }),
           ),
         ),

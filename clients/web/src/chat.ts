@@ -1,0 +1,306 @@
+// Chat (issue 37): a pane for one channel — a game's players, its spectators, a room before its
+// game, a tournament — and the kept lines beside a replay. The pane opens WatchChat (the latest
+// lines as history, then live ones) and, after a dropped stream, opens it again after the last
+// line it holds: the server sends every later line once; a line it already shows is not drawn twice
+// (the answer to one's own line arrives both ways). Lines are kept in message-id order. Every line
+// of someone else's can be reported (the line and its channel go with the report); the author's
+// name leads to their profile. Refusals are said in words: too fast (and for how long), muted (until
+// when), guests ("register to chat"), chat turned off (with the way to the settings).
+import { h, mount } from "./dom.js";
+import { nameLink } from "./names.js";
+import { HIDE_PLAYER_EVENT, openReportDialog } from "./safety.js";
+import { explain, plural } from "./say.js";
+import { Code, fromCallError, isAfter, sleep, social, TafelError, type TafelClient } from "./sdk.js";
+import { dateWords, fromNow } from "./standing.js";
+import { timestampMs } from "./time.js";
+
+const { ChatChannelKind } = social;
+
+/** The longest line the server takes (characters once trimmed). */
+export const CHAT_MAX = 500;
+
+export interface ChatPaneOptions {
+  title: string;
+  /** A sentence under the title: who reads this channel. */
+  about?: string;
+  /** Who writes here, for a viewer who may only read ("Only the players write here."). */
+  readOnly?: string;
+  /** The game a reported line belongs to (moderators see its record). */
+  gameId?: string;
+}
+
+const CHANNEL_NAMES: Record<number, string> = {
+  [ChatChannelKind.GAME_PLAYERS]: "players",
+  [ChatChannelKind.GAME_SPECTATORS]: "spectators",
+  [ChatChannelKind.ROOM]: "room",
+  [ChatChannelKind.TOURNAMENT]: "tournament",
+};
+
+export function chatChannel(kind: social.ChatChannelKind, id: string): social.ChatChannel {
+  return { $typeName: "tafel.play.v1.ChatChannel", kind, id };
+}
+
+/** "14:05" (today) or "3 Dec 14:05". */
+function clockTime(ms: number | undefined): string {
+  if (ms === undefined) return "";
+  const at = new Date(ms);
+  const today = new Date().toDateString() === at.toDateString();
+  return at.toLocaleString(undefined, today ? { hour: "2-digit", minute: "2-digit" } : { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
+}
+
+/** A refused line in words (the text stays in the box to send again). */
+export function chatRefusal(error: unknown): string {
+  if (!(error instanceof TafelError)) return explain(error);
+  switch (error.reason) {
+    case "CHAT_TOO_FAST": {
+      const ms = Number(error.metadata["retry_after_ms"] ?? "0");
+      const s = Math.max(1, Math.ceil(ms / 1000));
+      return `You are writing too fast (at most 5 lines in 10 seconds): wait ${plural(s, "second")} and send it again.`;
+    }
+    case "CHAT_MUTED": {
+      const until = error.metadata["until"] ? new Date(error.metadata["until"]) : undefined;
+      const end = until && !Number.isNaN(until.getTime()) ? `until ${dateWords(until)} (${fromNow(until)})` : "until a moderator lifts it";
+      return `A moderator muted you in chat ${end}. You can still play.`;
+    }
+    case "CHAT_NEEDS_ACCOUNT":
+      return "Guests read chat but do not write in it: register to chat.";
+    case "CHAT_OFF":
+      return "You turned chat off: turn it on in your settings to write.";
+    case "CHAT_NOT_ALLOWED":
+      return "You cannot write here: only the players (or a tournament's players) write in this chat.";
+    case "CHAT_EMPTY":
+      return "Write something first.";
+    case "CHAT_TOO_LONG":
+      return `A line is at most ${CHAT_MAX} characters.`;
+    default:
+      return explain(error);
+  }
+}
+
+/** One line: time, the author (a link to the profile), the text, and "Report" for others' lines. */
+function lineItem(client: TafelClient, m: social.ChatMessage, gameId: string | undefined): HTMLLIElement {
+  const author = m.author;
+  const mine = author?.playerId === client.session?.player?.playerId;
+  const report = mine || author === undefined
+    ? undefined
+    : h("button", { type: "button", class: "chat-report", title: "Report this line to the moderators", "aria-label": `Report this line by ${author.username}` }, "Report");
+  report?.addEventListener("click", () => {
+    if (author !== undefined) openReportDialog(client, author, { gameId, messageId: m.messageId, chatChannel: m.channel, quote: m.text });
+  });
+  return h(
+    "li",
+    { class: `chat-line${mine ? " mine" : ""}`, "data-id": m.messageId, "data-author": author?.username ?? "" },
+    h("span", { class: "chat-time" }, clockTime(timestampMs(m.at))),
+    h("span", { class: "chat-author" }, nameLink(author, "someone")),
+    h("span", { class: "chat-text" }, m.text),
+    report,
+  );
+}
+
+/** Lines in message-id order, each once. */
+class Lines {
+  readonly element = h("ol", { class: "chat-lines", "aria-live": "polite", "aria-label": "Chat lines" });
+  private readonly ids = new Set<string>();
+  last = "";
+
+  add(item: HTMLLIElement): void {
+    const id = item.dataset.id ?? "";
+    if (this.ids.has(id)) return;
+    this.ids.add(id);
+    if (this.last === "" || isAfter(id, this.last)) this.last = id;
+    const list = this.element;
+    const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 24;
+    // Usually the newest: walk back from the end to the first line before it.
+    let before: Element | null = null;
+    for (let at = list.lastElementChild; at !== null; at = at.previousElementSibling) {
+      if (isAfter(id, (at as HTMLElement).dataset.id ?? "")) break;
+      before = at;
+    }
+    list.insertBefore(item, before);
+    if (atBottom || item.classList.contains("mine")) list.scrollTop = list.scrollHeight;
+  }
+
+  get size(): number {
+    return this.ids.size;
+  }
+}
+
+// A stream that failed with one of these is not opened again (the channel is not there for the
+// viewer, or the request was wrong): anything else is a dropped connection, resumed.
+const FINAL: ReadonlySet<Code> = new Set([Code.NotFound, Code.PermissionDenied, Code.InvalidArgument, Code.Unauthenticated, Code.FailedPrecondition]);
+
+/** The chat pane for `channel`, live until `signal` aborts. */
+export function chatPane(client: TafelClient, channel: social.ChatChannel, opts: ChatPaneOptions, signal: AbortSignal): HTMLElement {
+  const lines = new Lines();
+  const state = h("p", { class: "chat-state", role: "status" });
+  const empty = h("p", { class: "chat-empty hint" }, "No lines yet.");
+  const guest = client.player.guest;
+  const input = h("input", {
+    type: "text",
+    name: "chat",
+    class: "chat-input",
+    maxlength: CHAT_MAX,
+    autocomplete: "off",
+    enterkeyhint: "send",
+    placeholder: guest ? "Register to chat" : "Say something…",
+    "aria-label": guest ? "Register to chat" : `Write in the ${CHANNEL_NAMES[channel.kind] ?? ""} chat`,
+    disabled: guest,
+  });
+  const send = h("button", { type: "submit", class: "chat-send", disabled: guest }, "Send");
+  const count = h("span", { class: "chat-count hint", "aria-live": "polite" });
+  const refusal = h("p", { class: "chat-message", role: "alert" });
+  const form = h("form", { class: "chat-form" }, h("div", { class: "chat-row" }, input, send), count);
+  const guestNote = guest ? h("p", { class: "chat-guest hint" }, "Guests read chat but do not write in it: register to chat.") : undefined;
+  const pane = h(
+    "section",
+    { class: "chat-pane", "data-channel": CHANNEL_NAMES[channel.kind] ?? "", "aria-label": opts.title },
+    h("h3", {}, opts.title),
+    opts.about ? h("p", { class: "hint chat-about" }, opts.about) : undefined,
+    state,
+    lines.element,
+    empty,
+    form,
+    guestNote,
+    refusal,
+  );
+
+  const settingsLink = (): HTMLElement => h("a", { href: "#/account", class: "chat-settings-link" }, "Turn chat on in your settings");
+  const say = (error: unknown): void => {
+    refusal.textContent = chatRefusal(error);
+    if (error instanceof TafelError) {
+      refusal.dataset.reason = error.reason;
+      if (error.reason === "CHAT_OFF") refusal.append(" ", settingsLink());
+    }
+  };
+
+  input.addEventListener("input", () => {
+    const left = CHAT_MAX - input.value.length;
+    count.textContent = left <= 100 ? `${plural(left, "character")} left` : "";
+  });
+  // One request id per line: sent again after a lost answer, it is still one line.
+  let requestId = client.requestIds.next();
+  let lastText = "";
+  let sending = false;
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = input.value.trim();
+    if (sending) return;
+    if (text === "") return void (refusal.textContent = "Write something first.");
+    if (text !== lastText) requestId = client.requestIds.next();
+    lastText = text;
+    sending = true;
+    send.disabled = true;
+    refusal.textContent = "";
+    delete refusal.dataset.reason;
+    client
+      .call((o) => client.chat.sendChatMessage({ requestId, channel, text }, o))
+      .then(
+        (sent) => {
+          if (sent.message) lines.add(lineItem(client, sent.message, opts.gameId));
+          empty.hidden = true;
+          input.value = "";
+          count.textContent = "";
+          lastText = "";
+          requestId = client.requestIds.next();
+        },
+        say,
+      )
+      .finally(() => {
+        sending = false;
+        send.disabled = false;
+        input.focus();
+      });
+  });
+
+  // The viewer blocked or muted someone just now: their lines go at once (the server sends no more).
+  document.addEventListener(
+    HIDE_PLAYER_EVENT,
+    (event) => {
+      const name = (event as CustomEvent<string>).detail;
+      lines.element.querySelectorAll<HTMLElement>("li.chat-line").forEach((li) => {
+        if (li.dataset.author === name) li.remove();
+      });
+    },
+    { signal },
+  );
+
+  let canWrite = false;
+  const show = (off: boolean): void => {
+    pane.classList.toggle("off", off);
+    if (off) {
+      mount(state, "Chat is off for you. ", settingsLink());
+      form.hidden = true;
+      empty.hidden = true;
+      return;
+    }
+    mount(state);
+    form.hidden = !canWrite && !guest;
+    if (!canWrite && !guest) mount(state, opts.readOnly ?? "You can read this chat but not write in it.");
+    empty.hidden = lines.size > 0;
+  };
+  const ready = (r: social.ChatReady): void => {
+    pane.dataset.ready = "true";
+    canWrite = r.canWrite;
+    show(r.chatOff);
+  };
+
+  void (async () => {
+    let delay = 500;
+    while (!signal.aborted) {
+      try {
+        const stream = client.chat.watchChat({ channel, afterMessageId: lines.last }, { headers: client.headers(), signal });
+        for await (const response of stream) {
+          delay = 500;
+          if (response.kind.case === "ready") ready(response.kind.value);
+          else if (response.kind.case === "message") {
+            lines.add(lineItem(client, response.kind.value, opts.gameId));
+            empty.hidden = true;
+            if (pane.classList.contains("off")) show(false); // turned on again elsewhere
+          }
+        }
+      } catch (error) {
+        if (signal.aborted) return;
+        const why = fromCallError(error);
+        if (why.reason === "MESSAGE_ID_OUT_OF_RANGE") {
+          lines.last = ""; // the lines after ours are gone: the history again (nothing drawn twice)
+          continue;
+        }
+        if (FINAL.has(why.code)) {
+          state.textContent = `Chat is not available here: ${chatRefusal(why)}`;
+          state.dataset.reason = why.reason;
+          form.hidden = true;
+          empty.hidden = true;
+          return;
+        }
+      }
+      if (signal.aborted) return;
+      state.textContent = "Reconnecting the chat…";
+      await sleep(delay, signal).catch(() => undefined);
+      delay = Math.min(delay * 2, 8000);
+    }
+  })();
+  return pane;
+}
+
+/** A finished game's kept lines (ListChatMessages), for its replay: oldest first. */
+export async function keptLines(client: TafelClient, channel: social.ChatChannel, signal: AbortSignal): Promise<social.ChatMessage[]> {
+  const all: social.ChatMessage[] = [];
+  let after = "";
+  // A game keeps a bounded history; a few pages of 500 hold all of it.
+  for (let page = 0; page < 10 && !signal.aborted; page++) {
+    const listed = await client.call((o) => client.chat.listChatMessages({ channel, afterMessageId: after, pageSize: 500 }, { ...o, signal }));
+    all.push(...listed.messages);
+    const last = listed.messages[listed.messages.length - 1];
+    if (!listed.more || last === undefined) break;
+    after = last.messageId;
+  }
+  return all;
+}
+
+/** The replay's chat: the kept lines of one channel, each with its author's profile link and
+ * "Report". */
+export function keptChat(client: TafelClient, channel: social.ChatChannel, title: string, messages: social.ChatMessage[]): HTMLElement {
+  const list = h("ol", { class: "chat-lines kept" });
+  for (const m of messages) list.append(lineItem(client, m, channel.id));
+  return h("section", { class: "chat-pane kept", "data-channel": CHANNEL_NAMES[channel.kind] ?? "" }, h("h3", {}, title), messages.length > 0 ? list : h("p", { class: "chat-empty hint" }, "Nobody wrote here."));
+}
