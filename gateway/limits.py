@@ -9,6 +9,8 @@ are also capped per player while open (reason TOO_MANY_STREAMS).
 Before any of that, the guard (gateway/standing/guard.py) decides whether the caller may call the
 method at all (its role, a suspension or ban), and ends a stream whose account is suspended while it
 is open: this wrapper is the one place every public call passes, on the port and the web edge.
+So it is also where presence learns who is connected (gateway/people/presence.py): a player's first
+open stream on this gateway and their last one closing are told to `presence`.
 
 The buckets live in this process (no Redis round trip per call): N gateway replicas allow N times
 the figures, which is the point of a per-replica guard against floods (the cost is bounded by what
@@ -24,7 +26,7 @@ import ipaddress
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 
@@ -85,6 +87,14 @@ def too_many(reason: str, message: str, wait_s: float) -> Refused:
     return Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, reason, message, retry_after_s=wait_s)
 
 
+class StreamPresence(Protocol):
+    """Told when a player's first stream on this gateway opens and their last one closes."""
+
+    def opened(self, identity: Identity) -> None: ...
+
+    def closed(self, player_id: str) -> None: ...
+
+
 class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Wraps each public method once; the wrapper charges the buckets before the servicer runs."""
 
@@ -94,8 +104,10 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         settings: LimitSettings,
         guard: Guard | None = None,
         clock: Callable[[], float] = time.monotonic,
+        presence: StreamPresence | None = None,
     ) -> None:
         self.auth = auth
+        self.presence = presence
         self.guard = guard
         self.settings = settings
         self.clock = clock
@@ -152,7 +164,7 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 raise too_many("RATE_LIMITED", "too many room look-ups; slow down", wait)
         return player
 
-    def open_stream(self, player: str | None) -> None:
+    def open_stream(self, player: str | None, context: grpc.aio.ServicerContext[Any, Any] | None = None) -> None:
         if player is None:
             return
         count = self.open_streams.get(player, 0)
@@ -163,6 +175,10 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 1.0,
             )
         self.open_streams[player] = count + 1
+        if count == 0 and self.presence is not None and context is not None:
+            identity = self.identity_of(context)
+            if identity is not None:
+                self.presence.opened(identity)
 
     def close_stream(self, player: str | None) -> None:
         if player is None:
@@ -172,6 +188,8 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             self.open_streams[player] = left
         else:
             self.open_streams.pop(player, None)
+            if self.presence is not None:
+                self.presence.closed(player)
 
     async def intercept_service(
         self,
@@ -196,7 +214,7 @@ class CallLimiter(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             try:
                 player = limiter.admit_call(method, context)
                 if stream:
-                    limiter.open_stream(player)
+                    limiter.open_stream(player, context)
                 return player
             except Refused as refused:
                 if handler.request_streaming:

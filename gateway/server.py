@@ -53,6 +53,9 @@ from gateway.limits import CallLimiter
 from gateway.lobby import LobbyServicer
 from gateway.metrics import GatewayMetrics
 from gateway.offers.service import Offers
+from gateway.people.presence import Presence, announcing
+from gateway.people.service import PeopleServicer
+from gateway.people.store import PeopleStore
 from gateway.play.registration import add_game_service
 from gateway.play.service import GameServicer
 from gateway.ratings.book import RatingBook
@@ -174,6 +177,7 @@ class Gateway:
     standing: StandingTables  # roles and sanctions in force, mirrored from Redis
     standing_store: StandingStore
     challenge_sweeper: ChallengeSweeper
+    presence: Presence | None = None  # this gateway's hold on its players' presence: let go on a stop
     chat_hub: ChatHub | None = None  # chat's fan-out (gateway/chat): its watches end on a stop
 
     @property
@@ -209,6 +213,8 @@ class Gateway:
         with contextlib.suppress(Exception):
             await self.lobby.close()
         await stopping
+        if self.presence is not None:
+            await self.presence.stop()  # after the streams ended: their players are let go
         await self.router.close()
         await self.auth.revocations.stop()
         await self.standing.stop()
@@ -239,7 +245,11 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     game_reads = GameReads(layer)
     clocks = Clocks(layer, ttl_s=settings.game_ttl_s, max_wait_s=settings.clock_max_wait_s)
     events = AccountEvents(layer)  # every account's event stream (gateway/events)
-    directory = GameDirectory(layer, router, clocks, game_ttl_s=settings.game_ttl_s, announce=GameAnnouncer(events))
+    # Presence (gateway/people): streams open (the limiter), games started (announce) and ended (hook).
+    people = PeopleStore(layer)
+    presence = Presence(layer, events, people, lease_s=settings.presence_lease_s)
+    announce = announcing(GameAnnouncer(events), presence.game_started)
+    directory = GameDirectory(layer, router, clocks, game_ttl_s=settings.game_ttl_s, announce=announce)
     records = Records(layer, game_reads, ttl_s=settings.record_ttl_s)
     actions = Actions(directory, router, clocks, records)
     pubsub = PubSub(server.redis_url)
@@ -268,6 +278,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     # which write records: the one cycle in the assembly, closed by these two observers.
     book.attach(records)  # its hook, and its hint stored with an unrated game's record
     records.hooks.append(runner.on_record)
+    records.hooks.append(presence.on_record)
 
     lobby = LobbyServicer(
         layer,
@@ -291,22 +302,20 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     # A challenge to a bot: a room of the lobby's with a bot request for it (the pools serve it).
     bot_game = BotChallenges(layer, lobby.rooms, router)
     challenges = ChallengeServicer(
-        auth, challenge_store, standing_store, events, directory, router, settings, bot_game=bot_game
+        auth,
+        challenge_store,
+        standing_store,
+        events,
+        directory,
+        router,
+        settings,
+        bot_game=bot_game,
+        may_challenge=people.may_challenge,
     )
     challenge_sweeper = ChallengeSweeper(challenge_store, events)
     consequences = Consequences(layer, actions, runner)
-    life = AccountLife(layer, auth, standing_store, consequences, book, tournament_store)
+    life = AccountLife(layer, auth, standing_store, consequences, book, tournament_store, people=people)
     accounts = AccountServicer(auth, standing, life)
-    safety = SafetyServicer(auth, standing_store)
-    moderation = ModerationServicer(auth, standing_store, records, consequences, life)
-    admin = AdminServicer(auth, standing_store, records)
-    lease_s = settings.rooms.bot_lease_s
-    bots = BotServicer(layer, auth, RoomsByCode(lobby.rooms), tuple(settings.rules), lease_s=lease_s)
-    bot_sweeper = BotSweeper(layer, RoomsByCode(lobby.rooms), lease_s=lease_s)
-    ratings = RatingServicer(auth, book)
-    tournaments = TournamentServicer(
-        auth, tournament_store, runner, feed, router, settings, director=lambda pid: standing.role(pid) in DIRECTORS
-    )
     # Chat: a game's lines are kept as long as its record; one reader per channel on this gateway.
     chat_store = ChatStore(layer, keep_game_ms=settings.record_ttl_s * 1000)
     chat_hub = ChatHub(chat_store, pubsub, lambda pid: avoided_by(layer, pid))
@@ -314,6 +323,17 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         directory, records, lobby.rooms, tournament_store, director=lambda pid: standing.role(pid) in DIRECTORS
     )
     chat = ChatServicer(auth, layer, chat_store, chat_access, chat_hub, standing, games.stopping)
+    safety = SafetyServicer(auth, standing_store, chat_context=chat.context)
+    moderation = ModerationServicer(auth, standing_store, records, consequences, life)
+    admin = AdminServicer(auth, standing_store, records)
+    lease_s = settings.rooms.bot_lease_s
+    bots = BotServicer(layer, auth, RoomsByCode(lobby.rooms), tuple(settings.rules), lease_s=lease_s)
+    bot_sweeper = BotSweeper(layer, RoomsByCode(lobby.rooms), lease_s=lease_s)
+    ratings = RatingServicer(auth, book)
+    friends = PeopleServicer(auth, layer, people, presence, standing_store, book)
+    tournaments = TournamentServicer(
+        auth, tournament_store, runner, feed, router, settings, director=lambda pid: standing.role(pid) in DIRECTORS
+    )
 
     def register(grpc_server: grpc.aio.Server) -> None:
         play_pb2_grpc.add_AccountServiceServicer_to_server(accounts, grpc_server)
@@ -327,11 +347,13 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, grpc_server)
         challenges_pb2_grpc.add_EventServiceServicer_to_server(watch_events, grpc_server)
         challenges_pb2_grpc.add_ChallengeServiceServicer_to_server(challenges, grpc_server)
+        social_pb2_grpc.add_FriendServiceServicer_to_server(friends, grpc_server)
+        social_pb2_grpc.add_ProfileServiceServicer_to_server(friends, grpc_server)
         social_pb2_grpc.add_ChatServiceServicer_to_server(chat, grpc_server)
 
     # Per-peer and per-player limits on the public port; the internal secret guards rules services
     # only (internal=False: this port is public).
-    limiter = CallLimiter(auth, settings.limits, Guard(standing))
+    limiter = CallLimiter(auth, settings.limits, Guard(standing), presence=presence)
     running = await start_server(server, register, service_names(), [limiter], internal=False)
     router.start()
     auth.revocations.start(pubsub)  # signed-out sessions, shared by every gateway
@@ -341,6 +363,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     rating_sweeper.start()
     bot_sweeper.start()
     challenge_sweeper.start()
+    presence.start()
     runner.start()
     feed.start()
     await lobby.start()
@@ -377,6 +400,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         standing=standing,
         standing_store=standing_store,
         challenge_sweeper=challenge_sweeper,
+        presence=presence,
         chat_hub=chat_hub,
     )
 

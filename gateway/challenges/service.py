@@ -98,6 +98,7 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
         router: RulesRouter,
         settings: LobbySettings,
         bot_game: Callable[[Identity, challenges_pb2.Challenge], Awaitable[str]] | None = None,
+        may_challenge: Callable[[str, str], Awaitable[bool]] | None = None,
     ) -> None:
         self.auth = auth
         self.store = store
@@ -109,6 +110,9 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
         # Seats the challenger in a room a bot is asked to (gateway/challenges/bots.py), answering
         # the room's code. None: this gateway offers no bots (NO_BOTS).
         self.bot_game = bot_game
+        # (challenger, challenged) -> whether the challenged player's ChallengePolicy takes it
+        # (gateway/people); None: everyone may.
+        self.may_challenge = may_challenge
 
     async def _tell(self, challenge: challenges_pb2.Challenge) -> None:
         await self.events.append(parties(challenge), challenges_pb2.AccountEvent(challenge=challenge))
@@ -174,7 +178,10 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
                     f"there is no player called {request.username} (a guest has no name to challenge:"
                     " make an open challenge or invite them to a room)",
                 )
-            if target.player_id in await self.standing.avoided(me.player_id):
+            barred = target.player_id in await self.standing.avoided(me.player_id)
+            if not barred and target.player_id != me.player_id and self.may_challenge is not None:
+                barred = not await self.may_challenge(me.player_id, target.player_id)
+            if barred:  # a block or the player's policy: one answer, so neither is revealed
                 raise Refused(
                     grpc.StatusCode.PERMISSION_DENIED,
                     "CHALLENGE_NOT_ALLOWED",

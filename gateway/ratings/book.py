@@ -13,14 +13,16 @@ kit/redis/keys.py pool_key):
   ``tafel:{r:<pool>}:all``: every registered rated player; ``tafel:{r:<pool>}:names``: usernames.
   A player's entries change only when they play (an established player who stops playing stays
   listed with the rating they had);
-- ``tafel:{r:<pool>}:applied:<game id>``: the "applied" marker (TTL TAFEL_RATING_APPLIED_TTL_S).
+- ``tafel:{r:<pool>}:applied:<game id>``: the "applied" marker (TTL TAFEL_RATING_APPLIED_TTL_S);
+- ``tafel:{r:<pool>}:history:<player id>`` list: "<ended ms> <rating> <game id>" after each rated
+  game of a registered player, oldest first, the latest 100 (a profile's chart, gateway/people).
 
 Exactly once: the new ratings are computed here (glicko2.py, one implementation) from the ratings
 read before, and written by lua/ratings/apply.lua, which first checks the game's applied marker
 (set: the update was made; nothing happens) and that every player's stored rating is still the one
 the computation read (changed by another game ending at the same moment: read again, compute
-again). It writes the ratings, the leaderboards and the marker together, so two gateway replicas
-seeing the same end, a replayed end, or a retry after a crash apply it once.
+again). It writes the ratings, the leaderboards, the history points and the marker together, so
+two gateway replicas seeing the same end, a replayed end, or a retry after a crash apply it once.
 
 What drives it: the game-end path. Records.write (gateway/records.py) calls `on_record` with the
 record that stands, every time it runs, so the first writer and any replica repeating the end both
@@ -59,6 +61,18 @@ if TYPE_CHECKING:
 log = logging.getLogger("tafel.gateway.ratings")
 
 DAY_MS = 86_400_000
+HISTORY_KEEP = 100  # points per player and pool (lua/ratings/apply.lua keeps as many)
+
+
+def history_key(pool: str, player_id: str) -> str:
+    return pool_key(pool, f"history:{player_id}")
+
+
+@dataclass(frozen=True)
+class Point:
+    at_ms: int
+    rating: float
+    game_id: str
 
 
 @dataclass(frozen=True)
@@ -115,6 +129,7 @@ class RatingBook:
                 ("ZREM", pool_key(pool.name, "board"), player_id),
                 ("ZREM", pool_key(pool.name, "all"), player_id),
                 ("HDEL", pool_key(pool.name, "names"), player_id),
+                ("DEL", history_key(pool.name, player_id)),
             ]
         for boards in await self.pools.all_boards():
             commands.append(("HDEL", pool_key(boards.name, "names"), player_id))
@@ -181,6 +196,7 @@ class RatingBook:
                 old = before[seat]
                 new = Stored(after[seat], (old.games if old else 0) + 1, max(ended_ms, old.last_ms if old else 0))
                 listed = 0 if seated.player.guest else (1 if after[seat].provisional(self.provisional_rd) else 2)
+                point = f"{ended_ms} {after[seat].rating:.3f} {record.game_id}" if listed else ""
                 args += [
                     ids[seat],
                     text(raw[seat]) if raw[seat] is not None else "",
@@ -188,10 +204,12 @@ class RatingBook:
                     repr(round(after[seat].rating, 6)),
                     listed,
                     seated.player.username,
+                    point,
                 ]
             keys = [pool_key(pool, f"applied:{record.game_id}")] + [
                 pool_key(pool, part) for part in ("ratings", "board", "all", "names")
             ]
+            keys += [history_key(pool, player_id) for player_id in ids]
             done = int(await self.redis.run(script("ratings/apply"), keys, args))
             if done == 1:
                 log.info("ratings updated", extra={"game_id": record.game_id, "pool": pool})
@@ -216,6 +234,15 @@ class RatingBook:
 
     async def stored(self, pool: str, player_id: str) -> Stored | None:
         return Stored.decode(await self.redis.call("HGET", pool_key(pool, "ratings"), player_id))
+
+    async def history(self, pool: str, player_id: str) -> list[Point]:
+        """The player's rating after each of their latest rated games in the pool, oldest first."""
+        raw: Any = await self.redis.call("LRANGE", history_key(pool, player_id), -HISTORY_KEEP, -1)
+        points = []
+        for row in raw:
+            at, rating, game_id = text(row).split(" ", 2)
+            points.append(Point(int(at), float(rating), game_id))
+        return points
 
     async def ratings_of(self, player_id: str) -> list[tuple[str, Stored, int]]:
         """(pool, rating, rank on the established board or 0) for every pool the player has."""

@@ -21,10 +21,11 @@ from typing import Any
 import grpc
 from google.protobuf import json_format
 from tafel.admin.v1 import admin_pb2
-from tafel.play.v1 import challenges_pb2, play_pb2, safety_pb2
+from tafel.play.v1 import challenges_pb2, play_pb2, safety_pb2, social_pb2
 
 from gateway.auth import GUEST_PREFIX, USERNAME, Authenticator, Identity
 from gateway.events.feed import contacts_key, events_key
+from gateway.people.store import PeopleStore
 from gateway.ratings.book import RatingBook
 from gateway.standing.consequences import Consequences
 from gateway.standing.model import KIND_WORDS, iso
@@ -71,6 +72,7 @@ PLAYER_PARTS = (
     "sanctions",
     "reports-made",
     "reports-about",
+    "presence",
 )
 EXPORT_GAMES = 10_000  # the most finished games an export lists
 
@@ -88,6 +90,7 @@ class AccountLife:
         consequences: Consequences,
         book: RatingBook,
         tournaments: TournamentStore,
+        people: PeopleStore | None = None,
     ) -> None:
         self.redis = redis
         self.auth = auth
@@ -95,6 +98,7 @@ class AccountLife:
         self.consequences = consequences
         self.book = book
         self.tournaments = tournaments
+        self.people = people  # follows and settings (gateway/people); None: a platform without them
 
     # -- where a player appears under their id ----------------------------------------------------
 
@@ -218,6 +222,8 @@ class AccountLife:
         await self._replace_in_reports(row.player_id, renamed)
         await self._renamed_in_lists(row.player_id, new_username)
         await self.book.rename(row.player_id, new_username)
+        if self.people is not None:
+            await self.people.renamed(row.player_id, new_username)
         role = await self.store.role_of(row.player_id)
         commands: list[Any] = [
             ("HSET", AUDIT_NAMES, row.alias, json.dumps({"id": row.player_id, "name": new_username}))
@@ -269,6 +275,19 @@ class AccountLife:
             for pool, stored, rank in await self.book.ratings_of(pid)
         ]
         display_name = text(await self.redis.call("HGET", account_key(row.username), "dn") or b"")
+        people: dict[str, Any] = {}
+        if self.people is not None:
+            chat, policy = await self.people.settings(pid)
+            policy_name = social_pb2.ChallengePolicy.Name(policy)  # type: ignore[arg-type]
+            people = {
+                "following": [
+                    {"username": f.username, "since": iso(f.at_ms)} for f in await self.people.following(pid)
+                ],
+                "settings": {
+                    "chat_enabled": chat,
+                    "challenge_policy": policy_name.removeprefix("CHALLENGE_POLICY_").lower(),
+                },
+            }
         document = {
             "format": "tafel-export-1",
             "exported_at": iso(int(time.time() * 1000)),
@@ -283,6 +302,7 @@ class AccountLife:
             "games": records,
             "blocked": [p.username for p in blocked],
             "muted": [p.username for p in muted],
+            **people,
             "reports_made": reports,
             "warnings": [{"message": w.message, "at": iso(w.at_ms)} for w in await self.store.warnings(pid)],
             "sanctions": [
@@ -313,6 +333,8 @@ class AccountLife:
         await self._replace_in_social(pid, placeholder)
         await self.tournaments.replace_player(pid, placeholder.player_id, placeholder.username)
         await self.book.erase(pid)
+        if self.people is not None:
+            await self.people.erase(pid)
         blocks, blocked_by, mutes, muted_by = await self.redis.many(
             [
                 ("HKEYS", player_key(pid, "blocks")),

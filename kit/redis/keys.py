@@ -269,7 +269,8 @@ RATINGS_SWEEP_CURSOR = "tafel:ratings:sweep:cursor"  # string: end time the swee
 
 def pool_key(pool: str, part: str) -> str:
     """A rating pool's keys (gateway/ratings/book.py): ratings (hash), board / all (zsets), names
-    (hash), applied:<game id>; a game's personal-best boards (bests.py) under their own name:
+    (hash), applied:<game id>, history:<player id> (list: the player's rating after each rated game,
+    the latest 100); a game's personal-best boards (bests.py) under their own name:
     best:<board> (zset), bestgame:<board> (hash), names. Pool and board names come from the games'
     DescribeGame answers."""
     return f"tafel:{{r:{pool}}}:{part}"
@@ -491,3 +492,30 @@ def avoid_channel(player_id: str) -> str:
 
 def settings_key(player_id: str) -> str:
     return player_key(player_id, "settings")
+
+
+def following_key(player_id: str) -> str:
+    """hash: followed player id -> "<followed at ms>|<username at the time>" (a rename rewrites it,
+    found through the followed one's followers_key). At most 1,000 fields (people/follow)."""
+    return player_key(player_id, "following")
+
+
+def followers_key(player_id: str) -> str:
+    """zset: follower ids by when they followed. A follow writes following_key first and this
+    second (two slots on a cluster), an unfollow the other way round, so a follower here always
+    follows (events and counts never go to someone who does not); a retry completes either."""
+    return player_key(player_id, "followers")
+
+
+def presence_key(player_id: str) -> str:
+    """hash: the player's presence (people/presence): c:<gateway> -> that gateway's lease end
+    (ms), g:<game id> -> "<started ms>|<game>|<watchable 0/1>" for each running game they sit in,
+    s the state last told to followers ("<state>|<game id>|<game>|<watchable>"), seen the last
+    time connected (ms), u / dn the username and display name to tell followers."""
+    return player_key(player_id, "presence")
+
+
+# zset: "<gateway id>|<player id>" by the end of the gateway's lease on that player's presence
+# (ms). Each gateway renews its own in one ZADD; the sweep (any gateway) turns players of a
+# gateway that stopped renewing (killed) offline. One key: a renewal is one command.
+PRESENCE_LEASES = "tafel:{presence}:leases"

@@ -1,0 +1,1 @@
+"""Following, presence, profiles and a player's own settings (FriendService, ProfileService)."""
