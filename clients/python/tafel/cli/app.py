@@ -1,6 +1,8 @@
 """The live game screen (Textual): the board in colour, updated as events arrive; keys to move, to
 offer or accept a draw (d), ask for or allow a takeback (u), decline an offer (n) and, after the
-game, offer or accept a rematch (m), which opens the new game when everyone has accepted."""
+game, offer or accept a rematch (m), which opens the new game when everyone has accepted. Under
+the board the game's chat as it comes (the players' channel for a player, the spectators' for a
+watcher); `/` opens a line to say something, Enter sends it, Escape closes it."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import time
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Header, RichLog, Static
+from textual.widgets import Footer, Header, Input, RichLog, Static
 
 from tafel.cli.boards import DIE_ENUM, Cursor, Seating, columns_of, connect4_move, plus4_move, render
 from tafel.cli.describe import GAME_TITLES, describe, outcome_text, seat_names
@@ -16,8 +18,9 @@ from tafel.cli.shared import BACK, LOST, sentence
 from tafel.cli.words import OFFER_KINDS
 from tafel.client import TafelClient
 from tafel.coloursquare.v1 import coloursquare_pb2 as cs
-from tafel.errors import AlreadyExists, IllegalMove, TafelError
-from tafel.play.v1 import play_pb2
+from tafel.errors import AlreadyExists, IllegalMove, RateLimited, TafelError
+from tafel.names import player_name
+from tafel.play.v1 import play_pb2, social_pb2
 
 CONFIRM_S = 5.0  # a second q / x within this long confirms
 # Actions a spectator cannot take: hidden from the footer and ignored.
@@ -47,6 +50,12 @@ class EventLog(RichLog):
     can_focus = False
 
 
+class ChatLog(RichLog):
+    """The game's chat lines; never takes focus either."""
+
+    can_focus = False
+
+
 def clock_text(seconds: float) -> str:
     seconds = max(0, int(seconds))
     return f"{seconds // 60}:{seconds % 60:02d}"
@@ -61,6 +70,8 @@ class GameApp(App[str]):
     #board { height: auto; padding: 0 1; }
     #status { height: 2; padding: 0 2; }
     EventLog { height: 1fr; min-height: 4; border: round $accent; }
+    ChatLog { height: 1fr; min-height: 5; border: round $secondary; }
+    #say { display: none; }
     """
     # Priority bindings: the keys reach the board whatever widget has focus.
     # Every binding is a priority one: the keys reach the board whatever widget has focus, and in the
@@ -88,6 +99,7 @@ class GameApp(App[str]):
             ("u", "offer('takeback')", "take back", False),
             ("m", "offer('rematch')", "rematch", True),
             ("n", "decline", "no", False),
+            ("slash", "chat", "chat", True),
             ("q", "quit", "quit", True),
             ("escape", "cancel", "", False),
             *((str(n), f"column({n - 1})", "", False) for n in range(1, 10)),
@@ -111,11 +123,21 @@ class GameApp(App[str]):
         self.reconnecting = False  # the game's events are lost until the watch is live again
         self.offers: dict[int, play_pb2.Offer] = {}  # pending offers in this game, by kind
         self.next_game = ""  # a rematch that started: the caller opens it after this screen
+        # A player talks in the game's players' channel, a watcher in its spectators'.
+        kind = (
+            social_pb2.CHAT_CHANNEL_KIND_GAME_PLAYERS
+            if seat is not None
+            else social_pb2.CHAT_CHANNEL_KIND_GAME_SPECTATORS
+        )
+        self.chat_channel = social_pb2.ChatChannel(kind=kind, id=game_id)
+        self.typing = False  # the chat line is open: every key but Escape goes to it
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="board")
         yield Static(id="status")
+        yield ChatLog(id="chat", markup=False, wrap=True)
+        yield Input(id="say", placeholder="say something (Enter sends, Escape closes)", max_length=500)
         yield EventLog(id="log", markup=False, wrap=True)
         yield Footer()
 
@@ -129,10 +151,16 @@ class GameApp(App[str]):
         self.run_worker(self.follow(), exclusive=True)
         if self.seat is not None:
             self.run_worker(self.follow_offers())
+        who = "players" if self.seat is not None else "spectators"
+        self.query_one(ChatLog).border_title = f"chat · {who}  (/ to say something)"
+        self.run_worker(self.follow_chat())
         self.set_interval(0.5, self.show_status)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Spectators get no moving or resigning keys; each game shows only its own keys."""
+        """Spectators get no moving or resigning keys; each game shows only its own keys. While
+        the chat line is open the keys are its own (Escape closes it)."""
+        if self.typing:
+            return action == "cancel"
         if action in PLAYER_ACTIONS and self.seat is None:
             return False
         if action in COLOURSQUARE_ONLY and self.game != "coloursquare":
@@ -491,9 +519,74 @@ class GameApp(App[str]):
         self.show_status()
 
     def action_cancel(self) -> None:
-        """Escape: no, do not leave or resign."""
+        """Escape: no, do not leave or resign; or close the chat line."""
+        if self.typing:
+            self._close_chat_line()
+            return
         self.confirm = None
         self.show_status()
+
+    # -- chat ---------------------------------------------------------------------------------------
+
+    async def follow_chat(self) -> None:
+        """The game's chat channel: its history, then each line as it comes; resumed by the SDK
+        after a cut from the last line shown (the game's watch already says when it is lost)."""
+        log = self.query_one(ChatLog)
+        try:
+            async with self.client.chat_stream(
+                self.chat_channel, max_retries=None, on_ready=self.on_chat_ready
+            ) as lines:
+                async for message in lines:
+                    log.write(self.chat_line(message))
+        except TafelError as error:
+            log.write(f"Chat is not available: {sentence(error)}.")
+
+    def on_chat_ready(self, ready: social_pb2.ChatReady) -> None:
+        log = self.query_one(ChatLog)
+        who = "players" if self.seat is not None else "spectators"
+        if ready.chat_off:
+            log.border_title = f"chat · {who}  (off)"
+            log.write("Chat is off in your settings: `tafel settings --chat on` turns it on.")
+        elif not ready.can_write:
+            log.border_title = f"chat · {who}  (read only)"
+        else:
+            log.border_title = f"chat · {who}  (/ to say something)"
+
+    def chat_line(self, message: social_pb2.ChatMessage) -> str:
+        mine = message.author.player_id == self.client.player.player_id
+        at = message.at.ToDatetime().astimezone() if message.HasField("at") else None
+        stamp = f"{at:%H:%M} " if at else ""
+        return f"{stamp}{'you' if mine else player_name(message.author)}: {message.text}"
+
+    def action_chat(self) -> None:
+        """/: open the chat line."""
+        line = self.query_one("#say", Input)
+        self.typing = True
+        line.display = True
+        line.focus()
+        self.refresh_bindings()
+
+    def _close_chat_line(self) -> None:
+        line = self.query_one("#say", Input)
+        line.value = ""
+        line.display = False
+        self.typing = False
+        self.set_focus(None)
+        self.refresh_bindings()
+
+    async def on_input_submitted(self, submitted: Input.Submitted) -> None:
+        text = submitted.value.strip()
+        self._close_chat_line()
+        if not text:
+            return
+        try:
+            await self.client.send_chat(self.chat_channel, text)
+        except RateLimited as error:
+            wait = error.metadata.get("retry_after_ms", "")
+            later = f" (again in {max(1, round(int(wait) / 1000))} s)" if wait.isdigit() else ""
+            self.query_one(ChatLog).write(f"Not sent: {sentence(error)}{later}.")
+        except TafelError as error:
+            self.query_one(ChatLog).write(f"Not sent: {sentence(error)}.")
 
     async def action_quit(self) -> None:
         live = self.state is not None and not self.state.summary.status.over
