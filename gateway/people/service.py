@@ -184,7 +184,8 @@ class PeopleServicer(social_pb2_grpc.FriendServiceServicer, social_pb2_grpc.Prof
         ids: Any = await self.redis.call("ZREVRANGE", records_index_key(player_id), 0, count - 1)
         records: list[play_pb2.GameRecord] = []
         for start in range(0, len(ids), 100):
-            raw: Any = await self.redis.call("MGET", *[record_key(text(g)) for g in ids[start : start + 100]])
+            # GETs, not one MGET: each record is in its own slot on a cluster (one round trip still).
+            raw = await self.redis.many([("GET", record_key(text(g))) for g in ids[start : start + 100]])
             records.extend(play_pb2.GameRecord.FromString(r) for r in raw if r is not None)
         return records
 
