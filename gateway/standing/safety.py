@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
-from tafel.play.v1 import safety_pb2, safety_pb2_grpc
+from tafel.play.v1 import safety_pb2, safety_pb2_grpc, social_pb2
 
-from gateway.auth import Authenticator
+from gateway.auth import Authenticator, Identity
 from gateway.standing.store import StandingStore
 from kit.errors import refusing
 from kit.ids import check_id
@@ -15,10 +16,15 @@ from kit.ids import check_id
 UNAVAILABLE = "the safety service's storage is unavailable; retry"
 
 
+# A chat line and the lines around it, in a channel the caller may read (gateway/chat), or a refusal.
+ChatContext = Callable[[Identity, social_pb2.ChatChannel, str], Awaitable[list[social_pb2.ChatMessage]]]
+
+
 class SafetyServicer(safety_pb2_grpc.SafetyServiceServicer):
-    def __init__(self, auth: Authenticator, store: StandingStore) -> None:
+    def __init__(self, auth: Authenticator, store: StandingStore, chat_context: ChatContext | None = None) -> None:
         self.auth = auth
         self.store = store
+        self.chat_context = chat_context
 
     @refusing(UNAVAILABLE)
     async def BlockPlayer(
@@ -68,7 +74,22 @@ class SafetyServicer(safety_pb2_grpc.SafetyServiceServicer):
         check_id("request_id", request.request_id)
         if request.game_id:
             check_id("game_id", request.game_id)
-        return safety_pb2.ReportResponse(report_id=await self.store.report(me, request))
+        chat = None
+        if request.message_id and self.chat_context is not None:
+            # A chat line: in the channel named, or else the players' channel of game_id.
+            channel = social_pb2.ChatChannel()
+            if request.HasField("chat_channel"):
+                channel.CopyFrom(request.chat_channel)
+            else:
+                channel.kind = social_pb2.CHAT_CHANNEL_KIND_GAME_PLAYERS
+                channel.id = request.game_id
+            lookup = self.chat_context
+
+            async def chat_lines() -> tuple[social_pb2.ChatChannel, list[social_pb2.ChatMessage]]:
+                return channel, await lookup(me, channel, request.message_id)
+
+            chat = chat_lines
+        return safety_pb2.ReportResponse(report_id=await self.store.report(me, request, chat))
 
     @refusing(UNAVAILABLE)
     async def GetMyStanding(

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
 from tafel.admin.v1 import admin_pb2
-from tafel.play.v1 import play_pb2, safety_pb2
+from tafel.play.v1 import play_pb2, safety_pb2, social_pb2
 
 from gateway.auth import USERNAME, Identity
 from gateway.standing.model import (
@@ -46,6 +47,7 @@ from kit.redis.keys import (
     SANCTIONS,
     STANDING_CHANNEL,
     account_key,
+    avoid_channel,
     player_key,
     report_key,
     report_request_key,
@@ -57,6 +59,8 @@ from kit.redis.layer import RedisLayer
 from kit.redis.replies import pairs, text
 from kit.redis.scripts import script
 
+# A reported chat line's channel and the lines around it (gateway/chat reads them).
+ChatLookup = Callable[[], Awaitable[tuple[social_pb2.ChatChannel, list[social_pb2.ChatMessage]]]]
 MAX_BLOCKS = 1000
 REQUEST_TTL_S = 86_400
 DELETED_NAME = "deleted player"
@@ -276,6 +280,7 @@ class StandingStore:
                 ("SADD", player_key(other.player_id, "blocked-by"), me.player_id),
             ]
         )
+        await self.avoid_changed(me.player_id)
         return other
 
     async def unblock(self, me: Identity, username: str) -> None:
@@ -286,6 +291,7 @@ class StandingStore:
                 ("SREM", player_key(other.player_id, "blocked-by"), me.player_id),
             ]
         )
+        await self.avoid_changed(me.player_id)
 
     async def mute(self, me: Identity, username: str) -> AccountRow:
         other = await self.require_other(me, username)
@@ -295,6 +301,7 @@ class StandingStore:
                 ("SADD", player_key(other.player_id, "muted-by"), me.player_id),
             ]
         )
+        await self.avoid_changed(me.player_id)
         return other
 
     async def unmute(self, me: Identity, username: str) -> None:
@@ -305,6 +312,12 @@ class StandingStore:
                 ("SREM", player_key(other.player_id, "muted-by"), me.player_id),
             ]
         )
+        await self.avoid_changed(me.player_id)
+
+    async def avoid_changed(self, player_id: str) -> None:
+        """Tell the player's chat watches (any gateway) to re-read the lists: a block hides the
+        blocked player's later lines at once."""
+        await self.redis.call(await self.redis.publish_verb(), avoid_channel(player_id), b"1")
 
     async def blocked_and_muted(self, player_id: str) -> tuple[list[play_pb2.Player], list[play_pb2.Player]]:
         blocks, mutes = await self.redis.many(
@@ -326,7 +339,9 @@ class StandingStore:
 
     # -- reports ------------------------------------------------------------------------------------
 
-    async def report(self, me: Identity, request: safety_pb2.ReportRequest) -> str:
+    async def report(self, me: Identity, request: safety_pb2.ReportRequest, chat: ChatLookup | None = None) -> str:
+        """File a report once per request id. `chat`: the reported chat line's channel and the
+        lines around it (it refuses a line the reporter cannot read or that is not there)."""
         if request.reason not in safety_pb2.ReportReason.values() or request.reason == 0:
             raise invalid("BAD_REPORT_REASON", "choose a reason from the list", field="reason")
         if len(request.details) > MAX_TEXT:
@@ -336,6 +351,7 @@ class StandingStore:
         if done is not None:
             return text(done)
         reported = await self.require_other(me, request.username)
+        channel, context = await chat() if chat is not None else (None, [])
         report_id = new_id()
         at = now_ms()
         report = admin_pb2.Report(
@@ -348,7 +364,10 @@ class StandingStore:
             details=request.details.strip(),
             created_at=stamp(at),
             status=admin_pb2.REPORT_STATUS_OPEN,
+            chat_context=context,
         )
+        if channel is not None:
+            report.chat_channel.CopyFrom(channel)
         claimed = await self.redis.call("SET", done_key, report_id, "NX", "EX", REQUEST_TTL_S)
         if not claimed:  # the same request, concurrently: its first report stands
             return text(await self.redis.call("GET", done_key))

@@ -11,10 +11,18 @@ from collections.abc import Callable
 from typing import Any
 
 import grpc
-from grpc_status import rpc_status
 from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 from tafel.admin.v1 import admin_pb2
-from tafel.play.v1 import play_pb2, safety_pb2, social_pb2, social_pb2_grpc
+from tafel.play.v1 import (
+    play_pb2,
+    play_pb2_grpc,
+    safety_pb2,
+    social_pb2,
+    social_pb2_grpc,
+    tournaments_pb2,
+    tournaments_pb2_grpc,
+)
 
 from gateway.standing.model import CHAT_MUTE
 from gateway.standing.store import StandingStore
@@ -22,7 +30,8 @@ from kit.redis.keys import settings_key
 from kit.redis.layer import RedisLayer
 from tests.gateway.conftest import GatewaySystem
 from tests.gateway.harness import Client, Seating, failure, new_id, spawn_gateway
-from tests.gateway.standing.helpers import Person, grant, register, sign_in
+from tests.gateway.standing.helpers import Person, register, sign_in
+from tests.gateway.standing.test_moderation_e2e import staff
 
 S = social_pb2
 PLAYERS, SPECTATORS = S.CHAT_CHANNEL_KIND_GAME_PLAYERS, S.CHAT_CHANNEL_KIND_GAME_SPECTATORS
@@ -93,6 +102,12 @@ class Watch:
             self.error = error
             self._changed.set()
 
+    async def has(self, count: int) -> None:
+        await self.until(lambda: len(self.messages) >= count)
+
+    async def ended(self) -> None:
+        await self.until(lambda: self.error is not None, ended=True)
+
     async def started(self) -> Watch:
         await self.until(lambda: self.readies)
         return self
@@ -160,16 +175,44 @@ async def test_channels_access_and_every_refusal(gw_system: GatewaySystem, seats
         (say(ann, chan(PLAYERS, "no such game!"), "hi"), grpc.StatusCode.INVALID_ARGUMENT, "BAD_CHAT_CHANNEL"),
         (say(ann, chan(0, game_id), "hi"), grpc.StatusCode.INVALID_ARGUMENT, "BAD_CHAT_CHANNEL"),
         (say(ann, chan(PLAYERS, "nosuchgame"), "hi"), grpc.StatusCode.NOT_FOUND, "CHAT_CHANNEL_NOT_FOUND"),
-        (say(ann, chan(S.CHAT_CHANNEL_KIND_ROOM, "NOSUCHROOM"), "hi"), grpc.StatusCode.NOT_FOUND, "CHAT_CHANNEL_NOT_FOUND"),
+        (
+            say(ann, chan(S.CHAT_CHANNEL_KIND_ROOM, "NOSUCHROOM"), "hi"),
+            grpc.StatusCode.NOT_FOUND,
+            "CHAT_CHANNEL_NOT_FOUND",
+        ),
         (listed(ann, players, after="twelve"), grpc.StatusCode.INVALID_ARGUMENT, "BAD_MESSAGE_ID"),
-        (Watch(ann, players, after="99999999999999-0").call.read(), grpc.StatusCode.OUT_OF_RANGE, "MESSAGE_ID_OUT_OF_RANGE"),
+        (
+            Watch(ann, players, after="99999999999999-0").call.read(),
+            grpc.StatusCode.OUT_OF_RANGE,
+            "MESSAGE_ID_OUT_OF_RANGE",
+        ),
     ]
     for call, code, reason in checks:
         assert await refused(call) == (code, reason), reason
     assert (await say(ann, players, "x" * 500)).text == "x" * 500
 
+    # A room: read with its code, written by its seated players; a tournament: read by anyone,
+    # written by its participants and organiser.
+    lobby = play_pb2_grpc.LobbyServiceStub(ann.channel)
+    code = (await lobby.CreateRoom(play_pb2.CreateRoomRequest(game="connect4"), metadata=ann.md, timeout=10)).room.code
+    room = chan(S.CHAT_CHANNEL_KIND_ROOM, code)
+    await say(ann, room, "who's joining?")
+    assert await listed(carl, room) == ["who's joining?"]
+    assert await refused(say(carl, room, "me")) == (grpc.StatusCode.PERMISSION_DENIED, "CHAT_NOT_ALLOWED")
+    created = await tournaments_pb2_grpc.TournamentServiceStub(dora.channel).CreateTournament(
+        tournaments_pb2.CreateTournamentRequest(
+            request_id="t1", name="Chat cup", game="connect4", format=tournaments_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN
+        ),
+        metadata=dora.md,
+        timeout=10,
+    )
+    cup = chan(S.CHAT_CHANNEL_KIND_TOURNAMENT, created.tournament.tournament_id)
+    await say(dora, cup, "welcome")
+    assert await listed(guest, cup) == ["welcome"]
+    assert await refused(say(carl, cup, "hello")) == (grpc.StatusCode.PERMISSION_DENIED, "CHAT_NOT_ALLOWED")
+
     # The rate: 5 lines in 10 s, then CHAT_TOO_FAST with the wait in the metadata.
-    for n in range(5):
+    for n in range(4):  # (her fifth line was the tournament's)
         await say(dora, spectators, f"line {n}")
     try:
         await say(dora, spectators, "one too many")
@@ -179,7 +222,9 @@ async def test_channels_access_and_every_refusal(gw_system: GatewaySystem, seats
         assert 0 < int(error_metadata(error)["retry_after_ms"]) <= 10_000
 
     # Chat turned off in one's settings: not written, and a watch gets `ready` with chat_off only.
-    await with_layer(gw_system.redis_url, lambda layer: layer.call("HSET", settings_key(carl.session.player.player_id), "chat", "0"))
+    await with_layer(
+        gw_system.redis_url, lambda layer: layer.call("HSET", settings_key(carl.session.player.player_id), "chat", "0")
+    )
     assert await refused(say(carl, spectators, "still here")) == (grpc.StatusCode.FAILED_PRECONDITION, "CHAT_OFF")
     off = await Watch(carl, spectators).started()
     assert off.readies[0].chat_off and not off.readies[0].can_write and not off.messages
@@ -196,7 +241,10 @@ async def test_channels_access_and_every_refusal(gw_system: GatewaySystem, seats
         try:
             await say(bob, players, "can I still talk?")
         except grpc.aio.AioRpcError as error:
-            assert (error.code(), error_metadata(error).get("until", "")[:2]) == (grpc.StatusCode.PERMISSION_DENIED, "20")
+            assert (error.code(), error_metadata(error).get("until", "")[:2]) == (
+                grpc.StatusCode.PERMISSION_DENIED,
+                "20",
+            )
             break
         assert asyncio.get_running_loop().time() < deadline, "the chat mute never applied"
         await asyncio.sleep(0.05)
@@ -211,3 +259,162 @@ async def play_out_game(game_id: str, first: Person, second: Person) -> None:
     from tests.gateway.standing.test_erasure import play_out
 
     await play_out(game_id, first, second)
+
+
+async def test_history_and_resume_across_gateways_after_a_kill_and_a_stop(
+    gw_system: GatewaySystem, seats: Seating
+) -> None:
+    eve, fay = (
+        await register(gw_system.gateways[0].address, "eve"),
+        await register(gw_system.gateways[1].address, "fay"),
+    )
+    viewers = [await register(gw_system.gateways[0].address, f"v{n}") for n in range(4)]
+    game_id = await seats.start([eve.session.player, fay.session.player])
+    spectators = chan(SPECTATORS, game_id)
+    sent: list[str] = []
+
+    async def lines(count: int) -> None:
+        # Spread over several speakers: the rate limit is per player.
+        for _ in range(count):
+            n = len(sent)
+            await say(viewers[n % len(viewers)], spectators, f"line {n}")
+            sent.append(f"line {n}")
+
+    await lines(3)
+    # Joining: `ready` (the last id), then the history, then live lines.
+    first = await Watch(eve, spectators).started()
+    await first.until(lambda: len(first.messages) == 3)
+    assert first.readies[0].last_message_id == first.messages[-1].message_id and not first.readies[0].can_write
+    await lines(2)
+    await first.until(lambda: len(first.messages) == 5)
+    await first.close()
+
+    # Resumed on another gateway after the last id seen: what was said meanwhile, once.
+    await lines(2)
+    elsewhere = await sign_in(eve, gw_system.gateways[1].address)
+    second = await Watch(elsewhere, spectators, after=first.last_id).started()
+    await second.until(lambda: len(second.messages) == 2)
+    await second.close()
+
+    # A gateway killed -9 mid-stream, then one stopped gracefully: each time the watch resumes
+    # on gateway 0 with every line once, in order.
+    seen, seen_last = first.texts + second.texts, second.last_id
+    for ending in ("kill", "stop"):
+        doomed = spawn_gateway(gw_system.redis_url, gw_system.routes, name=f"chat-{ending}")
+        try:
+            channel = grpc.aio.insecure_channel(doomed.address)
+            watch = await Watch(eve, spectators, after=seen_last, via=channel).started()
+            await lines(3)
+            await watch.has(3)
+            doomed.kill() if ending == "kill" else doomed.stop()
+            await watch.ended()
+            assert watch.error is not None and watch.error.code() == grpc.StatusCode.UNAVAILABLE
+            await lines(2)
+            resumed = await Watch(eve, spectators, after=watch.last_id).started()
+            await resumed.has(2)
+            seen += watch.texts + resumed.texts
+            seen_last = resumed.last_id
+            await resumed.close()
+            await channel.close()
+        finally:
+            doomed.kill()
+    assert seen == sent
+
+    # The whole history once more from the start, oldest first.
+    assert await listed(eve, spectators) == sent
+
+
+async def test_blocks_and_mutes_filter_and_a_report_keeps_the_lines_around(
+    gw_system: GatewaySystem, seats: Seating
+) -> None:
+    address = gw_system.gateways[0].address
+    gus, hal = await register(address, "gus"), await register(gw_system.gateways[1].address, "hal")
+    ivy, jon, kai, lee = [await register(address, name) for name in ("ivy", "jon", "kai", "lee")]
+    moderator = await staff(gw_system)
+    game_id = await seats.start([gus.session.player, hal.session.player])
+    spectators, players = chan(SPECTATORS, game_id), chan(PLAYERS, game_id)
+
+    await say(kai, spectators, "k1")
+    await ivy.safety.MutePlayer(safety_pb2.MutePlayerRequest(username=kai.name), metadata=ivy.md, timeout=10)
+    watch = await Watch(ivy, spectators).started()
+    await say(jon, spectators, "j1")
+    await watch.has(1)
+    # Blocked mid-stream: jon's later lines never arrive; others' still do.
+    await ivy.safety.BlockPlayer(safety_pb2.BlockPlayerRequest(username=jon.name), metadata=ivy.md, timeout=10)
+    await say(jon, spectators, "j2")
+    await say(kai, spectators, "k2")
+    await say(lee, spectators, "l1")
+    await watch.has(2)
+    await asyncio.sleep(0.2)  # anything wrongly let through would have arrived by now
+    assert watch.texts == ["j1", "l1"]
+    assert await listed(ivy, spectators) == ["l1"]  # a listing filters by the lists as they are now
+    assert await listed(lee, spectators) == ["k1", "j1", "j2", "k2", "l1"]
+    await watch.close()
+
+    # A report keeps the line and up to 10 lines either side as said (blocks do not apply), and
+    # the moderators' queue shows them.
+    speakers = [await register(address, f"s{n}") for n in range(4)]
+    for n in range(18):
+        await say(speakers[n % 4], spectators, f"s{n}")
+    everything = (
+        await stub(lee).ListChatMessages(S.ListChatMessagesRequest(channel=spectators), metadata=lee.md)
+    ).messages
+    assert [m.text for m in everything][:5] == ["k1", "j1", "j2", "k2", "l1"] and len(everything) == 23
+    target = everything[11]
+    report = await ivy.safety.Report(
+        safety_pb2.ReportRequest(
+            request_id="r1",
+            username=target.author.username,
+            message_id=target.message_id,
+            chat_channel=spectators,
+            reason=safety_pb2.REPORT_REASON_ABUSE,
+        ),
+        metadata=ivy.md,
+        timeout=10,
+    )
+    queue = await moderator.moderation.ListReports(admin_pb2.ListReportsRequest(), metadata=moderator.md, timeout=10)
+    (found,) = [r for r in queue.reports if r.report_id == report.report_id]
+    assert found.message_id == target.message_id and found.chat_channel == spectators
+    assert list(found.chat_context) == list(everything[1:22])
+    detail = await moderator.moderation.GetReport(
+        admin_pb2.GetReportRequest(report_id=report.report_id), metadata=moderator.md, timeout=10
+    )
+    assert list(detail.report.chat_context) == list(found.chat_context)
+
+    # game_id alone names the players' channel.
+    lines = [await say(gus, players, "p0"), await say(hal, players, "p1"), await say(gus, players, "p2")]
+    filed = await hal.safety.Report(
+        safety_pb2.ReportRequest(
+            request_id="r2",
+            username=gus.name,
+            game_id=game_id,
+            message_id=lines[2].message_id,
+            reason=safety_pb2.REPORT_REASON_ABUSE,
+        ),
+        metadata=hal.md,
+        timeout=10,
+    )
+    detail = await moderator.moderation.GetReport(
+        admin_pb2.GetReportRequest(report_id=filed.report_id), metadata=moderator.md, timeout=10
+    )
+    assert list(detail.report.chat_context) == lines and detail.report.chat_channel == players
+
+    async def report(who: Person, message_id: str, **extra: Any) -> Any:
+        return await who.safety.Report(
+            safety_pb2.ReportRequest(
+                request_id=new_id(),
+                username=gus.name,
+                message_id=message_id,
+                reason=safety_pb2.REPORT_REASON_ABUSE,
+                **extra,
+            ),
+            metadata=who.md,
+            timeout=10,
+        )
+
+    assert await refused(report(hal, "1-0", game_id=game_id)) == (grpc.StatusCode.NOT_FOUND, "MESSAGE_NOT_FOUND")
+    # The reporter must be able to read the channel: a spectator cannot report the players' lines.
+    assert await refused(report(ivy, lines[0].message_id, game_id=game_id)) == (
+        grpc.StatusCode.NOT_FOUND,
+        "CHAT_CHANNEL_NOT_FOUND",
+    )
