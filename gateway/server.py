@@ -247,7 +247,13 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     events = AccountEvents(layer)  # every account's event stream (gateway/events)
     # Presence (gateway/people): streams open (the limiter), games started (announce) and ended (hook).
     people = PeopleStore(layer)
-    presence = Presence(layer, events, people, lease_s=settings.presence_lease_s)
+    presence = Presence(
+        layer,
+        events,
+        people,
+        lease_s=settings.presence_lease_s,
+        revoked=lambda who: auth.revocations.revoked(who.player_id, "", who.issued_ms),
+    )
     announce = announcing(GameAnnouncer(events), presence.game_started)
     directory = GameDirectory(layer, router, clocks, game_ttl_s=settings.game_ttl_s, announce=announce)
     records = Records(layer, game_reads, ttl_s=settings.record_ttl_s)

@@ -28,7 +28,7 @@ from redis.exceptions import RedisError
 from tafel.play.v1 import challenges_pb2, play_pb2, social_pb2
 
 from gateway.auth import Identity
-from gateway.events.feed import AccountEvents
+from gateway.events.feed import KEEP_S, AccountEvents, contacts_key
 from gateway.people.store import PeopleStore
 from kit.loops import is_outage
 from kit.redis.keys import PRESENCE_LEASES, player_key, presence_key
@@ -82,6 +82,7 @@ class Presence:
         *,
         lease_s: float = 60.0,
         gateway_id: str | None = None,
+        revoked: Callable[[Identity], bool] | None = None,
     ) -> None:
         self.redis = redis
         self.events = events
@@ -90,7 +91,10 @@ class Presence:
         self.renew_s = lease_s / 3
         self.sweep_s = min(5.0, lease_s / 4)
         self.gateway_id = gateway_id or secrets.token_hex(6)
-        self.held: dict[str, str] = {}  # player id -> "username|display name", the players held here
+        self.held: dict[str, Identity] = {}  # the players held here, by id
+        # Whether the player's sessions were all revoked (signed out everywhere, renamed, deleted):
+        # the renewal lets go of them rather than keep (or bring back) their presence.
+        self.revoked = revoked
         self._tails: dict[str, asyncio.Task[None]] = {}
         self._loops: list[asyncio.Task[None]] = []
 
@@ -100,8 +104,7 @@ class Presence:
         """The player's first stream on this gateway opened (guests have no presence)."""
         if identity.guest:
             return
-        names = f"{identity.username}|{identity.display_name}"
-        self.held[identity.player_id] = names
+        self.held[identity.player_id] = identity
         self._queue(identity.player_id, lambda: self._up(identity.player_id))
 
     def closed(self, player_id: str) -> None:
@@ -136,9 +139,14 @@ class Presence:
     async def _up(self, player_id: str, end_ms: int = 0) -> None:
         """(Re)new this gateway's lease on a player still held, telling any change; `end_ms` given
         (the renewal): the lease's end, which the renewal then writes for all in one ZADD."""
-        names = self.held.get(player_id)
-        if names is None:
+        identity = self.held.get(player_id)
+        if identity is None:
             return
+        if self.revoked is not None and self.revoked(identity):
+            del self.held[player_id]
+            await self._down(player_id)
+            return
+        names = f"{identity.username}|{identity.display_name}"
         now = int(time.time() * 1000)
         end = end_ms or now + self.lease_ms
         change = await self.redis.run(
@@ -205,6 +213,9 @@ class Presence:
             )
         )
         await self.events.append(told, event)
+        # The streams that now name the player: an erased account's name is replaced there.
+        contacts = contacts_key(player_id)
+        await self.redis.many([("SADD", contacts, *told), ("EXPIRE", contacts, KEEP_S)])
 
     # -- reading -------------------------------------------------------------------------------------
 

@@ -229,7 +229,11 @@ async def test_profile_ratings_history_recent_games_and_head_to_head(gw_system: 
 
 async def test_settings_and_the_challenge_policy(gw_system: GatewaySystem) -> None:
     address = gw_system.gateways[1].address
-    host, friend, stranger = await register(address, "host"), await register(address, "friend"), await register(address, "stranger")
+    host, friend, stranger = (
+        await register(address, "host"),
+        await register(address, "friend"),
+        await register(address, "stranger"),
+    )
     got = (await profiles(host).GetMySettings(S.GetMySettingsRequest(), metadata=host.md)).settings
     assert got.chat_enabled and got.challenge_policy == S.CHALLENGE_POLICY_EVERYONE
     code, reason = await failure(

@@ -8,6 +8,7 @@ gives the whole account as JSON first."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 
@@ -20,6 +21,8 @@ from tafel.play.v1 import (
     challenges_pb2_grpc,
     play_pb2,
     safety_pb2,
+    social_pb2,
+    social_pb2_grpc,
     tournaments_pb2,
     tournaments_pb2_grpc,
 )
@@ -27,6 +30,7 @@ from tafel.play.v1 import (
 from kit.redis.keys import SIGNED_OUT_PLAYERS
 from tests.gateway.conftest import GatewaySystem
 from tests.gateway.harness import Seating, c4_move, failure
+from tests.gateway.social.streams import Events
 from tests.gateway.standing.helpers import PASSWORD, Person, register, sign_in
 from tests.gateway.standing.test_moderation_e2e import staff
 from tests.keyspace import sync_client
@@ -142,6 +146,20 @@ async def test_deletion_leaves_nothing_personal(gw_system: GatewaySystem, seats:
     )
     assert accepted.challenge.game_id
 
+    # People: follows both ways, settings, presence (the leaver's stream open, told to the other).
+    people = social_pb2_grpc.FriendServiceStub(leaver.channel)
+    await people.Follow(social_pb2.FollowRequest(username=other.name), metadata=leaver.md)
+    await social_pb2_grpc.FriendServiceStub(other.channel).Follow(
+        social_pb2.FollowRequest(username=name), metadata=other.md
+    )
+    await social_pb2_grpc.ProfileServiceStub(leaver.channel).UpdateMySettings(
+        social_pb2.UpdateMySettingsRequest(chat_enabled=False, challenge_policy=social_pb2.CHALLENGE_POLICY_NOBODY),
+        metadata=leaver.md,
+    )
+    other_events = await Events(other).started()
+    leaver_events = await Events(leaver).started()
+    await other_events.until(lambda: other_events.of("presence"))
+
     await leaver.safety.BlockPlayer(safety_pb2.BlockPlayerRequest(username=other.name), metadata=leaver.md)
     await leaver.safety.MutePlayer(safety_pb2.MutePlayerRequest(username=other.name), metadata=leaver.md)
     await other.safety.BlockPlayer(safety_pb2.BlockPlayerRequest(username=name), metadata=other.md)
@@ -175,6 +193,8 @@ async def test_deletion_leaves_nothing_personal(gw_system: GatewaySystem, seats:
     assert [w["message"] for w in document["warnings"]] == ["be kind"]
     assert [s["kind"] for s in document["sanctions"]] == ["chat mute"]
     assert [r["leaderboard"] for r in document["ratings"]] == ["connect4"]
+    assert [f["username"] for f in document["following"]] == [other.name]
+    assert document["settings"] == {"chat_enabled": False, "challenge_policy": "nobody"}
     needles = [pid.encode(), name.encode(), shown.encode()]
     assert occurrences(gw_system.redis_url, needles), "the scan finds nothing at all"
     assert occurrences(gw_system.redis_url, [shown.encode()]), "the scan does not see the display name"
@@ -185,6 +205,9 @@ async def test_deletion_leaves_nothing_personal(gw_system: GatewaySystem, seats:
     assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "WRONG_PASSWORD")
     await leaver.accounts.DeleteAccount(play_pb2.DeleteAccountRequest(password=PASSWORD), metadata=leaver.md)
 
+    await leaver_events.close()
+    await other_events.close()
+    await asyncio.sleep(0.2)  # the stream's end reaches its gateway's presence (which must write nothing)
     left = occurrences(gw_system.redis_url, needles)
     if left:
         client = sync_client(gw_system.redis_url)
