@@ -90,9 +90,7 @@ function lineItem(client: TafelClient, m: social.ChatMessage, gameId: string | u
   return h(
     "li",
     { class: `chat-line${mine ? " mine" : ""}`, "data-id": m.messageId, "data-author": author?.username ?? "" },
-    h("span", { class: "chat-time" }, clockTime(timestampMs(m.at))),
-    h("span", { class: "chat-author" }, nameLink(author, "someone")),
-    h("span", { class: "chat-text" }, m.text),
+    h("p", { class: "chat-body" }, h("span", { class: "chat-time" }, clockTime(timestampMs(m.at))), " ", h("span", { class: "chat-author" }, nameLink(author, "someone")), " ", h("span", { class: "chat-text" }, m.text)),
     report,
   );
 }
