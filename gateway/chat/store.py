@@ -113,14 +113,12 @@ class ChatStore:
             raise out_of_range("this message id is past the end of the channel; watch from its last")
         first: Any = await self.layer.call("XRANGE", channel.key, "-", "+", "COUNT", 1)
         if parts < message_key(text(first[0][0])):
-            # Before the oldest kept line: lines after it were trimmed, unless none ever was. Redis 7
-            # says what it deleted; 6.2 does not, and then a full channel is taken as trimmed.
+            # Before the oldest kept line: lines after it may have been trimmed, unless none ever
+            # was. Redis 7 counts the entries ever added; 6.2 does not, and a full channel counts.
             info = pairs(await self.layer.call("XINFO", "STREAM", channel.key))
-            deleted = info.get(b"max-deleted-entry-id")
-            if deleted is not None:
-                trimmed = parts < message_key(text(deleted))
-            else:
-                trimmed = int(info.get(b"length", 0)) >= CHAT_KEEP
+            added = info.get(b"entries-added")
+            length = int(info.get(b"length", 0))
+            trimmed = int(added) > length if added is not None else length >= CHAT_KEEP
             if trimmed:
                 raise out_of_range("lines after this id are no longer kept; list what is kept and watch from there")
         return last

@@ -24,9 +24,11 @@ from tafel.play.v1 import (
     tournaments_pb2_grpc,
 )
 
+from gateway.chat.model import Channel
+from gateway.chat.store import ChatStore
 from gateway.standing.model import CHAT_MUTE
 from gateway.standing.store import StandingStore
-from kit.redis.keys import settings_key
+from kit.redis.keys import CHAT_KEEP, settings_key
 from kit.redis.layer import RedisLayer
 from tests.gateway.conftest import GatewaySystem
 from tests.gateway.harness import Client, Seating, failure, new_id, spawn_gateway
@@ -51,7 +53,8 @@ async def say(who: Person | Client, channel: S.ChatChannel, text: str, request_i
         metadata=who.md,
         timeout=10,
     )
-    return response.message
+    message: S.ChatMessage = response.message
+    return message
 
 
 async def listed(who: Person | Client, channel: S.ChatChannel, after: str = "") -> list[str]:
@@ -62,7 +65,7 @@ async def listed(who: Person | Client, channel: S.ChatChannel, after: str = "") 
 
 
 def error_metadata(error: grpc.aio.AioRpcError) -> dict[str, str]:
-    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    status = rpc_status.from_call(error)
     for detail in status.details if status else ():
         if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
             info = error_details_pb2.ErrorInfo()
@@ -73,6 +76,16 @@ def error_metadata(error: grpc.aio.AioRpcError) -> dict[str, str]:
 
 async def refused(call: Any) -> tuple[grpc.StatusCode, str | None]:
     return await failure(call, timeout_s=10)
+
+
+async def first_answer(who: Person | Client, channel: S.ChatChannel, after: str = "") -> None:
+    """A WatchChat call's first answer (to see it refused)."""
+    call = stub(who).WatchChat(S.WatchChatRequest(channel=channel, after_message_id=after), metadata=who.md)
+    try:
+        async for _ in call:
+            return
+    finally:
+        call.cancel()
 
 
 class Watch:
@@ -167,7 +180,7 @@ async def test_channels_access_and_every_refusal(gw_system: GatewaySystem, seats
     checks = [
         (say(carl, players, "psst"), grpc.StatusCode.NOT_FOUND, "CHAT_CHANNEL_NOT_FOUND"),
         (listed(carl, players), grpc.StatusCode.NOT_FOUND, "CHAT_CHANNEL_NOT_FOUND"),
-        (Watch(guest, players).call.read(), grpc.StatusCode.NOT_FOUND, "CHAT_CHANNEL_NOT_FOUND"),
+        (first_answer(guest, players), grpc.StatusCode.NOT_FOUND, "CHAT_CHANNEL_NOT_FOUND"),
         (say(ann, spectators, "hello watchers"), grpc.StatusCode.PERMISSION_DENIED, "CHAT_NOT_ALLOWED"),
         (say(guest, spectators, "hi"), grpc.StatusCode.PERMISSION_DENIED, "CHAT_NEEDS_ACCOUNT"),
         (say(ann, players, " \n\t "), grpc.StatusCode.INVALID_ARGUMENT, "CHAT_EMPTY"),
@@ -182,7 +195,7 @@ async def test_channels_access_and_every_refusal(gw_system: GatewaySystem, seats
         ),
         (listed(ann, players, after="twelve"), grpc.StatusCode.INVALID_ARGUMENT, "BAD_MESSAGE_ID"),
         (
-            Watch(ann, players, after="99999999999999-0").call.read(),
+            first_answer(ann, players, after="99999999999999-0"),
             grpc.StatusCode.OUT_OF_RANGE,
             "MESSAGE_ID_OUT_OF_RANGE",
         ),
@@ -323,6 +336,25 @@ async def test_history_and_resume_across_gateways_after_a_kill_and_a_stop(
     # The whole history once more from the start, oldest first.
     assert await listed(eve, spectators) == sent
 
+    # 500 lines are kept: resuming after a line trimmed away is OUT_OF_RANGE, after a kept one is not.
+    oldest = first.messages[0].message_id
+
+    async def fill(layer: RedisLayer) -> None:
+        store, channel = ChatStore(layer), Channel(SPECTATORS, game_id)
+        line = S.ChatMessage(author=eve.session.player, text="filler")
+        await asyncio.gather(*(store.append(channel, "filler", f"f{n}", line) for n in range(CHAT_KEEP)))
+
+    await with_layer(gw_system.redis_url, fill)
+    assert await refused(first_answer(eve, spectators, after=oldest)) == (
+        grpc.StatusCode.OUT_OF_RANGE,
+        "MESSAGE_ID_OUT_OF_RANGE",
+    )
+    kept = await stub(eve).ListChatMessages(S.ListChatMessagesRequest(channel=spectators), metadata=eve.md)
+    assert kept.more and [m.text for m in kept.messages] == ["filler"] * 100
+    resumed = await Watch(eve, spectators, after=kept.messages[0].message_id).started()
+    await resumed.has(CHAT_KEEP - 1)
+    await resumed.close()
+
 
 async def test_blocks_and_mutes_filter_and_a_report_keeps_the_lines_around(
     gw_system: GatewaySystem, seats: Seating
@@ -399,7 +431,7 @@ async def test_blocks_and_mutes_filter_and_a_report_keeps_the_lines_around(
     )
     assert list(detail.report.chat_context) == lines and detail.report.chat_channel == players
 
-    async def report(who: Person, message_id: str, **extra: Any) -> Any:
+    async def report_line(who: Person, message_id: str, **extra: Any) -> Any:
         return await who.safety.Report(
             safety_pb2.ReportRequest(
                 request_id=new_id(),
@@ -412,9 +444,9 @@ async def test_blocks_and_mutes_filter_and_a_report_keeps_the_lines_around(
             timeout=10,
         )
 
-    assert await refused(report(hal, "1-0", game_id=game_id)) == (grpc.StatusCode.NOT_FOUND, "MESSAGE_NOT_FOUND")
+    assert await refused(report_line(hal, "1-0", game_id=game_id)) == (grpc.StatusCode.NOT_FOUND, "MESSAGE_NOT_FOUND")
     # The reporter must be able to read the channel: a spectator cannot report the players' lines.
-    assert await refused(report(ivy, lines[0].message_id, game_id=game_id)) == (
+    assert await refused(report_line(ivy, lines[0].message_id, game_id=game_id)) == (
         grpc.StatusCode.NOT_FOUND,
         "CHAT_CHANNEL_NOT_FOUND",
     )
