@@ -186,6 +186,7 @@ async def test_a_killed_gateway_turns_its_players_offline(gw_system: GatewaySyst
         assert [p.state for p in presence_of(events, lone)] == [ONLINE, OFFLINE]
         await asyncio.sleep(0.5)
         assert [p.state for p in presence_of(events, both)] == [ONLINE]  # still held by the other
+        assert len(presence_of(events, lone)) == 2  # told once, though every gateway sweeps
         by_name = {f.player.username: f.presence.state for f in await following(watcher)}
         assert by_name == {lone.name: OFFLINE, both.name: ONLINE}
         stopping = asyncio.ensure_future(asyncio.to_thread(other.stop))  # a graceful stop lets go at once
