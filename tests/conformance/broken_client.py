@@ -4,7 +4,8 @@ matching scenario fails them.
     python -m tests.conformance.broken_client new-request-id  <the kit's arguments>
     python -m tests.conformance.broken_client skip-on-resume  <the kit's arguments>
     python -m tests.conformance.broken_client events-from-now <the kit's arguments>
-    python -m tests.conformance.broken_client ignore-offers   <the kit's arguments>"""
+    python -m tests.conformance.broken_client ignore-offers   <the kit's arguments>
+    python -m tests.conformance.broken_client chat-from-start <the kit's arguments>"""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from tafel.client import TafelClient, new_request_id
 from tafel.conformance.reference_client import ReferenceClient, main, parse
 from tafel.errors import from_rpc_error
 from tafel.messages import game_move
-from tafel.play.v1 import challenges_pb2, play_pb2, play_pb2_grpc
+from tafel.play.v1 import challenges_pb2, play_pb2, play_pb2_grpc, social_pb2
 
 
 class NewRequestIdOnRetry(ReferenceClient):
@@ -92,11 +93,37 @@ class IgnoresOffers(ReferenceClient):
         return None
 
 
+class ChatFromTheStart(ReferenceClient):
+    """Reopens a cut chat watch without an after_message_id: the history comes again, and the
+    lines it already printed are printed twice."""
+
+    async def chat_lines(
+        self, channel: social_pb2.ChatChannel, say: str
+    ) -> AsyncGenerator[social_pb2.ChatMessage, None]:
+        said = False
+        while True:
+            call = self.client.chat.WatchChat(
+                social_pb2.WatchChatRequest(channel=channel), metadata=self.client.metadata()
+            )
+            try:
+                async for response in call:
+                    if response.WhichOneof("kind") == "ready" and say and not said:
+                        said = True
+                        await self.client.send_chat(channel, say)
+                    elif response.WhichOneof("kind") == "message":
+                        yield response.message
+                return
+            except grpc.aio.AioRpcError as error:
+                if error.code() is not grpc.StatusCode.UNAVAILABLE:
+                    raise
+
+
 FAULTS: dict[str, type[ReferenceClient]] = {
     "new-request-id": NewRequestIdOnRetry,
     "skip-on-resume": SkipOnResume,
     "events-from-now": EventsFromNow,
     "ignore-offers": IgnoresOffers,
+    "chat-from-start": ChatFromTheStart,
 }
 
 if __name__ == "__main__":

@@ -97,3 +97,10 @@ def test_a_client_that_ignores_offers_fails_the_draw_scenario(client_platform: P
     assert code == 1
     failed = results["draw-offer-answered"]
     assert not failed["passed"] and "did not answer the draw offer" in str(failed["reason"]), text
+
+
+def test_a_client_that_reopens_a_cut_chat_from_the_start_fails_the_chat_scenario(client_platform: Platform) -> None:
+    code, results, text = conformance(client_platform, f"{BROKEN} chat-from-start", "chat-in-a-game")
+    assert code == 1
+    failed = results["chat-in-a-game"]
+    assert not failed["passed"] and "repeated" in str(failed["reason"]), text

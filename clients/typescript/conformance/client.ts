@@ -4,7 +4,8 @@
 //   node dist/conformance/client.js --server HOST:PORT --token TOKEN --game GAME --room CODE [--resign]
 //   node dist/conformance/client.js --server HOST:PORT --token TOKEN --game GAME --watch GAME_ID
 //   node dist/conformance/client.js --server HOST:PORT --token TOKEN --game GAME --events [--count N]
-//        [--decline REASON] [--draw accept|decline] [--rematch]
+//        [--decline REASON] [--draw accept|decline] [--rematch] [--follow NAME]
+//   node dist/conformance/client.js --server HOST:PORT --token TOKEN --game GAME --chat GAME_ID [--say TEXT] [--count N]
 //
 // --room: join, play the seat the room gives to the end with legal moves, exit 0 (--resign: resign
 // at the first turn). --watch: print every event as a JSON line {"event_id": ...} from the first to
@@ -14,13 +15,18 @@
 // e.g. too_slow: decline it so), play every game that starts for it, answer a draw offer as --draw
 // says (default decline), decline takebacks, accept a rematch only with --rematch (and then offer
 // one after each game but the last); exit 0 once N games (--count, default 1) have ended, or with
-// --decline once its stream has shown N challenges declined. What makes it
+// --decline once its stream has shown N challenges declined. --follow NAME: follow that player once
+// the stream is live; a presence event's line also has "username", "state" (online, playing,
+// offline) and "game_id"; exit 0 once N presence changes of theirs are printed. --chat: watch the
+// game's players' channel, printing each line as {"message_id", "author", "text"}, resuming after a
+// cut from the last id printed; once live, say TEXT (--say); exit 0 once N lines by others are
+// printed. What makes it
 // pass is the SDK: one request id per move for every attempt, refusals answered by reading the game
 // again, waiting on the watch stream (not polling), watches resuming from the last id printed.
 
 import { parseArgs } from "node:util";
 import { create } from "@bufbuild/protobuf";
-import { AlreadyExists, challenges, IllegalMove, play, TafelClient, Unavailable, VersionConflict } from "../src/index.js";
+import { AlreadyExists, challenges, IllegalMove, play, presenceOf, social, TafelClient, Unavailable, VersionConflict } from "../src/index.js";
 import { createNativeTransport } from "../src/node.js";
 import { strategyFor } from "./strategies.js";
 
@@ -80,6 +86,38 @@ interface EventOptions {
   decline: string;
   draw: "accept" | "decline";
   rematch: boolean;
+  follow: string;
+}
+
+const STATES: Partial<Record<social.PresenceState, string>> = {
+  [social.PresenceState.ONLINE]: "online",
+  [social.PresenceState.PLAYING]: "playing",
+  [social.PresenceState.OFFLINE]: "offline",
+};
+
+/** --chat: the game's players' channel, printed line by line (see the top of this file). */
+async function chat(client: TafelClient, gameId: string, say: string, count: number): Promise<number> {
+  const me = (await client.me()).playerId;
+  const channel = { kind: "players", id: gameId } as const;
+  let live = (): void => undefined;
+  const ready = new Promise<void>((resolve) => (live = resolve));
+  const stop = new AbortController();
+  let heard = 0;
+  const reading = (async (): Promise<number> => {
+    for await (const message of client.watchChat(channel, { signal: stop.signal, onReady: () => live() })) {
+      process.stdout.write(`${JSON.stringify({ message_id: message.messageId, author: message.author?.username ?? "", text: message.text })}\n`);
+      if (message.author?.playerId !== me && ++heard >= count) return 0;
+    }
+    return 1;
+  })();
+  try {
+    await Promise.race([ready, reading]);
+    if (say) await client.sendChat(channel, say);
+    return await reading;
+  } finally {
+    stop.abort();
+    reading.catch(() => undefined);
+  }
 }
 
 /** --events: a player that lives on its account's event stream (see the top of this file). */
@@ -89,6 +127,7 @@ async function follow(client: TafelClient, game: string, options: EventOptions):
   if (options.decline && reason === undefined) throw new Error(`no decline reason ${options.decline}`);
   let played = 0;
   let declined = 0;
+  let presences = 0;
   let finished = (): void => undefined;
   const done = new Promise<void>((resolve) => (finished = resolve));
   const stop = new AbortController();
@@ -133,15 +172,30 @@ async function follow(client: TafelClient, game: string, options: EventOptions):
       await client.answerOffer(offer.gameId, offer.kind, accept).then(() => undefined, moot);
     }
   };
-  const KIND: Record<string, string> = { challenge: "challenge", gameStarted: "game_started", offer: "offer" };
+  const KIND: Record<string, string> = { challenge: "challenge", gameStarted: "game_started", offer: "offer", presence: "presence" };
+  // With --follow, the player is followed once the stream is live: no change of theirs is missed.
+  let live = (): void => undefined;
+  const ready = new Promise<void>((resolve) => (live = resolve));
   const reading = (async (): Promise<number> => {
-    for await (const event of client.watchMyEvents({ signal: stop.signal })) {
-      process.stdout.write(`${JSON.stringify({ event_id: event.eventId, kind: KIND[event.kind.case ?? ""] ?? null })}\n`);
+    for await (const event of client.watchMyEvents({ signal: stop.signal, onReady: () => live() })) {
+      const changed = presenceOf(event);
+      const line: Record<string, string | null> = { event_id: event.eventId, kind: KIND[event.kind.case ?? ""] ?? null };
+      if (changed !== undefined) {
+        line.username = changed.player?.username ?? "";
+        line.state = STATES[changed.presence?.state ?? social.PresenceState.UNSPECIFIED] ?? "unknown";
+        line.game_id = changed.presence?.gameId ?? "";
+      }
+      process.stdout.write(`${JSON.stringify(line)}\n`);
+      if (changed !== undefined && changed.player?.username === options.follow && ++presences >= options.count) finished();
       await serially(() => onEvent(event));
     }
     return 1;
   })();
   try {
+    if (options.follow) {
+      await Promise.race([ready, reading]);
+      await client.follow(options.follow);
+    }
     const code = await Promise.race([reading, done.then(() => 0)]);
     await answering;
     return code;
@@ -165,12 +219,16 @@ async function main(): Promise<number> {
       decline: { type: "string", default: "" },
       draw: { type: "string", default: "decline" },
       rematch: { type: "boolean", default: false },
+      follow: { type: "string", default: "" },
+      chat: { type: "string" },
+      say: { type: "string", default: "" },
     },
   });
-  if (!values.server || !values.token || !values.game || !(values.room || values.watch || values.events) || !["accept", "decline"].includes(values.draw ?? "")) {
+  if (!values.server || !values.token || !values.game || !(values.room || values.watch || values.events || values.chat) || !["accept", "decline"].includes(values.draw ?? "")) {
     process.stderr.write(
       "usage: client.js --server HOST:PORT --token TOKEN --game GAME (--room CODE [--resign] | --watch GAME_ID |\n" +
-        "       --events [--count N] [--decline REASON] [--draw accept|decline] [--rematch])\n",
+        "       --events [--count N] [--decline REASON] [--draw accept|decline] [--rematch] [--follow NAME] |\n" +
+        "       --chat GAME_ID [--say TEXT] [--count N])\n",
     );
     return 64;
   }
@@ -178,9 +236,10 @@ async function main(): Promise<number> {
   client.session = create(play.SessionSchema, { token: values.token });
   try {
     if (values.events) {
-      const options = { count: Number(values.count), decline: values.decline ?? "", draw: values.draw as "accept" | "decline", rematch: values.rematch ?? false };
+      const options = { count: Number(values.count), decline: values.decline ?? "", draw: values.draw as "accept" | "decline", rematch: values.rematch ?? false, follow: values.follow ?? "" };
       return await follow(client, values.game, options);
     }
+    if (values.chat) return await chat(client, values.chat, values.say ?? "", Number(values.count));
     return values.watch ? await watch(client, values.watch) : await playRoom(client, values.game, values.room ?? "", values.resign ?? false);
   } catch (error) {
     if (error instanceof Unavailable) {

@@ -4,7 +4,8 @@ interface the kit launches (docs/clients.md, "The conformance kit"):
     CLIENT --server HOST:PORT --token TOKEN --game GAME --room CODE [--resign]
     CLIENT --server HOST:PORT --token TOKEN --game GAME --watch GAME_ID
     CLIENT --server HOST:PORT --token TOKEN --game GAME --events [--count N] [--decline REASON]
-           [--draw accept|decline] [--rematch]
+           [--draw accept|decline] [--rematch] [--follow NAME]
+    CLIENT --server HOST:PORT --token TOKEN --game GAME --chat GAME_ID [--say TEXT] [--count N]
 
 --room: join the room, play the seat it gives to the end of the game with legal moves (a
 level-1 bot chooses), exit 0. --resign: resign at the first turn instead. --watch: print every
@@ -17,7 +18,14 @@ after a cut connection with nothing lost and nothing twice, then exit 0.
 draw offer as --draw says (default: decline), a takeback: decline; a rematch offer: accept with
 --rematch, else decline. With --rematch, offer a rematch when a game ends (unless it was the
 last). Exit 0 once N games (--count, default 1) have ended, or with --decline once the stream has
-shown N challenges declined.
+shown N challenges declined. --follow NAME: follow that player once the stream is live; a
+presence event prints also "username", "state" ("online", "playing", "offline") and "game_id";
+exit 0 once N presence changes of theirs have been printed.
+
+--chat: watch the players' channel of the game (history, then live lines), printing each line as a
+JSON line {"message_id": ..., "author": ..., "text": ...}, resuming after a cut from the last id
+printed; once the watch is live say TEXT there (--say; one request id, resent as is). Exit 0 once
+N lines (--count) by others have been printed.
 
 What makes it pass: every move carries a request id and a retry after UNAVAILABLE resends the
 same request (the SDK's unary calls do); a refusal (ABORTED: the game moved on; FAILED_PRECONDITION:
@@ -36,13 +44,20 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
+from tafel import chat
 from tafel.autoplay import play_game
 from tafel.botplay import strategy_for
 from tafel.client import TafelClient
 from tafel.errors import AlreadyExists, IllegalMove, TafelError, Unavailable, VersionConflict
-from tafel.play.v1 import challenges_pb2, play_pb2
+from tafel.events import presence_of
+from tafel.play.v1 import challenges_pb2, play_pb2, social_pb2
 
 PENDING = challenges_pb2.CHALLENGE_STATUS_PENDING
+STATES = {
+    social_pb2.PRESENCE_STATE_ONLINE: "online",
+    social_pb2.PRESENCE_STATE_PLAYING: "playing",
+    social_pb2.PRESENCE_STATE_OFFLINE: "offline",
+}
 
 
 @dataclass
@@ -51,6 +66,7 @@ class EventOptions:
     decline: str = ""
     draw: str = "decline"
     rematch: bool = False
+    follow: str = ""
 
 
 class ReferenceClient:
@@ -113,8 +129,11 @@ class ReferenceClient:
     # -- the account's event stream (--events) ------------------------------------------------------
 
     async def account_events(self) -> AsyncGenerator[challenges_pb2.AccountEvent, None]:
-        """The account's events from now, resumed by the SDK after a cut from the last one seen."""
+        """The account's events from now, resumed by the SDK after a cut from the last one seen;
+        with --follow, the player is followed once the stream is live (no change is missed)."""
         async with self.client.event_stream() as events:
+            if self.options.follow:
+                await self.client.follow(self.options.follow)
             async for event in events:
                 yield event
 
@@ -123,6 +142,7 @@ class ReferenceClient:
         self.options = options
         self.played = 0
         self.declined = 0
+        self.presences = 0
         self.done = asyncio.Event()
         self.games: set[asyncio.Task[None]] = set()
         # Held while answering: a draw accepted ends the game, whose end may be seen (and the
@@ -145,8 +165,18 @@ class ReferenceClient:
     async def read_events(self) -> None:
         async with aclosing(self.account_events()) as events:
             async for event in events:
-                print(json.dumps({"event_id": event.event_id, "kind": event.WhichOneof("kind")}), flush=True)
                 kind = event.WhichOneof("kind")
+                line: dict[str, str | None] = {"event_id": event.event_id, "kind": kind}
+                changed = presence_of(event)
+                if changed is not None:
+                    line["username"] = changed.player.username
+                    line["state"] = STATES.get(changed.presence.state, "unknown")
+                    line["game_id"] = changed.presence.game_id
+                print(json.dumps(line), flush=True)
+                if changed is not None and changed.player.username == self.options.follow:
+                    self.presences += 1
+                    if self.presences >= self.options.count:
+                        self.done.set()
                 async with self.answering:
                     await self.on_event(kind, event)
 
@@ -201,6 +231,37 @@ class ReferenceClient:
             except TafelError as error:
                 print(f"no rematch: {error}", file=sys.stderr)
 
+    # -- a game's chat (--chat) ---------------------------------------------------------------------
+
+    async def chat_lines(
+        self, channel: social_pb2.ChatChannel, say: str
+    ) -> AsyncGenerator[social_pb2.ChatMessage, None]:
+        """The channel's lines (history, then live), resumed by the SDK after a cut from the last
+        one seen; `say` is said once the watch is live."""
+        async with self.client.chat_stream(channel) as lines:
+            if say:
+                await self.client.send_chat(channel, say)
+            async for message in lines:
+                yield message
+
+    async def chat(self, game_id: str, say: str, count: int) -> int:
+        channel = chat.channel("players", game_id)
+        heard = 0
+        me = (await self.client.me()).player_id
+        async with aclosing(self.chat_lines(channel, say)) as lines:
+            async for message in lines:
+                print(
+                    json.dumps(
+                        {"message_id": message.message_id, "author": message.author.username, "text": message.text}
+                    ),
+                    flush=True,
+                )
+                if message.author.player_id != me:
+                    heard += 1
+                    if heard >= count:
+                        return 0
+        return 1
+
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -211,11 +272,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     mode.add_argument("--room", help="join this room and play its game")
     mode.add_argument("--watch", help="print this game's events, resuming after cuts")
     mode.add_argument("--events", action="store_true", help="follow the account's event stream (challenges, offers)")
+    mode.add_argument("--chat", metavar="GAME_ID", help="watch the game's players' chat, resuming after cuts")
     parser.add_argument("--resign", action="store_true", help="resign at the first turn")
     parser.add_argument("--count", type=int, default=1, help="--events: games to play (or challenges to decline)")
     parser.add_argument("--decline", default="", metavar="REASON", help="--events: decline challenges with REASON")
     parser.add_argument("--draw", choices=("accept", "decline"), default="decline", help="--events: draw offers")
     parser.add_argument("--rematch", action="store_true", help="--events: offer and accept rematches")
+    parser.add_argument("--follow", default="", metavar="NAME", help="--events: follow NAME, print their presence")
+    parser.add_argument("--say", default="", metavar="TEXT", help="--chat: say TEXT once the watch is live")
     return parser.parse_args(argv)
 
 
@@ -227,7 +291,10 @@ async def run(args: argparse.Namespace, kind: type[ReferenceClient] = ReferenceC
             if args.watch:
                 return await player.watch(args.watch)
             if args.events:
-                return await player.follow(EventOptions(args.count, args.decline, args.draw, args.rematch))
+                options = EventOptions(args.count, args.decline, args.draw, args.rematch, args.follow)
+                return await player.follow(options)
+            if args.chat:
+                return await player.chat(args.chat, args.say, args.count)
             return await player.play(args.room, args.resign)
         except Unavailable as error:
             print(f"gave up: {error}", file=sys.stderr)

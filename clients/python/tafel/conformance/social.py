@@ -2,8 +2,10 @@
 rematch, a draw offer answered, and the account's event stream resumed after a cut. The client
 runs with --events (docs/clients.md): it follows its account's event stream and answers what comes.
 The runner is a registered account (a challenge names a player by username) that challenges the
-client, plays the other seat with a level-1 bot and makes or answers the offers. Registered in
-SCENARIOS by catalog.py."""
+client, plays the other seat with a level-1 bot and makes or answers the offers. And of knowing
+each other (issue 37): a line each way in a game's chat, the client's watch cut and resumed after
+the last line it printed (--chat), and the presence of a player the client follows, on its event
+stream (--events --follow). Registered in SCENARIOS by catalog.py."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from typing import Any
 
 import grpc
 
+from tafel import chat
 from tafel.autoplay import play_game
 from tafel.botplay import strategy_for
 from tafel.client import TafelClient
@@ -125,8 +128,17 @@ async def meeting(settings: Settings, traffic: Traffic, *client_args: str) -> As
         await account.close()
 
 
-async def live(traffic: Traffic, launched: Launched, timeout_s: float) -> None:
-    opened = asyncio.ensure_future(traffic.events_live.wait())
+async def live(
+    traffic: Traffic,
+    launched: Launched,
+    timeout_s: float,
+    ready: asyncio.Event | None = None,
+    what: str = "opening its event stream",
+    method: str = "EventService.WatchMyEvents",
+) -> None:
+    """Until `ready` (default: the client's event stream is live); Failed when the client exits
+    first or it does not happen in time."""
+    opened = asyncio.ensure_future((ready or traffic.events_live).wait())
     exited = asyncio.ensure_future(launched.process.wait())
     try:
         done, _ = await asyncio.wait((opened, exited), timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
@@ -135,8 +147,8 @@ async def live(traffic: Traffic, launched: Launched, timeout_s: float) -> None:
         if exited in done:
             assert launched.process.stderr is not None
             said = (await launched.process.stderr.read()).decode().strip()[-400:]
-            raise Failed(f"the client exited with {exited.result()} before opening its event stream: {said}")
-        raise Failed(f"the client did not open its event stream (EventService.WatchMyEvents) within {timeout_s:.0f} s")
+            raise Failed(f"the client exited with {exited.result()} before {what}: {said}")
+        raise Failed(f"the client did not get to {what} ({method}) within {timeout_s:.0f} s")
     finally:
         opened.cancel()
         exited.cancel()
@@ -283,10 +295,137 @@ async def account_events_after(met: Meeting, after: str) -> list[str]:
     return ids
 
 
+CLIENT_LINE = "hello from the client"
+
+
+class CuttingTheChat(Traffic):
+    """The client's chat watch is cut (UNAVAILABLE) at its third line, which is not delivered."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cut = False
+
+    def on_chat_message(self) -> Cut | None:
+        if self.chat_messages == 3 and not self.cut:
+            self.cut = True
+            self.chat_messages -= 1
+            return Cut(refusal_status(grpc.StatusCode.UNAVAILABLE, "UNAVAILABLE", "cut by the conformance runner"))
+        return None
+
+
+def printed_lines(launched: Launched) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in launched.stdout if line.startswith("{")]
+
+
+async def chat_in_a_game(settings: Settings) -> dict[str, Any]:
+    """--chat GAME_ID --say TEXT --count 3: the runner and the client play a game (nobody moves);
+    the runner's line is history when the client opens the players' channel, the client says its
+    line, the runner answers with two more; the client's watch is cut at its third line."""
+    traffic = CuttingTheChat()
+    runner, account = await registered(settings), await registered(settings)
+    proxy = await Proxy(settings.gateway, traffic).start()
+    traffic.proxy = proxy
+    launched: Launched | None = None
+    assert account.session is not None
+    try:
+        made = await runner.create_challenge("connect4", username=account.player.username, per_move_s=300)
+        game_id = (await account.accept_challenge(made.challenge_id)).game_id
+        players = chat.channel("players", game_id)
+        first = await runner.send_chat(players, "hello from the kit")
+        async with runner.chat_stream(players, first.message_id) as lines:
+            launched = await launch(
+                settings, proxy, account.session.token, account.player.player_id, "connect4",
+                "--chat", game_id, "--say", CLIENT_LINE, "--count", "3",
+            )  # fmt: skip
+            await live(
+                traffic, launched, settings.timeout_s, traffic.chat_live, "its chat watch (ChatService.WatchChat)"
+            )
+            try:
+                theirs = await lines.next_message(ANSWER_S)
+            except TimeoutError:
+                raise Failed(f"the client said nothing in the game's chat within {ANSWER_S:.0f} s") from None
+            if theirs.author.player_id != account.player.player_id or theirs.text != CLIENT_LINE:
+                raise Failed(f"the line after the runner's is {theirs.text!r}, not the client's {CLIENT_LINE!r}")
+            for text in ("second line from the kit", "third line from the kit"):
+                await runner.send_chat(players, text)
+            code = await finish(launched, settings.timeout_s)
+        kept = [m.message_id for m in (await runner.list_chat(players)).messages]
+        seen = [str(line.get("message_id", "")) for line in printed_lines(launched)]
+        if not traffic.cut:
+            raise Failed("the runner could not cut the chat watch (fewer than three lines reached it)")
+        missing = [m for m in kept if m not in seen]
+        repeated = sorted({m for m in seen if seen.count(m) > 1})
+        if missing or repeated:
+            raise Failed(f"after the cut the client lost lines {missing[:5]} and repeated {repeated[:5]}")
+        if seen != kept:
+            raise Failed("the client printed the lines out of order (or lines not in the channel)")
+        if code != 0:
+            raise Failed(f"the client exited with {code} after the third line: {launched.stderr.strip()[-300:]}")
+        return {"lines": len(seen), "resumed_from": traffic.chat_watches[1:]}
+    finally:
+        if launched is not None and launched.process.returncode is None:
+            launched.process.kill()
+            await launched.process.wait()
+        await proxy.stop()
+        for client in (runner, account):
+            await client.close()
+
+
+async def presence_of_a_followed_player(settings: Settings) -> dict[str, Any]:
+    """--events --follow NAME --count 3: once the client follows the runner's player (who has no
+    stream open yet), that player connects, sits down to a game and resigns it: online, playing,
+    online on the client's event stream."""
+    traffic = Traffic()
+    followed, opponent, account = await registered(settings), await registered(settings), await registered(settings)
+    proxy = await Proxy(settings.gateway, traffic).start()
+    traffic.proxy = proxy
+    launched: Launched | None = None
+    name = followed.player.username
+    assert account.session is not None
+    try:
+        launched = await launch(
+            settings, proxy, account.session.token, account.player.player_id, "connect4",
+            "--events", "--follow", name, "--count", "3",
+        )  # fmt: skip
+        await live(traffic, launched, settings.timeout_s)
+        await live(traffic, launched, ANSWER_S, traffic.followed, f"following {name}", "FriendService.Follow")
+        async with followed.event_stream():
+            made = await opponent.create_challenge("connect4", username=name, per_move_s=300)
+            game_id = (await followed.accept_challenge(made.challenge_id)).game_id
+            await followed.wait_for_game(game_id)
+            await followed.resign(game_id)
+            code = await finish(launched, settings.timeout_s)
+        told = [
+            line for line in printed_lines(launched) if line.get("kind") == "presence" and line.get("username") == name
+        ]
+        states = [str(line.get("state")) for line in told]
+        if states != ["online", "playing", "online"]:
+            raise Failed(f"the client printed {name}'s presence as {states}, not ['online', 'playing', 'online']")
+        if told[1].get("game_id") != game_id:
+            raise Failed(f"'playing' names the game {told[1].get('game_id')!r}, not {game_id!r}")
+        if traffic.calls["ListFollowing"] > POLLS:
+            raise Failed(
+                f"the client called ListFollowing {traffic.calls['ListFollowing']} times: "
+                "follow the event stream instead of polling"
+            )
+        if code != 0:
+            raise Failed(f"the client exited with {code}: {launched.stderr.strip()[-300:]}")
+        return {"presence": states, "game_id": game_id}
+    finally:
+        if launched is not None and launched.process.returncode is None:
+            launched.process.kill()
+            await launched.process.wait()
+        await proxy.stop()
+        for client in (followed, opponent, account):
+            await client.close()
+
+
 SOCIAL: dict[str, Callable[[Settings], Awaitable[dict[str, Any]]]] = {
     "challenge-accepted": challenge_accepted,
     "challenge-declined": challenge_declined,
     "rematch": rematch,
     "draw-offer-answered": draw_offer_answered,
     "resume-events": resume_the_event_stream,
+    "chat-in-a-game": chat_in_a_game,
+    "presence-followed": presence_of_a_followed_player,
 }

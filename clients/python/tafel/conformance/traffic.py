@@ -1,6 +1,7 @@
 """What the kit reads out of the client's traffic: its moves and resignations (unary or on the
 Play stream), the refusals it was sent, the events delivered to it, its account event stream
-(each opening's resume point, the events it was sent) and how often it called each method."""
+(each opening's resume point, the events it was sent), its chat watches (each opening's resume
+point, the lines sent down them), whether it followed someone, and how often it called each method."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ import grpc
 from google.rpc import error_details_pb2, status_pb2
 
 from tafel.conformance.proxy import Cut, Policy, Proxy, Reply
-from tafel.play.v1 import challenges_pb2, play_pb2
+from tafel.play.v1 import challenges_pb2, play_pb2, social_pb2
 
 SUBMIT = "/tafel.play.v1.GameService/SubmitMove"
 RESIGN = "/tafel.play.v1.GameService/Resign"
 WATCH = "/tafel.play.v1.GameService/WatchGame"
 PLAY = "/tafel.play.v1.GameService/Play"
 EVENTS = "/tafel.play.v1.EventService/WatchMyEvents"
+CHAT = "/tafel.play.v1.ChatService/WatchChat"
+FOLLOW = "/tafel.play.v1.FriendService/Follow"
 
 
 def refusal_status(code: grpc.StatusCode, reason: str, message: str) -> status_pb2.Status:
@@ -59,11 +62,17 @@ class Traffic(Policy):
     event_watches: list[str] = field(default_factory=list)  # after_event_id of each WatchMyEvents
     account_events: int = 0  # AccountEvents sent down the client's event streams
     events_live: asyncio.Event = field(default_factory=asyncio.Event)  # an event stream said ready
+    chat_watches: list[str] = field(default_factory=list)  # after_message_id of each WatchChat
+    chat_messages: int = 0  # ChatMessages sent down the client's chat watches
+    chat_live: asyncio.Event = field(default_factory=asyncio.Event)  # a chat watch said ready
+    followed: asyncio.Event = field(default_factory=asyncio.Event)  # a Follow was answered
 
     def request(self, method: str, raw: bytes) -> Cut | Reply | None:
         self.calls[method.rsplit("/", 1)[-1]] += 1
         if method == EVENTS:
             self.event_watches.append(challenges_pb2.WatchMyEventsRequest.FromString(raw).after_event_id)
+        elif method == CHAT:
+            self.chat_watches.append(social_pb2.WatchChatRequest.FromString(raw).after_message_id)
         if method == SUBMIT:
             move = play_pb2.SubmitMoveRequest.FromString(raw)
             self.moves.append(move)
@@ -92,6 +101,15 @@ class Traffic(Policy):
                 return None
             self.account_events += 1
             return self.on_account_event()
+        if method == CHAT:
+            if social_pb2.WatchChatResponse.FromString(raw).WhichOneof("kind") == "ready":
+                self.chat_live.set()
+                return None
+            self.chat_messages += 1
+            return self.on_chat_message()
+        if method == FOLLOW:
+            self.followed.set()
+            return None
         if method == WATCH:
             self.events_delivered += 1
             return self.on_event()
@@ -127,6 +145,9 @@ class Traffic(Policy):
         return None
 
     def on_account_event(self) -> Cut | None:
+        return None
+
+    def on_chat_message(self) -> Cut | None:
         return None
 
     def illegal(self) -> list[tuple[str, str]]:
