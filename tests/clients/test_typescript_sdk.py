@@ -1,7 +1,8 @@
 """The TypeScript SDK (clients/typescript) under Node's test runner, against a real platform on
 loopback: whole games of all three games, a watch and a search resuming after a dropped connection,
 typed refusals and retries, block / mute / report and an account's life (issue 35), the account's
-event stream resumed after a cut, challenges, offers and a rematch (issue 36), over native
+event stream resumed after a cut, challenges, offers and a rematch (issue 36), a game's chat
+resumed after a cut and a followed player's presence, profile and settings (issue 37), over native
 gRPC, Connect and gRPC-Web (the web edge); the Play stream over native gRPC, reopening after a cut
 connection. Then against a platform with TLS (a private CA: native gRPC and the HTTPS edge, a
 refused certificate), and against two gateways one of which is stopped gracefully mid-game (the
@@ -64,7 +65,14 @@ def test_typescript_sdk_under_node(platform: Platform) -> None:
     output, counts, passed = _node_tests("test", env)
     # Every suite ran and passed on every transport (a suite's line is "ok N - <what> over <how>").
     for transport in ("native gRPC", "Connect", "gRPC-Web"):
-        for suite in ("whole games", "refusals", "watching", "safety and account life", "challenges and offers"):
+        for suite in (
+            "whole games",
+            "refusals",
+            "watching",
+            "safety and account life",
+            "challenges and offers",
+            "chat and following",
+        ):
             assert f"{suite} over {transport}" in passed, output
     assert "play stream over native gRPC" in passed, output  # Play is native gRPC only
     # The documented bot (examples/challenge-bot.ts) in its own process, challenged by a player.
