@@ -183,7 +183,8 @@ class Records:
         rows, more = await zpage_newest(self.layer, records_index_key(player_id, game), size, after)
         records: list[play_pb2.GameRecord] = []
         if rows:
-            stored: Any = await self.layer.call("MGET", *[record_key(member) for member, _ in rows])
+            # One GET each in one round trip: every record is in its own slot on a cluster.
+            stored: Any = await self.layer.many([("GET", record_key(member)) for member, _ in rows])
             records = [play_pb2.GameRecord.FromString(data) for data in stored if data is not None]
             records = [record for record in records if viewer is None or visible_to(record, viewer)]
         token = PageCursor("records", rows[-1][1], rows[-1][0]).encode() if more and rows else ""

@@ -250,7 +250,8 @@ class AccountLife:
         records: list[Any] = []
         for start in range(0, len(game_ids), 500):
             chunk = game_ids[start : start + 500]
-            raw: Any = await self.redis.call("MGET", *[record_key(text(g)) for g in chunk])
+            # One GET each in one round trip: every record is in its own slot on a cluster.
+            raw: Any = await self.redis.many([("GET", record_key(text(g))) for g in chunk])
             records.extend(_json(play_pb2.GameRecord.FromString(r)) for r in raw if r is not None)
         blocked, muted = await self.store.blocked_and_muted(pid)
         made: Any = await self.redis.call("ZRANGE", player_key(pid, "reports-made"), 0, -1)

@@ -36,3 +36,17 @@ async def test_a_game_ended_behind_the_gateways_back_gets_its_record_on_request(
     assert again == first  # written once
     listed = await a.games.ListGameRecords(play_pb2.ListGameRecordsRequest(player_id=a.player.player_id), metadata=a.md)
     assert game_id in [r.game_id for r in listed.records]
+
+
+async def test_a_players_records_list_across_slots(gw_system: GatewaySystem, seats: Seating, clients: list[Client]) -> None:
+    """Records live one per slot on a cluster ({g:<id>}): a page of several must still be read."""
+    a, b, _ = clients
+    ended = []
+    for _ in range(3):
+        game_id = await seats.start([a.player, b.player])
+        await a.games.Resign(play_pb2.ResignRequest(game_id=game_id, request_id=new_id()), metadata=a.md)
+        ended.append(game_id)
+    for game_id in ended:  # the records are written by the game's end (or the first read)
+        await b.games.GetGameRecord(play_pb2.GetGameRecordRequest(game_id=game_id), metadata=b.md)
+    listed = await a.games.ListGameRecords(play_pb2.ListGameRecordsRequest(player_id=a.player.player_id), metadata=a.md)
+    assert set(ended) <= {r.game_id for r in listed.records}
