@@ -27,6 +27,7 @@ from kit.redis.keys import (
     CHAT_KEEP,
     chat_rate_key,
     chat_request_key,
+    chat_written_key,
     player_key,
     request_digest,
     room_keys,
@@ -57,10 +58,11 @@ class ChatStore:
 
     async def remembered(self, channel: Channel, player_id: str, request_id: str) -> social_pb2.ChatMessage | None:
         """The message a request id made already, if it did."""
-        raw = pairs(await self.layer.call("HGETALL", chat_request_key(channel.key, player_id, request_id)))
-        if b"i" not in raw:
+        entry_id = await self.layer.call("HGET", chat_request_key(channel.key, player_id, request_id), "i")
+        if entry_id is None:
             return None
-        return decode(channel, raw[b"i"], raw.get(b"m", b""))
+        entries: Any = await self.layer.call("XRANGE", channel.key, entry_id, entry_id)
+        return decode(channel, entry_id, line_of(entries[0][1]) if entries else b"")
 
     async def wait_ms(self, player_id: str, request_id: str) -> int:
         """0 when the player may send a line now (and it is counted), else how long to wait."""
@@ -77,6 +79,11 @@ class ChatStore:
     ) -> social_pb2.ChatMessage:
         line = social_pb2.ChatMessage(author=message.author, text=message.text).SerializeToString()
         keep = self.keep_game_ms if channel.is_game else 0
+        # Remembered before the line is written: an erasure finds every line it must rewrite.
+        written = chat_written_key(player_id)
+        await self.layer.many(
+            [("SADD", written, channel.key)] + ([("PEXPIRE", written, self.keep_game_ms)] if self.keep_game_ms else [])
+        )
         reply = await self.layer.run(
             script("chat/send"),
             [channel.key, chat_request_key(channel.key, player_id, request_id), _owner_key(channel)],

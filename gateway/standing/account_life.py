@@ -44,6 +44,7 @@ from kit.redis.keys import (
     STAFF_ROLES,
     account_key,
     challenge_key,
+    chat_written_key,
     failures_key,
     known_sources_key,
     meta_key,
@@ -73,6 +74,8 @@ PLAYER_PARTS = (
     "reports-made",
     "reports-about",
     "presence",
+    "chat-written",
+    "chat-rate",
 )
 EXPORT_GAMES = 10_000  # the most finished games an export lists
 
@@ -170,6 +173,24 @@ class AccountLife:
             ]
         await self.redis.many(commands)
 
+    async def _replace_in_chat(self, player_id: str, new: play_pb2.Player, *, erase: bool = False) -> None:
+        """The lines the player wrote, in every channel still kept. An erased author's lines keep
+        their place (the others' answers still read in order) but lose their words too."""
+
+        def forget(line: Any) -> None:
+            line.text = ""
+
+        for channel_key in await self.redis.call("SMEMBERS", chat_written_key(player_id)):
+            await replace_player_in_stream(
+                self.redis,
+                text(channel_key),
+                social_pb2.ChatMessage,
+                player_id,
+                new,
+                field=b"m",
+                also=forget if erase else None,
+            )
+
     async def _replace_in_reports(self, player_id: str, new: play_pb2.Player) -> None:
         made, about = await self.redis.many(
             [
@@ -220,6 +241,7 @@ class AccountLife:
         await self.auth.revocations.revoke_player(row.player_id, int(time.time() * 1000) + 1)
         await self._replace_in_games(row.player_id, renamed)
         await self._replace_in_reports(row.player_id, renamed)
+        await self._replace_in_chat(row.player_id, renamed)
         await self._renamed_in_lists(row.player_id, new_username)
         await self.book.rename(row.player_id, new_username)
         if self.people is not None:
@@ -332,6 +354,7 @@ class AccountLife:
         await self._replace_in_games(pid, placeholder)
         await self._replace_in_reports(pid, placeholder)
         await self._replace_in_social(pid, placeholder)
+        await self._replace_in_chat(pid, placeholder, erase=True)
         await self.tournaments.replace_player(pid, placeholder.player_id, placeholder.username)
         await self.book.erase(pid)
         if self.people is not None:

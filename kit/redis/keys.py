@@ -444,9 +444,9 @@ def offers_log_key(game_id: str) -> str:
 # in the slot of what it belongs to, so it lives as long: a game's beside its record ({g:<id>},
 # expiring with the record's TTL), a room's beside the room ({room:<code>}, the room's expiry), a
 # tournament's under {tour} (kept as the tournament is). Beside each: its wake-up channel (pub/sub,
-# sharded on a Redis 7 cluster: the entry's id) and the request ids it answered (hash i: id, m:
-# the line; a day). Per player under {p:<id>}: the rate window, and a wake-up channel published
-# by gateway/standing when the player's block or mute list changes (chat watches re-read it).
+# sharded on a Redis 7 cluster: the entry's id) and the request ids it answered (hash i: the
+# line's id; a day). Per player under {p:<id>}: the rate window, the channels written in, and a
+# wake-up channel published by gateway/standing when the player's block or mute list changes (chat watches re-read it).
 
 CHAT_KEEP = 500
 
@@ -469,13 +469,20 @@ def chat_wake_channel(lines_key: str) -> str:
 
 
 def chat_request_key(lines_key: str, player_id: str, request_id: str) -> str:
-    """hash: i the message id a SendChatMessage request made, m its line (a day, for retries)."""
+    """hash: i the message id a SendChatMessage request made (a day, for retries; the line is read
+    back from the channel, so no name is kept here)."""
     return f"{lines_key}:req:{request_digest(player_id, request_id)}"
 
 
 def chat_rate_key(player_id: str) -> str:
     """zset: the player's chat lines of the last window (member: a request digest, score: ms)."""
     return player_key(player_id, "chat-rate")
+
+
+def chat_written_key(player_id: str) -> str:
+    """set: the chat streams the player wrote in (kept as long as a game's record): an erased or
+    renamed account's name is replaced in exactly those lines."""
+    return player_key(player_id, "chat-written")
 
 
 def avoid_channel(player_id: str) -> str:

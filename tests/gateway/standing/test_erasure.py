@@ -146,6 +146,21 @@ async def test_deletion_leaves_nothing_personal(gw_system: GatewaySystem, seats:
     )
     assert accepted.challenge.game_id
 
+    # Chat: lines in the finished game's and the running game's players' channels (and the
+    # other's line, which stays as it is).
+    chat = social_pb2_grpc.ChatServiceStub(leaver.channel)
+    for n, gid in enumerate((game_id, live_id)):
+        channel = social_pb2.ChatChannel(kind=social_pb2.CHAT_CHANNEL_KIND_GAME_PLAYERS, id=gid)
+        await chat.SendChatMessage(
+            social_pb2.SendChatMessageRequest(request_id=f"c{n}", channel=channel, text=f"gg from {shown}"),
+            metadata=leaver.md,
+        )
+    players_channel = social_pb2.ChatChannel(kind=social_pb2.CHAT_CHANNEL_KIND_GAME_PLAYERS, id=game_id)
+    await social_pb2_grpc.ChatServiceStub(other.channel).SendChatMessage(
+        social_pb2.SendChatMessageRequest(request_id="o1", channel=players_channel, text="thanks, gg"),
+        metadata=other.md,
+    )
+
     # People: follows both ways, settings, presence (the leaver's stream open, told to the other).
     people = social_pb2_grpc.FriendServiceStub(leaver.channel)
     await people.Follow(social_pb2.FollowRequest(username=other.name), metadata=leaver.md)
@@ -222,6 +237,11 @@ async def test_deletion_leaves_nothing_personal(gw_system: GatewaySystem, seats:
     assert names == ["deleted player", other.name]
     live = await other.games.GetGame(play_pb2.GetGameRequest(game_id=live_id), metadata=other.md)
     assert live.summary.status.over
+    # The chat keeps its order: the leaver's line is there without name or words, the answer is not touched.
+    kept = await social_pb2_grpc.ChatServiceStub(other.channel).ListChatMessages(
+        social_pb2.ListChatMessagesRequest(channel=players_channel), metadata=other.md
+    )
+    assert [(m.author.username, m.text) for m in kept.messages] == [("deleted player", ""), (other.name, "thanks, gg")]
     code, reason = await failure(leaver.accounts.GetMe(play_pb2.GetMeRequest(), metadata=leaver.md))
     assert (code, reason) == (grpc.StatusCode.UNAUTHENTICATED, "SESSION_REVOKED")
     code, reason = await failure(sign_in(leaver))
