@@ -137,7 +137,11 @@ class GameApp(App[str]):
         yield Static(id="board")
         yield Static(id="status")
         yield ChatLog(id="chat", markup=False, wrap=True)
-        yield Input(id="say", placeholder="say something (Enter sends, Escape closes)", max_length=500)
+        line = Input(id="say", placeholder="say something (Enter sends, Escape closes)", max_length=500)
+        # Focusable only while open: a focused line takes every printable key (d, x, q ...) from
+        # the board's bindings, and Textual focuses the first focusable widget on mount.
+        line.can_focus = False
+        yield line
         yield EventLog(id="log", markup=False, wrap=True)
         yield Footer()
 
@@ -563,6 +567,7 @@ class GameApp(App[str]):
         line = self.query_one("#say", Input)
         self.typing = True
         line.display = True
+        line.can_focus = True
         line.focus()
         self.refresh_bindings()
 
@@ -570,6 +575,7 @@ class GameApp(App[str]):
         line = self.query_one("#say", Input)
         line.value = ""
         line.display = False
+        line.can_focus = False
         self.typing = False
         self.set_focus(None)
         self.refresh_bindings()
