@@ -54,7 +54,7 @@ export function accountPage(root: HTMLElement, client: TafelClient, signal: Abor
               drawBlocked();
             }),
           );
-          return h("li", { "data-player": username, "data-what": what }, h("span", { class: "who" }, username), h("span", { class: "what" }, what), undo, note);
+          return h("li", { "data-player": username, "data-what": what }, h("a", { class: "who player-link", href: profileHref(username) }, username), h("span", { class: "what" }, what), undo, note);
         };
         const rows = [...answer.blocked.map((p) => row(p.username, "blocked")), ...answer.muted.map((p) => row(p.username, "muted"))];
         mount(

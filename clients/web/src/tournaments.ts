@@ -86,7 +86,7 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
   const standings = h("table", { class: "standings" });
   const rounds = h("div", { class: "rounds" });
   const message = h("p", { class: "message", role: "alert" });
-  mount(root, h("section", { class: "tournament" }, title, info, yourGame, controls, h("h3", {}, "Players"), players, h("h3", {}, "Standings"), standings, h("h3", {}, "Rounds"), rounds, message, chatPane(client, chatChannel(social.ChatChannelKind.TOURNAMENT, id), { title: "Tournament chat", about: "Everyone can read this; the tournament's players and its organiser write here.", readOnly: "Only the tournament's players and its organiser write here." }, signal)));
+  mount(root, h("section", { class: "tournament" }, title, info, yourGame, controls, h("h3", {}, "Players"), players, h("h3", {}, "Standings"), h("div", { class: "table-wrap" }, standings), h("h3", {}, "Rounds"), rounds, message, chatPane(client, chatChannel(social.ChatChannelKind.TOURNAMENT, id), { title: "Tournament chat", about: "Everyone can read this; the tournament's players and its organiser write here.", readOnly: "Only the tournament's players and its organiser write here." }, signal)));
   const fail = (error: unknown): void => {
     if (!signal.aborted) message.textContent = explain(error);
   };
