@@ -8,9 +8,10 @@ watch registers before it reads its own history, so a line is either in that his
 it afterwards (or both: a watch drops ids it has sent already). 1,000 spectators of one game cost
 one XRANGE per wake-up per gateway, not one per watcher per line.
 
-Each watching viewer's block and mute lists are read once and kept while they watch here, and
-re-read when gateway/standing publishes that they changed (kit/redis/keys.py avoid_channel), so
-blocking someone mid-stream hides their later lines.
+Each watching viewer's block and mute lists and chat switch are read once and kept while they
+watch here, and re-read when gateway/standing or gateway/people publishes that they changed
+(kit/redis/keys.py avoid_channel), so blocking someone mid-stream hides their later lines and
+turning chat off quiets the watch at once.
 """
 
 from __future__ import annotations
@@ -38,16 +39,20 @@ BATCH = 200
 END = None  # pushed to every watch when the gateway stops
 RETRY = Backoff(first_s=0.05, cap_s=2.0)
 
-ReadAvoided = Callable[[str], Awaitable[set[str]]]
+ReadAvoided = Callable[[str], Awaitable[tuple[set[str], bool]]]
 
 
 class Avoided:
-    """The ids whose lines a viewer never gets (those they block or mute), kept fresh."""
+    """The ids whose lines a viewer never gets (those they block or mute) and whether they turned
+    chat off, kept fresh; `changed` is set after every reload (a watch waiting for chat to come
+    back on wakes by it)."""
 
     def __init__(self, viewer: str, read: ReadAvoided, pubsub: PubSub) -> None:
         self.viewer = viewer
         self.read = read
         self.ids: set[str] = set()
+        self.chat_off = False
+        self.changed = asyncio.Event()
         self.users = 0
         self.loading: asyncio.Task[None] | None = None
         self.subscription = pubsub.subscribe(
@@ -64,7 +69,11 @@ class Avoided:
                 await previous
         for attempt in range(5):
             try:
-                self.ids = await self.read(self.viewer)
+                self.ids, self.chat_off = await self.read(self.viewer)
+                # A fresh event per reload: every watch waiting on the old one wakes, none clears
+                # another's.
+                changed, self.changed = self.changed, asyncio.Event()
+                changed.set()
                 return
             except Exception:
                 log.warning("could not read a viewer's block and mute lists", exc_info=True)

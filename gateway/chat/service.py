@@ -16,7 +16,7 @@ from tafel.play.v1 import social_pb2, social_pb2_grpc
 
 from gateway.auth import Authenticator, Identity
 from gateway.chat.access import Access, ChatAccess
-from gateway.chat.hub import END, ChatHub
+from gateway.chat.hub import END, Avoided, ChatHub, ChatWatch
 from gateway.chat.model import (
     HISTORY,
     MAX_PAGE,
@@ -35,7 +35,6 @@ from kit.redis.keys import settings_key
 from kit.redis.layer import RedisLayer
 
 UNAVAILABLE = "chat is unavailable; retry"
-CHAT_OFF_POLL_S = 2.0  # how often a watch of a caller who turned chat off looks whether it is on again
 S = social_pb2
 
 
@@ -158,58 +157,83 @@ class ChatServicer(social_pb2_grpc.ChatServiceServicer):
         access = await self.readable(me, channel)
         stopping = asyncio.ensure_future(self.stopping.wait())
         try:
-            while await self.chat_off(me.player_id):
-                # Nothing but `ready` while chat is off; it goes on (a new `ready`) once it is on.
-                last = await self.store.check_after(channel, after)
-                yield S.WatchChatResponse(ready=S.ChatReady(last_message_id=last, chat_off=True, can_write=False))
-                while await self.chat_off(me.player_id):
-                    await asyncio.wait((stopping,), timeout=CHAT_OFF_POLL_S)
-                    if stopping.done():
-                        raise _shutting_down()
             async with self.hub.avoided(me.player_id) as avoided, self.hub.watch(channel, me.player_id) as watch:
-                last = await self.store.check_after(channel, after)
-                yield S.WatchChatResponse(
-                    ready=S.ChatReady(last_message_id=last, can_write=self.can_write(me, access, False))
-                )
-                if after:
-                    sent = message_key(after)
-                    while True:
-                        page = await self.store.after(channel, after, MAX_PAGE)
-                        hidden = await avoided.current()
-                        for message in page:
+                await avoided.current()
+                # `after`: the last line handed on ("" until one is: the first catch-up is the history).
+                while True:
+                    if avoided.chat_off:
+                        # Nothing but `ready` while chat is off; a new `ready` and the lines said
+                        # meanwhile once it is on again.
+                        last = await self.store.check_after(channel, after)
+                        yield S.WatchChatResponse(
+                            ready=S.ChatReady(last_message_id=last, chat_off=True, can_write=False)
+                        )
+                        await self._until_chat_on(avoided, watch, stopping)
+                    last = await self.store.check_after(channel, after)
+                    yield S.WatchChatResponse(
+                        ready=S.ChatReady(last_message_id=last, can_write=self.can_write(me, access, False))
+                    )
+                    hidden = await avoided.current()
+                    if after:
+                        while True:
+                            page = await self.store.after(channel, after, MAX_PAGE)
+                            for message in page:
+                                if message.author.player_id not in hidden:
+                                    yield S.WatchChatResponse(message=message)
+                            if page:
+                                after = page[-1].message_id
+                            if len(page) < MAX_PAGE:
+                                break
+                    else:
+                        history = await self.store.latest(channel, HISTORY)
+                        for message in history:
                             if message.author.player_id not in hidden:
                                 yield S.WatchChatResponse(message=message)
-                        if page:
-                            after = page[-1].message_id
-                            sent = message_key(after)
-                        if len(page) < MAX_PAGE:
-                            break
-                else:
-                    history = await self.store.latest(channel, HISTORY)
-                    hidden = await avoided.current()
-                    for message in history:
-                        if message.author.player_id not in hidden:
-                            yield S.WatchChatResponse(message=message)
-                    sent = message_key(history[-1].message_id) if history else (0, 0)
-                while True:
-                    getting = asyncio.ensure_future(watch.inbox.get())
-                    await asyncio.wait((getting, stopping), return_when=asyncio.FIRST_COMPLETED)
-                    if not getting.done():
-                        getting.cancel()
-                        raise _shutting_down()
-                    lines = getting.result()
-                    if lines is END:
-                        raise _shutting_down()
-                    hidden = await avoided.current()
-                    for message in lines:
-                        key = message_key(message.message_id)
-                        if key <= sent:
-                            continue
-                        sent = key
-                        if message.author.player_id not in hidden:
-                            yield S.WatchChatResponse(message=message)
+                        if history:
+                            after = history[-1].message_id
+                    sent = message_key(after) if after else (0, 0)
+                    while not avoided.chat_off:
+                        changed = asyncio.ensure_future(avoided.changed.wait())
+                        getting = asyncio.ensure_future(watch.inbox.get())
+                        await asyncio.wait((getting, stopping, changed), return_when=asyncio.FIRST_COMPLETED)
+                        changed.cancel()
+                        if not getting.done():
+                            getting.cancel()
+                            if stopping.done():
+                                raise _shutting_down()
+                            await avoided.current()
+                            continue  # the lists or the switch changed: look again
+                        lines = getting.result()
+                        if lines is END:
+                            raise _shutting_down()
+                        hidden = await avoided.current()
+                        if avoided.chat_off:
+                            break  # turned off: these lines wait for the catch-up when it is on again
+                        for message in lines:
+                            key = message_key(message.message_id)
+                            if key <= sent:
+                                continue
+                            sent, after = key, message.message_id
+                            if message.author.player_id not in hidden:
+                                yield S.WatchChatResponse(message=message)
         finally:
             stopping.cancel()
+
+    async def _until_chat_on(self, avoided: Avoided, watch: ChatWatch, stopping: asyncio.Future[Any]) -> None:
+        """Wait while the viewer has chat off, dropping the lines handed to the watch meanwhile
+        (read again from the channel afterwards), so a quiet watch holds nothing."""
+        while avoided.chat_off:
+            changed = asyncio.ensure_future(avoided.changed.wait())
+            getting = asyncio.ensure_future(watch.inbox.get())
+            await asyncio.wait((getting, stopping, changed), return_when=asyncio.FIRST_COMPLETED)
+            changed.cancel()
+            if not getting.done():
+                getting.cancel()
+            elif getting.result() is END:
+                raise _shutting_down()
+            if stopping.done():
+                raise _shutting_down()
+            await avoided.current()
 
 
 def _shutting_down() -> Refused:

@@ -31,6 +31,7 @@ from kit.redis.keys import (
     player_key,
     request_digest,
     room_keys,
+    settings_key,
     tournament_key,
 )
 from kit.redis.layer import RedisLayer
@@ -148,9 +149,14 @@ class ChatStore:
         return self.decode_entries(channel, [*reversed(before), *found, *after])
 
 
-async def avoided_by(layer: RedisLayer, player_id: str) -> set[str]:
-    """The ids a player blocks or mutes (gateway/standing's lists, read here)."""
-    blocks, mutes = await layer.many(
-        [("HKEYS", player_key(player_id, "blocks")), ("HKEYS", player_key(player_id, "mutes"))]
+async def avoided_by(layer: RedisLayer, player_id: str) -> tuple[set[str], bool]:
+    """The ids a player blocks or mutes (gateway/standing's lists) and whether they turned chat off
+    (gateway/people's settings), read here in one round trip."""
+    blocks, mutes, chat = await layer.many(
+        [
+            ("HKEYS", player_key(player_id, "blocks")),
+            ("HKEYS", player_key(player_id, "mutes")),
+            ("HGET", settings_key(player_id), "chat"),
+        ]
     )
-    return {text(p) for p in (*blocks, *mutes)}
+    return {text(p) for p in (*blocks, *mutes)}, chat == b"0"

@@ -18,7 +18,7 @@ from tafel.play.v1 import social_pb2
 
 from gateway.auth import GUEST_PREFIX, Identity
 from kit.errors import Refused, invalid
-from kit.redis.keys import PRESENCE_LEASES, account_key, followers_key, following_key, settings_key
+from kit.redis.keys import PRESENCE_LEASES, account_key, avoid_channel, followers_key, following_key, settings_key
 from kit.redis.layer import RedisLayer
 from kit.redis.replies import text
 from kit.redis.scripts import script
@@ -146,6 +146,8 @@ class PeopleStore:
         if me.guest and commands:
             ttl = int(min(GUEST_SETTINGS_S, max(1.0, me.expires_at - time.time())))
             commands.append(("EXPIRE", key, ttl))
+        if chat is not None:  # the player's open chat watches (any gateway) go quiet or on at once
+            commands.append((await self.redis.publish_verb(), avoid_channel(me.player_id), b"1"))
         await self.redis.many(commands)
 
     async def may_challenge(self, challenger: str, challenged: str) -> bool:

@@ -486,7 +486,8 @@ def chat_written_key(player_id: str) -> str:
 
 
 def avoid_channel(player_id: str) -> str:
-    """pub/sub: the player's block or mute list changed (chat watches of theirs re-read them)."""
+    """pub/sub: the player's block or mute list or chat switch changed (chat watches of theirs re-read
+    them)."""
     return player_key(player_id, "avoid-changed")
 
 

@@ -28,7 +28,7 @@ from gateway.chat.model import Channel
 from gateway.chat.store import ChatStore
 from gateway.standing.model import CHAT_MUTE
 from gateway.standing.store import StandingStore
-from kit.redis.keys import CHAT_KEEP, settings_key
+from kit.redis.keys import CHAT_KEEP
 from kit.redis.layer import RedisLayer
 from tests.gateway.conftest import GatewaySystem
 from tests.gateway.harness import Client, Seating, failure, new_id, spawn_gateway
@@ -234,13 +234,31 @@ async def test_channels_access_and_every_refusal(gw_system: GatewaySystem, seats
         assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert 0 < int(error_metadata(error)["retry_after_ms"]) <= 10_000
 
-    # Chat turned off in one's settings: not written, and a watch gets `ready` with chat_off only.
-    await with_layer(
-        gw_system.redis_url, lambda layer: layer.call("HSET", settings_key(carl.session.player.player_id), "chat", "0")
-    )
+    # Chat turned off in one's settings (mid-watch): the watch says so with a `ready` and goes
+    # quiet, lines are refused CHAT_OFF; turned on again, a `ready` and the lines said meanwhile.
+    erin = await register(address, "erin")
+    settings = social_pb2_grpc.ProfileServiceStub(carl.channel)
+    said = await listed(carl, spectators)
+    on = await Watch(carl, spectators).started()
+    await on.has(len(said))
+    await settings.UpdateMySettings(S.UpdateMySettingsRequest(chat_enabled=False), metadata=carl.md)
+    await on.until(lambda: len(on.readies) == 2)
+    assert on.readies[1].chat_off and not on.readies[1].can_write
     assert await refused(say(carl, spectators, "still here")) == (grpc.StatusCode.FAILED_PRECONDITION, "CHAT_OFF")
-    off = await Watch(carl, spectators).started()
-    assert off.readies[0].chat_off and not off.readies[0].can_write and not off.messages
+    off = await Watch(carl, spectators).started()  # opened while off: `ready` only
+    assert off.readies[0].chat_off and not off.messages
+    await say(erin, spectators, "said while carl is away")
+    await asyncio.sleep(0.3)
+    assert on.texts == said and not off.messages
+    await settings.UpdateMySettings(S.UpdateMySettingsRequest(chat_enabled=True), metadata=carl.md)
+    await on.until(lambda: len(on.texts) == len(said) + 1)
+    assert not on.readies[2].chat_off and on.readies[2].can_write
+    assert on.texts == [*said, "said while carl is away"]  # once each
+    await off.until(lambda: len(off.texts) == len(said) + 1)  # its first catch-up: the history
+    await say(erin, spectators, "welcome back")
+    await on.until(lambda: on.texts[-1:] == ["welcome back"])
+    assert on.texts == [*said, "said while carl is away", "welcome back"]
+    await on.close()
     await off.close()
 
     # A chat mute (a sanction) refuses with its end in the metadata.
