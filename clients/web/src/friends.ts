@@ -61,11 +61,8 @@ export function friendsBox(client: TafelClient, signal: AbortSignal): HTMLElemen
   const message = h("p", { class: "friends-message hint", role: "status" });
   const count = h("span", { class: "friends-count" });
   const box = h("section", { class: "friends-box", "aria-label": "Friends online" }, h("h2", {}, "Friends online ", count), list, message);
-  if (client.player.guest) {
-    mount(list);
-    message.textContent = "Guests cannot follow players: register, then open a player's name to follow them.";
-    return box;
-  }
+  // A guest follows nobody (FOLLOW_NEEDS_ACCOUNT): no box, so a first game's lobby stays as it was.
+  if (client.player.guest) return h("section", { class: "friends-box", hidden: true });
   const following = new Map<string, social.FollowedPlayer>();
   const order: string[] = [];
 
