@@ -20,6 +20,7 @@ import asyncio
 import uuid
 
 from playwright.sync_api import Browser, Page, expect
+from tafel.admin.v1 import admin_pb2
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
 from tafel.play.v1 import social_pb2
@@ -64,7 +65,7 @@ async def watchable_game(platform: Platform, host: str, guest: str) -> str:
         return joined.game_id or (await a.wait_room_started(room.code)).game_id
 
 
-async def reports_about(platform: Platform, moderator: str, username: str) -> list:  # type: ignore[type-arg]
+async def reports_about(platform: Platform, moderator: str, username: str) -> list[admin_pb2.Report]:
     async with await TafelClient.connect(platform.gateway_addresses) as client:
         await client.register(moderator, PASSWORD)
         await grant(platform, moderator, MODERATOR)
