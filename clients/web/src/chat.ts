@@ -225,6 +225,7 @@ export function chatPane(client: TafelClient, channel: social.ChatChannel, opts:
   let canWrite = false;
   const show = (off: boolean): void => {
     pane.classList.toggle("off", off);
+    lines.element.hidden = off; // chat off: no lines shown, until it is on again
     if (off) {
       mount(state, "Chat is off for you. ", settingsLink());
       form.hidden = true;
