@@ -77,7 +77,7 @@ ts: $(TS)/dist/.stamp
 # The browser app (clients/web): esbuild bundles it with the TypeScript SDK into clients/web/dist,
 # which every gateway's web edge serves at /. Typechecked with the SDK's own tsc.
 WEB     := clients/web
-WEB_SRC := $(shell find $(WEB)/src -type f 2>/dev/null) $(WEB)/index.html $(WEB)/build.mjs $(WEB)/tsconfig.json
+WEB_SRC := $(shell find $(WEB)/src $(WEB)/locales -type f 2>/dev/null) $(WEB)/index.html $(WEB)/build.mjs $(WEB)/tsconfig.json
 
 $(WEB)/node_modules/.installed: $(WEB)/package.json $(WEB)/package-lock.json
 	cd $(WEB) && npm ci --no-audit --no-fund --loglevel=error

@@ -9,6 +9,7 @@ import { challengeTray, closeTray } from "./challenges.js";
 import { h, mount } from "./dom.js";
 import { gamePage } from "./game.js";
 import { howToPage } from "./howto.js";
+import { langSwitcher, t } from "./i18n.js";
 import { leaderboardsPage } from "./leaderboards.js";
 import { lobbyPage } from "./lobby.js";
 import { Metrics } from "./metrics.js";
@@ -52,7 +53,17 @@ function authPage(root: HTMLElement, client: TafelClient, done: () => void): voi
   mount(root, form);
 }
 
+/** The header's links and the language switcher, in the player's language (before signing in too). */
+function header(): void {
+  const nav = document.getElementById("nav")!;
+  nav.setAttribute("aria-label", t("nav.main"));
+  mount(nav, h("a", { href: "#/" }, t("nav.lobby")), " ", h("a", { href: "#/tournaments" }, t("nav.tournaments")), " ", h("a", { href: "#/leaderboards" }, t("nav.leaderboards")));
+  mount(document.getElementById("lang")!, langSwitcher());
+  mount(document.getElementById("app")!, h("p", {}, t("loading")));
+}
+
 async function start(): Promise<void> {
+  header();
   let sanctioned: AccountSanction | undefined;
   // A suspension or ban refused a call: whatever page is open gives way to the reason and its end.
   const client = newClient([
