@@ -259,7 +259,7 @@ def test_a_room_says_what_it_is_for_and_copies_its_link(browser: Browser, web_ur
     expect(title).to_have_text(re.compile(r"^Connect Four · room [A-Z0-9]+$"), timeout=TIMEOUT_MS)
     about = page.locator(".room-about")
     expect(about).to_contain_text("2 players")
-    expect(about).to_contain_text("rows 5")
+    expect(about).to_contain_text("Rows: 5")  # the option in words (game:options), not its field name
     expect(about).to_contain_text("30 s a move")
     expect(page.locator(".room-players .free")).to_have_text("1 seat free")
     page.get_by_role("button", name="Copy link").click()

@@ -7,11 +7,11 @@
 // name leads to their profile. Refusals are said in words: too fast (and for how long), muted (until
 // when), guests ("register to chat"), chat turned off (with the way to the settings).
 import { h, mount } from "./dom.js";
+import { formatDateTime, formatRelative, formatTime, t } from "./i18n.js";
 import { nameLink } from "./names.js";
 import { HIDE_PLAYER_EVENT, openReportDialog } from "./safety.js";
-import { explain, plural } from "./say.js";
+import { explain } from "./say.js";
 import { Code, fromCallError, isAfter, sleep, social, TafelError, type TafelClient } from "./sdk.js";
-import { dateWords, fromNow } from "./standing.js";
 import { timestampMs } from "./time.js";
 
 const { ChatChannelKind } = social;
@@ -29,6 +29,7 @@ export interface ChatPaneOptions {
   gameId?: string;
 }
 
+/** The channel's name for data-channel and the catalogue (game:chat.writeIn.players, …). */
 const CHANNEL_NAMES: Record<number, string> = {
   [ChatChannelKind.GAME_PLAYERS]: "players",
   [ChatChannelKind.GAME_SPECTATORS]: "spectators",
@@ -40,12 +41,12 @@ export function chatChannel(kind: social.ChatChannelKind, id: string): social.Ch
   return { $typeName: "tafel.play.v1.ChatChannel", kind, id };
 }
 
-/** "14:05" (today) or "3 Dec 14:05". */
+/** "14:05" (today) or "3 Dec, 14:05", in the player's language. */
 function clockTime(ms: number | undefined): string {
   if (ms === undefined) return "";
   const at = new Date(ms);
   const today = new Date().toDateString() === at.toDateString();
-  return at.toLocaleString(undefined, today ? { hour: "2-digit", minute: "2-digit" } : { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
+  return today ? formatTime(at, { hour: "2-digit", minute: "2-digit" }) : formatDateTime(at, { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
 }
 
 /** A refused line in words (the text stays in the box to send again). */
@@ -55,23 +56,24 @@ export function chatRefusal(error: unknown): string {
     case "CHAT_TOO_FAST": {
       const ms = Number(error.metadata["retry_after_ms"] ?? "0");
       const s = Math.max(1, Math.ceil(ms / 1000));
-      return `You are writing too fast (at most 5 lines in 10 seconds): wait ${plural(s, "second")} and send it again.`;
+      return t("game:chat.tooFast", { count: s });
     }
     case "CHAT_MUTED": {
       const until = error.metadata["until"] ? new Date(error.metadata["until"]) : undefined;
-      const end = until && !Number.isNaN(until.getTime()) ? `until ${dateWords(until)} (${fromNow(until)})` : "until a moderator lifts it";
-      return `A moderator muted you in chat ${end}. You can still play.`;
+      return until && !Number.isNaN(until.getTime())
+        ? t("game:chat.mutedUntil", { until: formatDateTime(until, { weekday: "long", day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit" }), fromNow: formatRelative(until) })
+        : t("game:chat.mutedLifted");
     }
     case "CHAT_NEEDS_ACCOUNT":
-      return "Guests read chat but do not write in it: register to chat.";
+      return t("game:chat.needsAccount");
     case "CHAT_OFF":
-      return "You turned chat off: turn it on in your settings to write.";
+      return t("game:chat.off");
     case "CHAT_NOT_ALLOWED":
-      return "You cannot write here: only the players (or a tournament's players) write in this chat.";
+      return t("game:chat.notAllowed");
     case "CHAT_EMPTY":
-      return "Write something first.";
+      return t("game:chat.empty");
     case "CHAT_TOO_LONG":
-      return `A line is at most ${CHAT_MAX} characters.`;
+      return t("game:chat.tooLong", { max: CHAT_MAX });
     default:
       return explain(error);
   }
@@ -83,21 +85,21 @@ function lineItem(client: TafelClient, m: social.ChatMessage, gameId: string | u
   const mine = author?.playerId === client.session?.player?.playerId;
   const report = mine || author === undefined
     ? undefined
-    : h("button", { type: "button", class: "chat-report", title: "Report this line to the moderators", "aria-label": `Report this line by ${author.username}` }, "Report");
+    : h("button", { type: "button", class: "chat-report", title: t("game:chat.reportTitle"), "aria-label": t("game:chat.reportAria", { name: author.username }) }, t("game:chat.report"));
   report?.addEventListener("click", () => {
     if (author !== undefined) openReportDialog(client, author, { gameId, messageId: m.messageId, chatChannel: m.channel, quote: m.text });
   });
   return h(
     "li",
     { class: `chat-line${mine ? " mine" : ""}`, "data-id": m.messageId, "data-author": author?.username ?? "" },
-    h("p", { class: "chat-body" }, h("span", { class: "chat-time" }, clockTime(timestampMs(m.at))), " ", h("span", { class: "chat-author" }, nameLink(author, "someone")), " ", h("span", { class: "chat-text" }, m.text)),
+    h("p", { class: "chat-body" }, h("span", { class: "chat-time" }, clockTime(timestampMs(m.at))), " ", h("span", { class: "chat-author" }, nameLink(author, t("game:chat.someone"))), " ", h("span", { class: "chat-text" }, m.text)),
     report,
   );
 }
 
 /** Lines in message-id order, each once. */
 class Lines {
-  readonly element = h("ol", { class: "chat-lines", "aria-live": "polite", "aria-label": "Chat lines" });
+  readonly element = h("ol", { class: "chat-lines", "aria-live": "polite", "aria-label": t("game:chat.lines") });
   private readonly ids = new Set<string>();
   last = "";
 
@@ -131,7 +133,7 @@ const FINAL: ReadonlySet<Code> = new Set([Code.NotFound, Code.PermissionDenied, 
 export function chatPane(client: TafelClient, channel: social.ChatChannel, opts: ChatPaneOptions, signal: AbortSignal): HTMLElement {
   const lines = new Lines();
   const state = h("p", { class: "chat-state", role: "status" });
-  const empty = h("p", { class: "chat-empty hint" }, "No lines yet.");
+  const empty = h("p", { class: "chat-empty hint" }, t("game:chat.noLines"));
   const guest = client.player.guest;
   const input = h("input", {
     type: "text",
@@ -140,15 +142,15 @@ export function chatPane(client: TafelClient, channel: social.ChatChannel, opts:
     maxlength: CHAT_MAX,
     autocomplete: "off",
     enterkeyhint: "send",
-    placeholder: guest ? "Register to chat" : "Say something…",
-    "aria-label": guest ? "Register to chat" : `Write in the ${CHANNEL_NAMES[channel.kind] ?? ""} chat`,
+    placeholder: guest ? t("game:chat.registerToChat") : t("game:chat.saySomething"),
+    "aria-label": guest ? t("game:chat.registerToChat") : t(`game:chat.writeIn.${CHANNEL_NAMES[channel.kind] ?? "other"}`),
     disabled: guest,
   });
-  const send = h("button", { type: "submit", class: "chat-send", disabled: guest }, "Send");
+  const send = h("button", { type: "submit", class: "chat-send", disabled: guest }, t("game:chat.send"));
   const count = h("span", { class: "chat-count hint", "aria-live": "polite" });
   const refusal = h("p", { class: "chat-message", role: "alert" });
   const form = h("form", { class: "chat-form" }, h("div", { class: "chat-row" }, input, send), count);
-  const guestNote = guest ? h("p", { class: "chat-guest hint" }, "Guests read chat but do not write in it: register to chat.") : undefined;
+  const guestNote = guest ? h("p", { class: "chat-guest hint" }, t("game:chat.needsAccount")) : undefined;
   const pane = h(
     "section",
     { class: "chat-pane", "data-channel": CHANNEL_NAMES[channel.kind] ?? "", "aria-label": opts.title },
@@ -162,7 +164,7 @@ export function chatPane(client: TafelClient, channel: social.ChatChannel, opts:
     refusal,
   );
 
-  const settingsLink = (): HTMLElement => h("a", { href: "#/account", class: "chat-settings-link" }, "Turn chat on in your settings");
+  const settingsLink = (): HTMLElement => h("a", { href: "#/account", class: "chat-settings-link" }, t("game:chat.turnOn"));
   const say = (error: unknown): void => {
     refusal.textContent = chatRefusal(error);
     if (error instanceof TafelError) {
@@ -173,7 +175,7 @@ export function chatPane(client: TafelClient, channel: social.ChatChannel, opts:
 
   input.addEventListener("input", () => {
     const left = CHAT_MAX - input.value.length;
-    count.textContent = left <= 100 ? `${plural(left, "character")} left` : "";
+    count.textContent = left <= 100 ? t("game:chat.left", { count: left }) : "";
   });
   // One request id per line: sent again after a lost answer, it is still one line.
   let requestId = client.requestIds.next();
@@ -183,7 +185,7 @@ export function chatPane(client: TafelClient, channel: social.ChatChannel, opts:
     event.preventDefault();
     const text = input.value.trim();
     if (sending) return;
-    if (text === "") return void (refusal.textContent = "Write something first.");
+    if (text === "") return void (refusal.textContent = t("game:chat.empty"));
     if (text !== lastText) requestId = client.requestIds.next();
     lastText = text;
     sending = true;
@@ -227,14 +229,14 @@ export function chatPane(client: TafelClient, channel: social.ChatChannel, opts:
     pane.classList.toggle("off", off);
     lines.element.hidden = off; // chat off: no lines shown, until it is on again
     if (off) {
-      mount(state, "Chat is off for you. ", settingsLink());
+      mount(state, `${t("game:chat.isOff")} `, settingsLink());
       form.hidden = true;
       empty.hidden = true;
       return;
     }
     mount(state);
     form.hidden = !canWrite && !guest;
-    if (!canWrite && !guest) mount(state, opts.readOnly ?? "You can read this chat but not write in it.");
+    if (!canWrite && !guest) mount(state, opts.readOnly ?? t("game:chat.readOnly"));
     empty.hidden = lines.size > 0;
   };
   const ready = (r: social.ChatReady): void => {
@@ -265,7 +267,7 @@ export function chatPane(client: TafelClient, channel: social.ChatChannel, opts:
           continue;
         }
         if (FINAL.has(why.code)) {
-          state.textContent = `Chat is not available here: ${chatRefusal(why)}`;
+          state.textContent = t("game:chat.notAvailable", { why: chatRefusal(why) });
           state.dataset.reason = why.reason;
           form.hidden = true;
           empty.hidden = true;
@@ -273,7 +275,7 @@ export function chatPane(client: TafelClient, channel: social.ChatChannel, opts:
         }
       }
       if (signal.aborted) return;
-      state.textContent = "Reconnecting the chat…";
+      state.textContent = t("game:chat.reconnecting");
       await sleep(delay, signal).catch(() => undefined);
       delay = Math.min(delay * 2, 8000);
     }
@@ -301,5 +303,5 @@ export async function keptLines(client: TafelClient, channel: social.ChatChannel
 export function keptChat(client: TafelClient, channel: social.ChatChannel, title: string, messages: social.ChatMessage[]): HTMLElement {
   const list = h("ol", { class: "chat-lines kept" });
   for (const m of messages) list.append(lineItem(client, m, channel.id));
-  return h("section", { class: "chat-pane kept", "data-channel": CHANNEL_NAMES[channel.kind] ?? "" }, h("h3", {}, title), messages.length > 0 ? list : h("p", { class: "chat-empty hint" }, "Nobody wrote here."));
+  return h("section", { class: "chat-pane kept", "data-channel": CHANNEL_NAMES[channel.kind] ?? "" }, h("h3", {}, title), messages.length > 0 ? list : h("p", { class: "chat-empty hint" }, t("game:chat.nobodyWrote")));
 }

@@ -9,6 +9,7 @@ import { drawPlus4 } from "./boards/plus4.js";
 import type { Board, BoardContext } from "./boards/board.js";
 import { chatChannel, chatPane } from "./chat.js";
 import { h, mount } from "./dom.js";
+import { formatList, formatNumber, t } from "./i18n.js";
 import type { Metrics } from "./metrics.js";
 import { offerPanel } from "./offers.js";
 import { reconnectingIn, untilLanded } from "./retry.js";
@@ -16,7 +17,7 @@ import { playerName } from "./safety.js";
 import { gameUi, titleOf } from "./games/index.js";
 import { ending, explain, refusal } from "./say.js";
 import { NotFound, PermissionDenied, TafelError, VersionConflict, playerName as nameOf, social, type TafelClient, type games, type play } from "./sdk.js";
-import { sentence } from "./sentences.js";
+import { scoreList, sentence } from "./sentences.js";
 import { planOf, startGame } from "./start.js";
 import { timestampMs } from "./time.js";
 
@@ -34,8 +35,8 @@ export interface GamePageContext {
 
 /** Why a game does not count for ratings, in words a newcomer follows (issue 43.7). */
 function unratedWhy(summary: play.GameSummary, guest: boolean): string {
-  if (guest) return "Not rated: a guest's games are not rated, because a rating follows an account from game to game. Register to be rated.";
-  if (summary.players.some((p) => p.player?.bot)) return "Not rated: games against a bot are not rated.";
+  if (guest) return t("game:page.unratedGuest");
+  if (summary.players.some((p) => p.player?.bot)) return t("game:page.unratedBot");
   return "";
 }
 
@@ -47,17 +48,17 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
   const message = h("p", { class: "message", role: "alert" });
   const moveList = h("ol", { class: "moves" });
   const result = h("div", { class: "result", hidden: true });
-  const resign = h("button", { class: "resign", hidden: true }, "Resign");
+  const resign = h("button", { class: "resign", hidden: true }, t("game:page.resign"));
   const offers = offerPanel(client, gameId, go, { tournament: tournamentId !== undefined }, signal);
-  const title = h("h2", {}, "Loading the game…");
+  const title = h("h2", {}, t("game:page.loading"));
   // The players' chat for a player, the spectators' for anyone else (the players never see that
   // one): chosen once the seat is known. Under the board on a phone, with the rest of the aside.
   const chatSlot = h("div", { class: "chat-slot" });
-  const links = h("p", { class: "game-links" }, tournamentId ? h("a", { href: `#/tournament/${tournamentId}`, class: "tournament-link" }, "← Back to the tournament") : undefined);
+  const links = h("p", { class: "game-links" }, tournamentId ? h("a", { href: `#/tournament/${tournamentId}`, class: "tournament-link" }, t("game:page.backToTournament")) : undefined);
   // The result sits beside the board (below it on a phone), so the board does not move when it shows.
   mount(
     root,
-    h("section", { class: "game" }, title, links, turn, h("div", { class: "game-main" }, boardArea, h("aside", {}, result, legend, offers.element, resign, chatSlot, h("h3", {}, "Moves"), moveList)), message),
+    h("section", { class: "game" }, title, links, turn, h("div", { class: "game-main" }, boardArea, h("aside", {}, result, legend, offers.element, resign, chatSlot, h("h3", {}, t("game:page.moves")), moveList)), message),
   );
 
   let game: play.GetGameResponse | undefined;
@@ -73,7 +74,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     const players = game?.summary?.players ?? [];
     const list: string[] = [];
     const colourNames = gameUi(game?.summary?.game ?? "")?.colourNames ?? [];
-    for (const p of players) list[p.seat] = nameOf(p.player, colourNames[p.seat] ?? `Player ${p.seat + 1}`);
+    for (const p of players) list[p.seat] = nameOf(p.player, colourNames[p.seat] ?? t("game:player", { n: p.seat + 1 }));
     return list;
   };
   const status = (): games.GameStatus | undefined => game?.summary?.status;
@@ -89,8 +90,8 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     } catch (error) {
       if (!(error instanceof TafelError)) throw error;
       const who = names();
-      const waiting = (status()?.toAct ?? []).filter((s) => s !== game?.seat).map((s) => who[s] ?? `player ${s + 1}`);
-      message.textContent = `Move refused: ${refusal(game?.summary?.game ?? "", error, move, waiting)}`;
+      const waiting = (status()?.toAct ?? []).filter((s) => s !== game?.seat).map((s) => who[s] ?? t("game:player", { n: s + 1 }));
+      message.textContent = t("game:page.moveRefused", { why: refusal(game?.summary?.game ?? "", error, move, waiting) });
       message.dataset.reason = error.reason;
       if (error instanceof VersionConflict) scheduleRefresh(); // made on an old view: show the new one
     }
@@ -117,10 +118,11 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     const who = names();
     const colours = gameUi(summary.game)?.colours ?? [];
     const myTurn = seat !== undefined && st !== undefined && !st.over && st.toAct.includes(seat);
-    title.textContent = `${titleOf(summary.game)}${seat === undefined ? " (watching)" : ""}${summary.rated ? " · rated" : ""}`;
+    const gameTitle = seat === undefined ? t("game:page.watching", { game: titleOf(summary.game) }) : titleOf(summary.game);
+    title.textContent = summary.rated ? t("game:page.rated", { title: gameTitle }) : gameTitle;
     const why = summary.rated ? "" : unratedWhy(summary, seat !== undefined && client.player.guest);
     if (why && links.querySelector(".unrated") === null) links.append(h("span", { class: "unrated hint" }, why));
-    if (links.querySelector(".howto-link") === null) links.append(h("a", { href: `#/howto/${summary.game}`, class: "howto-link", target: "_blank" }, "How to play"));
+    if (links.querySelector(".howto-link") === null) links.append(h("a", { href: `#/howto/${summary.game}`, class: "howto-link", target: "_blank" }, t("game:page.howToPlay")));
     const ctx: BoardContext = { seat, names: who, colours, myTurn, lastEvent, submit: (move) => void submit(move) };
     let board: Board | undefined;
     const view = game.view.game;
@@ -136,7 +138,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
           "li",
           { class: `seat${st?.toAct.includes(i) ? " to-act" : ""}`, "data-seat": i },
           h("span", { class: "swatch", style: `background:${colours[i] ?? "#888"}` }),
-          playerName(client, summary.players.find((p) => p.seat === i)?.player, `${name}${i === seat ? " (you)" : ""}`, gameId),
+          playerName(client, summary.players.find((p) => p.seat === i)?.player, i === seat ? t("game:page.nameYou", { name }) : name, gameId),
           h("span", { class: "rating" }, ratings.get(summary.players.find((p) => p.seat === i)?.player?.playerId ?? "") ?? ""),
           h("span", { class: "clock", "data-seat": i }),
         ),
@@ -146,16 +148,15 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     offers.update(game);
     if (st === undefined) return;
     if (st.over) {
-      turn.textContent = "The game is over.";
+      turn.textContent = t("game:page.over");
+      turn.dataset.state = "over";
       resign.hidden = true;
       showResult(st.outcome, who, seat);
     } else {
-      const waiting = st.toAct.map((s) => (s === seat ? "you" : (who[s] ?? `player ${s + 1}`)));
-      turn.textContent = myTurn
-        ? st.toAct.length > 1
-          ? `Your turn (also waiting for ${waiting.filter((w) => w !== "you").join(" and ")}).`
-          : "Your turn."
-        : `Waiting for ${waiting.join(" and ")}.`;
+      // Whose turn also as data-state ("mine" / "waiting" / "over"), for tests in any language.
+      const others = st.toAct.filter((s) => s !== seat).map((s) => who[s] ?? t("game:player", { n: s + 1 }));
+      turn.textContent = myTurn ? (others.length > 0 ? t("game:page.yourTurnAlso", { names: formatList(others) }) : t("game:page.yourTurn")) : t("game:page.waitingFor", { names: formatList(others) });
+      turn.dataset.state = myTurn ? "mine" : "waiting";
       resign.hidden = seat === undefined;
     }
     turn.dataset.version = String(st.version);
@@ -175,37 +176,48 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     if (ratingShown || !game?.summary?.rated || game.seat === undefined) return;
     ratingShown = true;
     const line = ratingLine;
-    line.textContent = "Rating: updating…";
+    line.textContent = t("game:page.ratingUpdating");
     // Ratings are written just after the game ends: ask a few times until this game is counted.
     for (let attempt = 0; attempt < 10 && !signal.aborted; attempt++) {
       const after = await myRating();
       if (after !== undefined && after.games > (ratingBefore?.games ?? 0)) {
         const before = ratingBefore?.rating;
         const delta = before === undefined ? undefined : Math.round(after.rating - before);
-        line.textContent = `Your rating: ${before === undefined ? "new" : Math.round(before)} → ${Math.round(after.rating)}${delta === undefined ? "" : ` (${delta >= 0 ? "+" : ""}${delta})`}${after.provisional ? ", provisional" : ""}.`;
+        const rating = (value: number): string => formatNumber(Math.round(value), { useGrouping: false });
+        const words = { before: before === undefined ? "" : rating(before), after: rating(after.rating), delta: delta === undefined ? "" : formatNumber(delta, { signDisplay: "always", useGrouping: false }) };
+        const key = `game:page.rating${before === undefined ? "New" : "Changed"}${after.provisional ? "Provisional" : ""}`;
+        line.textContent = t(key, words);
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
-    line.textContent = "Your rating has not been updated yet; see the leaderboards.";
+    line.textContent = t("game:page.ratingLate");
   };
 
   const showResult = (outcome: games.Outcome | undefined, who: string[], seat: number | undefined): void => {
     if (outcome === undefined) return;
     const headline =
-      outcome.reason === "ABORTED" ? "Aborted: no result." : outcome.draw ? "A draw." : seat !== undefined && outcome.winners.includes(seat) ? "You won!" : seat !== undefined ? "You lost." : `${outcome.winners.map((w) => who[w]).join(" and ")} won.`;
+      outcome.reason === "ABORTED"
+        ? t("game:page.aborted")
+        : outcome.draw
+          ? t("game:page.draw")
+          : seat !== undefined && outcome.winners.includes(seat)
+            ? t("game:page.youWon")
+            : seat !== undefined
+              ? t("game:page.youLost")
+              : t("game:page.won", { names: formatList(outcome.winners.map((w) => who[w] ?? t("game:player", { n: w + 1 }))), count: outcome.winners.length });
     mount(
       result,
       h("h3", {}, headline),
-      h("p", {}, `How it ended: ${ending(game?.summary?.game ?? "", outcome.reason)}.`),
-      outcome.scores.length > 0 ? h("p", {}, `Scores: ${outcome.scores.map((v, i) => `${who[i]} ${v}`).join(", ")}.`) : undefined,
+      h("p", {}, t("game:page.howItEnded", { how: ending(game?.summary?.game ?? "", outcome.reason) })),
+      outcome.scores.length > 0 ? h("p", {}, t("game:page.scores", { scores: scoreList(outcome.scores, (i) => who[i] ?? t("game:player", { n: i + 1 })) })) : undefined,
       playAgain(),
-      h("p", {}, h("a", { href: `#/replay/${gameId}`, class: "replay-link" }, "Replay this game"), " · ", tournamentId ? h("a", { href: `#/tournament/${tournamentId}` }, "Back to the tournament") : h("a", { href: "#/", class: "lobby-link" }, "Back to the lobby")),
+      h("p", {}, h("a", { href: `#/replay/${gameId}`, class: "replay-link" }, t("game:page.replayThis")), " · ", tournamentId ? h("a", { href: `#/tournament/${tournamentId}` }, t("game:page.tournamentLink")) : h("a", { href: "#/", class: "lobby-link" }, t("game:page.lobbyLink"))),
       ratingLine,
     );
     result.hidden = false;
     void showRatingChange().catch((error: unknown) => {
-      ratingLine.textContent = error instanceof TafelError ? `No rating: ${error.detail}` : String(error);
+      ratingLine.textContent = t("game:page.noRating", { why: explain(error) });
     });
   };
 
@@ -213,11 +225,11 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
   const playAgain = (): HTMLElement | undefined => {
     const plan = planOf(gameId);
     if (plan === undefined || seatOf() === undefined) return undefined;
-    const button = h("button", { type: "button", class: "play-again" }, plan.how === "match" ? "Play again (find a new opponent)" : "Play again");
+    const button = h("button", { type: "button", class: "play-again" }, plan.how === "match" ? t("game:page.playAgainMatch") : t("game:page.playAgain"));
     const note = h("span", { class: "wait" });
     button.addEventListener("click", () => {
       button.disabled = true;
-      note.textContent = plan.how === "match" ? " Looking for an opponent…" : " Starting…";
+      note.textContent = ` ${plan.how === "match" ? t("game:page.lookingForOpponent") : t("game:page.starting")}`;
       startGame(client, plan, signal).then(
         (next) => go(`#/game/${next}`),
         (error: unknown) => {
@@ -273,7 +285,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     draw();
   };
   resign.addEventListener("click", () => {
-    if (!confirm("Resign this game? It counts as a loss.")) return;
+    if (!confirm(t("game:page.resignConfirm"))) return;
     client.resign(gameId).then(scheduleRefresh, (error: unknown) => {
       message.textContent = explain(error);
     });
@@ -289,10 +301,10 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
         game = await client.waitForGame(gameId, 8000);
       } catch (error) {
         if (!(error instanceof NotFound || error instanceof PermissionDenied)) throw error;
-        title.textContent = "This game cannot be shown";
-        message.textContent = "There is no game at this link, or it is a private game that only its players can see.";
+        title.textContent = t("game:page.cannotShow");
+        message.textContent = t("game:page.cannotShowWhy");
         message.dataset.reason = error.reason;
-        mount(links, h("a", { href: "#/", class: "lobby-link" }, "← Back to the lobby"));
+        mount(links, h("a", { href: "#/", class: "lobby-link" }, t("game:page.backToLobby")));
         return;
       }
       drawnVersion = game.summary?.status?.version ?? 0n;
@@ -315,9 +327,9 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
       }
     } catch (error) {
       if (signal.aborted) return;
-      if (game === undefined) title.textContent = "The game could not be loaded";
-      message.textContent = `The game could not be followed: ${explain(error)}`;
-      if (game === undefined) mount(links, h("a", { href: "#/", class: "lobby-link" }, "← Back to the lobby"));
+      if (game === undefined) title.textContent = t("game:page.notLoaded");
+      message.textContent = t("game:page.notFollowed", { why: explain(error) });
+      if (game === undefined) mount(links, h("a", { href: "#/", class: "lobby-link" }, t("game:page.backToLobby")));
     }
   })();
 
@@ -332,8 +344,8 @@ function gameChat(client: TafelClient, gameId: string, player: boolean, signal: 
     client,
     chatChannel(kind, gameId),
     player
-      ? { title: "Chat with the players", about: "The players read this; spectators have their own chat.", gameId }
-      : { title: "Spectators' chat", about: "Everyone watching reads this; the players do not see it.", readOnly: "Only spectators write here.", gameId },
+      ? { title: t("game:page.chatPlayers"), about: t("game:page.chatPlayersAbout"), gameId }
+      : { title: t("game:page.chatSpectators"), about: t("game:page.chatSpectatorsAbout"), readOnly: t("game:page.chatSpectatorsOnly"), gameId },
     signal,
   );
 }

@@ -5,12 +5,14 @@
 // new game; leaving the page declines a rematch still pending.
 import { accountEvents } from "./account-events.js";
 import { h, mount } from "./dom.js";
+import { t } from "./i18n.js";
 import { explain } from "./say.js";
 import { play, playerName as nameOf, TafelError, type TafelClient } from "./sdk.js";
 
 const { OfferKind, OfferStatus } = play;
 
-const NOUN: Record<number, string> = { [OfferKind.DRAW]: "draw offer", [OfferKind.TAKEBACK]: "takeback request", [OfferKind.REMATCH]: "rematch offer" };
+/** The catalogue's word for each kind (game:offers.declined.draw, …). */
+const KIND: Record<number, "draw" | "takeback" | "rematch"> = { [OfferKind.DRAW]: "draw", [OfferKind.TAKEBACK]: "takeback", [OfferKind.REMATCH]: "rematch" };
 
 export interface OfferPanel {
   element: HTMLElement;
@@ -31,7 +33,7 @@ export function offerPanel(client: TafelClient, gameId: string, go: (hash: strin
   const seat = (): number | undefined => game?.seat;
   const nameAt = (s: number | undefined): string => {
     const p = game?.summary?.players.find((x) => x.seat === s);
-    return nameOf(p?.player, s === undefined ? "A player" : `Player ${s + 1}`);
+    return nameOf(p?.player, s === undefined ? t("game:offers.aPlayer") : t("game:player", { n: s + 1 }));
   };
   const mine = (offer: play.Offer): boolean => offer.by?.seat === seat();
 
@@ -64,19 +66,19 @@ export function offerPanel(client: TafelClient, gameId: string, go: (hash: strin
       return draw();
     }
     pending.delete(offer.kind);
-    const noun = NOUN[offer.kind] ?? "offer";
-    const by = mine(offer) ? "your" : `${nameAt(offer.by?.seat)}'s`;
+    const kind = KIND[offer.kind] ?? "draw";
     if (offer.status === OfferStatus.ACCEPTED) {
       if (offer.kind === OfferKind.REMATCH && offer.newGameId) return go(`#/game/${offer.newGameId}`);
-      if (offer.kind === OfferKind.TAKEBACK) say(mine(offer) ? `${nameAt(otherSeat())} allowed your takeback: your last move is undone.` : `You allowed the takeback: ${nameAt(offer.by?.seat)}'s last move is undone.`);
-      if (offer.kind === OfferKind.DRAW) say("The draw is agreed.");
+      if (offer.kind === OfferKind.TAKEBACK) say(mine(offer) ? t("game:offers.takebackAllowedYours", { name: nameAt(otherSeat()) }) : t("game:offers.takebackAllowedTheirs", { name: nameAt(offer.by?.seat) }));
+      if (offer.kind === OfferKind.DRAW) say(t("game:offers.drawAgreed"));
     } else if (offer.status === OfferStatus.DECLINED) {
-      const who = offer.declinedBy === undefined ? "The other player" : offer.declinedBy === seat() ? "You" : nameAt(offer.declinedBy);
-      say(`${who} declined ${by} ${noun}.`);
+      const byYou = offer.declinedBy !== undefined && offer.declinedBy === seat();
+      const who = offer.declinedBy === undefined ? t("game:offers.otherPlayer") : nameAt(offer.declinedBy);
+      say(t(`game:offers.declined.${kind}.${byYou ? "byYou" : mine(offer) ? "yours" : "other"}`, { who, owner: nameAt(offer.by?.seat) }));
     } else if (offer.status === OfferStatus.WITHDRAWN && before !== undefined) {
-      say(offer.kind === OfferKind.REMATCH ? `${mine(offer) ? "You" : nameAt(offer.by?.seat)} withdrew the rematch offer.` : `The ${noun} lapsed: a move was made, or it was withdrawn.`);
+      say(offer.kind === OfferKind.REMATCH ? (mine(offer) ? t("game:offers.rematchWithdrawnYou") : t("game:offers.rematchWithdrawn", { who: nameAt(offer.by?.seat) })) : t(`game:offers.lapsed.${kind}`));
     } else if (offer.status === OfferStatus.EXPIRED) {
-      say(`The ${noun} expired.`);
+      say(t(`game:offers.expired.${kind}`));
     }
     draw();
   };
@@ -99,17 +101,17 @@ export function offerPanel(client: TafelClient, gameId: string, go: (hash: strin
   const offerLine = (offer: play.Offer): HTMLElement => {
     const kind = offer.kind;
     if (mine(offer) || offer.acceptedSeats.includes(seat() ?? -1)) {
-      const what = kind === OfferKind.DRAW ? "You offered a draw" : kind === OfferKind.TAKEBACK ? "You asked to take back your last move" : mine(offer) ? "You offered a rematch" : "You accepted the rematch";
-      const withdraw = button(kind === OfferKind.REMATCH ? "Cancel" : "Withdraw", "withdraw-offer", answer(kind, false));
-      return h("p", { class: "offer outgoing", "data-kind": OfferKind[kind] }, `${what}: waiting for ${nameAt(otherSeat())}. `, withdraw);
+      const what = kind === OfferKind.DRAW ? "youOfferedDraw" : kind === OfferKind.TAKEBACK ? "youAskedTakeback" : mine(offer) ? "youOfferedRematch" : "youAcceptedRematch";
+      const withdraw = button(kind === OfferKind.REMATCH ? t("game:offers.cancel") : t("game:offers.withdraw"), "withdraw-offer", answer(kind, false));
+      return h("p", { class: "offer outgoing", "data-kind": OfferKind[kind] }, `${t(`game:offers.${what}`, { name: nameAt(otherSeat()) })} `, withdraw);
     }
     const who = nameAt(offer.by?.seat);
     const [text, yes, no] =
       kind === OfferKind.DRAW
-        ? [`${who} offers a draw.`, "Accept the draw", "Decline"]
+        ? [t("game:offers.theyOfferDraw", { who }), t("game:offers.acceptDraw"), t("game:offers.decline")]
         : kind === OfferKind.TAKEBACK
-          ? [`${who} asks to take back their last move.`, "Allow", "Refuse"]
-          : [`${who} offers a rematch.`, "Accept the rematch", "Decline"];
+          ? [t("game:offers.theyAskTakeback", { who }), t("game:offers.allow"), t("game:offers.refuse")]
+          : [t("game:offers.theyOfferRematch", { who }), t("game:offers.acceptRematch"), t("game:offers.decline")];
     const accept = button(yes, "accept-offer", kind === OfferKind.REMATCH ? rematch : answer(kind, true));
     const decline = button(no, "decline-offer", answer(kind, false));
     return h("p", { class: "offer incoming", "data-kind": OfferKind[kind] }, `${text} `, accept, " ", decline);
@@ -126,19 +128,19 @@ export function offerPanel(client: TafelClient, gameId: string, go: (hash: strin
     const two = summary.players.length === 2;
     const buttons: HTMLButtonElement[] = [];
     if (!st.over) {
-      if (two && !pending.has(OfferKind.DRAW)) buttons.push(button("Offer a draw", "offer-draw", () => client.offerDraw(gameId)));
-      if (two && !summary.rated && st.version > 0n && !pending.has(OfferKind.TAKEBACK)) buttons.push(button("Ask to take back", "ask-takeback", () => client.askTakeback(gameId)));
+      if (two && !pending.has(OfferKind.DRAW)) buttons.push(button(t("game:offers.offerDraw"), "offer-draw", () => client.offerDraw(gameId)));
+      if (two && !summary.rated && st.version > 0n && !pending.has(OfferKind.TAKEBACK)) buttons.push(button(t("game:offers.askTakeback"), "ask-takeback", () => client.askTakeback(gameId)));
       // Until every player has moved once (the server decides; a refusal says why).
       if (st.version < BigInt(summary.players.length)) {
         buttons.push(
-          button("Abort the game", "abort-game", async () => {
-            if (!confirm("Abort this game? It ends with no result and no rating change.")) return;
+          button(t("game:offers.abort"), "abort-game", async () => {
+            if (!confirm(t("game:offers.abortConfirm"))) return;
             await client.abortGame(gameId);
           }),
         );
       }
     } else if (!opts.tournament && !pending.has(OfferKind.REMATCH)) {
-      buttons.push(button("Rematch", "offer-rematch", rematch));
+      buttons.push(button(t("game:offers.rematch"), "offer-rematch", rematch));
     }
     mount(actions, ...buttons);
     mount(offers, ...notes.map((text) => h("p", { class: "offer-news" }, text)), ...[...pending.values()].map(offerLine));

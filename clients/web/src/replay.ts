@@ -11,6 +11,7 @@ import { drawPlus4 } from "./boards/plus4.js";
 import type { BoardContext } from "./boards/board.js";
 import { chatChannel, keptChat, keptLines } from "./chat.js";
 import { h, mount } from "./dom.js";
+import { formatList, formatNumber, t } from "./i18n.js";
 import { nameList } from "./names.js";
 import { coloursquare, connect4, playerName as nameOf, plus4, social, type TafelClient, type games, type play } from "./sdk.js";
 import { coloursOf, titleOf } from "./games/index.js";
@@ -132,24 +133,24 @@ function plus4At(final: plus4.View, events: games.GameEvent[], last: boolean): p
 }
 
 export function replayPage(root: HTMLElement, client: TafelClient, gameId: string, signal: AbortSignal): void {
-  const title = h("h2", {}, "Replay");
+  const title = h("h2", {}, t("game:replay.title"));
   const info = h("p", { class: "replay-info" });
   const boardArea = h("div", { class: "board-area" });
   const list = h("ol", { class: "moves replay-moves" });
-  const position = h("input", { type: "range", class: "jump", min: 0, max: 0, value: 0, "aria-label": "Jump to a step" }) as HTMLInputElement;
+  const position = h("input", { type: "range", class: "jump", min: 0, max: 0, value: 0, "aria-label": t("game:replay.jump") }) as HTMLInputElement;
   const counter = h("span", { class: "step" });
   const message = h("p", { class: "message", role: "alert" });
   // The kept chat beside the moves: the spectators' for anyone who may read the record, the
   // players' too for the game's own players.
   const chat = h("div", { class: "replay-chat" });
   const button = (label: string, cls: string, aria: string): HTMLButtonElement => h("button", { type: "button", class: cls, "aria-label": aria }, label);
-  const first = button("«", "first", "First step");
-  const back = button("◀", "back", "Step back");
-  const forward = button("▶", "forward", "Step forward");
-  const lastButton = button("»", "last", "Last step");
-  const play = button("Play", "autoplay", "Play the game by itself");
+  const first = button("«", "first", t("game:replay.first"));
+  const back = button("◀", "back", t("game:replay.back"));
+  const forward = button("▶", "forward", t("game:replay.forward"));
+  const lastButton = button("»", "last", t("game:replay.last"));
+  const play = button(t("game:replay.play"), "autoplay", t("game:replay.playAria"));
   // Seconds a step while playing by itself.
-  const speed = h("select", { class: "speed", "aria-label": "Speed" }, ...[["2", "slow"], ["1", "normal"], ["0.4", "fast"]].map(([value, label]) => h("option", { value, selected: value === "1" }, label)));
+  const speed = h("select", { class: "speed", "aria-label": t("game:replay.speed") }, ...[["2", "slow"], ["1", "normal"], ["0.4", "fast"]].map(([value, label]) => h("option", { value, selected: value === "1" }, t(`game:replay.${label}`))));
   mount(
     root,
     h(
@@ -158,8 +159,8 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
       title,
       info,
       h("div", { class: "actions replay-controls" }, first, back, position, forward, lastButton, counter),
-      h("div", { class: "actions replay-autoplay" }, play, h("label", {}, "Speed ", speed)),
-      h("div", { class: "game-main" }, boardArea, h("aside", {}, h("h3", {}, "Moves"), h("p", { class: "hint" }, "Click a move to jump to it."), list, chat)),
+      h("div", { class: "actions replay-autoplay" }, play, h("label", {}, `${t("game:replay.speed")} `, speed)),
+      h("div", { class: "game-main" }, boardArea, h("aside", {}, h("h3", {}, t("game:replay.moves")), h("p", { class: "hint" }, t("game:replay.clickHint")), list, chat)),
       message,
     ),
   );
@@ -172,7 +173,7 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
   const show = (index: number): void => {
     at = Math.max(0, Math.min(steps.length - 1, index));
     position.value = String(at);
-    counter.textContent = `step ${at} of ${steps.length - 1}`;
+    counter.textContent = t("game:replay.step", { at: formatNumber(at), total: formatNumber(steps.length - 1) });
     counter.dataset.step = String(at);
     list.querySelectorAll("li").forEach((li) => li.classList.toggle("current", Number(li.dataset.step) === at));
     list.querySelectorAll("li").forEach((li) => li.classList.toggle("future", Number(li.dataset.step) > at));
@@ -192,8 +193,8 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
   const stop = (): void => {
     if (timer !== undefined) clearInterval(timer);
     timer = undefined;
-    play.textContent = "Play";
-    play.setAttribute("aria-label", "Play the game by itself");
+    play.textContent = t("game:replay.play");
+    play.setAttribute("aria-label", t("game:replay.playAria"));
   };
   const run = (): void => {
     if (timer !== undefined) clearInterval(timer);
@@ -201,8 +202,8 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
       if (at >= steps.length - 1) return stop();
       show(at + 1);
     }, Number(speed.value) * 1000);
-    play.textContent = "Pause";
-    play.setAttribute("aria-label", "Pause");
+    play.textContent = t("game:replay.pause");
+    play.setAttribute("aria-label", t("game:replay.pause"));
   };
   play.addEventListener("click", () => {
     if (timer !== undefined) return stop();
@@ -239,7 +240,7 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
 
   const showChat = async (player: boolean): Promise<void> => {
     const { GAME_PLAYERS, GAME_SPECTATORS } = social.ChatChannelKind;
-    const channels: [social.ChatChannelKind, string][] = [...(player ? [[GAME_PLAYERS, "The players' chat"] as [social.ChatChannelKind, string]] : []), [GAME_SPECTATORS, "The spectators' chat"]];
+    const channels: [social.ChatChannelKind, string][] = [...(player ? [[GAME_PLAYERS, t("game:replay.playersChat")] as [social.ChatChannelKind, string]] : []), [GAME_SPECTATORS, t("game:replay.spectatorsChat")]];
     const panes: HTMLElement[] = [];
     for (const [kind, words] of channels) {
       const channel = chatChannel(kind, gameId);
@@ -247,7 +248,7 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
         panes.push(keptChat(client, channel, words, await keptLines(client, channel, signal)));
       } catch (error) {
         // A record kept without its chat (or chat off for the viewer) still replays.
-        if (!signal.aborted) panes.push(h("section", { class: "chat-pane kept" }, h("h3", {}, words), h("p", { class: "hint" }, `Not shown: ${explain(error)}`)));
+        if (!signal.aborted) panes.push(h("section", { class: "chat-pane kept" }, h("h3", {}, words), h("p", { class: "hint" }, t("game:replay.chatNotShown", { why: explain(error) }))));
       }
     }
     if (!signal.aborted) mount(chat, ...panes);
@@ -257,7 +258,7 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
     try {
       const [record, current] = await Promise.all([client.getRecord(gameId), client.getGame(gameId)]);
       game = current;
-      for (const p of record.players) names[p.seat] = nameOf(p.player, `Player ${p.seat + 1}`);
+      for (const p of record.players) names[p.seat] = nameOf(p.player, t("game:player", { n: p.seat + 1 }));
       const byVersion = new Map<bigint, games.GameEvent[]>();
       for await (const event of client.watch(gameId, { signal })) {
         const bucket = byVersion.get(event.version) ?? [];
@@ -267,14 +268,16 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
       steps = [...byVersion.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([version, events]) => ({ version, events }));
       position.max = String(steps.length - 1);
       const outcome = record.outcome;
-      mount(title, `Replay: ${titleOf(record.game)} · `, ...nameList(record.players.slice().sort((a, b) => a.seat - b.seat).map((p) => p.player), " vs ", (i) => `Player ${i + 1}`));
+      mount(title, t("game:replay.titleOf", { game: titleOf(record.game) }), ...nameList(record.players.slice().sort((a, b) => a.seat - b.seat).map((p) => p.player), t("game:replay.versus"), (i) => t("game:player", { n: i + 1 })));
       void showChat(record.players.some((p) => p.player?.playerId === client.session?.player?.playerId));
       const story = outcome ? endingStory(record.game, outcome.reason, steps.flatMap((s) => s.events), names) : undefined;
-      info.textContent = outcome ? `${outcome.reason === "ABORTED" ? "Aborted, no result" : outcome.draw ? "A draw" : `${outcome.winners.map((w) => names[w]).join(" and ")} won`} (${story}) after ${steps.length - 1} ${steps.length - 1 === 1 ? "step" : "steps"}.` : "";
+      const result = (o: games.Outcome): string =>
+        o.reason === "ABORTED" ? t("game:replay.aborted") : o.draw ? t("game:replay.draw") : t("game:replay.won", { names: formatList(o.winners.map((w) => names[w] ?? t("game:player", { n: w + 1 }))), count: o.winners.length });
+      info.textContent = outcome ? t("game:replay.info", { result: result(outcome), story, count: steps.length - 1 }) : "";
       steps.forEach((step, index) => {
         for (const event of step.events) {
           const text = sentence(event, names, record.game, story);
-          if (text) list.append(h("li", { "data-step": index, tabindex: 0, title: "Jump to this move" }, text));
+          if (text) list.append(h("li", { "data-step": index, tabindex: 0, title: t("game:replay.jumpHere") }, text));
         }
       });
       show(0);

@@ -7,28 +7,26 @@ import { chatChannel, chatPane } from "./chat.js";
 import { clockLabel } from "./clock.js";
 import { h, mount } from "./dom.js";
 import { titleOf } from "./games/index.js";
-import { choiceWords } from "./lobby.js";
-import { explain, plural } from "./say.js";
+import { optionsSummary } from "./games/options.js";
+import { t } from "./i18n.js";
+import { explain } from "./say.js";
 import { nameLink } from "./names.js";
-import { InvalidArgument, NotFound, TafelError, games, play, social, type TafelClient } from "./sdk.js";
+import { InvalidArgument, NotFound, games, play, social, type TafelClient } from "./sdk.js";
 
-/** "rows 6, columns 7" from the options the room was created with ("" = the game's usual ones). */
+/** "Rows: 6, Columns: 7" from the options the room was created with ("" = the game's usual ones). */
 function optionsText(room: play.Room): string {
   if (room.options === undefined) return "";
   const json = toJson(games.GameOptionsSchema, room.options) as Record<string, Record<string, unknown>>;
-  const chosen = json[room.game] ?? {};
-  return Object.entries(chosen)
-    .map(([name, value]) => `${choiceWords(name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`))} ${typeof value === "string" ? choiceWords(value) : String(value)}`)
-    .join(", ");
+  return optionsSummary(room.game, json[room.game] ?? {});
 }
 
 function copyButton(text: string): HTMLElement {
   const note = h("span", { class: "copied", "aria-live": "polite" });
-  const button = h("button", { type: "button", class: "copy" }, "Copy link");
+  const button = h("button", { type: "button", class: "copy" }, t("game:room.copyLink"));
   button.addEventListener("click", () => {
     navigator.clipboard.writeText(text).then(
-      () => (note.textContent = " Copied: send it to the players you want at your table."),
-      () => (note.textContent = " Copying is not allowed here: select the link and copy it."),
+      () => (note.textContent = ` ${t("game:room.copied")}`),
+      () => (note.textContent = ` ${t("game:room.copyRefused")}`),
     );
   });
   return h("span", {}, button, note);
@@ -36,12 +34,12 @@ function copyButton(text: string): HTMLElement {
 
 export function roomPage(root: HTMLElement, client: TafelClient, code: string, go: (hash: string) => void, signal: AbortSignal): void {
   const message = h("p", { class: "message", role: "alert" });
-  const title = h("h2", {}, "Joining the room…");
+  const title = h("h2", {}, t("game:room.joining"));
   const about = h("p", { class: "room-about" });
   const share = h("div", { class: "room-share" });
   const who = h("ul", { class: "room-players" });
-  const start = h("button", { class: "start", hidden: true }, "Start now");
-  const bots = h("div", { class: "actions add-bots", hidden: true }, ...[1, 2, 3].map((level) => h("button", { class: `add-bot bot-${level}`, onclick: () => void client.requestBot(code, level).catch(fail) }, `Add a bot (level ${level})`)));
+  const start = h("button", { class: "start", hidden: true }, t("game:room.startNow"));
+  const bots = h("div", { class: "actions add-bots", hidden: true }, ...[1, 2, 3].map((level) => h("button", { class: `add-bot bot-${level}`, onclick: () => void client.requestBot(code, level).catch(fail) }, t("game:room.addBot", { level }))));
   // The room's chat, for the players seated before the game starts (opened once the room is joined).
   const chatSlot = h("div", { class: "chat-slot" });
   mount(root, h("section", { class: "room" }, title, about, share, who, start, bots, message, chatSlot));
@@ -51,15 +49,15 @@ export function roomPage(root: HTMLElement, client: TafelClient, code: string, g
   start.addEventListener("click", () => client.startRoom(code).catch(fail));
   let shown = false;
   const showRoom = (room: play.Room): void => {
-    title.textContent = `${titleOf(room.game)} · room ${room.code}`;
+    title.textContent = t("game:room.title", { game: titleOf(room.game), code: room.code });
     const perMove = room.timeControl?.perMove;
     const options = optionsText(room);
-    about.textContent = `${plural(room.seats, "player")}${options ? ` · ${options}` : ""}${perMove ? ` · ${clockLabel(Number(perMove.seconds))}` : ""}`;
+    about.textContent = [t("game:room.players", { count: room.seats }), options, perMove ? clockLabel(Number(perMove.seconds)) : ""].filter((part) => part !== "").join(" · ");
     if (!shown) {
       shown = true;
-      mount(chatSlot, chatPane(client, chatChannel(social.ChatChannelKind.ROOM, room.code), { title: "Room chat", about: "The players in this room read this until the game starts; the game has its own chat.", readOnly: "Only the players seated in the room write here." }, signal));
+      mount(chatSlot, chatPane(client, chatChannel(social.ChatChannelKind.ROOM, room.code), { title: t("game:room.chat"), about: t("game:room.chatAbout"), readOnly: t("game:room.chatReadOnly") }, signal));
       const link = `${location.origin}${location.pathname}#/room/${room.code}`;
-      mount(share, h("label", {}, "Invite link ", h("input", { class: "invite", readonly: true, value: link, size: Math.min(link.length, 48) })), copyButton(link));
+      mount(share, h("label", {}, `${t("game:room.inviteLink")} `, h("input", { class: "invite", readonly: true, value: link, size: Math.min(link.length, 48) })), copyButton(link));
     }
   };
   void (async () => {
@@ -72,19 +70,19 @@ export function roomPage(root: HTMLElement, client: TafelClient, code: string, g
       for await (const update of client.watchRoom(code, signal)) {
         showRoom(update);
         const free = update.seats - update.players.length;
-        mount(who, ...update.players.map((p) => h("li", { class: p.bot ? "bot" : "" }, nameLink(p), p.playerId === update.host?.playerId ? " (host)" : "", p.playerId === me ? " (you)" : "")), h("li", { class: "free" }, free === 0 ? "The table is full." : `${plural(free, "seat")} free`));
+        mount(who, ...update.players.map((p) => h("li", { class: p.bot ? "bot" : "" }, nameLink(p), p.playerId === update.host?.playerId ? ` ${t("game:room.host")}` : "", p.playerId === me ? ` ${t("game:room.you")}` : "")), h("li", { class: "free" }, free === 0 ? t("game:room.full") : t("game:room.free", { count: free })));
         start.hidden = update.host?.playerId !== me;
         bots.hidden = update.host?.playerId !== me || update.players.length >= update.seats;
         if (update.state === play.RoomState.STARTED) return go(`#/game/${update.gameId}`);
-        if (update.state === play.RoomState.CLOSED) return fail(new TafelError("ROOM_CLOSED", "The room closed."));
+        if (update.state === play.RoomState.CLOSED) return void (message.textContent = t("game:room.closed"));
       }
     } catch (error) {
       if (signal.aborted) return;
       if (error instanceof NotFound || error instanceof InvalidArgument) {
-        title.textContent = "No such room";
-        message.textContent = "There is no room with this code: it may have expired, or the link was cut short. Ask for a new invite link.";
+        title.textContent = t("game:room.noSuchRoom");
+        message.textContent = t("game:room.noSuchRoomWhy");
         message.dataset.reason = error.reason;
-        mount(share, h("a", { href: "#/", class: "lobby-link" }, "← Back to the lobby"));
+        mount(share, h("a", { href: "#/", class: "lobby-link" }, t("game:room.backToLobby")));
         return;
       }
       fail(error);

@@ -1,7 +1,8 @@
 // Colour Square as players see it: a sheet of squares per player, "how to play" with drawn squares,
 // bridges, purple and orange squares and jokers, refusals in words.
 import { h, s } from "../dom.js";
-import type { GameUi } from "./types.js";
+import { has, t } from "../i18n.js";
+import { endingsOf, type GameUi } from "./types.js";
 import { figure, para, section } from "./howto.js";
 
 const CELL: Record<string, string> = { r: "#f28b82", y: "#fdd663", g: "#81c995", b: "#8ab4f8" };
@@ -55,33 +56,33 @@ function howTo(): HTMLElement {
     "div",
     {},
     section(
-      "The goal",
-      para("Everyone has a sheet of 16 squares. Each square has four cells, one red, yellow, green and blue, and a number in its middle. Fill a square's four cells so they add up to exactly that number. The highest score at the end wins."),
+      t("game:games.coloursquare.howto.goalTitle"),
+      para(t("game:games.coloursquare.howto.goal")),
     ),
     section(
-      "A round",
-      para("Each round one player is the active player and five dice are rolled: red, yellow, green, blue and white. Then everyone places at the same time, on their own sheet."),
+      t("game:games.coloursquare.howto.roundTitle"),
+      para(t("game:games.coloursquare.howto.round")),
       dice([["#d93025", 5], ["#f9ab00", 2], ["#1e8e3e", 6], ["#1967d2", 1], ["#fff", 4]]),
-      para("The active player writes two of the coloured dice, each into an empty cell of its own colour. Everyone else writes the white die into any empty cell, whatever its colour."),
-      para("In the app: click a die, then one of the outlined cells, then \"Place\"."),
+      para(t("game:games.coloursquare.howto.roles")),
+      para(t("game:games.coloursquare.howto.inApp")),
     ),
     section(
-      "Closing a square",
-      para("When a square's fourth cell is filled, the square is closed. If its cells add up to its number, it is correct: the number is circled and scores that many points. If not, it is wrong: −10."),
+      t("game:games.coloursquare.howto.closingTitle"),
+      para(t("game:games.coloursquare.howto.closing")),
       figure(
         squares([
           { values: ["5", "", "6", ""], goal: "12" },
           { values: ["5", "2", "4", "1"], goal: "12", status: "correct" },
           { values: ["6", "3", "5", "2"], goal: "8", status: "wrong" },
         ]),
-        "Left: 5 + 6 = 11 with two cells to go: any two more dice make at least 13, so it can no longer be correct; plan your sums. Middle: 5 + 2 + 4 + 1 = 12, correct: 12 points. Right: 16 is not 8: wrong, −10.",
+        t("game:games.coloursquare.howto.closingCaption"),
       ),
-      para("When another player closes a square correctly, the same square is crossed out on every sheet where it is still open: what you wrote there no longer counts."),
-      figure(squares([{ values: ["3", "", "", "4"], goal: "15", status: "crossed" }]), "Crossed out: someone else closed this square first."),
+      para(t("game:games.coloursquare.howto.crossing")),
+      figure(squares([{ values: ["3", "", "", "4"], goal: "15", status: "crossed" }]), t("game:games.coloursquare.howto.crossedCaption")),
     ),
     section(
-      "Bridges, purple and orange squares",
-      para("Two neighbouring squares that are both correct build a bridge between them: +5. A purple square that is correct and touches a bridge earns +5 more. Orange squares never get a bridge."),
+      t("game:games.coloursquare.howto.bridgesTitle"),
+      para(t("game:games.coloursquare.howto.bridges")),
       figure(
         squares(
           [
@@ -91,40 +92,38 @@ function howTo(): HTMLElement {
           ],
           [0],
         ),
-        "A bridge between the first two squares: +5, and +5 for the purple square it touches. No bridge to the orange one.",
+        t("game:games.coloursquare.howto.bridgesCaption"),
       ),
     ),
     section(
-      "Jokers",
-      para("Each sheet has two joker fields. When a die fits nowhere you like, write it into a joker field instead; at the end the values in your joker fields are taken off your score."),
+      t("game:games.coloursquare.howto.jokersTitle"),
+      para(t("game:games.coloursquare.howto.jokers")),
     ),
     section(
-      "The end",
-      para("When a player has no open square left, they call \"colour square\": everyone else gets one final turn with all five dice. Then every square still open costs −10 and the scores are added up."),
+      t("game:games.coloursquare.howto.endTitle"),
+      para(t("game:games.coloursquare.howto.end")),
     ),
   );
 }
 
+const COLOUR_KEYS = ["purple", "teal", "orange", "indigo", "pink", "brown"];
+
 export const coloursquare: GameUi = {
-  title: "Colour Square",
+  get title() {
+    return t("game:games.coloursquare.title");
+  },
   colours: ["#7b1fa2", "#00897b", "#ef6c00", "#3949ab", "#c2185b", "#6d4c41"],
-  colourNames: ["Purple", "Teal", "Orange", "Indigo", "Pink", "Brown"],
+  get colourNames() {
+    return COLOUR_KEYS.map((c) => t(`game:games.coloursquare.colours.${c}`));
+  },
   // A round asks for a few sums to be weighed: a minute a move runs out on a newcomer in round 1.
   defaultClockS: 300,
   howTo,
   refusal(reason) {
-    const words: Record<string, string> = {
-      WRONG_COLOUR: "A coloured die goes only into a cell of its own colour.",
-      SQUARE_NOT_OPEN: "That square is closed or crossed out: choose an open one.",
-      CELL_FILLED: "That cell already holds a value.",
-      JOKER_USED: "That joker field is already used.",
-      SAME_DIE_TWICE: "Each die can be placed only once.",
-      WRONG_DIE_FOR_ROLE: "The active player places coloured dice; everyone else places the white die.",
-      TOO_MANY_DICE: "That is more dice than you may place this round.",
-      MUST_PLACE: "You must place a die this round: a die still fits somewhere.",
-      FIXED_VALUE_MISMATCH: "That cell is printed with a value: only a die of its colour showing that value fits.",
-    };
-    return words[reason];
+    const key = `game:games.coloursquare.refusals.${reason}`;
+    return has(key) ? t(key) : undefined;
   },
-  endings: { COLOUR_SQUARE: "a player called colour square", SOLO_FINISHED: "no open square was left", ALL_REMOVED: "every player left", ROUND_LIMIT: "the round limit was reached" },
+  get endings() {
+    return endingsOf("coloursquare", ["COLOUR_SQUARE", "SOLO_FINISHED", "ALL_REMOVED", "ROUND_LIMIT"]);
+  },
 };

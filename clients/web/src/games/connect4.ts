@@ -1,6 +1,7 @@
 // Connect Four as players see it: red and yellow discs, "how to play", refusals in words.
 import { h } from "../dom.js";
-import type { GameUi } from "./types.js";
+import { t } from "../i18n.js";
+import { endingsOf, type GameUi } from "./types.js";
 import { discGrid, figure, para, section } from "./howto.js";
 
 const RED = "#d93025";
@@ -13,11 +14,11 @@ function howTo(): HTMLElement {
   return h(
     "div",
     {},
-    section("The goal", para("Be the first to get four of your discs in a row: across, up and down, or on a slant.")),
+    section(t("game:games.connect4.howto.goalTitle"), para(t("game:games.connect4.howto.goal"))),
     section(
-      "A turn",
-      para("Red starts, then you take turns. On your turn, drop one disc into a column that is not full: it falls to the lowest free place."),
-      para("Click a column (or use ← → and Enter, or the number keys). Columns are numbered from 1 on the left."),
+      t("game:games.connect4.howto.turnTitle"),
+      para(t("game:games.connect4.howto.turn")),
+      para(t("game:games.connect4.howto.keys")),
       figure(
         discGrid([
           [_, _, _, _, _, _, _],
@@ -27,11 +28,11 @@ function howTo(): HTMLElement {
           [_, Y, Y, R, R, _, _],
           [Y, R, Y, R, Y, _, _],
         ]),
-        "Red's turn: a disc dropped into column 5 lands on the yellow disc at the bottom of that column.",
+        t("game:games.connect4.howto.turnCaption"),
       ),
     ),
     section(
-      "Winning",
+      t("game:games.connect4.howto.winTitle"),
       figure(
         discGrid(
           [
@@ -44,24 +45,30 @@ function howTo(): HTMLElement {
           ],
           { ring: new Set(["1,4", "2,3", "3,2", "4,1"]) },
         ),
-        "Four red discs on a slant (ringed): red wins.",
+        t("game:games.connect4.howto.winCaption"),
       ),
-      para("If the board fills up and nobody has four in a row, the game is a draw. Running out of time on your clock loses the game."),
+      para(t("game:games.connect4.howto.draw")),
     ),
   );
 }
 
 export const connect4: GameUi = {
-  title: "Connect Four",
+  get title() {
+    return t("game:games.connect4.title");
+  },
   colours: [RED, YELLOW],
-  colourNames: ["Red", "Yellow"],
+  get colourNames() {
+    return [t("game:games.connect4.colours.red"), t("game:games.connect4.colours.yellow")];
+  },
   defaultClockS: 60,
   howTo,
   refusal(reason, move) {
     const column = move?.game.case === "connect4" ? move.game.value.column + 1 : undefined;
-    if (reason === "COLUMN_FULL") return `${column === undefined ? "That column" : `Column ${column}`} is full: choose another column.`;
-    if (reason === "COLUMN_OUT_OF_RANGE") return "There is no such column on this board.";
+    if (reason === "COLUMN_FULL") return column === undefined ? t("game:games.connect4.refusals.COLUMN_FULL_THAT") : t("game:games.connect4.refusals.COLUMN_FULL", { column });
+    if (reason === "COLUMN_OUT_OF_RANGE") return t("game:games.connect4.refusals.COLUMN_OUT_OF_RANGE");
     return undefined;
   },
-  endings: { FOUR_IN_A_ROW: "four in a row", BOARD_FULL: "the board is full" },
+  get endings() {
+    return endingsOf("connect4", ["FOUR_IN_A_ROW", "BOARD_FULL"]);
+  },
 };

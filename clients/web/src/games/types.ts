@@ -1,8 +1,10 @@
 // What the app knows of a game beyond the server's views (one module per game, listed in index.ts):
 // presentation only, never rules.
+import { t } from "../i18n.js";
 import type { games } from "../sdk.js";
 
 export interface GameUi {
+  /** In the player's language (a getter: the catalogue is read when asked). */
   title: string;
   /** Seat colours (CSS), by seat, and their names for sentences ("Red"). */
   colours: string[];
@@ -17,3 +19,8 @@ export interface GameUi {
   endings?: Record<string, string>;
 }
 
+
+/** A game's endings in words from its catalogue entries (game:games.GAME.endings.REASON). */
+export function endingsOf(game: string, reasons: string[]): Record<string, string> {
+  return Object.fromEntries(reasons.map((reason) => [reason, t(`game:games.${game}.endings.${reason}`)]));
+}
