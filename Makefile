@@ -75,9 +75,11 @@ $(TS)/dist/.stamp: $(TS)/src/gen/.stamp $(TS_SRC) $(TS)/tsconfig.json
 ts: $(TS)/dist/.stamp
 
 # The browser app (clients/web): esbuild bundles it with the TypeScript SDK into clients/web/dist,
-# which every gateway's web edge serves at /. Typechecked with the SDK's own tsc.
+# which every gateway's web edge serves at /. Typechecked with the SDK's own tsc. The rules pages
+# (docs/rules/*.md, three languages) go to dist/rules/ as Markdown and HTML (rules.mjs).
 WEB     := clients/web
-WEB_SRC := $(shell find $(WEB)/src $(WEB)/locales -type f 2>/dev/null) $(WEB)/index.html $(WEB)/build.mjs $(WEB)/tsconfig.json
+WEB_SRC := $(shell find $(WEB)/src $(WEB)/locales -type f 2>/dev/null) $(WEB)/index.html $(WEB)/build.mjs $(WEB)/rules.mjs \
+  $(WEB)/tsconfig.json $(wildcard docs/rules/*.md)
 
 $(WEB)/node_modules/.installed: $(WEB)/package.json $(WEB)/package-lock.json
 	cd $(WEB) && npm ci --no-audit --no-fund --loglevel=error
