@@ -33,7 +33,7 @@ def test_a_guest_named_joerg_plays_a_bot_and_both_names_reach_the_record(browser
     page.goto(web_url)
     page.locator("input[name=display-name]").fill("Bot (level 3)")
     page.get_by_role("button", name="Play as a guest").click()
-    expect(page.locator(".auth .message")).to_contain_text('cannot start with "Bot"', timeout=TIMEOUT_MS)
+    expect(page.locator(".auth .message")).to_contain_text('may not start with "Bot"', timeout=TIMEOUT_MS)  # by its reason, in words
     page.locator("input[name=display-name]").fill("Jörg de Vries")
     page.screenshot(path=SCREENSHOTS / "sign-in-display-name.png", full_page=True)
     page.get_by_role("button", name="Play as a guest").click()

@@ -2,14 +2,15 @@
 // choices, and a gentler first choice for games with long turns (games/*.ts defaultClockS).
 import { h } from "./dom.js";
 import { gameUi } from "./games/index.js";
+import { formatDuration, t } from "./i18n.js";
 
 /** Seconds a move; a day a move is the correspondence pace. */
 export const CLOCKS = [15, 30, 60, 300, 86_400];
 
 export function clockLabel(seconds: number): string {
-  if (seconds >= 86_400) return "1 day a move (correspondence)";
-  if (seconds >= 60) return `${seconds / 60} min a move`;
-  return `${seconds} s a move`;
+  // "1 Tag pro Zug (Fernpartie)", "5 minuten per zet": the span in the player's units and words.
+  if (seconds >= 86_400) return t("clock.correspondence", { time: formatDuration(seconds * 1000) });
+  return t("clock.perMove", { time: formatDuration(seconds * 1000) });
 }
 
 const key = (game: string): string => `tafel.clock.${game}`;

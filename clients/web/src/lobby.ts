@@ -7,10 +7,12 @@ import { openChallengesSection } from "./challenges.js";
 import { chosenClock, clockSelect } from "./clock.js";
 import { h, mount } from "./dom.js";
 import { friendsBox } from "./friends.js";
-import { nameList } from "./names.js";
+import { nameList, nameOf } from "./names.js";
 import { titleOf } from "./games/index.js";
+import { choiceLabel, optionHelp, optionLabel, optionSeats } from "./games/options.js";
+import { formatDateTime, t } from "./i18n.js";
 import { explain } from "./say.js";
-import { games, playerName as nameOf, type TafelClient, type play } from "./sdk.js";
+import { games, type TafelClient, type play } from "./sdk.js";
 import { optionsJson, startGame, type Plan } from "./start.js";
 import { timestampMs } from "./time.js";
 
@@ -25,38 +27,40 @@ function optionsFor(type: play.GameType, form: HTMLFormElement, seats: number): 
   return fromJson(games.GameOptionsSchema, { [type.game]: values });
 }
 
-/** "MODE_FIRST_LINE" → "first line"; "max_rounds" → "max rounds"; "A" stays "A" (a sheet's side). */
-export function choiceWords(choice: string): string {
-  const enumName = choice.includes("_") && choice === choice.toUpperCase();
-  return enumName ? choice.replace(/^[A-Z]+_/, "").toLowerCase().replaceAll("_", " ") : choice.replaceAll("_", " ");
-}
-
 function optionInputs(type: play.GameType): HTMLElement[] {
   return type.options.map((spec) => {
     let input: HTMLElement;
     if (spec.values.case === "choice") {
       const c = spec.values.value;
-      input = h("select", { name: spec.name }, ...c.choices.map((choice) => h("option", { value: choice, selected: choice === c.defaultValue }, choiceWords(choice))));
+      input = h("select", { name: spec.name }, ...c.choices.map((choice) => h("option", { value: choice, selected: choice === c.defaultValue }, choiceLabel(type.game, spec.name, choice))));
     } else {
       const r = spec.values.value;
       input = h("input", { type: "number", name: spec.name, min: Number(r?.minimum ?? 0), max: Number(r?.maximum ?? 0), value: Number(r?.defaultValue ?? 0) });
     }
-    const only = spec.maxSeats > 0 ? ` (${spec.maxSeats === 1 ? "solo" : `up to ${spec.maxSeats} players`} only)` : "";
-    return h("label", { title: spec.description }, `${choiceWords(spec.name)}${only} `, input, h("small", { class: "hint" }, spec.description));
+    // The option's words from the game's catalogue (games/options.ts), never the server's English
+    // description (written for developers).
+    const only = optionSeats(spec.maxSeats);
+    const help = optionHelp(type.game, spec.name);
+    return h("label", { title: help || undefined }, `${optionLabel(type.game, spec.name)}${only ? ` ${only}` : ""} `, input, help ? h("small", { class: "hint" }, help) : undefined);
   });
 }
 
 /** "Connect Four: Jörg de Vries vs Bot (level 2)". */
 export function gameLine(game: string, players: play.SeatedPlayer[]): string {
-  return `${titleOf(game)}: ${players.map((p) => nameOf(p.player, `seat ${p.seat + 1}`)).join(" vs ")}`;
+  return `${titleOf(game)}: ${players.map((p) => nameOf(p.player, t("name.seat", { n: p.seat + 1 }))).join(versus())}`;
+}
+
+/** " vs " between players' names, in the player's language. */
+export function versus(): string {
+  return ` ${t("lobby.vs")} `;
 }
 
 export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: string) => void, signal: AbortSignal): void {
   const status = h("p", { class: "message", role: "alert" });
-  const list = h("div", { class: "games" }, "Loading the games…");
+  const list = h("div", { class: "games" }, t("lobby.loadingGames"));
   const live = h("ul", { class: "live" });
   const mine = h("ul", { class: "mine" });
-  mount(root, h("section", { class: "lobby" }, friendsBox(client, signal), h("h2", {}, "Play"), status, list, openChallengesSection(client, go, signal), h("h2", {}, "Live games"), live, h("h2", {}, "My games"), mine));
+  mount(root, h("section", { class: "lobby" }, friendsBox(client, signal), h("h2", {}, t("lobby.play")), status, list, openChallengesSection(client, go, signal), h("h2", {}, t("lobby.live")), live, h("h2", {}, t("lobby.mine")), mine));
 
   const fail = (error: unknown): void => {
     if (!signal.aborted) status.textContent = explain(error);
@@ -64,16 +68,16 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
 
   const card = (type: play.GameType): HTMLElement => {
     const least = Math.max(type.minSeats, 2);
-    const seats = h("select", { name: "seats" }, ...Array.from({ length: type.maxSeats - least + 1 }, (_, i) => h("option", { value: least + i }, `${least + i} players`)));
+    const seats = h("select", { name: "seats" }, ...Array.from({ length: type.maxSeats - least + 1 }, (_, i) => h("option", { value: least + i }, t("lobby.players", { count: least + i }))));
     const clock = clockSelect(type.game);
     const form = h(
       "form",
       { class: "game-card", "data-game": type.game },
-      h("h3", {}, type.title),
-      h("p", {}, `${type.minSeats === type.maxSeats ? type.minSeats : `${type.minSeats}–${type.maxSeats}`} players · `, h("a", { href: `#/howto/${type.game}`, class: "howto-link" }, "How to play")),
+      h("h3", {}, titleOf(type.game)),
+      h("p", {}, type.minSeats === type.maxSeats ? t("lobby.players", { count: type.minSeats }) : t("lobby.playersRange", { min: type.minSeats, max: type.maxSeats }), " · ", h("a", { href: `#/howto/${type.game}`, class: "howto-link" }, t("lobby.howTo"))),
       ...optionInputs(type),
-      type.maxSeats > least ? h("label", {}, "Table ", seats) : undefined,
-      h("label", {}, "Clock ", clock),
+      type.maxSeats > least ? h("label", {}, t("lobby.table"), " ", seats) : undefined,
+      h("label", {}, t("lobby.clock"), " ", clock),
     );
     form.addEventListener("submit", (e) => e.preventDefault());
     const count = (): number => Number(seats.value || least);
@@ -90,14 +94,14 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
       return b;
     };
     const wait = h("p", { class: "wait", hidden: true });
-    const find = button("Find a match", async () => {
+    const find = button(t("lobby.find"), async () => {
       const abort = new AbortController();
       signal.addEventListener("abort", () => abort.abort());
-      const cancel = h("button", { type: "button", class: "cancel" }, "Cancel");
+      const cancel = h("button", { type: "button", class: "cancel" }, t("lobby.cancel"));
       cancel.addEventListener("click", () => abort.abort());
       const started = Date.now();
-      const tick = setInterval(() => (wait.firstChild!.textContent = `Looking for opponents… ${Math.round((Date.now() - started) / 1000)} s `), 500);
-      mount(wait, h("span", {}, "Looking for opponents… 0 s "), cancel);
+      const tick = setInterval(() => (wait.firstChild!.textContent = `${t("lobby.looking", { seconds: Math.round((Date.now() - started) / 1000) })} `), 500);
+      mount(wait, h("span", {}, `${t("lobby.looking", { seconds: 0 })} `), cancel);
       wait.hidden = false;
       try {
         const gameId = await startGame(client, plan("match"), abort.signal);
@@ -109,15 +113,15 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
         wait.hidden = true;
       }
     }, "find");
-    const room = button("Create a private room", async () => {
+    const room = button(t("lobby.room"), async () => {
       const n = count();
       const created = await client.createRoom(type.game, { options: optionsFor(type, form, n), seats: n, perMoveS: Number(clock.value) });
       go(`#/room/${created.code}`);
     }, "room");
-    const bots = [1, 2, 3].map((level) => button(`Play a bot (level ${level})`, async () => go(`#/game/${await startGame(client, plan("bot", level), signal)}`), `bot bot-${level}`));
+    const bots = [1, 2, 3].map((level) => button(t("lobby.bot", { level }), async () => go(`#/game/${await startGame(client, plan("bot", level), signal)}`), `bot bot-${level}`));
     // "Play 3 bots (level 1)" at a table of four: the table size says how many.
-    seats.addEventListener("change", () => bots.forEach((b, i) => (b.textContent = count() > 2 ? `Play ${count() - 1} bots (level ${i + 1})` : `Play a bot (level ${i + 1})`)));
-    const solo = type.minSeats === 1 ? button("Play solo", async () => go(`#/game/${await startGame(client, plan("solo"), signal)}`), "solo") : undefined;
+    seats.addEventListener("change", () => bots.forEach((b, i) => (b.textContent = count() > 2 ? t("lobby.bots", { count: count() - 1, level: i + 1 }) : t("lobby.bot", { level: i + 1 }))));
+    const solo = type.minSeats === 1 ? button(t("lobby.solo"), async () => go(`#/game/${await startGame(client, plan("solo"), signal)}`), "solo") : undefined;
     form.append(h("div", { class: "actions" }, find, room, ...(type.maxSeats >= 2 ? bots : []), solo), wait);
     return form;
   };
@@ -125,15 +129,15 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
   client.gameTypes().then((types) => mount(list, ...types.map(card)), fail);
   client.listLiveGames().then((response) => {
     // The game's title leads to it; each name to its player's profile.
-    mount(live, ...response.games.map((g) => h("li", {}, h("a", { href: `#/game/${g.gameId}`, class: "watch", title: `Watch ${gameLine(g.game, g.players)}` }, titleOf(g.game)), ": ", ...nameList(g.players.map((p) => p.player), " vs "))));
-    if (response.games.length === 0) mount(live, h("li", {}, "No live games right now."));
+    mount(live, ...response.games.map((g) => h("li", {}, h("a", { href: `#/game/${g.gameId}`, class: "watch", title: t("lobby.watch", { game: gameLine(g.game, g.players) }) }, titleOf(g.game)), ": ", ...nameList(g.players.map((p) => p.player), versus()))));
+    if (response.games.length === 0) mount(live, h("li", {}, t("lobby.noLive")));
   }, fail);
   client.listMyGames().then((response) => {
-    if (response.games.length === 0) return mount(mine, h("li", {}, "No games yet."));
+    if (response.games.length === 0) return mount(mine, h("li", {}, t("lobby.noMine")));
     mount(
       mine,
       ...response.games.map((g) =>
-        h("li", {}, h("a", { href: g.status?.over ? `#/replay/${g.gameId}` : `#/game/${g.gameId}`, title: gameLine(g.game, g.players) }, titleOf(g.game)), ": ", ...nameList(g.players.map((p) => p.player), " vs "), ` · ${g.status?.over ? "finished" : "in play"} · ${new Date(timestampMs(g.createdAt) ?? 0).toLocaleString()}`),
+        h("li", {}, h("a", { href: g.status?.over ? `#/replay/${g.gameId}` : `#/game/${g.gameId}`, title: gameLine(g.game, g.players) }, titleOf(g.game)), ": ", ...nameList(g.players.map((p) => p.player), versus()), ` · ${t(g.status?.over ? "lobby.finished" : "lobby.inPlay")} · ${formatDateTime(timestampMs(g.createdAt) ?? 0)}`),
       ),
     );
   }, fail);

@@ -23,10 +23,10 @@ import { accountLinks, sanctionInterceptor, sanctionPage, type AccountSanction }
 import { tournamentPage, tournamentsPage } from "./tournaments.js";
 
 function authPage(root: HTMLElement, client: TafelClient, done: () => void): void {
-  const username = h("input", { name: "username", autocomplete: "username", placeholder: "name" });
-  const password = h("input", { name: "password", type: "password", autocomplete: "current-password", placeholder: "password" });
+  const username = h("input", { name: "username", autocomplete: "username", placeholder: t("auth.namePlaceholder") });
+  const password = h("input", { name: "password", type: "password", autocomplete: "current-password", placeholder: t("auth.passwordPlaceholder") });
   // The name others see, in any script; the login name above stays plain letters and digits.
-  const shown = h("input", { name: "display-name", autocomplete: "nickname", placeholder: "e.g. Jörg de Vries", maxlength: 64 });
+  const shown = h("input", { name: "display-name", autocomplete: "nickname", placeholder: t("auth.shownPlaceholder"), maxlength: 64 });
   const message = h("p", { class: "message", role: "alert" });
   const act = (how: "guest" | "signin" | "register") => () => {
     message.textContent = "";
@@ -37,13 +37,13 @@ function authPage(root: HTMLElement, client: TafelClient, done: () => void): voi
   const form = h(
     "form",
     { class: "auth" },
-    h("h2", {}, "Welcome to tafel"),
-    h("label", {}, "Name ", username),
-    h("label", {}, "Password ", password),
-    h("label", {}, "Shown as ", shown),
-    h("p", { class: "hint" }, "Name: 3 to 24 letters, digits, _ or -, to sign in with. Shown as (optional): the name other players see, in any letters and with spaces."),
-    h("div", { class: "actions" }, h("button", { type: "submit", class: "signin" }, "Sign in"), h("button", { type: "button", class: "register", onclick: act("register") }, "Register"), h("button", { type: "button", class: "guest", onclick: act("guest") }, "Play as a guest")),
-    h("p", { class: "hint guest-rating" }, "A guest needs no name or password, but a guest's games are not rated: a rating follows an account from game to game, and a guest ends when you sign out. Register to get a rating and a place on the leaderboards."),
+    h("h2", {}, t("auth.welcome")),
+    h("label", {}, t("auth.name"), " ", username),
+    h("label", {}, t("auth.password"), " ", password),
+    h("label", {}, t("auth.shownAs"), " ", shown),
+    h("p", { class: "hint" }, t("auth.hint")),
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "signin" }, t("auth.signIn")), h("button", { type: "button", class: "register", onclick: act("register") }, t("auth.register")), h("button", { type: "button", class: "guest", onclick: act("guest") }, t("auth.guest"))),
+    h("p", { class: "hint guest-rating" }, t("auth.guestHint")),
     message,
   );
   form.addEventListener("submit", (e) => {
@@ -107,7 +107,7 @@ async function start(): Promise<void> {
     // One account event stream for the signed-in page; the challenge tray under the header.
     accountEvents.follow(client);
     user.closest("header")?.after(challengeTray(client, go));
-    const out = h("button", { class: "signout" }, "Sign out");
+    const out = h("button", { class: "signout" }, t("auth.signOut"));
     out.addEventListener("click", () => void signOut(client).finally(route));
     mount(user, ...accountLinks(client), out);
     if (kind === "howto" && id) howToPage(root, id);

@@ -1,51 +1,66 @@
-// Everything the app says about a failure, in a player's words: never a status code, an enum name
-// or a seat number. A game's own refusals come from its module (games/); the server's message is
-// the last resort, capitalised as a sentence.
+// Everything the app says about a failure, in a player's words and language: never a status code,
+// an enum name, a seat number or the server's English message. A refusal is said by its reason code
+// (locales/<lang>/reasons.json, one sentence per reason of protos/tafel/games/v1/reasons.proto, its
+// metadata such as "until" formatted for the language); a game's own wording comes from its module
+// (games/); a reason this app does not know gets a general sentence.
 import { gameUi } from "./games/index.js";
+import { formatDateTime, formatDuration, formatList, has, t } from "./i18n.js";
 import { Code, TafelError, type games } from "./sdk.js";
 
-/** "1 seat", "2 seats"; `many` for irregular plurals ("dice"). */
+/** "1 seat", "2 seats": English only; new code says counts with t("ns:key", { count }). */
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
 }
 
-/** "a, b and c". */
+/** "a, b and c" / "a, b en c" / "a, b und c". */
 export function andList(items: string[]): string {
-  return items.length <= 1 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
-}
-
-function sentence(text: string): string {
-  const t = text.trim();
-  if (t === "") return t;
-  return `${t[0]!.toUpperCase()}${t.slice(1)}${/[.!?]$/.test(t) ? "" : "."}`;
+  return formatList(items);
 }
 
 const OFFLINE: ReadonlySet<Code> = new Set([Code.Unavailable, Code.Unknown, Code.DeadlineExceeded, Code.Internal, Code.Canceled]);
 
+/** The refusal's metadata as words for its sentence: times in the player's language. */
+function facts(error: TafelError): Record<string, string> {
+  const out: Record<string, string> = {};
+  const until = Date.parse(error.metadata.until ?? "");
+  out.until = Number.isNaN(until) ? "?" : formatDateTime(until);
+  // The wait: chat's retry_after_ms; a sign-in throttle says it only in its message ("wait 12 s").
+  const ms = Number(error.metadata.retry_after_ms ?? NaN);
+  const seconds = /wait (\d+) s/.exec(error.detail)?.[1];
+  const wait = Number.isFinite(ms) ? ms : seconds !== undefined ? Number(seconds) * 1000 : NaN;
+  out.wait = Number.isFinite(wait) ? formatDuration(Math.max(1000, Math.ceil(wait / 1000) * 1000)) : t("reasons:general.a_moment");
+  return out;
+}
+
+/** A refusal's reason in words, or undefined when this app has no sentence for it. */
+export function reasonWords(error: TafelError): string | undefined {
+  if (!/^[A-Z][A-Z0-9_]*$/.test(error.reason) || !has(`reasons:${error.reason}`)) return undefined;
+  const said = t(`reasons:${error.reason}`, facts(error));
+  // A suspension's or ban's reason is the moderator's own words, shown as written.
+  const why = error.metadata.reason;
+  return why && (error.reason === "ACCOUNT_SUSPENDED" || error.reason === "ACCOUNT_BANNED") ? `${said} ${t("reasons:general.moderator", { reason: why })}` : said;
+}
+
 /** Any failure of a call, in words. */
 export function explain(error: unknown): string {
   if (error instanceof TafelError) {
-    if (error.code === Code.ResourceExhausted) return "Too many requests at once: wait a moment and try again.";
-    if (OFFLINE.has(error.code) && (error.reason === "" || error.reason === "UNKNOWN" || /fetch|network/i.test(error.detail))) {
-      return "The server is not answering. Check your connection and try again in a moment.";
-    }
-    return sentence(error.detail);
+    const known = reasonWords(error);
+    if (known !== undefined) return known;
+    if (error.code === Code.ResourceExhausted) return t("reasons:RATE_LIMITED");
+    if (OFFLINE.has(error.code)) return t("reasons:general.offline");
+    return t("reasons:general.unknown");
   }
-  if (error instanceof TypeError) return "The server is not answering. Check your connection and try again in a moment.";
-  return sentence(error instanceof Error ? error.message : String(error));
+  if (error instanceof TypeError) return t("reasons:general.offline");
+  return t("reasons:general.failed");
 }
 
-/** A refused move in words: the game's wording, else the general one, else the server's message. */
+/** A refused move in words: the game's wording, else the general one. */
 export function refusal(game: string, error: TafelError, move: games.GameMove | undefined, waitingFor: string[]): string {
   const own = gameUi(game)?.refusal?.(error.reason, move);
   if (own !== undefined) return own;
   switch (error.reason) {
     case "NOT_YOUR_TURN":
-      return waitingFor.length > 0 ? `It is not your turn yet: waiting for ${andList(waitingFor)}.` : "It is not your turn yet.";
-    case "VERSION_MISMATCH":
-      return "The game moved on before your move arrived: here is the board as it is now.";
-    case "GAME_OVER":
-      return "The game is over: no more moves.";
+      return waitingFor.length > 0 ? t("reasons:general.notYourTurnWaiting", { names: andList(waitingFor) }) : t("reasons:NOT_YOUR_TURN");
     default:
       return explain(error);
   }
@@ -55,29 +70,23 @@ export function refusal(game: string, error: TafelError, move: games.GameMove | 
 export function ending(game: string, reason: string): string {
   const own = gameUi(game)?.endings?.[reason];
   if (own !== undefined) return own;
-  const general: Record<string, string> = {
-    RESIGNED: "a player resigned",
-    TIMEOUT: "a player ran out of time",
-    DRAW_AGREED: "the players agreed on a draw",
-    ABORTED: "aborted before every player had moved, so it counts for nobody",
-  };
-  return general[reason] ?? reason.toLowerCase().replaceAll("_", " ");
+  return has(`common:ending.${reason}`) ? t(`common:ending.${reason}`) : reason.toLowerCase().replaceAll("_", " ");
 }
 
 /** How a game ended, told from its events where the reason alone misleads (issue 43.8): players who
  * resigned or ran out of time and left the others to play on are named first, and Colour Square's
  * "colour square" is said only with the player who called it. */
 export function endingStory(game: string, reason: string, events: games.GameEvent[], names: string[]): string {
-  const who = (seat: number): string => names[seat] ?? `Player ${seat + 1}`;
+  const who = (seat: number): string => names[seat] ?? t("common:ending.player", { n: seat + 1 });
   const left: string[] = [];
   let caller: number | undefined;
   for (const e of events) {
-    if (e.kind.case === "resigned") left.push(`${who(e.kind.value.seat)} resigned`);
-    else if (e.kind.case === "timedOut" && e.kind.value.removed) left.push(`${who(e.kind.value.seat)} ran out of time`);
+    if (e.kind.case === "resigned") left.push(t("common:ending.resignedBy", { name: who(e.kind.value.seat) }));
+    else if (e.kind.case === "timedOut" && e.kind.value.removed) left.push(t("common:ending.timedOutBy", { name: who(e.kind.value.seat) }));
     else if (e.kind.case === "coloursquare" && e.kind.value.kind.case === "colourSquareCalled") caller = e.kind.value.kind.value.seat;
   }
-  const called = reason === "COLOUR_SQUARE" ? (caller !== undefined ? `${who(caller)} called colour square` : "the game was played out") : ending(game, reason);
+  const called = reason === "COLOUR_SQUARE" ? (caller !== undefined ? t("common:ending.calledBy", { name: who(caller) }) : t("common:ending.playedOut")) : ending(game, reason);
   if (reason === "RESIGNED" || reason === "TIMEOUT") return left.length > 0 ? andList(left) : ending(game, reason);
   if (left.length === 0) return called;
-  return `${andList(left)}, then ${called}`;
+  return t("common:ending.then", { left: andList(left), called });
 }

@@ -3,7 +3,10 @@
 // the caller's role, for the staff link in the header; times and refusals in words for the
 // account, safety and staff pages.
 import { h, mount } from "./dom.js";
-import { accountSanction, fromCallError, play, playerName as nameOf, safety, TafelError, type Interceptor, type TafelClient } from "./sdk.js";
+import { formatDateTime, formatRelative, t } from "./i18n.js";
+import { nameOf } from "./names.js";
+import { explain } from "./say.js";
+import { accountSanction, fromCallError, play, safety, TafelError, type Interceptor, type TafelClient } from "./sdk.js";
 import { timestampMs } from "./time.js";
 
 export type AccountSanction = NonNullable<ReturnType<typeof accountSanction>>;
@@ -35,20 +38,17 @@ export function sanctionInterceptor(onSanction: (sanction: AccountSanction) => v
   };
 }
 
-/** "Tuesday 8 December 2026 at 14:30" in the reader's language and time zone. */
+/** "Tuesday 8 December 2026 at 14:30" in the player's language and the reader's time zone. */
 export function dateWords(at: Date): string {
-  return at.toLocaleString(undefined, { weekday: "long", day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit" });
+  return formatDateTime(at, { weekday: "long", day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit" });
 }
 
-/** "in 3 days", "in 5 hours", "in 12 minutes" (or "… ago"). */
+/** "in 3 days", "in 5 hours", "in 12 minutes" (or "… ago"), in the player's language. */
 export function fromNow(at: Date, now = Date.now()): string {
   const seconds = Math.round((at.getTime() - now) / 1000);
-  const units: [Intl.RelativeTimeFormatUnit, number][] = [["day", 86_400], ["hour", 3600], ["minute", 60]];
-  const words = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
-  for (const [unit, size] of units) {
-    if (Math.abs(seconds) >= size) return words.format(Math.round(seconds / size), unit);
-  }
-  return words.format(seconds, "second");
+  const days = Math.abs(seconds) >= 86_400;
+  // Days at most: "in 30 days" reads better on a sanction than "in 4 weeks".
+  return days ? new Intl.RelativeTimeFormat(document.documentElement.lang || undefined, { numeric: "auto" }).format(Math.round(seconds / 86_400), "day") : formatRelative(at, now);
 }
 
 export function timeWords(t: { seconds: bigint; nanos: number } | undefined): string {
@@ -64,15 +64,15 @@ export function sanctionPage(root: HTMLElement, sanction: AccountSanction, signO
     h(
       "section",
       { class: "sanction-notice", role: "alert", "data-kind": sanction.banned ? "ban" : "suspension" },
-      h("h2", {}, sanction.banned ? "Your account is banned" : "Your account is suspended"),
-      h("p", { class: "why" }, h("span", { class: "label" }, "Reason: "), sanction.why),
+      h("h2", {}, t(sanction.banned ? "standing.banned" : "standing.suspended")),
+      h("p", { class: "why" }, h("span", { class: "label" }, `${t("standing.reason")} `), sanction.why),
       h(
         "p",
         { class: "until" },
-        end === undefined ? "It lasts until a moderator lifts it." : `You can play again from ${dateWords(end)} (${fromNow(end)}).`,
+        end === undefined ? t("standing.untilLifted") : t("standing.playAgainFrom", { when: dateWords(end), relative: fromNow(end) }),
       ),
-      h("p", {}, "Until then you cannot sign in, play or watch with this account."),
-      h("button", { type: "button", class: "leave", onclick: signOut }, "Sign in with another account"),
+      h("p", {}, t("standing.meanwhile")),
+      h("button", { type: "button", class: "leave", onclick: signOut }, t("standing.another")),
     ),
   );
 }
@@ -80,11 +80,11 @@ export function sanctionPage(root: HTMLElement, sanction: AccountSanction, signO
 export const STAFF_ROLES: ReadonlySet<play.Role> = new Set([play.Role.MODERATOR, play.Role.ADMIN]);
 
 export const ROLE_WORDS: Record<play.Role, string> = {
-  [play.Role.UNSPECIFIED]: "player",
-  [play.Role.PLAYER]: "player",
-  [play.Role.ORGANISER]: "tournament organiser",
-  [play.Role.MODERATOR]: "moderator",
-  [play.Role.ADMIN]: "admin",
+  [play.Role.UNSPECIFIED]: t("role.player"),
+  [play.Role.PLAYER]: t("role.player"),
+  [play.Role.ORGANISER]: t("role.organiser"),
+  [play.Role.MODERATOR]: t("role.moderator"),
+  [play.Role.ADMIN]: t("role.admin"),
 };
 
 const roles = new Map<string, Promise<play.Role>>();
@@ -100,11 +100,16 @@ export function roleOf(client: TafelClient): Promise<play.Role> {
   return role;
 }
 
+/** The header's name: "Jörg", "Jörg (guest)". */
+export function meLabel(player: play.Player): string {
+  return player.guest ? t("account.guestName", { name: nameOf(player) }) : nameOf(player);
+}
+
 /** The header's links for the signed-in account: the name opens "my account"; moderators and
  * admins also get "Staff" (shown once GetMe says so). */
 export function accountLinks(client: TafelClient): HTMLElement[] {
-  const me = h("a", { class: "me", href: "#/account", title: "My account" }, `${nameOf(client.player)}${client.player.guest ? " (guest)" : ""}`);
-  const staff = h("a", { class: "staff-link", href: "#/staff", hidden: true }, "Staff");
+  const me = h("a", { class: "me", href: "#/account", title: t("account.title") }, meLabel(client.player));
+  const staff = h("a", { class: "staff-link", href: "#/staff", hidden: true }, t("staff.link"));
   void roleOf(client).then((role) => {
     staff.hidden = !STAFF_ROLES.has(role);
   });
@@ -112,28 +117,22 @@ export function accountLinks(client: TafelClient): HTMLElement[] {
 }
 
 export const SANCTION_WORDS: Record<safety.SanctionKind, string> = {
-  [safety.SanctionKind.UNSPECIFIED]: "sanction",
-  [safety.SanctionKind.CHAT_MUTE]: "muted in chat",
-  [safety.SanctionKind.SUSPENSION]: "suspended",
-  [safety.SanctionKind.BAN]: "banned",
+  [safety.SanctionKind.UNSPECIFIED]: t("sanction.sanction"),
+  [safety.SanctionKind.CHAT_MUTE]: t("sanction.mutedInChat"),
+  [safety.SanctionKind.SUSPENSION]: t("sanction.suspended"),
+  [safety.SanctionKind.BAN]: t("sanction.banned"),
 };
 
 /** "suspended until Tuesday … (in 3 days): reason". */
 export function sanctionWords(sanction: safety.Sanction): string {
   const ends = timestampMs(sanction.endsAt);
-  const until = ends === undefined ? "until lifted" : `until ${dateWords(new Date(ends))} (${fromNow(new Date(ends))})`;
-  return `${SANCTION_WORDS[sanction.kind]} ${until}`;
+  const what = SANCTION_WORDS[sanction.kind];
+  return ends === undefined ? t("sanction.untilLifted", { what }) : t("sanction.until", { what, when: dateWords(new Date(ends)), relative: fromNow(new Date(ends)) });
 }
 
-/** A refusal in a sentence for the staff and account pages (the server's message, which names
- * the problem; a dropped network in plain words). */
+/** A refusal in a sentence for the staff and account pages: by its reason, in the player's language. */
 export function failure(error: unknown): string {
-  if (error instanceof TafelError) {
-    if (error.reason === "UNAVAILABLE" || /fetch|network/i.test(error.detail)) return "The server is not answering. Try again in a moment.";
-    const text = error.detail.trim();
-    return text === "" ? error.reason : `${text[0]!.toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? "" : "."}`;
-  }
-  return error instanceof Error ? error.message : String(error);
+  return explain(error);
 }
 
 /** Runs `action` from a button: disabled meanwhile, the outcome (or the refusal) in `message`. */
