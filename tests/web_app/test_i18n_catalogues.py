@@ -21,7 +21,7 @@ NAMESPACES = ("common", "reasons", "game", "board")
 PLACEHOLDER = re.compile(r"\{\{\s*([\w.]+)\s*(?:,[^}]*)?\}\}")
 # A literal key in the code: t("ns:key", ...) or t("key") (namespace "common"); keys built at run
 # time (template literals) are the code's own business: it checks them with has().
-T_CALL = re.compile(r"""\bt\(\s*["']([^"'$`]+)["']""")
+T_CALL = re.compile(r"""\b(?:t|tr)\(\s*["']([^"'$`]+)["']""")
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 PLURAL = ("_zero", "_one", "_two", "_few", "_many", "_other")
 

@@ -2,6 +2,7 @@
 // event): asked again until it lands. The watch that asked for it has already handed its event
 // out, so a read lost to a dropped network would leave the page stale until the next event, and
 // in a game that waits for this player there is none.
+import { t } from "./i18n.js";
 import { Code, TafelError, sleep } from "./sdk.js";
 
 /** Failures that asking again would not change; anything else (the network, a gateway restarting,
@@ -30,7 +31,7 @@ export async function untilLanded<T>(read: () => Promise<T>, signal: AbortSignal
 export function reconnectingIn(message: HTMLElement): (retrying: boolean) => void {
   return (retrying) => {
     if (retrying) {
-      message.textContent = "Reconnecting…";
+      message.textContent = t("retry.reconnecting");
       message.dataset.reason = "RECONNECTING";
     } else if (message.dataset.reason === "RECONNECTING") {
       message.textContent = "";

@@ -8,7 +8,9 @@ import { h, mount } from "./dom.js";
 import { nameLink, nameList } from "./names.js";
 import { reconnectingIn, untilLanded } from "./retry.js";
 import { titleOf } from "./games/index.js";
-import { explain, plural } from "./say.js";
+import { formatDateTime, formatNumber, t as tr } from "./i18n.js";
+import { versus } from "./lobby.js";
+import { explain } from "./say.js";
 import { games, social, tournaments, type TafelClient } from "./sdk.js";
 import { timestampMs } from "./time.js";
 
@@ -17,22 +19,34 @@ const { TournamentFormat, TournamentState, TournamentGameState } = tournaments;
 // A round's game state as a sentence part ("being played"); the data-state attribute keeps the
 // enum's word for tests and styles.
 const STATE_WORDS: Record<number, string> = {
-  [TournamentGameState.PLAYING]: "being played",
-  [TournamentGameState.FINISHED]: "finished",
-  [TournamentGameState.BYE]: "a bye (no game, a point)",
-  [TournamentGameState.FORFEITED]: "forfeited",
+  [TournamentGameState.PLAYING]: tr("tournament.gameState.playing"),
+  [TournamentGameState.FINISHED]: tr("tournament.gameState.finished"),
+  [TournamentGameState.BYE]: tr("tournament.gameState.bye"),
+  [TournamentGameState.FORFEITED]: tr("tournament.gameState.forfeited"),
 };
 
+/** An enum's name as a word for data attributes and tests ("ROUND_ROBIN" → "round robin"). */
 function enumWord(name: string | undefined): string {
   return (name ?? "").toLowerCase().replaceAll("_", " ");
+}
+
+/** A format or state in the player's language ("round robin" → "Jeder gegen jeden"). */
+function formatWords(format: number): string {
+  const word = enumWord(TournamentFormat[format]).replaceAll(" ", "_");
+  return word ? tr(`tournament.format.${word}`, { defaultValue: enumWord(TournamentFormat[format]) }) : "";
+}
+
+function stateWords(state: number): string {
+  const word = enumWord(TournamentState[state]).replaceAll(" ", "_");
+  return word ? tr(`tournament.state.${word}`, { defaultValue: enumWord(TournamentState[state]) }) : "";
 }
 
 export function tournamentsPage(root: HTMLElement, client: TafelClient, go: (hash: string) => void, signal: AbortSignal): void {
   const list = h("ul", { class: "tournament-list" });
   const message = h("p", { class: "message", role: "alert" });
   const game = h("select", { name: "game" });
-  const format = h("select", { name: "format" }, ...[TournamentFormat.ROUND_ROBIN, TournamentFormat.SWISS, TournamentFormat.KNOCKOUT, TournamentFormat.TABLES].map((f) => h("option", { value: f }, enumWord(TournamentFormat[f]))));
-  const name = h("input", { name: "name", value: "Friday cup", required: true });
+  const format = h("select", { name: "format" }, ...[TournamentFormat.ROUND_ROBIN, TournamentFormat.SWISS, TournamentFormat.KNOCKOUT, TournamentFormat.TABLES].map((f) => h("option", { value: f }, formatWords(f))));
+  const name = h("input", { name: "name", value: tr("tournament.defaultName"), required: true });
   const rounds = h("input", { name: "rounds", type: "number", min: 0, value: 0 });
   const capacity = h("input", { name: "capacity", type: "number", min: 2, value: 8 });
   const starts = h("input", { name: "starts", type: "datetime-local" });
@@ -40,17 +54,17 @@ export function tournamentsPage(root: HTMLElement, client: TafelClient, go: (has
   const form = h(
     "form",
     { class: "create-tournament" },
-    h("h3", {}, "Create a tournament"),
-    h("label", {}, "Name ", name),
-    h("label", {}, "Game ", game),
-    h("label", {}, "Format ", format),
-    h("label", {}, "Rounds (0: the usual number for the format) ", rounds),
-    h("label", {}, "Players at most ", capacity),
-    h("label", {}, "Starts at (empty = when the organiser starts it) ", starts),
-    h("label", {}, rated, " rated"),
-    h("button", { type: "submit", class: "create" }, "Create"),
+    h("h3", {}, tr("tournament.create")),
+    h("label", {}, tr("tournament.name"), " ", name),
+    h("label", {}, tr("tournament.game"), " ", game),
+    h("label", {}, tr("tournament.formatLabel"), " ", format),
+    h("label", {}, tr("tournament.roundsLabel"), " ", rounds),
+    h("label", {}, tr("tournament.capacity"), " ", capacity),
+    h("label", {}, tr("tournament.startsLabel"), " ", starts),
+    h("label", {}, rated, ` ${tr("tournament.ratedLabel")}`),
+    h("button", { type: "submit", class: "create" }, tr("tournament.createButton")),
   );
-  mount(root, h("section", { class: "tournaments" }, h("h2", {}, "Tournaments"), list, form, message));
+  mount(root, h("section", { class: "tournaments" }, h("h2", {}, tr("nav.tournaments")), list, form, message));
   const fail = (error: unknown): void => {
     if (!signal.aborted) message.textContent = explain(error);
   };
@@ -70,15 +84,15 @@ export function tournamentsPage(root: HTMLElement, client: TafelClient, go: (has
       })
       .then((t) => go(`#/tournament/${t.tournamentId}`), fail);
   });
-  client.gameTypes().then((types) => mount(game, ...types.map((t) => h("option", { value: t.game }, t.title))), fail);
+  client.gameTypes().then((types) => mount(game, ...types.map((t) => h("option", { value: t.game }, titleOf(t.game)))), fail);
   client.listTournaments().then((all) => {
-    mount(list, ...all.map((t) => h("li", {}, h("a", { href: `#/tournament/${t.tournamentId}`, "data-id": t.tournamentId }, t.name), ` · ${titleOf(t.game)} · ${enumWord(TournamentFormat[t.format])} · ${enumWord(TournamentState[t.state])} · ${t.players.length} of ${plural(t.capacity, "player")}`)));
-    if (all.length === 0) mount(list, h("li", {}, "No tournaments yet."));
+    mount(list, ...all.map((t) => h("li", {}, h("a", { href: `#/tournament/${t.tournamentId}`, "data-id": t.tournamentId }, t.name), ` · ${titleOf(t.game)} · ${formatWords(t.format)} · ${stateWords(t.state)} · ${tr("tournament.places", { count: t.capacity, n: formatNumber(t.players.length) })}`)));
+    if (all.length === 0) mount(list, h("li", {}, tr("tournament.none")));
   }, fail);
 }
 
 export function tournamentPage(root: HTMLElement, client: TafelClient, id: string, signal: AbortSignal): void {
-  const title = h("h2", {}, "Tournament");
+  const title = h("h2", {}, tr("tournament.title"));
   const info = h("p", { class: "tournament-info" });
   const players = h("ul", { class: "tournament-players" });
   const controls = h("div", { class: "actions" });
@@ -86,7 +100,7 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
   const standings = h("table", { class: "standings" });
   const rounds = h("div", { class: "rounds" });
   const message = h("p", { class: "message", role: "alert" });
-  mount(root, h("section", { class: "tournament" }, title, info, yourGame, controls, h("h3", {}, "Players"), players, h("h3", {}, "Standings"), h("div", { class: "table-wrap" }, standings), h("h3", {}, "Rounds"), rounds, message, chatPane(client, chatChannel(social.ChatChannelKind.TOURNAMENT, id), { title: "Tournament chat", about: "Everyone can read this; the tournament's players and its organiser write here.", readOnly: "Only the tournament's players and its organiser write here." }, signal)));
+  mount(root, h("section", { class: "tournament" }, title, info, yourGame, controls, h("h3", {}, tr("tournament.players")), players, h("h3", {}, tr("tournament.standings")), h("div", { class: "table-wrap" }, standings), h("h3", {}, tr("tournament.rounds")), rounds, message, chatPane(client, chatChannel(social.ChatChannelKind.TOURNAMENT, id), { title: tr("tournament.chat"), about: tr("tournament.chatAbout"), readOnly: tr("tournament.chatReadOnly") }, signal)));
   const fail = (error: unknown): void => {
     if (!signal.aborted) message.textContent = explain(error);
   };
@@ -100,22 +114,22 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
     title.textContent = t.name;
     const starts = timestampMs(t.startsAt);
     // Rounds are 0 until the tournament starts (then the format and the players decide them).
-    const roundsText = t.rounds > 0 ? (t.currentRound ? `round ${t.currentRound} of ${t.rounds}` : plural(t.rounds, "round")) : "rounds set when it starts";
-    mount(info, `${titleOf(t.game)} · ${enumWord(TournamentFormat[t.format])} · ${enumWord(TournamentState[t.state])} · ${roundsText}${starts ? ` · starts ${new Date(starts).toLocaleString()}` : ""}${t.rated ? " · rated" : ""} · organised by `, nameLink(t.organiser, ""));
+    const roundsText = t.rounds > 0 ? (t.currentRound ? tr("tournament.roundOf", { n: t.currentRound, total: t.rounds }) : tr("tournament.roundCount", { count: t.rounds })) : tr("tournament.roundsLater");
+    mount(info, `${titleOf(t.game)} · ${formatWords(t.format)} · ${stateWords(t.state)} · ${roundsText}${starts ? ` · ${tr("tournament.starts", { when: formatDateTime(starts) })}` : ""}${t.rated ? ` · ${tr("tournament.rated")}` : ""} · ${tr("tournament.organisedBy")} `, nameLink(t.organiser, ""));
     info.dataset.state = enumWord(TournamentState[t.state]);
-    mount(players, ...t.players.map((p) => h("li", {}, nameLink(p), p.playerId === me ? " (you)" : "")));
+    mount(players, ...t.players.map((p) => h("li", {}, nameLink(p), p.playerId === me ? ` ${tr("tournament.you")}` : "")));
     const joined = t.players.some((p) => p.playerId === me);
     const registering = t.state === TournamentState.REGISTERING;
     mount(
       controls,
-      registering && !joined ? act("Join", "join", () => client.joinTournament(id)) : undefined,
-      registering && joined ? act("Leave", "leave", () => client.leaveTournament(id)) : undefined,
-      registering && t.organiser?.playerId === me ? act("Start now", "start", () => client.startTournament(id)) : undefined,
+      registering && !joined ? act(tr("tournament.join"), "join", () => client.joinTournament(id)) : undefined,
+      registering && joined ? act(tr("tournament.leave"), "leave", () => client.leaveTournament(id)) : undefined,
+      registering && t.organiser?.playerId === me ? act(tr("tournament.start"), "start", () => client.startTournament(id)) : undefined,
     );
     mount(
       standings,
-      h("tr", {}, ...["#", "player", "points", "games", "wins", "draws", "losses"].map((c) => h("th", {}, c)), h("th", { class: "tie-break", title: "Buchholz: the points of the player's opponents added up. It separates players with equal points: the higher ranks first." }, "Buchholz (opponents' points: breaks ties)")),
-      ...table.standings.map((s) => h("tr", { class: s.player?.playerId === me ? "me" : "" }, h("td", {}, String(s.rank)), h("td", {}, nameLink(s.player, ""), s.withdrawn ? " (withdrawn)" : ""), h("td", {}, String(s.points)), h("td", {}, String(s.games)), h("td", {}, String(s.wins)), h("td", {}, String(s.draws)), h("td", {}, String(s.losses)), h("td", {}, String(s.buchholz)))),
+      h("tr", {}, h("th", {}, "#"), ...["player", "points", "games", "wins", "draws", "losses"].map((c) => h("th", {}, tr(`tournament.column.${c}`))), h("th", { class: "tie-break", title: tr("tournament.buchholzTitle") }, tr("tournament.buchholz"))),
+      ...table.standings.map((s) => h("tr", { class: s.player?.playerId === me ? "me" : "" }, h("td", {}, formatNumber(s.rank)), h("td", {}, nameLink(s.player, ""), s.withdrawn ? ` ${tr("tournament.withdrawn")}` : ""), h("td", {}, formatNumber(s.points)), h("td", {}, formatNumber(s.games)), h("td", {}, formatNumber(s.wins)), h("td", {}, formatNumber(s.draws)), h("td", {}, formatNumber(s.losses)), h("td", {}, formatNumber(s.buchholz)))),
     );
     const sections: HTMLElement[] = [];
     let playing: { round: number; gameId: string } | undefined;
@@ -126,7 +140,7 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
         h(
           "div",
           { class: "round", "data-round": n },
-          h("h4", {}, `Round ${n}${round.finished ? " (finished)" : ""}`),
+          h("h4", {}, tr(round.finished ? "tournament.roundFinished" : "tournament.round", { n })),
           h(
             "ul",
             {},
@@ -136,9 +150,9 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
               const live = g.state === TournamentGameState.PLAYING;
               if (mine && live && g.gameId) playing = { round: n, gameId: g.gameId };
               const link = g.gameId
-                ? h("a", { href: live ? `#/game/${g.gameId}/tournament/${id}` : `#/replay/${g.gameId}`, class: mine && live ? "my-game" : "game-link" }, mine && live ? "Play your game" : live ? "Watch" : "Replay")
+                ? h("a", { href: live ? `#/game/${g.gameId}/tournament/${id}` : `#/replay/${g.gameId}`, class: mine && live ? "my-game" : "game-link" }, tr(mine && live ? "tournament.playYours" : live ? "tournament.watch" : "tournament.replay"))
                 : undefined;
-              return h("li", { "data-state": state }, `Board ${g.board}: `, ...nameList(g.players, " vs "), ` · ${STATE_WORDS[g.state] ?? state}${g.points.length ? ` · points ${g.points.join("–")}` : ""} · `, link);
+              return h("li", { "data-state": state }, `${tr("tournament.board", { n: g.board })} `, ...nameList(g.players, versus()), ` · ${STATE_WORDS[g.state] ?? state}${g.points.length ? ` · ${tr("tournament.points", { points: g.points.map((p) => formatNumber(p)).join("–") })}` : ""} · `, link);
             }),
           ),
         ),
@@ -147,7 +161,7 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
     mount(rounds, ...sections);
     // Told at the top, not found in the list: the game's clock runs from the moment it starts.
     yourGame.hidden = playing === undefined;
-    if (playing !== undefined) mount(yourGame, `Your game of round ${playing.round} has started and your clock is running. `, h("a", { href: `#/game/${playing.gameId}/tournament/${id}`, class: "play-now" }, "Play now"));
+    if (playing !== undefined) mount(yourGame, `${tr("tournament.yourGame", { n: playing.round })} `, h("a", { href: `#/game/${playing.gameId}/tournament/${id}`, class: "play-now" }, tr("tournament.playNow")));
   };
 
   void (async () => {
