@@ -220,13 +220,15 @@ async def run_chat(
         stats.errors["TOO_FEW_SENDERS"] += 1
         return stats
     pid = gateway_pid(target)
-    rss = [_rss_mib(pid) if pid else 0.0]
     game_id, players = await _live_game(target)
     channel = _channel(target)
     accounts = play_pb2_grpc.AccountServiceStub(channel)
     chat = social_pb2_grpc.ChatServiceStub(channel)
     writers = await register(accounts, senders)  # the first `senders` spectators
     tokens = [token for _, token in writers] + await _guest_tokens(accounts, spectators - senders)
+    await asyncio.sleep(1)
+    # Read once the senders are registered: scrypt's 16 MiB buffers stay in the gateway's arenas.
+    rss = [_rss_mib(pid) if pid else 0.0]
 
     # The watchers, over the client processes (spawned: each imports its own gRPC).
     processes = max(1, min(processes, spectators))
@@ -356,7 +358,10 @@ async def run_chat(
         f" p99 {percentile(list(latencies), 0.99) * 1000:.0f} ms, max {max(latencies, default=0.0) * 1000:.0f} ms"
         f" ({len(latencies):,} receipts, {len(latencies) / (sent_for + drained):,.0f}/s)"
     )
-    print(f"chat: gateway RSS {rss[0]:.0f} MiB at rest -> {rss[1]:.0f} watching -> {rss[2]:.0f} after the lines")
+    print(
+        f"chat: gateway RSS {rss[0]:.0f} MiB before the watches -> {rss[1]:.0f} watching"
+        f" ({(rss[1] - rss[0]) * 1024 / max(1, held):.1f} KiB a watch) -> {rss[2]:.0f} after the lines"
+    )
     spent = ", ".join(f"{name} {cpu:.1f} s" for name, cpu in servers_cpu.items())
     print(
         f"chat: CPU during the lines ({sent_for + drained:.1f} s): {spent}; load generator {sender_cpu:.1f} s"
