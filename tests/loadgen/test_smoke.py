@@ -7,7 +7,9 @@ import argparse
 import subprocess
 import sys
 
+from tafel_loadgen.chat import run_chat
 from tafel_loadgen.games import run_games, run_pings
+from tafel_loadgen.presence import run_presence
 from tafel_loadgen.stats import server_processes
 from tafel_loadgen.tournament import run_tournament
 from tafel_loadgen.watchers import run_watchers
@@ -109,3 +111,17 @@ def test_command_line_prints_a_summary_and_one_json_line(platform: Platform) -> 
     assert any(s["context_switches"] > 0 for s in gateways)
     assert "context switches a move" in done.stdout
     assert summary["setup_s"] > 0 and "setup (not measured)" in done.stdout
+
+
+async def test_chat_scenario_delivers_every_line_to_every_spectator(platform: Platform) -> None:
+    # 10 spectators (4 of them writing) on one live game, 4 lines: every watcher gets every line once.
+    stats = await run_chat(platform.gateway_addresses, spectators=10, senders=4, rate=2.0, duration_s=2.0)
+    assert not stats.errors  # LINES_MISSING / LINES_DOUBLED / a refused send would be counted here
+    assert len(stats.latencies) == 4 * 10 and max(stats.latencies) < 10.0
+
+
+async def test_presence_scenario_tells_every_follower_online_then_offline(platform: Platform) -> None:
+    # 20 followed accounts, 4 followers following 10 each: 40 PresenceChanged a wave, none missing.
+    stats = await run_presence(platform.gateway_addresses, followed=20, followers=4, follows=10, settle_s=5.0)
+    assert not stats.errors  # PRESENCE_MISSING / PRESENCE_DOUBLED per wave would be counted here
+    assert len(stats.latencies) == 2 * 40 and max(stats.latencies) < 10.0
