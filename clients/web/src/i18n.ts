@@ -175,7 +175,9 @@ export function langSwitcher(): HTMLElement {
     button.lang = l;
     button.textContent = l.toUpperCase();
     button.title = LANG_NAMES[l];
-    button.setAttribute("aria-label", LANG_NAMES[l]);
+    // The name holds the visible "NL" too (axe's label-content-name-mismatch: speech control users
+    // say what they see).
+    button.setAttribute("aria-label", `${l.toUpperCase()} – ${LANG_NAMES[l]}`);
     button.setAttribute("aria-pressed", String(l === current));
     button.addEventListener("click", () => {
       if (l !== current) setLang(l);
