@@ -100,7 +100,7 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
   const standings = h("table", { class: "standings" });
   const rounds = h("div", { class: "rounds" });
   const message = h("p", { class: "message", role: "alert" });
-  mount(root, h("section", { class: "tournament" }, title, info, yourGame, controls, h("h3", {}, tr("tournament.players")), players, h("h3", {}, tr("tournament.standings")), h("div", { class: "table-wrap" }, standings), h("h3", {}, tr("tournament.rounds")), rounds, message, chatPane(client, chatChannel(social.ChatChannelKind.TOURNAMENT, id), { title: tr("tournament.chat"), about: tr("tournament.chatAbout"), readOnly: tr("tournament.chatReadOnly") }, signal)));
+  mount(root, h("section", { class: "tournament" }, title, info, yourGame, controls, h("h3", {}, tr("tournament.players")), players, h("h3", {}, tr("tournament.standings")), h("div", { class: "table-wrap", tabindex: 0, role: "region", "aria-label": tr("tournament.standings") }, standings), h("h3", {}, tr("tournament.rounds")), rounds, message, chatPane(client, chatChannel(social.ChatChannelKind.TOURNAMENT, id), { title: tr("tournament.chat"), about: tr("tournament.chatAbout"), readOnly: tr("tournament.chatReadOnly") }, signal)));
   const fail = (error: unknown): void => {
     if (!signal.aborted) message.textContent = explain(error);
   };
