@@ -7,6 +7,7 @@ import { drawColourSquare, type Picks } from "./boards/coloursquare.js";
 import { drawConnect4 } from "./boards/connect4.js";
 import { drawPlus4 } from "./boards/plus4.js";
 import type { Board, BoardContext } from "./boards/board.js";
+import { announce } from "./boards/access.js";
 import { chatChannel, chatPane } from "./chat.js";
 import { h, mount } from "./dom.js";
 import { formatList, formatNumber, t } from "./i18n.js";
@@ -215,6 +216,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
       h("p", {}, h("a", { href: `#/replay/${gameId}`, class: "replay-link" }, t("game:page.replayThis")), " · ", tournamentId ? h("a", { href: `#/tournament/${tournamentId}` }, t("game:page.tournamentLink")) : h("a", { href: "#/", class: "lobby-link" }, t("game:page.lobbyLink"))),
       ratingLine,
     );
+    if (result.hidden) announce(headline); // said once, when the result first shows
     result.hidden = false;
     void showRatingChange().catch((error: unknown) => {
       ratingLine.textContent = t("game:page.noRating", { why: explain(error) });
@@ -308,6 +310,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
         return;
       }
       drawnVersion = game.summary?.status?.version ?? 0n;
+      const liveFrom = drawnVersion; // moves after this one are said in the live region (access)
       draw();
       metrics.firstBoard();
       mount(chatSlot, gameChat(client, gameId, game.seat !== undefined, signal));
@@ -317,6 +320,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
         if (event === undefined) continue;
         const text = sentence(event, names(), game?.summary?.game);
         if (text) moveList.append(h("li", { "data-version": String(event.version) }, text));
+        if (text && event.version > liveFrom) announce(text);
         moveList.scrollTop = moveList.scrollHeight;
         // The last move is the first game event of the newest version (whatever the game).
         const gameEvent = event.kind.case === "connect4" || event.kind.case === "plus4" || event.kind.case === "coloursquare";

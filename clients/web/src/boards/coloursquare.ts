@@ -3,8 +3,15 @@
 // die may take (view.legal_placements), jokers, bridges, purple and orange squares, the score
 // breakdown, the final-turn phase and the solo target. Pick a die, then a highlighted cell or
 // joker field; "Place" sends the list, the server judges it.
+// Access (issue 42): every cell and die carries its colour's shape (red ▲, yellow ●, green ■,
+// blue ◆, white ○; access.ts) and a name in words; the dice are one Tab stop and the cells you may
+// write in another (the arrow keys move within each); picking a die moves the focus to the cells,
+// picking a cell back to the dice. On a phone each cell's hit area is its whole quarter of the
+// square, so the sheet at the phone's width gives every cell 44 px.
 import { h, s } from "../dom.js";
+import { t } from "../i18n.js";
 import { coloursquare, moves } from "../sdk.js";
+import { glyph, mark, markIcon, roving, shapeOf, takeFocus, type ColourName } from "./access.js";
 import type { Board, BoardContext } from "./board.js";
 
 const { Colour, Die, Phase, SquareKind, SquareStatus } = coloursquare;
@@ -12,7 +19,8 @@ const SQ = 80;
 const GAP = 14;
 const CELL_FILL: Record<number, string> = { [Colour.RED]: "#f28b82", [Colour.YELLOW]: "#fdd663", [Colour.GREEN]: "#81c995", [Colour.BLUE]: "#8ab4f8" };
 const DIE_FILL: Record<number, string> = { [Die.RED]: "#d93025", [Die.YELLOW]: "#f9ab00", [Die.GREEN]: "#1e8e3e", [Die.BLUE]: "#1967d2", [Die.WHITE]: "#fff" };
-const DIE_NAME: Record<number, string> = { [Die.RED]: "red", [Die.YELLOW]: "yellow", [Die.GREEN]: "green", [Die.BLUE]: "blue", [Die.WHITE]: "white" };
+const DIE_NAME: Record<number, ColourName> = { [Die.RED]: "red", [Die.YELLOW]: "yellow", [Die.GREEN]: "green", [Die.BLUE]: "blue", [Die.WHITE]: "white" };
+const CELL_NAME: Record<number, ColourName> = { [Colour.RED]: "red", [Colour.YELLOW]: "yellow", [Colour.GREEN]: "green", [Colour.BLUE]: "blue" };
 // Where each cell sits in its square, by position in corner_order (clockwise from the top left).
 const CORNERS: [number, number][] = [[0, 0], [1, 0], [1, 1], [0, 1]];
 
@@ -32,12 +40,19 @@ function dieValue(roll: coloursquare.Roll | undefined, die: coloursquare.Die): n
   return [0, roll.red, roll.yellow, roll.green, roll.blue, roll.white][die] ?? 0;
 }
 
-function sheetSvg(view: coloursquare.View, player: coloursquare.PlayerSheet, mine: boolean, picks: Picks, targets: Map<string, coloursquare.Placement>, pick: (p: coloursquare.Placement) => void): SVGElement {
+/** A cell you may write in, for the arrow keys: its element and where it sits on the sheet. */
+interface TargetSpot {
+  element: SVGElement;
+  x: number;
+  y: number;
+}
+
+function sheetSvg(view: coloursquare.View, player: coloursquare.PlayerSheet, owner: string, mine: boolean, picks: Picks, targets: Map<string, coloursquare.Placement>, pick: (p: coloursquare.Placement) => void, spots: TargetSpot[]): SVGElement {
   const sheet = view.sheet;
   const rows = sheet?.rows ?? 4;
   const columns = sheet?.columns ?? 4;
   const width = columns * (SQ + GAP) + GAP;
-  const svg = s("svg", { viewBox: `0 0 ${width} ${rows * (SQ + GAP) + GAP}`, class: `sheet${mine ? " mine" : ""}`, "data-seat": player.seat });
+  const svg = s("svg", { viewBox: `0 0 ${width} ${rows * (SQ + GAP) + GAP}`, class: `sheet${mine ? " mine" : ""}`, "data-seat": player.seat, role: "group", "aria-label": t("board:csSheet", { name: owner }) });
   const origin = (row: number, column: number): [number, number] => [GAP + column * (SQ + GAP), GAP + row * (SQ + GAP)];
   for (const bridge of player.bridges) {
     const [x1, y1] = origin(bridge.first?.row ?? 0, bridge.first?.column ?? 0);
@@ -51,38 +66,64 @@ function sheetSvg(view: coloursquare.View, player: coloursquare.PlayerSheet, min
     const square = player.squares[index];
     const [x, y] = origin(layout.row, layout.column);
     const kind = layout.kind === SquareKind.PURPLE ? " purple" : layout.kind === SquareKind.ORANGE ? " orange" : "";
-    const g = s("g", { class: `square${kind}`, "data-row": layout.row, "data-column": layout.column });
+    const goal = layout.goalLow === layout.goalHigh ? String(layout.goalLow) : `${layout.goalLow}–${layout.goalHigh}`;
+    const status = square?.status ?? SquareStatus.OPEN;
+    const cls = status === SquareStatus.CORRECT ? "correct" : status === SquareStatus.WRONG ? "wrong" : status === SquareStatus.CROSSED ? "crossed" : "open";
+    const squareName = [
+      t("board:csSquare", { row: layout.row + 1, column: layout.column + 1, goal }),
+      kind ? t(`board:csKind_${kind.trim()}`) : "",
+      t(`board:csStatus_${cls}`),
+    ]
+      .filter(Boolean)
+      .join(", ");
+    const g = s("g", { class: `square${kind}`, "data-row": layout.row, "data-column": layout.column, role: "group", "aria-label": squareName });
     g.append(s("rect", { x, y, width: SQ, height: SQ, rx: 6, class: "square-bg" }));
     layout.cornerOrder.forEach((colour, corner) => {
       const [cx, cy] = CORNERS[corner] ?? [0, 0];
       const key = `c${layout.row},${layout.column},${colour}`;
       const px = x + 4 + cx * (SQ / 2 - 4);
       const py = y + 4 + cy * (SQ / 2 - 4);
+      const side = SQ / 2 - 4;
       const value = square?.cells[colour - 1] ?? 0;
       const printed = layout.printed.find((p) => p.colour === colour);
       const planned = pending.get(key);
       const target = targets.get(key);
+      const colourName = CELL_NAME[colour] ?? "red";
       const cell = s("g", { class: `cell${target ? " target" : ""}${planned ? " planned" : ""}`, "data-colour": colour, "data-row": layout.row, "data-column": layout.column });
-      cell.append(s("rect", { x: px, y: py, width: SQ / 2 - 4, height: SQ / 2 - 4, rx: 4, fill: CELL_FILL[colour] ?? "#eee" }));
-      const text = value > 0 ? String(value) : planned ? String(dieValue(view.roll, planned.die)) : printed ? `=${printed.value}` : "";
-      if (text) cell.append(s("text", { x: px + (SQ / 2 - 4) / 2, y: py + (SQ / 2 - 4) / 2 + 6, "text-anchor": "middle", class: `value${planned && value === 0 ? " planned" : ""}${printed && value === 0 && !planned ? " printed" : ""}` }, text));
+      // A target's hit area is its whole quarter of the square and half the gap around it: on a
+      // phone's width that is 44 px a cell.
+      if (target) cell.append(s("rect", { x: x - GAP / 2 + cx * (SQ / 2 + GAP / 2), y: y - GAP / 2 + cy * (SQ / 2 + GAP / 2), width: SQ / 2 + GAP / 2, height: SQ / 2 + GAP / 2, class: "cell-hit" }));
+      cell.append(s("rect", { x: px, y: py, width: side, height: side, rx: 4, fill: CELL_FILL[colour] ?? "#eee", class: "cell-bg" }));
+      // The colour's shape in the cell's outer corner, clear of the number in its middle.
+      const mx = cx === 0 ? px + 7 : px + side - 7;
+      const my = cy === 0 ? py + 7 : py + side - 7;
+      cell.append(mark(shapeOf(colourName), mx, my, 5));
+      const plannedValue = planned ? dieValue(view.roll, planned.die) : 0;
+      const text = value > 0 ? String(value) : planned ? String(plannedValue) : printed ? `=${printed.value}` : "";
+      if (text) cell.append(s("text", { x: px + side / 2 + (cx === 0 ? 3 : -3), y: py + side / 2 + 6 + (cy === 0 ? 3 : -3), "text-anchor": "middle", class: `value${planned && value === 0 ? " planned" : ""}${printed && value === 0 && !planned ? " printed" : ""}` }, text));
+      const state =
+        value > 0 ? String(value) : planned ? t("board:csPlanned", { value: plannedValue }) : printed ? t("board:csPrinted", { value: printed.value }) : t("board:empty");
+      const name = `${t(`board:cell_${colourName}`)}, ${t("board:rowColumn", { row: layout.row + 1, column: layout.column + 1 })}: ${state}`;
+      cell.setAttribute("aria-label", name);
       if (target) {
-        cell.setAttribute("tabindex", "0");
         cell.setAttribute("role", "button");
-        cell.setAttribute("aria-label", `${["", "red", "yellow", "green", "blue"][colour]} cell of row ${layout.row + 1}, column ${layout.column + 1}`);
         cell.addEventListener("click", () => pick(target));
         cell.addEventListener("keydown", (e) => {
-          if ((e as KeyboardEvent).key === "Enter" || (e as KeyboardEvent).key === " ") pick(target);
+          const k = (e as KeyboardEvent).key;
+          if (k === "Enter" || k === " ") {
+            e.preventDefault();
+            pick(target);
+          }
         });
+        spots.push({ element: cell, x: layout.column * 2 + cx, y: layout.row * 2 + cy });
+      } else {
+        cell.setAttribute("role", "img");
       }
       g.append(cell);
     });
-    const goal = layout.goalLow === layout.goalHigh ? String(layout.goalLow) : `${layout.goalLow}–${layout.goalHigh}`;
-    const status = square?.status ?? SquareStatus.OPEN;
-    const cls = status === SquareStatus.CORRECT ? "correct" : status === SquareStatus.WRONG ? "wrong" : status === SquareStatus.CROSSED ? "crossed" : "open";
     const pill = Math.max(24, goal.length * 7 + 8); // ranges ("15–18") need a wider mark than a number
-    g.append(s("rect", { x: x + (SQ - pill) / 2, y: y + SQ / 2 - 12, width: pill, height: 24, rx: 12, class: `goal ${cls}` }));
-    g.append(s("text", { x: x + SQ / 2, y: y + SQ / 2 + 4, "text-anchor": "middle", class: `goal-text ${cls}` }, goal));
+    g.append(s("rect", { x: x + (SQ - pill) / 2, y: y + SQ / 2 - 12, width: pill, height: 24, rx: 12, class: `goal ${cls}`, "aria-hidden": "true" }));
+    g.append(s("text", { x: x + SQ / 2, y: y + SQ / 2 + 4, "text-anchor": "middle", class: `goal-text ${cls}`, "aria-hidden": "true" }, goal));
     if (status === SquareStatus.CROSSED) g.append(s("path", { d: `M${x + 6} ${y + 6} L${x + SQ - 6} ${y + SQ - 6} M${x + SQ - 6} ${y + 6} L${x + 6} ${y + SQ - 6}`, class: "cross" }));
     g.dataset.status = cls;
     svg.append(g);
@@ -97,8 +138,8 @@ function breakdownTable(view: coloursquare.View, ctx: BoardContext): HTMLElement
   return h(
     "table",
     { class: "breakdown" },
-    h("tr", {}, h("th", {}, "score"), ...view.players.map((p) => h("th", { "data-seat": p.seat }, ctx.names[p.seat] ?? `Player ${p.seat + 1}`))),
-    ...parts.map(([label, field]) => h("tr", { class: field === "total" ? "total" : "", "data-part": label }, h("td", {}, label), ...view.players.map((p) => h("td", {}, String(p.breakdown?.[field] ?? 0))))),
+    h("tr", {}, h("th", { scope: "col" }, t("board:csScore")), ...view.players.map((p) => h("th", { scope: "col", "data-seat": p.seat }, ctx.names[p.seat] ?? t("board:seatN", { n: p.seat + 1 })))),
+    ...parts.map(([label, field]) => h("tr", { class: field === "total" ? "total" : "", "data-part": label }, h("th", { scope: "row" }, t(`board:csPart_${label}`)), ...view.players.map((p) => h("td", {}, String(p.breakdown?.[field] ?? 0))))),
   );
 }
 
@@ -123,98 +164,148 @@ export function drawColourSquare(view: coloursquare.View, ctx: BoardContext, pic
     redraw();
   };
   const usable = new Set(view.legalPlacements.map((p) => p.die));
-  const dice = h(
-    "div",
-    { class: "dice" },
-    ...[Die.RED, Die.YELLOW, Die.GREEN, Die.BLUE, Die.WHITE].map((die) => {
-      const can = asked && usable.has(die) && !used.has(die) && picks.picks.length < view.maxDice;
-      const b = h(
-        "button",
-        { type: "button", class: `die${picks.die === die ? " selected" : ""}${used.has(die) ? " used" : ""}`, "data-die": DIE_NAME[die], disabled: !can, style: `background:${DIE_FILL[die]};color:${die === Die.WHITE || die === Die.YELLOW ? "#222" : "#fff"}`, "aria-label": `${DIE_NAME[die]} die showing ${dieValue(view.roll, die)}` },
-        String(dieValue(view.roll, die)),
-      );
-      b.addEventListener("click", () => {
-        picks.die = picks.die === die ? undefined : die;
-        redraw();
-      });
-      return b;
-    }),
-  );
+  const allDice = [Die.RED, Die.YELLOW, Die.GREEN, Die.BLUE, Die.WHITE];
+  const diceButtons = allDice.map((die) => {
+    const can = asked && usable.has(die) && !used.has(die) && picks.picks.length < view.maxDice;
+    const colour = DIE_NAME[die] ?? "white";
+    const value = dieValue(view.roll, die);
+    const b = h(
+      "button",
+      {
+        type: "button",
+        class: `die${picks.die === die ? " selected" : ""}${used.has(die) ? " used" : ""}`,
+        "data-die": colour,
+        disabled: !can,
+        style: `background:${DIE_FILL[die]};color:${die === Die.WHITE || die === Die.YELLOW ? "#222" : "#fff"}`,
+        "aria-label": `${t(`board:die_${colour}`)}: ${value}${used.has(die) ? `, ${t("board:csDieUsed")}` : ""}`,
+        "aria-pressed": can ? String(picks.die === die) : undefined,
+      },
+      markIcon(shapeOf(colour)),
+      h("span", { class: "pips" }, String(value)),
+    );
+    b.addEventListener("click", () => {
+      picks.die = picks.die === die ? undefined : die;
+      redraw();
+    });
+    return b;
+  });
+  const dice = h("div", { class: "dice", role: "group", "aria-label": t("board:csDice") }, ...diceButtons);
+  // One Tab stop for the dice that can be picked now (a disabled button takes no focus).
+  const pickable = diceButtons.filter((b) => !b.disabled);
+  if (pickable.length > 0) {
+    const chosen = pickable.findIndex((b) => b.classList.contains("selected"));
+    roving(
+      pickable.map((element, i) => ({ element, x: i, y: 0 })),
+      Math.max(chosen, 0),
+    );
+  }
   const me = view.players.find((p) => p.seat === mySeat);
+  const jokerButtons: HTMLButtonElement[] = [];
   const jokerBoxes = (player: coloursquare.PlayerSheet, mine: boolean): HTMLElement =>
     h(
       "div",
       { class: "jokers" },
-      "Jokers: ",
+      `${t("board:csJokers")} `,
       ...[0, 1].map((i) => {
         const key = `j${i}`;
         const planned = mine ? [...(view.ownPending?.placements ?? []), ...picks.picks].find((p) => targetKey(p) === key) : undefined;
         const target = mine ? targets.get(key) : undefined;
         const value = player.jokers[i] ?? 0;
-        const box = h("button", { type: "button", class: `joker${target ? " target" : ""}`, "data-joker": i, disabled: !target }, value > 0 ? String(value) : planned ? String(dieValue(view.roll, planned.die)) : "—");
-        if (target) box.addEventListener("click", () => pick(target));
+        const shown = value > 0 ? String(value) : planned ? String(dieValue(view.roll, planned.die)) : "—";
+        const box = h("button", { type: "button", class: `joker${target ? " target" : ""}`, "data-joker": i, disabled: !target, "aria-label": t("board:csJoker", { n: i + 1, value: shown === "—" ? t("board:empty") : shown }) }, shown);
+        if (target) {
+          box.addEventListener("click", () => pick(target));
+          jokerButtons.push(box);
+        }
         return box;
       }),
     );
-  const place = h("button", { type: "button", class: "place", disabled: !asked || picks.picks.length < view.mustPlace }, picks.picks.length === 0 ? "Pass" : `Place ${picks.picks.length} ${picks.picks.length === 1 ? "die" : "dice"}`);
+  const count = picks.picks.length;
+  const place = h("button", { type: "button", class: "place", disabled: !asked || count < view.mustPlace }, count === 0 ? t("board:csPass") : t("board:csPlace", { count }));
   place.addEventListener("click", () => ctx.submit(moves.coloursquare([...picks.picks])));
-  const clear = h("button", { type: "button", class: "clear", disabled: picks.picks.length === 0 && picks.die === undefined }, "Start again");
+  const clear = h("button", { type: "button", class: "clear", disabled: count === 0 && picks.die === undefined }, t("board:csStartAgain"));
   clear.addEventListener("click", () => {
     picks.picks = [];
     picks.die = undefined;
     redraw();
   });
-  const name = (seat: number | undefined): string => (seat === undefined ? "" : seat === mySeat ? "you" : (ctx.names[seat] ?? `seat ${seat + 1}`));
+  const name = (seat: number | undefined): string => (seat === undefined ? "" : seat === mySeat ? t("board:you") : (ctx.names[seat] ?? t("board:seatN", { n: seat + 1 })));
   const phase =
     view.phase === Phase.FINAL
-      ? `Final turns: "colour square" was called by ${name(view.caller)}; now ${name(view.finalTurnSeat)}.`
+      ? t("board:csFinal", { caller: name(view.caller), player: name(view.finalTurnSeat) })
       : view.phase === Phase.OVER
-        ? `Finished after ${view.result?.rounds ?? view.round} rounds${view.result && view.result.target > 0 ? `; target ${view.result.target} ${view.result.reached ? "reached" : "not reached"}` : ""}.`
-        : `Round ${view.round}; active player: ${name(view.activeSeat)}.`;
+        ? `${t("board:csFinished", { count: view.result?.rounds ?? view.round })}${view.result && view.result.target > 0 ? t(view.result.reached ? "board:csTargetReached" : "board:csTargetMissed", { target: view.result.target }) : ""}.`
+        : t("board:csRound", { round: view.round, player: name(view.activeSeat) });
   const ask = asked
     ? view.mustPlace === view.maxDice
-      ? `You must place ${view.mustPlace} ${view.mustPlace === 1 ? "die" : "dice"}.`
-      : `You must place ${view.mustPlace} and may place up to ${view.maxDice} dice.`
+      ? t("board:csMust", { count: view.mustPlace })
+      : t("board:csMustMay", { must: view.mustPlace, count: view.maxDice })
     : view.ownPending !== undefined && mySeat !== undefined && view.phase === Phase.ROUND
-      ? "You have placed; waiting for the others."
+      ? t("board:csPlacedWaiting")
       : "";
   // The next step, from what is picked so far (not the same line once a die is chosen or placed).
-  const left = view.maxDice - picks.picks.length;
+  const left = view.maxDice - count;
   const next = !asked
     ? ""
     : picks.die !== undefined
-      ? `Now choose where the ${DIE_NAME[picks.die]} die goes.`
+      ? t("board:csNowWhere", { die: t(`board:theDie_${DIE_NAME[picks.die] ?? "white"}`) })
       : left <= 0
-        ? `Press "Place" to send ${picks.picks.length === 1 ? "it" : "them"}.`
-        : picks.picks.length >= view.mustPlace && picks.picks.length > 0
-          ? `Choose another die, or press "Place".`
-          : view.mustPlace === 0 && picks.picks.length === 0
-            ? `Choose a die, or press "Pass".`
-            : picks.picks.length > 0
-              ? "Choose the next die."
-              : "Choose a die.";
-  const waiting = view.toPlace.length > 0 ? `Still to place: ${view.toPlace.map(name).join(", ")}.` : "";
+        ? t("board:csPressPlace", { count })
+        : count >= view.mustPlace && count > 0
+          ? t("board:csAnotherOrPlace")
+          : view.mustPlace === 0 && count === 0
+            ? t("board:csDieOrPass")
+            : count > 0
+              ? t("board:csNextDie")
+              : t("board:csChooseDie");
+  const waiting = view.toPlace.length > 0 ? t("board:csStillToPlace", { names: view.toPlace.map(name).join(", ") }) : "";
   const others = view.players.filter((p) => p.seat !== mySeat);
-  const sheetFor = (p: coloursquare.PlayerSheet, mine: boolean): HTMLElement =>
-    h(
+  const spots: TargetSpot[] = [];
+  const sheetFor = (p: coloursquare.PlayerSheet, mine: boolean): HTMLElement => {
+    const owner = ctx.names[p.seat] ?? t("board:seatN", { n: p.seat + 1 });
+    const facts = [
+      `${owner}${mine ? ` (${t("board:you")})` : ""}`,
+      t("board:points", { count: p.breakdown?.total ?? 0 }),
+      p.placed && view.phase === Phase.ROUND ? t("board:csPlaced") : "",
+      p.removal ? t("board:csOut") : "",
+    ].filter(Boolean);
+    return h(
       "div",
       { class: `player-sheet${mine ? " mine" : ""}`, "data-seat": p.seat },
-      h("h4", {}, h("span", { class: "swatch", style: `background:${ctx.colours[p.seat] ?? "#888"}` }), ` ${ctx.names[p.seat] ?? `Seat ${p.seat + 1}`}${mine ? " (you)" : ""} · ${p.breakdown?.total ?? 0} points${p.placed && view.phase === Phase.ROUND ? " · placed" : ""}${p.removal ? " · out of the game" : ""}`),
-      sheetSvg(view, p, mine, picks, mine ? targets : new Map(), pick),
+      h("h4", {}, h("span", { class: "swatch", style: `background:${ctx.colours[p.seat] ?? "#888"}` }), ` ${facts.join(" · ")}`),
+      sheetSvg(view, p, owner, mine, picks, mine ? targets : new Map(), pick, mine ? spots : []),
       jokerBoxes(p, mine),
     );
+  };
+  const mine = me ? sheetFor(me, true) : undefined;
+  spots.sort((a, b) => a.y - b.y || a.x - b.x);
+  if (spots.length > 0) roving(spots, 0);
+  const legend = h(
+    "p",
+    { class: "shape-key" },
+    `${t("board:shapes")} `,
+    ...(["red", "yellow", "green", "blue", "white"] as ColourName[]).map((c) => h("span", { class: "shape-key-item", "data-colour": c }, markIcon(shapeOf(c)), ` ${t(`board:colour_${c}`)}`)),
+  );
   const element = h(
     "div",
     { class: "coloursquare-board" },
-    h("p", { class: "phase" }, `${view.sheet?.label ?? ""} · ${phase}${view.target > 0 ? ` Solo target: ${view.target}.` : ""}`),
-    view.roll ? h("div", { class: "dice-row" }, "Dice: ", dice) : undefined,
+    h("p", { class: "phase" }, `${view.sheet?.label ?? ""} · ${phase}${view.target > 0 ? ` ${t("board:csSoloTarget", { target: view.target })}` : ""}`),
+    view.roll ? h("div", { class: "dice-row" }, `${t("board:csDiceLabel")} `, dice) : undefined,
     ask ? h("p", { class: "ask" }, ask, " ", next) : undefined,
     asked ? h("div", { class: "actions" }, place, clear) : undefined,
     waiting ? h("p", { class: "waiting" }, waiting) : undefined,
-    me ? sheetFor(me, true) : undefined,
+    mine,
     h("div", { class: "other-sheets" }, ...others.map((p) => sheetFor(p, false))),
     // Eight columns do not fit a phone: the table scrolls inside the page, the page does not.
     h("div", { class: "breakdown-wrap" }, breakdownTable(view, ctx)),
+    legend,
   );
-  return { element };
+  // The focus follows the step: the cells once a die is picked, the dice after a cell, "Place"
+  // once nothing is left to pick.
+  const focus = (): void => {
+    const selectedDie = pickable.find((b) => b.classList.contains("selected"));
+    if (picks.die !== undefined) takeFocus(spots[0]?.element ?? jokerButtons[0] ?? selectedDie);
+    else takeFocus(pickable[0] ?? (place.disabled ? undefined : place));
+  };
+  return { element, focus };
 }
