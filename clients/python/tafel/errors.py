@@ -16,6 +16,8 @@ import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from tafel.i18n import N_
+
 
 class TafelError(Exception):
     """A call the platform refused. `reason` is a stable code such as COLUMN_FULL."""
@@ -40,6 +42,9 @@ class TafelError(Exception):
         self.metadata: dict[str, str] = dict(metadata or {})
         if code is not None:
             self.code = code
+        # True for a refusal the platform or gRPC sent (error_for, from_rpc_error): its `message` is
+        # the server's English, and tafel.refusals says it in the player's language by `reason`.
+        self.remote = False
 
     @property
     def until(self) -> datetime | None:
@@ -113,25 +118,28 @@ _BY_CODE: dict[grpc.StatusCode, type[TafelError]] = {
 }
 
 
-# The sentence a person reads for a status that gRPC made, not the platform (no reason attached).
+# The sentence a person reads for a status that gRPC made, not the platform (no reason attached);
+# in English here, in the player's language through tafel.refusals.refusal_text.
 PLAIN_MESSAGES: dict[grpc.StatusCode, str] = {
-    grpc.StatusCode.UNAVAILABLE: "the game server cannot be reached",
-    grpc.StatusCode.DEADLINE_EXCEEDED: "the game server did not answer in time",
-    grpc.StatusCode.CANCELLED: "the connection to the game server was interrupted",
-    grpc.StatusCode.INTERNAL: "the game server ran into a problem",
-    grpc.StatusCode.UNKNOWN: "the game server ran into a problem",
-    grpc.StatusCode.UNIMPLEMENTED: "the game server does not offer this (it may be older than this program)",
-    grpc.StatusCode.RESOURCE_EXHAUSTED: "the game server is too busy right now",
-    grpc.StatusCode.UNAUTHENTICATED: "the game server did not accept this sign-in",
+    grpc.StatusCode.UNAVAILABLE: N_("the game server cannot be reached"),
+    grpc.StatusCode.DEADLINE_EXCEEDED: N_("the game server did not answer in time"),
+    grpc.StatusCode.CANCELLED: N_("the connection to the game server was interrupted"),
+    grpc.StatusCode.INTERNAL: N_("the game server ran into a problem"),
+    grpc.StatusCode.UNKNOWN: N_("the game server ran into a problem"),
+    grpc.StatusCode.UNIMPLEMENTED: N_("the game server does not offer this (it may be older than this program)"),
+    grpc.StatusCode.RESOURCE_EXHAUSTED: N_("the game server is too busy right now"),
+    grpc.StatusCode.UNAUTHENTICATED: N_("the game server did not accept this sign-in"),
 }
-PLAIN_FALLBACK = "the game server refused this"
+PLAIN_FALLBACK = N_("the game server refused this")
 
 
 def error_for(
     code: grpc.StatusCode, reason: str, message: str, metadata: Mapping[str, str] | None = None
 ) -> TafelError:
     cls = _BY_CODE.get(code, TafelError)
-    return cls(reason, message, code, metadata=metadata)
+    error = cls(reason, message, code, metadata=metadata)
+    error.remote = True
+    return error
 
 
 def from_rpc_error(error: grpc.aio.AioRpcError) -> TafelError:
@@ -149,4 +157,6 @@ def from_rpc_error(error: grpc.aio.AioRpcError) -> TafelError:
         return error_for(error.code(), reason, error.details() or "", metadata)
     cls = _BY_CODE.get(error.code(), TafelError)
     plain = PLAIN_MESSAGES.get(error.code(), PLAIN_FALLBACK)
-    return cls(error.code().name, plain, error.code(), detail=error.details() or "")
+    made = cls(error.code().name, plain, error.code(), detail=error.details() or "")
+    made.remote = True
+    return made

@@ -7,18 +7,20 @@ watcher); `/` opens a line to say something, Enter sends it, Escape closes it.""
 from __future__ import annotations
 
 import time
+from datetime import UTC
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, RichLog, Static
 
 from tafel.cli.boards import DIE_ENUM, Cursor, Seating, columns_of, connect4_move, plus4_move, render
-from tafel.cli.describe import GAME_TITLES, describe, outcome_text, seat_names
+from tafel.cli.describe import describe, game_title, outcome_text, seat_names
 from tafel.cli.shared import BACK, LOST, sentence
-from tafel.cli.words import OFFER_KINDS
+from tafel.cli.words import offer_word
 from tafel.client import TafelClient
 from tafel.coloursquare.v1 import coloursquare_pb2 as cs
-from tafel.errors import AlreadyExists, IllegalMove, RateLimited, TafelError
+from tafel.errors import AlreadyExists, IllegalMove, TafelError
+from tafel.i18n import N_, _, clock_time
 from tafel.names import player_name
 from tafel.play.v1 import play_pb2, social_pb2
 
@@ -76,38 +78,41 @@ class GameApp(App[str]):
     # Priority bindings: the keys reach the board whatever widget has focus.
     # Every binding is a priority one: the keys reach the board whatever widget has focus, and in the
     # order typed (a priority key would otherwise overtake a plain one still bubbling up).
-    BINDINGS = [
-        Binding(key, action, description, show=show, priority=True)
-        for key, action, description, show in (
-            ("left", "cursor(-1)", "column/square", True),
-            ("right", "cursor(1)", "column/square", False),
-            ("up", "row(-1)", "row", True),
-            ("down", "row(1)", "row", False),
-            ("t", "colour", "white's cell", False),
-            ("enter", "submit", "move/place", True),
-            ("space", "submit", "move", False),
-            ("b", "bonus", "bonus disc", False),  # (the blue die in Colour Square) the board says so
-            ("r", "die(0)", "", False),
-            ("y", "die(1)", "", False),
-            ("g", "die(2)", "", False),
-            ("w", "die(4)", "", False),
-            ("j", "joker", "joker", True),
-            ("p", "send_placements", "send/pass", True),
-            ("c", "clear", "clear", False),
-            ("x", "resign", "resign", True),
-            ("d", "offer('draw')", "draw", True),
-            ("u", "offer('takeback')", "take back", False),
-            ("m", "offer('rematch')", "rematch", True),
-            ("n", "decline", "no", False),
-            ("slash", "chat", "chat", True),
-            ("q", "quit", "quit", True),
-            ("escape", "cancel", "", False),
-            *((str(n), f"column({n - 1})", "", False) for n in range(1, 10)),
-        )
-    ]
+    # The footer's words are marked here and said in the player's language when the screen is made
+    # (__init__: the class is defined before the language is chosen).
+    KEYS = (
+        ("left", "cursor(-1)", N_("column/square"), True),
+        ("right", "cursor(1)", N_("column/square"), False),
+        ("up", "row(-1)", N_("row"), True),
+        ("down", "row(1)", N_("row"), False),
+        ("t", "colour", N_("white's cell"), False),
+        ("enter", "submit", N_("move/place"), True),
+        ("space", "submit", N_("move"), False),
+        ("b", "bonus", N_("bonus disc"), False),  # (the blue die in Colour Square) the board says so
+        ("r", "die(0)", "", False),
+        ("y", "die(1)", "", False),
+        ("g", "die(2)", "", False),
+        ("w", "die(4)", "", False),
+        ("j", "joker", N_("joker"), True),
+        ("p", "send_placements", N_("send/pass"), True),
+        ("c", "clear", N_("clear"), False),
+        ("x", "resign", N_("resign"), True),
+        ("d", "offer('draw')", N_("draw"), True),
+        ("u", "offer('takeback')", N_("take back"), False),
+        ("m", "offer('rematch')", N_("rematch"), True),
+        ("n", "decline", N_("no"), False),
+        ("slash", "chat", N_("chat"), True),
+        ("q", "quit", N_("quit"), True),
+        ("escape", "cancel", "", False),
+        *((str(n), f"column({n - 1})", "", False) for n in range(1, 10)),
+    )
+    BINDINGS = [Binding(key, action, description, show=show, priority=True) for key, action, description, show in KEYS]
 
     def __init__(self, client: TafelClient, game_id: str, seat: int | None, title: str, *, public: bool = True) -> None:
         super().__init__()
+        # The footer in the player's language: the class's English bindings said again, translated.
+        for key, action, description, show in self.KEYS:
+            self.bind(key, action, description=_(description) if description else "", show=show, priority=True)
         self.public = public
         self.client = client
         self.game_id = game_id
@@ -137,7 +142,7 @@ class GameApp(App[str]):
         yield Static(id="board")
         yield Static(id="status")
         yield ChatLog(id="chat", markup=False, wrap=True)
-        line = Input(id="say", placeholder="say something (Enter sends, Escape closes)", max_length=500)
+        line = Input(id="say", placeholder=_("say something (Enter sends, Escape closes)"), max_length=500)
         # Focusable only while open: a focused line takes every printable key (d, x, q ...) from
         # the board's bindings, and Textual focuses the first focusable widget on mount.
         line.can_focus = False
@@ -146,17 +151,20 @@ class GameApp(App[str]):
         yield Footer()
 
     async def on_mount(self) -> None:
-        self.sub_title = f"game {self.game_id}"
+        self.sub_title = _("game {game_id}").format(game_id=self.game_id)
         if self.seat is None or self.public:
-            self.say(f"Game {self.game_id} (to watch it: `tafel watch {self.game_id}`).")
+            self.say(_("Game {game_id} (to watch it: `tafel watch {game_id}`).").format(game_id=self.game_id))
         else:
-            self.say(f"Game {self.game_id}: a private room's game, only its players see it (--watchable opens it).")
+            self.say(
+                _("Game {game_id}: a private room's game, only its players see it (--watchable opens it).").format(
+                    game_id=self.game_id
+                )
+            )
         await self.refresh_game()
         self.run_worker(self.follow(), exclusive=True)
         if self.seat is not None:
             self.run_worker(self.follow_offers())
-        who = "players" if self.seat is not None else "spectators"
-        self.query_one(ChatLog).border_title = f"chat · {who}  (/ to say something)"
+        self.query_one(ChatLog).border_title = self.chat_title(_("(/ to say something)"))
         self.run_worker(self.follow_chat())
         self.set_interval(0.5, self.show_status)
 
@@ -195,7 +203,7 @@ class GameApp(App[str]):
                 self.deadline = _seconds(response) if response.HasField("turn_deadline") else None
                 await self.refresh_game()
         except TafelError as error:
-            self.say(f"Lost the game: {sentence(error)}. Press q to quit.")
+            self.say(_("Lost the game: {reason}. Press q to quit.").format(reason=sentence(error)))
 
     async def connection(self, up: bool) -> None:
         """The watch lost (False) or live again (True): say so, and once back show the game as the
@@ -204,10 +212,10 @@ class GameApp(App[str]):
             return
         self.reconnecting = not up
         if up:
-            self.say(BACK)
+            self.say(_(BACK))
             await self.refresh_game()
         else:
-            self.say(LOST)
+            self.say(_(LOST))
             self.show_status()
 
     async def refresh_game(self) -> None:
@@ -216,13 +224,13 @@ class GameApp(App[str]):
             self.state = await self.client.get_game(self.game_id)
         except TafelError as error:
             if not self.reconnecting:  # while reconnecting the status line already says why
-                self.say(f"Could not read the game: {sentence(error)}.")
+                self.say(_("Could not read the game: {reason}.").format(reason=sentence(error)))
             return
         summary = self.state.summary
         self.seating.names = seat_names(summary.players, self.seat)
         self.seating.to_act = set(summary.status.to_act)
         per_move = summary.time_control.per_move.seconds
-        self.seating.per_move = f"({clock_text(per_move)} a move)" if per_move else ""
+        self.seating.per_move = _("({clock} a move)").format(clock=clock_text(per_move)) if per_move else ""
         if summary.HasField("turn_deadline"):
             self.deadline = summary.turn_deadline.seconds + summary.turn_deadline.nanos / 1e9
         if summary.status.over:
@@ -258,31 +266,33 @@ class GameApp(App[str]):
         self.seating.clock = left
         theirs = [o for o in self.offers.values() if o.by.seat != self.seat and self.seat is not None]
         if status.over:
-            line = f"GAME OVER — {self.result}.  Press q to quit."
+            line = _("GAME OVER — {result}.  Press q to quit.").format(result=self.result)
             if self.seat is not None:
-                line = f"GAME OVER — {self.result}.  Press q to quit, m to offer a rematch."
+                line = _("GAME OVER — {result}.  Press q to quit, m to offer a rematch.").format(result=self.result)
             if any(o.kind == play_pb2.OFFER_KIND_REMATCH for o in theirs):
-                line += "  A rematch is offered: m accepts, n declines."
+                line += "  " + _("A rematch is offered: m accepts, n declines.")
         elif self.reconnecting:
-            line = "Reconnecting… the game server is not answering; your game is kept. Wait, or press q to leave."
+            line = _("Reconnecting… the game server is not answering; your game is kept. Wait, or press q to leave.")
         elif self.confirm is not None and time.monotonic() - self.confirm[1] < CONFIRM_S:
             line = (
-                "The game goes on without you and your clock keeps running: press q again to leave."
+                _("The game goes on without you and your clock keeps running: press q again to leave.")
                 if self.confirm[0] == "quit"
-                else "Resign this game? Press x again to resign."
+                else _("Resign this game? Press x again to resign.")
             )
         else:
-            waiting = [self.seating.name(s) for s in status.to_act if s != self.seat]
+            waiting = ", ".join(self.seating.name(s) for s in status.to_act if s != self.seat)
             if self.seat in status.to_act:
-                line = "YOUR TURN"
+                line = _("YOUR TURN")
             elif self.seat is None:
-                line = f"watching · to move: {', '.join(waiting)}"
+                line = _("watching · to move: {names}").format(names=waiting)
             else:
-                line = f"waiting for {', '.join(waiting)}"
-            line += f"   clock: {left}" if left else ""
+                line = _("waiting for {names}").format(names=waiting)
+            line += ("   " + _("clock: {left}").format(left=left)) if left else ""
             for offer in theirs:
                 key = OFFER_KEYS.get(offer.kind, "")
-                line += f"   {OFFER_KINDS.get(offer.kind, 'offer')} offered: {key} accepts, n declines"
+                line += "   " + _("{offer} offered: {key} accepts, n declines").format(
+                    offer=offer_word(offer.kind), key=key
+                )
         self.query_one("#status", Static).update(line)
         self._redraw()
 
@@ -339,7 +349,7 @@ class GameApp(App[str]):
         used |= {i for i, value in enumerate(sheet.jokers if sheet else []) if value}
         free = [i for i in range(2) if i not in used]
         if not free:
-            self.say("Both joker fields are used.")
+            self.say(_("Both joker fields are used."))
             return
         if self._die_queued():
             return
@@ -368,8 +378,15 @@ class GameApp(App[str]):
         die = DIE_ENUM[self.cursor.die]
         if all(p.die != die for p in self.cursor.placements):
             return False
-        name = ("red", "yellow", "green", "blue", "white")[self.cursor.die]
-        self.say(f"The {name} die is already placed: pick another die, or c to start again.")
+        self.say(
+            (
+                _("The red die is already placed: pick another die, or c to start again."),
+                _("The yellow die is already placed: pick another die, or c to start again."),
+                _("The green die is already placed: pick another die, or c to start again."),
+                _("The blue die is already placed: pick another die, or c to start again."),
+                _("The white die is already placed: pick another die, or c to start again."),
+            )[self.cursor.die]
+        )
         return True
 
     async def action_send_placements(self) -> None:
@@ -382,7 +399,7 @@ class GameApp(App[str]):
     async def _send(self, move: object) -> bool:
         assert self.state is not None
         if self.reconnecting:
-            self.say("Not sent: the game server is not answering. Move again once it is back.")
+            self.say(_("Not sent: the game server is not answering. Move again once it is back."))
             return False
         try:
             answer = await self.client.submit_move(
@@ -391,7 +408,7 @@ class GameApp(App[str]):
                 expected_version=self.state.summary.status.version,
             )
         except TafelError as error:
-            self.say(f"Move refused: {sentence(error)}.")
+            self.say(_("Move refused: {reason}.").format(reason=sentence(error)))
             await self.refresh_game()
             return False
         # Whose turn it is now, at once: the move's own event may come later (or, with the
@@ -420,7 +437,7 @@ class GameApp(App[str]):
         try:
             await self.client.resign(self.game_id)
         except TafelError as error:
-            self.say(f"Resign refused: {sentence(error)}.")
+            self.say(_("Resign refused: {reason}.").format(reason=sentence(error)))
 
     # -- offers: draw, takeback, rematch ----------------------------------------------------------------
 
@@ -434,46 +451,55 @@ class GameApp(App[str]):
                         self.on_offer(event.offer)
                     elif kind == "game_started" and event.game_started.origin == f"rematch:{self.game_id}":
                         self.next_game = event.game_started.game_id
-                        self.exit(self.result or "a rematch")
+                        self.exit(self.result or _("a rematch"))
                         return
         except TafelError as error:
-            self.say(f"Offers cannot be followed now: {sentence(error)}.")
+            self.say(_("Offers cannot be followed now: {reason}.").format(reason=sentence(error)))
 
     def _offerer(self, offer: play_pb2.Offer) -> str:
         return self.seating.name(offer.by.seat)
 
     def on_offer(self, offer: play_pb2.Offer) -> None:
-        what = OFFER_KINDS.get(offer.kind, "offer")
+        what = offer_word(offer.kind)
         mine = offer.by.seat == self.seat
         if offer.status == play_pb2.OFFER_STATUS_PENDING:
             self.offers[offer.kind] = offer
             if not mine:
                 key = OFFER_KEYS.get(offer.kind, "")
                 ask = {
-                    play_pb2.OFFER_KIND_DRAW: "offers a draw",
-                    play_pb2.OFFER_KIND_TAKEBACK: "asks to take back their last move",
-                    play_pb2.OFFER_KIND_REMATCH: "offers a rematch",
-                }.get(offer.kind, "makes an offer")
-                self.say(f"{self._offerer(offer)} {ask}: press {key} to accept, n to decline.")
+                    play_pb2.OFFER_KIND_DRAW: _("{name} offers a draw: press {key} to accept, n to decline."),
+                    play_pb2.OFFER_KIND_TAKEBACK: _(
+                        "{name} asks to take back their last move: press {key} to accept, n to decline."
+                    ),
+                    play_pb2.OFFER_KIND_REMATCH: _("{name} offers a rematch: press {key} to accept, n to decline."),
+                }.get(offer.kind, _("{name} makes an offer: press {key} to accept, n to decline."))
+                self.say(ask.format(name=self._offerer(offer), key=key))
             self.show_status()
             return
         self.offers.pop(offer.kind, None)
         if offer.status == play_pb2.OFFER_STATUS_ACCEPTED:
             self.say(
                 {
-                    play_pb2.OFFER_KIND_DRAW: "The draw is agreed.",
-                    play_pb2.OFFER_KIND_TAKEBACK: "The takeback is agreed: the move is taken back.",
-                    play_pb2.OFFER_KIND_REMATCH: "The rematch is agreed: it starts now.",
-                }.get(offer.kind, "Agreed.")
+                    play_pb2.OFFER_KIND_DRAW: _("The draw is agreed."),
+                    play_pb2.OFFER_KIND_TAKEBACK: _("The takeback is agreed: the move is taken back."),
+                    play_pb2.OFFER_KIND_REMATCH: _("The rematch is agreed: it starts now."),
+                }.get(offer.kind, _("Agreed."))
             )
         elif offer.status == play_pb2.OFFER_STATUS_DECLINED and offer.HasField("declined_by"):
             if offer.declined_by != self.seat:
-                whose = "your" if mine else f"{self._offerer(offer)}'s"
-                self.say(f"{self.seating.name(offer.declined_by)} declined {whose} {what} offer.")
+                who = self.seating.name(offer.declined_by)
+                if mine:
+                    self.say(_("{name} declined your {offer} offer.").format(name=who, offer=what))
+                else:
+                    self.say(
+                        _("{name} declined {offerer}'s {offer} offer.").format(
+                            name=who, offerer=self._offerer(offer), offer=what
+                        )
+                    )
         elif offer.status == play_pb2.OFFER_STATUS_WITHDRAWN and not mine:
-            self.say(f"{self._offerer(offer)}'s {what} offer is off.")
+            self.say(_("{name}'s {offer} offer is off.").format(name=self._offerer(offer), offer=what))
         elif offer.status == play_pb2.OFFER_STATUS_EXPIRED:
-            self.say(f"The {what} offer expired.")
+            self.say(_("The {offer} offer expired.").format(offer=what))
         self.show_status()
 
     async def action_offer(self, kind: str) -> None:
@@ -495,30 +521,35 @@ class GameApp(App[str]):
                 await self.client.answer_offer(self.game_id, kind, True, seat=self.seat)
                 return
             others = ", ".join(self.seating.name(s) for s in range(len(self.seating.names)) if s != self.seat)
-            asked = {"draw": "You offered a draw", "takeback": "You asked to take back your last move"}
-            self.say(f"{asked.get(kind, 'You offered a rematch')}; waiting for {others or 'the others'}.")
+            asked = {
+                "draw": _("You offered a draw; waiting for {names}."),
+                "takeback": _("You asked to take back your last move; waiting for {names}."),
+            }.get(kind, _("You offered a rematch; waiting for {names}."))
+            self.say(asked.format(names=others or _("the others")))
         except IllegalMove as error:
             if error.reason == "OWN_OFFER":
-                self.say(f"Your {kind} offer waits for an answer.")
+                self.say(_("Your {offer} offer waits for an answer.").format(offer=offer_word(code)))
             else:
-                self.say(f"No {kind}: {sentence(error)}.")
+                self.say(_("No {offer}: {reason}.").format(offer=offer_word(code), reason=sentence(error)))
         except TafelError as error:
-            self.say(f"No {kind}: {sentence(error)}.")
+            self.say(_("No {offer}: {reason}.").format(offer=offer_word(code), reason=sentence(error)))
 
     async def action_decline(self) -> None:
         """n: decline the others' pending offers (or withdraw your own)."""
         if self.seat is None or not self.offers:
-            self.say("There is no offer to decline.")
+            self.say(_("There is no offer to decline."))
             return
         for offer in list(self.offers.values()):
-            what = OFFER_KINDS.get(offer.kind, "offer")
+            what = offer_word(offer.kind)
             try:
                 await self.client.answer_offer(self.game_id, offer.kind, False, seat=self.seat)
                 self.say(
-                    f"You withdrew your {what} offer." if offer.by.seat == self.seat else f"You declined the {what}."
+                    _("You withdrew your {offer} offer.").format(offer=what)
+                    if offer.by.seat == self.seat
+                    else _("You declined the {offer}.").format(offer=what)
                 )
             except TafelError as error:
-                self.say(f"Could not decline the {what}: {sentence(error)}.")
+                self.say(_("Could not decline the {offer}: {reason}.").format(offer=what, reason=sentence(error)))
             self.offers.pop(offer.kind, None)
         self.show_status()
 
@@ -543,24 +574,26 @@ class GameApp(App[str]):
                 async for message in lines:
                     log.write(self.chat_line(message))
         except TafelError as error:
-            log.write(f"Chat is not available: {sentence(error)}.")
+            log.write(_("Chat is not available: {reason}.").format(reason=sentence(error)))
+
+    def chat_title(self, note: str) -> str:
+        who = _("players") if self.seat is not None else _("spectators")
+        return _("chat · {who}  {note}").format(who=who, note=note)
 
     def on_chat_ready(self, ready: social_pb2.ChatReady) -> None:
         log = self.query_one(ChatLog)
-        who = "players" if self.seat is not None else "spectators"
         if ready.chat_off:
-            log.border_title = f"chat · {who}  (off)"
-            log.write("Chat is off in your settings: `tafel settings --chat on` turns it on.")
+            log.border_title = self.chat_title(_("(off)"))
+            log.write(_("Chat is off in your settings: `tafel settings --chat on` turns it on."))
         elif not ready.can_write:
-            log.border_title = f"chat · {who}  (read only)"
+            log.border_title = self.chat_title(_("(read only)"))
         else:
-            log.border_title = f"chat · {who}  (/ to say something)"
+            log.border_title = self.chat_title(_("(/ to say something)"))
 
     def chat_line(self, message: social_pb2.ChatMessage) -> str:
         mine = message.author.player_id == self.client.player.player_id
-        at = message.at.ToDatetime().astimezone() if message.HasField("at") else None
-        stamp = f"{at:%H:%M} " if at else ""
-        return f"{stamp}{'you' if mine else player_name(message.author)}: {message.text}"
+        stamp = clock_time(message.at.ToDatetime(tzinfo=UTC)) + " " if message.HasField("at") else ""
+        return f"{stamp}{_('you') if mine else player_name(message.author)}: {message.text}"
 
     def action_chat(self) -> None:
         """/: open the chat line."""
@@ -587,25 +620,24 @@ class GameApp(App[str]):
             return
         try:
             await self.client.send_chat(self.chat_channel, text)
-        except RateLimited as error:
-            wait = error.metadata.get("retry_after_ms", "")
-            later = f" (again in {max(1, round(int(wait) / 1000))} s)" if wait.isdigit() else ""
-            self.query_one(ChatLog).write(f"Not sent: {sentence(error)}{later}.")
         except TafelError as error:
-            self.query_one(ChatLog).write(f"Not sent: {sentence(error)}.")
+            # (a chat line sent too fast: the sentence says when to try again, from the metadata)
+            self.query_one(ChatLog).write(_("Not sent: {reason}.").format(reason=sentence(error)))
 
     async def action_quit(self) -> None:
         live = self.state is not None and not self.state.summary.status.over
         if live and self.seat is not None and not self._confirmed("quit"):
             return
-        self.exit(self.result or ("left; the game goes on" if live and self.seat is not None else ""))
+        self.exit(self.result or (_("left; the game goes on") if live and self.seat is not None else ""))
 
 
-def game_title(summary: play_pb2.GameSummary, seat: int | None) -> str:
-    """ "Connect Four: alice vs bob" (the game id goes in the sub-title, once)."""
-    names = " vs ".join(seat_names(summary.players, seat))
-    title = GAME_TITLES.get(summary.game, summary.game)
-    return f"tafel · {'watching ' if seat is None else ''}{title}: {names}"
+def screen_title(summary: play_pb2.GameSummary, seat: int | None) -> str:
+    """ "tafel · Connect Four: alice vs bob" (the game id goes in the sub-title, once)."""
+    names = _(" vs ").join(seat_names(summary.players, seat))
+    title = game_title(summary.game)
+    if seat is None:
+        return _("tafel · watching {title}: {names}").format(title=title, names=names)
+    return _("tafel · {title}: {names}").format(title=title, names=names)
 
 
 def _seconds(response: play_pb2.WatchGameResponse) -> float:

@@ -8,10 +8,11 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tafel.cli.describe import placement_text, plural
+from tafel.cli.describe import placement_text
 from tafel.coloursquare.v1 import coloursquare_pb2 as cs
 from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2
+from tafel.i18n import _, ngettext
 from tafel.plus4.v1 import plus4_pb2
 
 SEAT_STYLES = ("bold yellow", "bold red", "bold green", "bold blue", "bold magenta", "bold cyan")
@@ -46,11 +47,11 @@ class Seating:
     width: int = 100  # the screen's columns: how many Colour Square sheets fit side by side
 
     def name(self, seat: int) -> str:
-        return self.names[seat] if seat < len(self.names) else f"seat {seat + 1}"
+        return self.names[seat] if seat < len(self.names) else _("seat {number}").format(number=seat + 1)
 
     def clock_of(self, seat: int) -> str:
         if seat in self.to_act:
-            return f"◀ to move {self.clock}".rstrip()
+            return f"◀ {_('to move')} {self.clock}".rstrip()
         return f"  {self.per_move}" if self.per_move else ""
 
 
@@ -63,7 +64,7 @@ def render(view: games_pb2.GameView, cursor: Cursor, seat: int | None, table: Se
         return render_plus4(view.plus4, cursor, seat, table)
     if which == "coloursquare":
         return render_coloursquare(view.coloursquare, cursor, seat, table)
-    return Text("(no view)")
+    return Text(_("(no view)"))
 
 
 def _column_header(columns: int, cursor: Cursor, show_cursor: bool) -> str:
@@ -91,7 +92,7 @@ def render_connect4(view: connect4_pb2.View, cursor: Cursor, table: Seating, pla
                 text.append(" · ", style="dim")
         text.append("\n")
     if last is not None:
-        text.append("  " + "   " * last[1] + " ^  last move\n", style="dim")
+        text.append("  " + "   " * last[1] + " ^  " + _("last move") + "\n", style="dim")
     for seat in range(2):
         text.append(f"  {CONNECT4_SYMBOLS[seat]} {table.name(seat)}", style=SEAT_STYLES[seat])
         text.append(f"  {table.clock_of(seat)}\n")
@@ -101,10 +102,10 @@ def render_connect4(view: connect4_pb2.View, cursor: Cursor, table: Seating, pla
 def plus4_goal(options: plus4_pb2.Options) -> str:
     target = options.target or 11
     if options.mode == plus4_pb2.MODE_FIRST_LINE:
-        return "the first line wins"
+        return _("the first line wins")
     if options.mode == plus4_pb2.MODE_ROUNDS:
-        return f"first to win {plural(target, 'round')}"
-    return f"first to {plural(target, 'point')}"
+        return ngettext("first to win {n} round", "first to win {n} rounds", target).format(n=target)
+    return ngettext("first to {n} point", "first to {n} points", target).format(n=target)
 
 
 def render_plus4(view: plus4_pb2.View, cursor: Cursor, seat: int | None, table: Seating) -> Text:
@@ -121,28 +122,31 @@ def render_plus4(view: plus4_pb2.View, cursor: Cursor, seat: int | None, table: 
                 text.append(" · ", style="dim")
         text.append("\n")
     if table.last_column is not None:
-        text.append("  " + "   " * table.last_column + " ^  last push\n", style="dim")
+        text.append("  " + "   " * table.last_column + " ^  " + _("last push") + "\n", style="dim")
     rounds = view.options.mode == plus4_pb2.MODE_ROUNDS
     # Per seat; a replay's earlier steps have no supplies (the events do not report them).
     for s in range(max(2, len(view.supplies))):
         text.append(f"  {PLUS4_SYMBOLS[s % 2]} {table.name(s)}", style=PLUS4_STYLES[s % 2])
-        score = f"rounds won {view.round_wins[s]}" if rounds and s < len(view.round_wins) else ""
+        score = _("rounds won {n}").format(n=view.round_wins[s]) if rounds and s < len(view.round_wins) else ""
         if not rounds and s < len(view.scores):
-            score = f"{view.scores[s]} points"
+            score = ngettext("{n} point", "{n} points", view.scores[s]).format(n=view.scores[s])
         supply = ""
         if s < len(view.supplies):
             held = view.supplies[s]
-            bonus = f" + bonus {PLUS4_BONUS_SYMBOLS[s % 2]}" if held.bonus else " (bonus used)"
-            supply = f", {held.ordinary} discs{bonus}"
+            symbol = PLUS4_BONUS_SYMBOLS[s % 2]
+            bonus = " + " + _("bonus {symbol}").format(symbol=symbol) if held.bonus else " " + _("(bonus used)")
+            supply = ", " + ngettext("{n} disc", "{n} discs", held.ordinary).format(n=held.ordinary) + bonus
         text.append(f": {score}{supply}  {table.clock_of(s)}\n")
-    round_note = f", round {view.round}" if rounds else ""
+    round_note = ", " + _("round {n}").format(n=view.round) if rounds else ""
     limit = view.options.move_limit or 400
-    text.append(f"  goal: {plus4_goal(view.options)}{round_note}   move {view.moves_made} of at most {limit}\n")
+    goal = _("goal: {goal}").format(goal=plus4_goal(view.options)) + round_note
+    text.append(f"  {goal}   " + _("move {n} of at most {limit}").format(n=view.moves_made, limit=limit) + "\n")
     if seat is not None and seat < len(view.supplies):
         if view.supplies[seat].bonus:
-            text.append(f"  next push: {'BONUS disc' if cursor.bonus else 'ordinary disc'} (b toggles)\n")
+            disc = _("BONUS disc") if cursor.bonus else _("ordinary disc")
+            text.append("  " + _("next push: {disc} (b toggles)").format(disc=disc) + "\n")
         else:
-            text.append("  next push: ordinary disc (your bonus disc is used)\n")
+            text.append("  " + _("next push: ordinary disc (your bonus disc is used)") + "\n")
     return text
 
 
@@ -165,34 +169,39 @@ def place_hint(view: cs.View, seat: int | None) -> str:
     if seat is None:
         return ""
     if view.phase == cs.PHASE_OVER:
-        return "the game is over"
+        return _("the game is over")
     if view.max_dice == 0:
         waiting = view.own_pending.placements or seat not in view.to_place
-        return "nothing to place now: waiting for the others" if waiting else ""
+        return _("nothing to place now: waiting for the others") if waiting else ""
     if view.phase == cs.PHASE_FINAL:
-        return f"final turn: you may place up to {view.max_dice} of the five dice (optional), then p"
+        return _("final turn: you may place up to {n} of the five dice (optional), then p").format(n=view.max_dice)
     passive = view.active_seat != seat and len(view.players) > 1
     count = view.must_place
     if count == 0:
-        return f"no {'white die' if passive else 'coloured die'} fits anywhere: pass with p"
+        if passive:
+            return _("no white die fits anywhere: pass with p")
+        return _("no coloured die fits anywhere: pass with p")
     if passive:
-        return "place the white die (W) in an empty cell of any colour, then p"
-    dice = "coloured die" if count == 1 else "coloured dice (R Y G B, different colours)"
-    return f"place {count} {dice}, then p"
+        return _("place the white die (W) in an empty cell of any colour, then p")
+    return ngettext(
+        "place {n} coloured die, then p", "place {n} coloured dice (R Y G B, different colours), then p", count
+    ).format(n=count)
 
 
 def render_coloursquare(view: cs.View, cursor: Cursor, seat: int | None, table: Seating) -> RenderableType:
     head = Text()
     head.append(f"  {view.sheet.label or view.sheet.name}", style="bold")
-    limit = f" of at most {view.max_rounds}" if view.max_rounds else ""
-    head.append(f"   round {view.round}{limit}")
+    if view.max_rounds:
+        head.append("   " + _("round {n} of at most {limit}").format(n=view.round, limit=view.max_rounds))
+    else:
+        head.append("   " + _("round {n}").format(n=view.round))
     if view.target:
-        head.append(f"   solo target: {view.target}")
+        head.append("   " + _("solo target: {target}").format(target=view.target))
     if view.phase == cs.PHASE_OVER or not view.HasField("roll"):
-        head.append("   the game is over" if view.phase == cs.PHASE_OVER else "")
+        head.append("   " + _("the game is over") if view.phase == cs.PHASE_OVER else "")
     else:
         roller = view.final_turn_seat if view.HasField("final_turn_seat") else view.active_seat
-        head.append(f"   {table.name(roller)} rolled: ")
+        head.append("   " + _("{name} rolled:").format(name=table.name(roller)) + " ")
         for name, value, style in zip(
             DICE,
             (view.roll.red, view.roll.yellow, view.roll.green, view.roll.blue, view.roll.white),
@@ -202,9 +211,9 @@ def render_coloursquare(view: cs.View, cursor: Cursor, seat: int | None, table: 
             chosen = " reverse" if seat is not None and DICE[cursor.die] == name else ""
             head.append(f" {name}{value} ", style=f"bold {style}{chosen}")
         if view.phase == cs.PHASE_FINAL:
-            head.append("  (final turn)")
+            head.append("  " + _("(final turn)"))
     if view.HasField("caller"):
-        head.append(f"\n  {table.name(view.caller)} called colour square")
+        head.append("\n  " + _("{name} called colour square").format(name=table.name(view.caller)))
     parts: list[RenderableType] = [head]
     hint = place_hint(view, seat)
     if hint:
@@ -216,17 +225,22 @@ def render_coloursquare(view: cs.View, cursor: Cursor, seat: int | None, table: 
         row = sheets[start : start + per_row]
         grid.add_row(*(_sheet(view, p, cursor if p.seat == seat else None, table) for p in row))
     parts.append(grid)
-    parts.append(Text("  goal p: purple (+5 with a bridge)  o: orange (never bridged)  ═ ║ bridges (+5)", style="dim"))
+    parts.append(
+        Text("  " + _("goal p: purple (+5 with a bridge)  o: orange (never bridged)  ═ ║ bridges (+5)"), style="dim")
+    )
     if seat is not None and view.phase != cs.PHASE_OVER:
         pending = ", ".join(placement_text(p) for p in cursor.placements)
         sent = ", ".join(placement_text(p) for p in view.own_pending.placements)
         if sent:
-            parts.append(Text(f"  sent (shows when the round resolves): {sent}"))
-        parts.append(Text(f"  to send: {pending or '-'}"))
+            parts.append(Text("  " + _("sent (shows when the round resolves): {sent}").format(sent=sent)))
+        parts.append(Text("  " + _("to send: {pending}").format(pending=pending or "-")))
         parts.append(
             Text(
-                "  ←↑↓→ square · r/y/g/b/w die · t white die's cell colour · enter place · j joker · p send/pass"
-                " · c clear",
+                "  "
+                + _(
+                    "←↑↓→ square · r/y/g/b/w die · t white die's cell colour · enter place · j joker · p send/pass"
+                    " · c clear"
+                ),
                 style="dim",
             )
         )
@@ -250,12 +264,14 @@ def _sheet(view: cs.View, sheet: cs.PlayerSheet, cursor: Cursor | None, table: S
     text = Text()
     state = ""
     if sheet.removal != cs.REMOVAL_UNSPECIFIED:
-        state = " (left the table)"
+        state = " " + _("(left the table)")
     elif sheet.seat in view.to_place:
-        state = " (to place)"
+        state = " " + _("(to place)")
     elif view.phase != cs.PHASE_OVER:
-        state = " (placed)"
-    text.append(f"{table.name(sheet.seat)}: {sheet.breakdown.total} points{state}\n", style=SEAT_STYLES[sheet.seat % 6])
+        state = " " + _("(placed)")
+    total = sheet.breakdown.total
+    points = ngettext("{n} point", "{n} points", total).format(n=total)
+    text.append(f"{table.name(sheet.seat)}: {points}{state}\n", style=SEAT_STYLES[sheet.seat % 6])
     target_colour = None
     if cursor is not None:  # a coloured die goes into its own colour's cell; the white die where `t` says
         target_colour = cursor.die + 1 if cursor.die < 4 else cursor.colour + 1
@@ -295,19 +311,28 @@ def _sheet(view: cs.View, sheet: cs.PlayerSheet, cursor: Cursor | None, table: S
             text.append("\n")
     jokers = " ".join(str(j) if j else "·" for j in sheet.jokers)
     b = sheet.breakdown
-    text.append(f"jokers: {jokers}   bridges: {len(sheet.bridges)}\n")
-    text.append(f"+{b.circled} circled +{b.bridges} bridges +{b.purple} purple\n", style="dim")
+    text.append(_("jokers: {jokers}   bridges: {bridges}").format(jokers=jokers, bridges=len(sheet.bridges)) + "\n")
     text.append(
-        f"-{abs(b.wrong_penalty)} wrong -{abs(b.open_penalty)} open -{abs(b.jokers)} jokers = {b.total}", style="dim"
+        _("+{circled} circled +{bridges} bridges +{purple} purple").format(
+            circled=b.circled, bridges=b.bridges, purple=b.purple
+        )
+        + "\n",
+        style="dim",
+    )
+    text.append(
+        _("-{wrong} wrong -{open} open -{jokers} jokers = {total}").format(
+            wrong=abs(b.wrong_penalty), open=abs(b.open_penalty), jokers=abs(b.jokers), total=b.total
+        ),
+        style="dim",
     )
     return text
 
 
 def _status(status: int) -> str:
     if status == cs.SQUARE_STATUS_CORRECT:
-        return "ok"
+        return _("ok")
     if status == cs.SQUARE_STATUS_WRONG:
-        return "wrong"
+        return _("wrong")
     if status == cs.SQUARE_STATUS_CROSSED:
         return "--"
     return ""

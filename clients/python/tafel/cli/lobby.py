@@ -10,31 +10,33 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Static
 
-from tafel.cli.describe import GAME_TITLES, plural
+from tafel.cli.describe import game_title
 from tafel.cli.shared import BACK, LOST, sentence
 from tafel.client import TafelClient
 from tafel.errors import TafelError
+from tafel.i18n import N_, _, ngettext
 from tafel.names import player_name
 from tafel.play.v1 import play_pb2
 
 
 def seats_text(room: play_pb2.Room, me: str) -> Text:
     text = Text()
-    title = GAME_TITLES.get(room.game, room.game)
-    text.append(
-        f"  room {room.code} · {title} · {len(room.players)} of {plural(room.seats, 'seat')} taken\n\n", style="bold"
+    title = game_title(room.game)
+    taken = ngettext("{taken} of {n} seat taken", "{taken} of {n} seats taken", room.seats).format(
+        taken=len(room.players), n=room.seats
     )
+    text.append("  " + _("room {code}").format(code=room.code) + f" · {title} · {taken}\n\n", style="bold")
     for index in range(max(room.seats, len(room.players))):
         if index < len(room.players):
             player = room.players[index]
             notes = [
                 n
-                for n, on in (("host", player.player_id == room.host.player_id), ("you", player.player_id == me))
+                for n, on in ((_("host"), player.player_id == room.host.player_id), (_("you"), player.player_id == me))
                 if on
             ]
             text.append(f"  {index + 1}. {player_name(player)}" + (f" ({', '.join(notes)})" if notes else "") + "\n")
         else:
-            text.append(f"  {index + 1}. (free)\n", style="dim")
+            text.append(f"  {index + 1}. {_('(free)')}\n", style="dim")
     return text
 
 
@@ -43,13 +45,16 @@ class LobbyApp(App[str]):
 
     ENABLE_COMMAND_PALETTE = False
     CSS = "#seats { padding: 1 2; } #status { padding: 0 2; }"
-    BINDINGS = [Binding("s", "start", "start now"), Binding("q", "leave", "leave the room")]
+    KEYS = (("s", "start", N_("start now")), ("q", "leave", N_("leave the room")))
+    BINDINGS = [Binding(key, action, description) for key, action, description in KEYS]
 
     def __init__(self, client: TafelClient, room: play_pb2.Room) -> None:
         super().__init__()
+        for key, action, description in self.KEYS:  # the footer in the player's language
+            self.bind(key, action, description=_(description))
         self.client = client
         self.room = room
-        self.title = f"tafel · room {room.code}"
+        self.title = _("tafel · room {code}").format(code=room.code)
         self.message = ""
         self.reconnecting = False  # the room's watch is lost until a gateway answers again
 
@@ -74,14 +79,19 @@ class LobbyApp(App[str]):
         self.query_one("#seats", Static).update(seats_text(self.room, self.client.player.player_id))
         free = self.room.seats - len(self.room.players)
         if self.reconnecting:
-            line = f"{LOST} Your room is kept: wait, or press q to leave."
+            line = f"{_(LOST)} " + _("Your room is kept: wait, or press q to leave.")
         elif self.hosting:
-            line = (
-                f"Share the code {self.room.code}. The game starts when {free} more join,"
-                f" or press s to start now with {len(self.room.players)}."
-            )
+            line = ngettext(
+                "Share the code {code}. The game starts when {free} more joins, or press s to start now with {n}.",
+                "Share the code {code}. The game starts when {free} more join, or press s to start now with {n}.",
+                free,
+            ).format(code=self.room.code, free=free, n=len(self.room.players))
         else:
-            line = f"Waiting for {free} more to join, or for {player_name(self.room.host)} to start."
+            line = ngettext(
+                "Waiting for {free} more to join, or for {host} to start.",
+                "Waiting for {free} more to join, or for {host} to start.",
+                free,
+            ).format(free=free, host=player_name(self.room.host))
         self.query_one("#status", Static).update(line + (f"\n{self.message}" if self.message else ""))
 
     async def follow(self) -> None:
@@ -99,25 +109,25 @@ class LobbyApp(App[str]):
                     return
                 self.show()
         except TafelError as error:
-            self.message = f"Lost the room: {sentence(error)}. Press q."
+            self.message = _("Lost the room: {reason}. Press q.").format(reason=sentence(error))
             self.show()
 
     async def connection(self, up: bool) -> None:
         self.reconnecting = not up
-        self.message = BACK if up else ""  # (while lost, the line above says so)
+        self.message = _(BACK) if up else ""  # (while lost, the line above says so)
         self.show()
 
     async def action_start(self) -> None:
         if not self.hosting:
             return
         if self.reconnecting:
-            self.message = "Not started: the game server is not answering. Press s again once it is back."
+            self.message = _("Not started: the game server is not answering. Press s again once it is back.")
             self.show()
             return
         try:
             room = await self.client.start_room(self.room.code)
         except TafelError as error:
-            self.message = f"Cannot start yet: {sentence(error)}."
+            self.message = _("Cannot start yet: {reason}.").format(reason=sentence(error))
             self.show()
             return
         if room.game_id:

@@ -40,7 +40,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from tafel.cli.shared import id_column
+from tafel.cli.shared import id_column, sentence
 from tafel.client import TafelClient
 from tafel.errors import (
     AlreadyExists,
@@ -51,6 +51,7 @@ from tafel.errors import (
     Unauthenticated,
     Unavailable,
 )
+from tafel.i18n import LANGUAGES, _, number
 from tafel.play.v1 import safety_pb2
 from tafel.requests import enum_names
 
@@ -64,13 +65,13 @@ def server_and_account(user_help: str) -> tuple[argparse.ArgumentParser, argpars
     """A parent parser with --server and --user (tafel and tafel-admin share them), and its group
     for more options. Accepted before and after the subcommand."""
     common = argparse.ArgumentParser(add_help=False)
-    group = common.add_argument_group("server and account")
+    group = common.add_argument_group(_("server and account"))
     # SUPPRESS: a subcommand's copy must not overwrite a value given before the subcommand.
     group.add_argument(
         "--server",
         default=argparse.SUPPRESS,
         metavar="HOST:PORT[,...]",
-        help=f"gateway address(es); default $TAFEL_SERVER or {DEFAULT_SERVER}",
+        help=_("gateway address(es); default $TAFEL_SERVER or {server}").format(server=DEFAULT_SERVER),
     )
     group.add_argument("--user", default=argparse.SUPPRESS, help=user_help)
     return common, group
@@ -79,7 +80,7 @@ def server_and_account(user_help: str) -> tuple[argparse.ArgumentParser, argpars
 def _common() -> argparse.ArgumentParser:
     """The account and server options, accepted before and after the subcommand."""
     common, group = server_and_account(
-        "your user name (default $TAFEL_USER; a guest without one); password from $TAFEL_PASSWORD or a prompt"
+        _("your user name (default $TAFEL_USER; a guest without one); password from $TAFEL_PASSWORD or a prompt")
     )
     group.add_argument(
         "--name",
@@ -91,7 +92,13 @@ def _common() -> argparse.ArgumentParser:
         "--register",
         action="store_true",
         default=argparse.SUPPRESS,
-        help="create the account --user names if it does not exist yet",
+        help=_("create the account --user names if it does not exist yet"),
+    )
+    group.add_argument(
+        "--lang",
+        default=argparse.SUPPRESS,
+        metavar="|".join(LANGUAGES),
+        help=_("the language of the words shown (remembered); default $LANG, English for one tafel lacks"),
     )
     return common
 
@@ -100,120 +107,142 @@ def parser() -> argparse.ArgumentParser:
     common = _common()
     root = argparse.ArgumentParser(
         prog="tafel",
-        description="Play tafel games from the terminal.",
+        description=_("Play tafel games from the terminal."),
         parents=[common],
-        epilog="Start a local server first with `make run`.",
+        epilog=_("Start a local server first with `make run`."),
     )
     commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
         return commands.add_parser(name, help=help_text, description=help_text, parents=[common])
 
-    play = command("play", "play a game")
+    play = command("play", _("play a game"))
     play.add_argument("game", choices=GAMES)
     how = play.add_mutually_exclusive_group()
-    how.add_argument("--room", metavar="CODE", help="join a room by its invite code")
-    how.add_argument("--new-room", action="store_true", help="host a room and show its invite code")
-    how.add_argument("--vs-bot", type=int, choices=(1, 2, 3), metavar="LEVEL", help="play a bot (1-3)")
-    how.add_argument("--solo", action="store_true", help="Colour Square alone")
+    how.add_argument("--room", metavar="CODE", help=_("join a room by its invite code"))
+    how.add_argument("--new-room", action="store_true", help=_("host a room and show its invite code"))
+    how.add_argument("--vs-bot", type=int, choices=(1, 2, 3), metavar="LEVEL", help=_("play a bot (1-3)"))
+    how.add_argument("--solo", action="store_true", help=_("Colour Square alone"))
     play.add_argument(
         "--seats",
         type=int,
         default=0,
-        help="table size for --new-room (default: the game's most); with --vs-bot, you and SEATS-1 bots (default 2)",
+        help=_("table size for --new-room (default: the game's most); with --vs-bot, you and SEATS-1 bots (default 2)"),
     )
-    play.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help="seconds per move")
+    play.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help=_("seconds per move"))
     play.add_argument(
-        "--watchable", action="store_true", help="a room's game may be watched by anyone (rooms are private otherwise)"
+        "--watchable",
+        action="store_true",
+        help=_("a room's game may be watched by anyone (rooms are private otherwise)"),
     )
     play.add_argument(
         "--target",
         type=int,
         default=0,
-        help="Plus 4: points (or rounds) to win, default 11; Colour Square: solo target",
+        help=_("Plus 4: points (or rounds) to win, default 11; Colour Square: solo target"),
     )
-    play.add_argument("--mode", choices=("points", "first_line", "rounds"), help="Plus 4: how a game is won")
-    play.add_argument("--side", choices=("A", "B"), help="Colour Square: the sheet's side")
+    play.add_argument("--mode", choices=("points", "first_line", "rounds"), help=_("Plus 4: how a game is won"))
+    play.add_argument("--side", choices=("A", "B"), help=_("Colour Square: the sheet's side"))
 
-    watch = command("watch", "watch a game live")
+    watch = command("watch", _("watch a game live"))
     watch.add_argument("game_id")
 
-    games = command("games", "list your live and finished games (or --live: everyone's running games)")
-    games.add_argument("--live", action="store_true", help="everyone's running games, to watch")
+    games = command("games", _("list your live and finished games (or --live: everyone's running games)"))
+    games.add_argument("--live", action="store_true", help=_("everyone's running games, to watch"))
 
-    replay = command("replay", "step through a finished game's record")
+    replay = command("replay", _("step through a finished game's record"))
     replay.add_argument("game_id")
 
-    board = command("leaderboard", "ratings of a game")
+    board = command("leaderboard", _("ratings of a game"))
     board.add_argument("game", choices=GAMES)
 
-    bot = command("bot", "run a bot that plays through matchmaking")
+    command("catalogue", _("the games this server offers, with their options in words"))
+
+    bot = command("bot", _("run a bot that plays through matchmaking"))
     bot.add_argument("game", choices=GAMES)
     bot.add_argument("--level", type=int, choices=(1, 2, 3), default=1)
-    bot.add_argument("--games", type=int, default=0, help="stop after N games (0 = forever)")
-    bot.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help="the clock it searches for")
+    bot.add_argument("--games", type=int, default=0, help=_("stop after N games (0 = forever)"))
+    bot.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help=_("the clock it searches for"))
 
-    tour = command("tournament", "list, create, join, start or watch tournaments")
+    tour = command("tournament", _("list, create, join, start or watch tournaments"))
     tour.add_argument("action", choices=("list", "create", "join", "start", "watch"))
-    tour.add_argument("target", nargs="?", default="", metavar="ID_OR_NAME", help="the tournament id (name for create)")
-    tour.add_argument("--game", choices=GAMES, default="connect4", help="create: the game")
     tour.add_argument(
-        "--format", choices=("swiss", "round_robin", "knockout", "tables"), default="swiss", help="create: the format"
+        "target", nargs="?", default="", metavar="ID_OR_NAME", help=_("the tournament id (name for create)")
     )
-    tour.add_argument("--rounds", type=int, default=0, help="create: rounds (swiss, tables)")
-    tour.add_argument("--capacity", type=int, default=0, help="create: most players (default 64)")
-    tour.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help="create: seconds per move")
+    tour.add_argument("--game", choices=GAMES, default="connect4", help=_("create: the game"))
+    tour.add_argument(
+        "--format",
+        choices=("swiss", "round_robin", "knockout", "tables"),
+        default="swiss",
+        help=_("create: the format"),
+    )
+    tour.add_argument("--rounds", type=int, default=0, help=_("create: rounds (swiss, tables)"))
+    tour.add_argument("--capacity", type=int, default=0, help=_("create: most players (default 64)"))
+    tour.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help=_("create: seconds per move"))
 
-    pool = command("bot-pool", "answer requests for bot opponents")
+    pool = command("bot-pool", _("answer requests for bot opponents"))
     # Empty: every game the server offers (a platform with a game switched off refused a pool that
     # named it, and no bot served any game).
-    pool.add_argument("--games", nargs="+", default=[], help="games to serve (default: every game the server offers)")
+    pool.add_argument(
+        "--games", nargs="+", default=[], help=_("games to serve (default: every game the server offers)")
+    )
 
-    duel = command("challenge", "challenge a player (or a bot) to a game, wait for the answer, then play it")
-    duel.add_argument("name", metavar="NAME", nargs="?", default="", help="their user name (not with --bot)")
+    duel = command("challenge", _("challenge a player (or a bot) to a game, wait for the answer, then play it"))
+    duel.add_argument("name", metavar="NAME", nargs="?", default="", help=_("their user name (not with --bot)"))
     duel.add_argument("game", choices=GAMES)
-    duel.add_argument("--bot", type=int, choices=(1, 2, 3), metavar="LEVEL", help="challenge a bot of level 1-3")
-    duel.add_argument("--rated", action="store_true", help="a rated game (casual by default; guests play casual)")
-    duel.add_argument("--per-move", default=None, metavar="TIME", help="time per move: 30s, 2m, 1m30s")
-    duel.add_argument("--seat", choices=("first", "second"), default=None, help="move first or second (default: drawn)")
+    duel.add_argument("--bot", type=int, choices=(1, 2, 3), metavar="LEVEL", help=_("challenge a bot of level 1-3"))
+    duel.add_argument("--rated", action="store_true", help=_("a rated game (casual by default; guests play casual)"))
+    duel.add_argument("--per-move", default=None, metavar="TIME", help=_("time per move: 30s, 2m, 1m30s"))
+    duel.add_argument(
+        "--seat", choices=("first", "second"), default=None, help=_("move first or second (default: drawn)")
+    )
     from tafel.cli.challenges import reason_choices
 
-    listed = command("challenges", "your challenges, in and out: accept, decline or withdraw one, or wait for new ones")
+    listed = command(
+        "challenges", _("your challenges, in and out: accept, decline or withdraw one, or wait for new ones")
+    )
     listed.add_argument("action", nargs="?", default="list", choices=("list", "accept", "decline", "cancel", "wait"))
-    listed.add_argument("id", nargs="?", default="", metavar="ID", help="the challenge (`tafel challenges` lists them)")
+    listed.add_argument(
+        "id", nargs="?", default="", metavar="ID", help=_("the challenge (`tafel challenges` lists them)")
+    )
     reasons_said = reason_choices()
     listed.add_argument(
         "--reason",
         default="generic",
         choices=reasons_said,
         metavar="REASON",
-        help="decline: " + ", ".join(reasons_said),
+        help=_("decline: ") + ", ".join(reasons_said),
     )
 
     for name, help_text in (
-        ("block", "never be matched or seated with a player; they cannot invite you and their chat is hidden"),
-        ("unblock", "stop blocking a player"),
-        ("mute", "hide a player's chat from you"),
-        ("unmute", "show a muted player's chat again"),
+        ("block", _("never be matched or seated with a player; they cannot invite you and their chat is hidden")),
+        ("unblock", _("stop blocking a player")),
+        ("mute", _("hide a player's chat from you")),
+        ("unmute", _("show a muted player's chat again")),
     ):
-        command(name, help_text).add_argument("name", metavar="NAME", help="their user name")
-    command("blocked", "the players you block and mute")
-    report = command("report", "report a player to the moderators")
-    report.add_argument("name", metavar="NAME", help="whom the report is about")
+        command(name, help_text).add_argument("name", metavar="NAME", help=_("their user name"))
+    command("blocked", _("the players you block and mute"))
+    report = command("report", _("report a player to the moderators"))
+    report.add_argument("name", metavar="NAME", help=_("whom the report is about"))
     reasons = enum_names(safety_pb2.ReportReason, "REPORT_REASON_")
     report.add_argument("--reason", required=True, choices=reasons, metavar="REASON", help=", ".join(reasons))
-    report.add_argument("--game", default="", metavar="ID", help="the game it happened in")
-    report.add_argument("--details", default="", metavar="TEXT", help="what happened, in your words (1,000 characters)")
-    command("standing", "your warnings and the sanctions in force")
+    report.add_argument("--game", default="", metavar="ID", help=_("the game it happened in"))
+    report.add_argument(
+        "--details", default="", metavar="TEXT", help=_("what happened, in your words (1,000 characters)")
+    )
+    command("standing", _("your warnings and the sanctions in force"))
     from tafel.cli.people import add_commands
 
     add_commands(command)
-    account = command("account", "change your password, export your data or delete your account")
+    account = command("account", _("change your password, export your data or delete your account"))
     account.add_argument("action", choices=("password", "export", "delete"))
     account.add_argument(
-        "--output", default="", metavar="FILE", help="export: the file (default tafel-export-NAME.json; - for stdout)"
+        "--output",
+        default="",
+        metavar="FILE",
+        help=_("export: the file (default tafel-export-NAME.json; - for stdout)"),
     )
-    account.add_argument("--yes", action="store_true", help="delete: without asking to type the name")
+    account.add_argument("--yes", action="store_true", help=_("delete: without asking to type the name"))
     return root
 
 
@@ -223,7 +252,18 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
     args.user = getattr(args, "user", None) or os.environ.get("TAFEL_USER") or None
     args.register = getattr(args, "register", False)
     args.name = getattr(args, "name", None) or os.environ.get("TAFEL_NAME") or ""
+    args.lang = getattr(args, "lang", None)
     return args
+
+
+def asked_language(argv: list[str]) -> str | None:
+    """--lang from the command line before it is parsed: the parser's own help is in that language."""
+    for index, word in enumerate(argv):
+        if word == "--lang" and index + 1 < len(argv):
+            return argv[index + 1]
+        if word.startswith("--lang="):
+            return word.split("=", 1)[1]
+    return None
 
 
 def ask_password(user: str | None) -> str:
@@ -233,9 +273,11 @@ def ask_password(user: str | None) -> str:
     if os.environ.get("TAFEL_PASSWORD"):
         return os.environ["TAFEL_PASSWORD"]
     try:
-        return getpass.getpass(f"password for {user}: ")
+        return getpass.getpass(_("password for {name}: ").format(name=user))
     except EOFError:
-        raise TafelError("NO_PASSWORD", f"no password for {user!r}: set TAFEL_PASSWORD or run in a terminal") from None
+        raise TafelError(
+            "NO_PASSWORD", _("no password for {name!r}: set TAFEL_PASSWORD or run in a terminal").format(name=user)
+        ) from None
 
 
 async def sign_in(
@@ -258,13 +300,15 @@ async def sign_in(
         if not register:
             raise TafelError(
                 "BAD_CREDENTIALS",
-                f"wrong user name or password for {user!r}; to create a new account add --register",
+                _("wrong user name or password for {name!r}; to create a new account add --register").format(name=user),
             ) from None
     try:
         await client.register(user, password, name)
     except AlreadyExists:
-        raise TafelError("BAD_CREDENTIALS", f"the account {user!r} exists and the password is wrong") from None
-    console.print(f"registered the new account {user!r}")
+        raise TafelError(
+            "BAD_CREDENTIALS", _("the account {name!r} exists and the password is wrong").format(name=user)
+        ) from None
+    console.print(_("registered the new account {name!r}").format(name=user))
 
 
 async def run(args: argparse.Namespace, console: Console) -> int:
@@ -300,6 +344,10 @@ async def run(args: argparse.Namespace, console: Console) -> int:
             return await replay(client, args.game_id, console)
         if args.command == "leaderboard":
             return await leaderboard(client, args.game, console)
+        if args.command == "catalogue":
+            from tafel.cli.catalogue import catalogue
+
+            return await catalogue(client, console)
         if args.command == "tournament":
             from tafel.cli.tournaments import tournaments
 
@@ -322,69 +370,74 @@ async def run(args: argparse.Namespace, console: Console) -> int:
 
 
 async def list_games(client: TafelClient, live: bool, console: Console) -> int:
-    from tafel.cli.describe import GAME_TITLES, outcome_text, seat_names
+    from tafel.cli.describe import game_title, outcome_text, seat_names
+    from tafel.cli.words import local_time
     from tafel.names import player_name
 
     if live:
         response = await client.list_live_games()
-        table = Table(title="games being played now (tafel watch GAME_ID)")
-        id_column(table, "game id", [g.game_id for g in response.games])
-        for header in ("game", "players"):
+        table = Table(title=_("games being played now (tafel watch GAME_ID)"))
+        id_column(table, _("game id"), [g.game_id for g in response.games])
+        for header in (_("game"), _("players")):
             table.add_column(header)
         for summary in response.games:
             players = ", ".join(player_name(p.player) for p in summary.players)
-            table.add_row(summary.game_id, GAME_TITLES.get(summary.game, summary.game), players)
+            table.add_row(summary.game_id, game_title(summary.game), players)
         console.print(table)
         return 0
     mine = await client.list_my_games()
     running = [g for g in mine.games if not g.status.over]
     if running:
-        table = Table(title="your games in progress (tafel watch GAME_ID)")
-        id_column(table, "game id", [g.game_id for g in running])
-        for header in ("game", "players", "to move"):
+        table = Table(title=_("your games in progress (tafel watch GAME_ID)"))
+        id_column(table, _("game id"), [g.game_id for g in running])
+        for header in (_("game"), _("players"), _("to move")):
             table.add_column(header)
         for summary in running:
             names = seat_names(summary.players, None)
             table.add_row(
                 summary.game_id,
-                GAME_TITLES.get(summary.game, summary.game),
+                game_title(summary.game),
                 ", ".join(names),
                 ", ".join(names[s] for s in summary.status.to_act if s < len(names)),
             )
         console.print(table)
     records = await client.list_records(player_id=client.player.player_id)
-    table = Table(title="your finished games (tafel replay GAME_ID)")
-    id_column(table, "game id", [r.game_id for r in records.records])
-    for header in ("game", "players", "result", "ended"):
+    table = Table(title=_("your finished games (tafel replay GAME_ID)"))
+    id_column(table, _("game id"), [r.game_id for r in records.records])
+    for header in (_("game"), _("players"), _("result"), _("ended")):
         table.add_column(header)
     for record in records.records:
         me = next((p.seat for p in record.players if p.player.player_id == client.player.player_id), None)
         table.add_row(
             record.game_id,
-            GAME_TITLES.get(record.game, record.game),
+            game_title(record.game),
             ", ".join(player_name(p.player) for p in record.players),
             outcome_text(record.outcome, seat_names(record.players, me)),
-            record.ended_at.ToDatetime().strftime("%Y-%m-%d %H:%M") if record.HasField("ended_at") else "",
+            local_time(record.ended_at) if record.HasField("ended_at") else "",
         )
-    console.print(table if records.records else "no finished games yet")
+    console.print(table if records.records else _("no finished games yet"))
     return 0
 
 
 async def leaderboard(client: TafelClient, game: str, console: Console) -> int:
     response = await client.leaderboard(game)
-    table = Table("rank", "player", "rating", "±", "")
+    table = Table(_("rank"), _("player"), _("rating"), "±", "")
     for entry in response.entries:
         rating = entry.rating
         table.add_row(
-            str(entry.rank),
+            number(entry.rank),
             entry.player.username,
             f"{rating.rating:.0f}",
             f"{rating.deviation:.0f}",
-            "provisional" if rating.provisional else "",
+            _("provisional") if rating.provisional else "",
         )
     console.print(table)
     if response.HasField("me"):
-        console.print(f"you: #{response.me.rank} ({response.me.rating.rating:.0f})")
+        console.print(
+            _("you: #{rank} ({rating})").format(
+                rank=number(response.me.rank), rating=f"{response.me.rating.rating:.0f}"
+            )
+        )
     return 0
 
 
@@ -395,7 +448,11 @@ def barred_sentence(error: TafelError) -> str:
     """A suspended or banned account's refusal: the server's sentence (the moderator's reason in
     it) with the suspension's end in this machine's local time."""
     from tafel.cli.words import local_time, local_times
+    from tafel.i18n import DEFAULT, language
 
+    if language() != DEFAULT:  # the sentence for the reason, with the end and the moderator's words
+        text = sentence(error)
+        return text[:1].upper() + text[1:] + "."
     text = local_times(error.message.rstrip("."), zone=True)
     if error.until is not None and "until" not in text:
         text += f" (until {local_time(error.until, zone=True)})"
@@ -406,21 +463,28 @@ def error_line(error: TafelError, args: argparse.Namespace) -> tuple[str, int]:
     """One readable line per failure (never a traceback), and the exit status."""
     if isinstance(error, Unavailable):
         return (
-            f"[red]cannot reach the tafel server at {args.server}[/red] — is it running? "
-            "Start one with `make run` (or pass --server HOST:PORT).",
+            _(
+                "[red]cannot reach the tafel server at {server}[/red] — is it running? "
+                "Start one with `make run` (or pass --server HOST:PORT)."
+            ).format(server=args.server),
             1,
         )
     if isinstance(error, PermissionDenied) and error.reason in BARRED:
         return f"[red]{barred_sentence(error)}[/red]", 1
+    # In the player's language, by the refusal's reason (tafel/refusals.py); English: the server's words.
     if isinstance(error, NotFound):
-        return f"[red]not found:[/red] {error.message or error.reason}", 1
+        return _("[red]not found:[/red] {reason}").format(reason=sentence(error)), 1
     if isinstance(error, InvalidArgument):
-        return f"[red]refused:[/red] {error.message or error.reason}", 2
-    return f"[red]error:[/red] {error.message or error.reason}", 1
+        return _("[red]refused:[/red] {reason}").format(reason=sentence(error)), 2
+    return _("[red]error:[/red] {reason}").format(reason=sentence(error)), 1
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = settle(parser().parse_args(argv))
+    from tafel.i18n import use_from
+
+    words = sys.argv[1:] if argv is None else argv
+    use_from(asked_language(words))  # --lang (remembered), else the remembered one, else $LANG
+    args = settle(parser().parse_args(words))
     console = Console()
     try:
         args.password = ask_password(args.user)

@@ -35,7 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tafel.admin.v1 import admin_pb2
-from tafel.cli.describe import GAME_TITLES, outcome_text, seat_names
+from tafel.cli.describe import game_title, outcome_text, seat_names
 from tafel.cli.main import DEFAULT_SERVER, ask_password, error_line, server_and_account, sign_in
 from tafel.cli.words import (
     action_word,
@@ -115,6 +115,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, console: Console | None = None) -> int:
     """Runs one staff command; returns the exit status (0 done, 1 refused or failed, 2 misused)."""
+    from tafel.i18n import use
+
+    # The staff's terminal speaks English only (its words are not in the catalogue): the shared
+    # helpers it uses (words.py, describe.py) must not answer a moderator's $LANG halfway.
+    use("en")
     try:
         args = parser().parse_args(argv)
     except SystemExit as stop:  # --help, or a usage error argparse has printed
@@ -295,7 +300,7 @@ def game_facts(record: play_pb2.GameRecord, console: Console) -> None:
     names = seat_names(record.players, None)
     facts(
         [
-            ("game", f"{record.game_id}, {GAME_TITLES.get(record.game, record.game)}"),
+            ("game", f"{record.game_id}, {game_title(record.game)}"),
             ("players", ", ".join(p.player.username for p in record.players)),
             ("result", outcome_text(record.outcome, names)),
             ("ended", local_time(record.ended_at)),
@@ -351,7 +356,7 @@ def show_account(account: admin_pb2.Account, console: Console) -> None:
         for record in account.recent_games:
             out.add_row(
                 record.game_id,
-                GAME_TITLES.get(record.game, record.game),
+                game_title(record.game),
                 ", ".join(p.player.username for p in record.players),
                 outcome_text(record.outcome, seat_names(record.players, None)),
                 local_time(record.ended_at),

@@ -13,11 +13,12 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from rich.console import Console
 from rich.table import Table
 
-from tafel.cli.describe import GAME_TITLES
+from tafel.cli.describe import game_title
 from tafel.cli.shared import id_column
 from tafel.cli.words import local_time, span
 from tafel.client import TafelClient
 from tafel.errors import TafelError
+from tafel.i18n import N_, _, ngettext
 from tafel.names import player_name
 from tafel.play.v1 import social_pb2
 
@@ -27,30 +28,35 @@ S = social_pb2
 NEEDS_ACCOUNT = frozenset({"friends", "follow", "unfollow", "settings"})
 PEOPLE_COMMANDS = NEEDS_ACCOUNT | {"profile"}
 POLICIES = {
-    S.CHALLENGE_POLICY_EVERYONE: "everyone",
-    S.CHALLENGE_POLICY_FOLLOWED: "only players you follow",
-    S.CHALLENGE_POLICY_NOBODY: "nobody",
+    S.CHALLENGE_POLICY_EVERYONE: N_("everyone"),
+    S.CHALLENGE_POLICY_FOLLOWED: N_("only players you follow"),
+    S.CHALLENGE_POLICY_NOBODY: N_("nobody"),
 }
-RESULTS = {S.GAME_RESULT_WIN: "won", S.GAME_RESULT_LOSS: "lost", S.GAME_RESULT_DRAW: "draw", S.GAME_RESULT_OTHER: "—"}
+RESULTS = {
+    S.GAME_RESULT_WIN: N_("won"),
+    S.GAME_RESULT_LOSS: N_("lost"),
+    S.GAME_RESULT_DRAW: N_("draw"),
+    S.GAME_RESULT_OTHER: "—",
+}
 BARS = "▁▂▃▄▅▆▇█"
 SPARK_POINTS = 24  # the latest ratings a sparkline shows (one character each)
 
 
 def add_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
     """The subcommands, made with main.py's `command(name, help)`."""
-    command("friends", "the players you follow: playing which game, online, or when last seen")
-    command("follow", "follow a player (see them in `tafel friends`)").add_argument(
-        "name", metavar="NAME", help="their user name"
+    command("friends", _("the players you follow: playing which game, online, or when last seen"))
+    command("follow", _("follow a player (see them in `tafel friends`)")).add_argument(
+        "name", metavar="NAME", help=_("their user name")
     )
-    command("unfollow", "stop following a player").add_argument("name", metavar="NAME", help="their user name")
-    profile = command("profile", "a player's page: ratings and their history, last games, results against you")
-    profile.add_argument("name", metavar="NAME", help="their user name")
-    settings = command("settings", "show your settings, or change them")
-    settings.add_argument("--chat", choices=("on", "off"), help="chat in your games, rooms and tournaments")
+    command("unfollow", _("stop following a player")).add_argument("name", metavar="NAME", help=_("their user name"))
+    profile = command("profile", _("a player's page: ratings and their history, last games, results against you"))
+    profile.add_argument("name", metavar="NAME", help=_("their user name"))
+    settings = command("settings", _("show your settings, or change them"))
+    settings.add_argument("--chat", choices=("on", "off"), help=_("chat in your games, rooms and tournaments"))
     settings.add_argument(
         "--challenges",
         choices=("everyone", "followed", "nobody"),
-        help="who may challenge you by name (followed: the players you follow)",
+        help=_("who may challenge you by name (followed: the players you follow)"),
     )
 
 
@@ -58,8 +64,10 @@ def needs_account(args: argparse.Namespace) -> None:
     if args.command in NEEDS_ACCOUNT and not args.user:
         raise TafelError(
             "NEEDS_ACCOUNT",
-            f"`tafel {args.command}` is about your account: sign in with --user NAME (or set TAFEL_USER); "
-            "a guest of the terminal is a new one each time",
+            _(
+                "`{command}` is about your account: sign in with --user NAME (or set TAFEL_USER); "
+                "a guest of the terminal is a new one each time"
+            ).format(command=f"tafel {args.command}"),
         )
 
 
@@ -70,13 +78,16 @@ async def people(client: TafelClient, args: argparse.Namespace, console: Console
     if args.command == "follow":
         followed = await client.follow(args.name)
         console.print(
-            f"You follow {player_name(followed.player)} ({followed.player.username}): "
-            f"{presence_text(followed.presence)}. (`tafel friends` lists whom you follow.)",
+            _("You follow {name} ({username}): {presence}. (`tafel friends` lists whom you follow.)").format(
+                name=player_name(followed.player),
+                username=followed.player.username,
+                presence=presence_text(followed.presence),
+            ),
             highlight=False,
         )
     elif args.command == "unfollow":
         await client.unfollow(args.name)
-        console.print(f"You no longer follow {args.name}.", highlight=False)
+        console.print(_("You no longer follow {name}.").format(name=args.name), highlight=False)
     elif args.command == "profile":
         return await profile(client, args.name, console)
     elif args.command == "settings":
@@ -89,7 +100,7 @@ def ago(stamp: Timestamp, now: datetime | None = None) -> str:
     if not stamp.seconds and not stamp.nanos:
         return ""
     seconds = ((now or datetime.now(UTC)) - stamp.ToDatetime(tzinfo=UTC)).total_seconds()
-    return "just now" if seconds < 60 else f"{span(seconds)} ago"
+    return _("just now") if seconds < 60 else _("{span} ago").format(span=span(seconds))
 
 
 def presence_text(presence: social_pb2.Presence) -> str:
@@ -97,26 +108,28 @@ def presence_text(presence: social_pb2.Presence) -> str:
     ago)", or "not shown" (a block between you, or never signed in)."""
     state = presence.state
     if state == S.PRESENCE_STATE_PLAYING:
-        title = GAME_TITLES.get(presence.game, presence.game or "a game")
+        title = game_title(presence.game) if presence.game else _("a game")
         if presence.watchable and presence.game_id:
-            return f"playing {title} (tafel watch {presence.game_id})"
-        return f"playing {title} (a private game)"
+            return _("playing {title} (tafel watch {game_id})").format(title=title, game_id=presence.game_id)
+        return _("playing {title} (a private game)").format(title=title)
     if state == S.PRESENCE_STATE_ONLINE:
-        return "online"
+        return _("online")
     if state == S.PRESENCE_STATE_OFFLINE:
         if presence.HasField("last_seen"):
-            return f"last seen {local_time(presence.last_seen)} ({ago(presence.last_seen)})"
-        return "offline"
-    return "not shown"
+            return _("last seen {time} ({ago})").format(
+                time=local_time(presence.last_seen), ago=ago(presence.last_seen)
+            )
+        return _("offline")
+    return _("not shown")
 
 
 async def friends(client: TafelClient, console: Console) -> int:
     following = await client.list_following()
     if not following:
-        console.print("You follow nobody yet: `tafel follow NAME` adds a player.", highlight=False)
+        console.print(_("You follow nobody yet: `tafel follow NAME` adds a player."), highlight=False)
         return 0
-    table = Table(title="players you follow (playing first, then online, then by last seen)")
-    for header in ("player", "user name", "now"):
+    table = Table(title=_("players you follow (playing first, then online, then by last seen)"))
+    for header in (_("player"), _("user name"), _("now")):
         table.add_column(header)
     for followed in following:
         table.add_row(player_name(followed.player), followed.player.username, presence_text(followed.presence))
@@ -138,10 +151,15 @@ def sparkline(points: list[float], width: int = SPARK_POINTS) -> str:
 
 
 def head_to_head(against: social_pb2.HeadToHead) -> str:
-    def count(n: int, word: str) -> str:
-        return f"{n} {word}{'' if n == 1 else ('es' if word == 'loss' else 's')}"
+    wins = ngettext("{n} win", "{n} wins", against.wins).format(n=against.wins)
+    losses = ngettext("{n} loss", "{n} losses", against.losses).format(n=against.losses)
+    draws = ngettext("{n} draw", "{n} draws", against.draws).format(n=against.draws)
+    return f"{wins}, {losses}, {draws}"
 
-    return f"{count(against.wins, 'win')}, {count(against.losses, 'loss')}, {count(against.draws, 'draw')}"
+
+def labelled(label: str, value: str, width: int = 11) -> str:
+    """ "joined     2025-05-01 14:02": the label (translated) padded so the values line up."""
+    return f"{label:<{width - 1}} {value}"
 
 
 async def profile(client: TafelClient, username: str, console: Console) -> int:
@@ -151,27 +169,30 @@ async def profile(client: TafelClient, username: str, console: Console) -> int:
     name = player_name(player)
     also = f" ({player.username})" if name != player.username else ""
     console.print(f"[bold]{name}[/bold]{also}", highlight=False)
-    console.print(f"joined     {local_time(page.joined_at) or 'unknown'}", highlight=False)
-    console.print(f"now        {presence_text(page.presence)}", highlight=False)
-    follows = f"followers  {page.followers}"
+    width = max(len(_("joined")), len(_("now")), len(_("followers"))) + 2
+    console.print(labelled(_("joined"), local_time(page.joined_at) or _("unknown"), width), highlight=False)
+    console.print(labelled(_("now"), presence_text(page.presence), width), highlight=False)
+    follows = labelled(_("followers"), str(page.followers), width)
     if not mine:
-        ties = [t for t, on in (("you follow them", page.followed_by_you), ("they follow you", page.follows_you)) if on]
+        both = ((_("you follow them"), page.followed_by_you), (_("they follow you"), page.follows_you))
+        ties = [tie for tie, on in both if on]
         follows += f"  ·  {', '.join(ties)}" if ties else ""
         if not page.challengeable:
-            follows += "  ·  takes no challenge from you"
+            follows += "  ·  " + _("takes no challenge from you")
     console.print(follows, highlight=False)
     if not mine and page.HasField("against_you"):
-        console.print(f"you against them: {head_to_head(page.against_you)}", highlight=False)
+        console.print(_("you against them: {tally}").format(tally=head_to_head(page.against_you)), highlight=False)
     if page.ratings:
-        table = Table(title="ratings (the line: their latest rated games, oldest first)")
-        for header in ("game", "rating", "±", "games", "history"):
+        table = Table(title=_("ratings (the line: their latest rated games, oldest first)"))
+        for header in (_("game"), _("rating"), "±", _("games"), _("history")):
             table.add_column(header)
         for entry in page.ratings:
             rating = entry.rating
             history = [p.rating for p in entry.history]
-            low_high = f" {min(history):.0f} to {max(history):.0f}" if len(history) > 1 else ""
+            low_high = " " + _("{low} to {high}").format(low=f"{min(history):.0f}", high=f"{max(history):.0f}")
+            low_high = low_high if len(history) > 1 else ""
             table.add_row(
-                GAME_TITLES.get(entry.game, entry.game) + (" (provisional)" if rating.provisional else ""),
+                game_title(entry.game) + (" " + _("(provisional)") if rating.provisional else ""),
                 f"{rating.rating:.0f}",
                 f"{rating.deviation:.0f}",
                 str(rating.games),
@@ -179,36 +200,39 @@ async def profile(client: TafelClient, username: str, console: Console) -> int:
             )
         console.print(table)
     else:
-        console.print("no rated games yet", highlight=False)
+        console.print(_("no rated games yet"), highlight=False)
     if page.recent_games:
-        table = Table(title="last games (tafel replay GAME_ID)")
-        id_column(table, "game id", [g.game_id for g in page.recent_games])
-        for header in ("game", "players", "result", "ended"):
+        table = Table(title=_("last games (tafel replay GAME_ID)"))
+        id_column(table, _("game id"), [g.game_id for g in page.recent_games])
+        for header in (_("game"), _("players"), _("result"), _("ended")):
             table.add_column(header)
         for game in page.recent_games:
+            result = RESULTS.get(game.result, "—")
             table.add_row(
                 game.game_id,
-                GAME_TITLES.get(game.game, game.game) + (" (rated)" if game.rated else ""),
+                game_title(game.game) + (" " + _("(rated)") if game.rated else ""),
                 ", ".join(player_name(p.player) for p in game.players),
-                RESULTS.get(game.result, "—"),
+                _(result) if result != "—" else result,
                 local_time(game.ended_at),
             )
         console.print(table)
     else:
-        console.print("no finished games yet", highlight=False)
+        console.print(_("no finished games yet"), highlight=False)
     return 0
 
 
 async def settings(client: TafelClient, args: argparse.Namespace, console: Console) -> int:
     if args.chat is None and args.challenges is None:
         now = await client.get_settings()
-        console.print("your settings:", highlight=False)
+        console.print(_("your settings:"), highlight=False)
     else:
         chat = None if args.chat is None else args.chat == "on"
         now = await client.update_settings(chat_enabled=chat, challenge_policy=args.challenges)
-        console.print("changed; your settings now:", highlight=False)
+        console.print(_("changed; your settings now:"), highlight=False)
     shown_as = now.display_name or client.player.username
-    console.print(f"  chat             {'on' if now.chat_enabled else 'off'}", highlight=False)
-    console.print(f"  challenges from  {POLICIES.get(now.challenge_policy, 'everyone')}", highlight=False)
-    console.print(f"  shown as         {shown_as}", highlight=False)
+    labels = (_("chat"), _("challenges from"), _("shown as"))
+    width = max(len(label) for label in labels) + 2
+    policy = _(POLICIES.get(now.challenge_policy, POLICIES[S.CHALLENGE_POLICY_EVERYONE]))
+    for label, value in zip(labels, (_("on") if now.chat_enabled else _("off"), policy, shown_as), strict=True):
+        console.print("  " + labelled(label, value, width), highlight=False)
     return 0

@@ -13,11 +13,12 @@ from textual.binding import Binding
 from textual.widgets import Footer, Header, Static
 
 from tafel.cli.boards import Cursor, Seating, render, render_connect4, render_plus4
-from tafel.cli.describe import GAME_TITLES, describe, outcome_text, seat_names
+from tafel.cli.describe import describe, game_title, outcome_text, seat_names
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
 from tafel.errors import NotFound
 from tafel.games.v1 import games_pb2
+from tafel.i18n import N_, _
 from tafel.play.v1 import play_pb2
 from tafel.plus4.v1 import plus4_pb2
 
@@ -90,18 +91,21 @@ def plus4_at(final: plus4_pb2.View, events: list[games_pb2.GameEvent]) -> plus4_
 class ReplayApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
     CSS = "#board { padding: 0 1; height: auto; } #steps { padding: 0 2; }"
-    BINDINGS = [
-        Binding("right", "step(1)", "next", priority=True),
-        Binding("left", "step(-1)", "back", priority=True),
-        Binding("home", "jump(0)", "start"),
-        Binding("end", "jump(-1)", "end"),
-        Binding("q", "quit", "quit"),
-    ]
+    KEYS = (
+        ("right", "step(1)", N_("next"), True),
+        ("left", "step(-1)", N_("back"), True),
+        ("home", "jump(0)", N_("start"), False),
+        ("end", "jump(-1)", N_("end"), False),
+        ("q", "quit", N_("quit"), False),
+    )
+    BINDINGS = [Binding(key, action, description, priority=first) for key, action, description, first in KEYS]
 
     def __init__(
         self, record: play_pb2.GameRecord, state: play_pb2.GetGameResponse, events: list[games_pb2.GameEvent]
     ) -> None:
         super().__init__()
+        for key, action, description, first in self.KEYS:  # the footer in the player's language
+            self.bind(key, action, description=_(description), priority=first)
         self.record = record
         self.state = state
         self.names = seat_names(record.players, None)
@@ -109,9 +113,9 @@ class ReplayApp(App[None]):
         self.steps = [list(group) for _, group in groupby(events, key=lambda e: e.version)]
         self.positions = played(self.steps)
         self.at = 0
-        title = GAME_TITLES.get(record.game, record.game)
-        self.title = f"tafel · replay · {title}: {' vs '.join(self.names)}"
-        self.sub_title = f"game {record.game_id}"
+        title = game_title(record.game)
+        self.title = _("tafel · replay · {title}: {names}").format(title=title, names=_(" vs ").join(self.names))
+        self.sub_title = _("game {game_id}").format(game_id=record.game_id)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -136,16 +140,16 @@ class ReplayApp(App[None]):
             seating.last_column = pushed[0].column if pushed else None
             board = render_plus4(view.plus4 if last else plus4_at(view.plus4, done), Cursor(), None, seating)
         else:
-            board = Group(Text("final position:", style="dim"), render(view, Cursor(), None, seating))
+            board = Group(Text(_("final position:"), style="dim"), render(view, Cursor(), None, seating))
         self.query_one("#board", Static).update(board)
         lines = Text()
         first = max(0, self.at - SHOWN_STEPS)
         for index in range(first, self.at + 1):
             sentence = " ".join(describe(e, self.names) for e in self.steps[index])
             lines.append(f"{index + 1:>4}. {sentence}\n", style="bold" if index == self.at else "dim")
-        lines.append(
-            f"\nstep {self.at + 1} of {len(self.steps)}   result: {outcome_text(self.record.outcome, self.names)}"
-        )
+        step = _("step {n} of {total}").format(n=self.at + 1, total=len(self.steps))
+        result = _("result: {result}").format(result=outcome_text(self.record.outcome, self.names))
+        lines.append(f"\n{step}   {result}")
         self.query_one("#steps", Static).update(lines)
 
     def action_step(self, delta: int) -> None:
@@ -161,11 +165,14 @@ async def replay(client: TafelClient, game_id: str, console: Console) -> int:
     try:
         record = await client.get_record(game_id)
     except NotFound:
-        raise NotFound("NO_SUCH_RECORD", f"there is no finished game {game_id!r} (`tafel games` lists yours)") from None
+        raise NotFound(
+            "NO_SUCH_RECORD",
+            _("there is no finished game {game_id!r} (`tafel games` lists yours)").format(game_id=game_id),
+        ) from None
     state = await client.get_game(game_id)
     events = [response.event async for response in client.watch_with_deadlines(game_id, "", stop_at_end=True)]
     if not events:
-        console.print(f"game {game_id} has no recorded events")
+        console.print(_("game {game_id} has no recorded events").format(game_id=game_id))
         return 1
     await ReplayApp(record, state, events).run_async()
     return 0

@@ -18,6 +18,7 @@ from rich.table import Table
 from tafel.cli.words import local_time, reason_word, sanction_word, until_text
 from tafel.client import TafelClient
 from tafel.errors import TafelError
+from tafel.i18n import _, number
 from tafel.requests import report_reason
 
 # Commands that act on the signed-in account: a terminal guest is a new one every run, so its
@@ -30,8 +31,10 @@ def needs_account(args: argparse.Namespace) -> None:
         what = f"tafel {args.command}" + (f" {args.action}" if args.command == "account" else "")
         raise TafelError(
             "NEEDS_ACCOUNT",
-            f"`{what}` is about your account: sign in with --user NAME (or set TAFEL_USER); "
-            "a guest of the terminal is a new one each time",
+            _(
+                "`{command}` is about your account: sign in with --user NAME (or set TAFEL_USER); "
+                "a guest of the terminal is a new one each time"
+            ).format(command=what),
         )
 
 
@@ -41,34 +44,37 @@ async def safety(client: TafelClient, args: argparse.Namespace, console: Console
     if command == "block":
         player = await client.block(args.name)
         console.print(
-            f"Blocked {player.username}: you will not be matched or seated with them, they cannot "
-            f"invite or challenge you, and their chat is hidden from you. They are not told. "
-            f"(`tafel unblock {player.username}` undoes it.)",
+            _(
+                "Blocked {name}: you will not be matched or seated with them, they cannot invite or challenge you, "
+                "and their chat is hidden from you. They are not told. (`tafel unblock {name}` undoes it.)"
+            ).format(name=player.username),
             highlight=False,
         )
     elif command == "unblock":
         await client.unblock(args.name)
-        console.print(f"Unblocked {args.name}.", highlight=False)
+        console.print(_("Unblocked {name}.").format(name=args.name), highlight=False)
     elif command == "mute":
         player = await client.mute(args.name)
         console.print(
-            f"Muted {player.username}: their chat is hidden from you; nothing else changes. "
-            f"(`tafel unmute {player.username}` undoes it.)",
+            _(
+                "Muted {name}: their chat is hidden from you; nothing else changes. (`tafel unmute {name}` undoes it.)"
+            ).format(name=player.username),
             highlight=False,
         )
     elif command == "unmute":
         await client.unmute(args.name)
-        console.print(f"Unmuted {args.name}.", highlight=False)
+        console.print(_("Unmuted {name}.").format(name=args.name), highlight=False)
     elif command == "blocked":
         listed = await client.list_blocked()
-        for title, players in (("blocked", listed.blocked), ("muted", listed.muted)):
+        for title, players in ((_("blocked"), listed.blocked), (_("muted"), listed.muted)):
             names = ", ".join(sorted(p.username for p in players))
-            console.print(f"{title:<8} {names or 'nobody'}", highlight=False)
+            console.print(f"{title:<8} {names or _('nobody')}", highlight=False)
     elif command == "report":
         report_id = await client.report(args.name, args.reason, game_id=args.game, details=args.details)
         console.print(
-            f"Reported {args.name} for {reason_word(report_reason(args.reason))} (report {report_id}). "
-            "The moderators will look at it; thank you.",
+            _("Reported {name} for {reason} (report {id}). The moderators will look at it; thank you.").format(
+                name=args.name, reason=reason_word(report_reason(args.reason)), id=report_id
+            ),
             highlight=False,
         )
     elif command == "standing":
@@ -81,26 +87,29 @@ async def safety(client: TafelClient, args: argparse.Namespace, console: Console
 async def standing(client: TafelClient, console: Console) -> int:
     answer = await client.my_standing()
     if not answer.sanctions and not answer.warnings:
-        console.print(f"{client.player.username}: in good standing (no warnings, no sanctions).", highlight=False)
+        console.print(
+            _("{name}: in good standing (no warnings, no sanctions).").format(name=client.player.username),
+            highlight=False,
+        )
         return 0
     if answer.sanctions:
-        table = Table(title="in force now", title_justify="left")
-        for header in ("sanction", "since", "until", "reason"):
+        table = Table(title=_("in force now"), title_justify="left")
+        for header in (_("sanction"), _("since"), _("until"), _("reason")):
             table.add_column(header)
         for sanction in answer.sanctions:
             table.add_row(
                 sanction_word(sanction.kind),
                 local_time(sanction.starts_at),
-                until_text(sanction).removeprefix("until "),
+                until_text(sanction, word=False),
                 sanction.reason,
             )
         console.print(table)
     else:
-        console.print("no sanction in force", highlight=False)
+        console.print(_("no sanction in force"), highlight=False)
     if answer.warnings:
-        table = Table(title="warnings from the moderators", title_justify="left")
-        table.add_column("when", no_wrap=True)
-        table.add_column("message")
+        table = Table(title=_("warnings from the moderators"), title_justify="left")
+        table.add_column(_("when"), no_wrap=True)
+        table.add_column(_("message"))
         for warning in answer.warnings:
             table.add_row(local_time(warning.at), warning.message)
         console.print(table)
@@ -111,7 +120,7 @@ async def account(client: TafelClient, args: argparse.Namespace, console: Consol
     if args.action == "password":
         new = new_password(args.user)
         await client.change_password(args.password, new)
-        console.print("Password changed. Every other session of your account was signed out.", highlight=False)
+        console.print(_("Password changed. Every other session of your account was signed out."), highlight=False)
         return 0
     if args.action == "export":
         document = await client.export_my_data()
@@ -121,15 +130,20 @@ async def account(client: TafelClient, args: argparse.Namespace, console: Consol
             return 0
         path = Path(args.output or f"tafel-export-{client.player.username}.json")
         await asyncio.to_thread(path.write_text, text, encoding="utf-8")
-        console.print(f"Your data ({len(text.encode()):,} bytes of JSON) is in {path}.", highlight=False)
+        console.print(
+            _("Your data ({size} bytes of JSON) is in {path}.").format(size=number(len(text.encode())), path=path),
+            highlight=False,
+        )
         return 0
     # delete
     if not args.yes:
         confirm(client.player.username)
     await client.delete_account(args.password)
     console.print(
-        f"The account {args.user} is deleted: its personal data is erased, its finished games show a "
-        "placeholder for the name, and every session is signed out.",
+        _(
+            "The account {name} is deleted: its personal data is erased, its finished games show a "
+            "placeholder for the name, and every session is signed out."
+        ).format(name=args.user),
         highlight=False,
     )
     return 0
@@ -140,24 +154,26 @@ def new_password(user: str) -> str:
     if os.environ.get("TAFEL_NEW_PASSWORD"):
         return os.environ["TAFEL_NEW_PASSWORD"]
     try:
-        first = getpass.getpass(f"new password for {user}: ")
-        again = getpass.getpass("the new password again: ")
+        first = getpass.getpass(_("new password for {name}: ").format(name=user))
+        again = getpass.getpass(_("the new password again: "))
     except EOFError:
-        raise TafelError("NO_PASSWORD", "no new password: set TAFEL_NEW_PASSWORD or run in a terminal") from None
+        raise TafelError("NO_PASSWORD", _("no new password: set TAFEL_NEW_PASSWORD or run in a terminal")) from None
     if first != again:
-        raise TafelError("PASSWORDS_DIFFER", "the two new passwords differ; nothing was changed")
+        raise TafelError("PASSWORDS_DIFFER", _("the two new passwords differ; nothing was changed"))
     return first
 
 
 def confirm(username: str) -> None:
     """Deleting cannot be undone: the person types the account's name (or passes --yes)."""
     print(
-        f"Deleting {username} cannot be undone: the account, its ratings, blocks and mutes are erased, "
-        "and its finished games stay with a placeholder for the name."
+        _(
+            "Deleting {name} cannot be undone: the account, its ratings, blocks and mutes are erased, "
+            "and its finished games stay with a placeholder for the name."
+        ).format(name=username)
     )
     try:
-        typed = input(f"Type {username} to delete it: ")
+        typed = input(_("Type {name} to delete it: ").format(name=username))
     except EOFError:
         typed = ""
     if typed.strip() != username:
-        raise TafelError("NOT_CONFIRMED", "not deleted (the name typed did not match; --yes skips the question)")
+        raise TafelError("NOT_CONFIRMED", _("not deleted (the name typed did not match; --yes skips the question)"))

@@ -14,7 +14,9 @@ from rich.table import Table
 
 from tafel.coloursquare.v1 import coloursquare_pb2
 from tafel.errors import TafelError
+from tafel.i18n import N_, _
 from tafel.plus4.v1 import plus4_pb2
+from tafel.refusals import refusal_text
 
 
 def id_column(table: Table, header: str, ids: list[str]) -> None:
@@ -23,15 +25,16 @@ def id_column(table: Table, header: str, ids: list[str]) -> None:
 
 
 def sentence(error: TafelError) -> str:
-    """What a person reads for a refusal or failure: the server's sentence, or the SDK's plain one
-    for a status gRPC made (tafel/errors.py keeps gRPC's own text out of `message`), never a code."""
-    text = error.message or error.reason.replace("_", " ").lower()
-    return text.rstrip(".")
+    """What a person reads for a refusal or failure, in their language: in English the server's
+    sentence, or the SDK's plain one for a status gRPC made (tafel/errors.py keeps gRPC's own text
+    out of `message`); in Dutch or German the sentence for its reason code (tafel/refusals.py)."""
+    return refusal_text(error)
 
 
-# What every screen says when the game server stops answering, and when it is back (issue 34.5).
-LOST = "Lost the connection to the game server. Reconnecting…"
-BACK = "Connected to the game server again."
+# What every screen says when the game server stops answering, and when it is back (issue 34.5);
+# translated where shown (`_(LOST)`).
+LOST = N_("Lost the connection to the game server. Reconnecting…")
+BACK = N_("Connected to the game server again.")
 
 
 def console_connection(console: Console, kept: str, meanwhile: str) -> Callable[[bool], Awaitable[None]]:
@@ -40,9 +43,9 @@ def console_connection(console: Console, kept: str, meanwhile: str) -> Callable[
 
     async def tell(up: bool) -> None:
         if up:
-            console.print(f"{BACK} {meanwhile}", highlight=False)
+            console.print(f"{_(BACK)} {meanwhile}", highlight=False)
         else:
-            console.print(f"{LOST} {kept} (Ctrl-C stops.)", highlight=False)
+            console.print(f"{_(LOST)} {kept} {_('(Ctrl-C stops.)')}", highlight=False)
 
     return tell
 
