@@ -7,7 +7,8 @@ import { accountEvents } from "./account-events.js";
 import { h, mount } from "./dom.js";
 import { t } from "./i18n.js";
 import { explain } from "./say.js";
-import { play, playerName as nameOf, TafelError, type TafelClient } from "./sdk.js";
+import { nameOf } from "./names.js";
+import { play, TafelError, type TafelClient } from "./sdk.js";
 
 const { OfferKind, OfferStatus } = play;
 
@@ -143,7 +144,9 @@ export function offerPanel(client: TafelClient, gameId: string, go: (hash: strin
       buttons.push(button(t("game:offers.rematch"), "offer-rematch", rematch));
     }
     mount(actions, ...buttons);
-    mount(offers, ...notes.map((text) => h("p", { class: "offer-news" }, text)), ...[...pending.values()].map(offerLine));
+    // A draw offer or takeback request still pending when the game ended is moot: not shown.
+    const open = [...pending.values()].filter((offer) => !st.over || offer.kind === OfferKind.REMATCH);
+    mount(offers, ...notes.map((text) => h("p", { class: "offer-news" }, text)), ...open.map(offerLine));
   };
 
   accountEvents.on((event) => {
