@@ -6,6 +6,7 @@ import { accountEvents } from "./account-events.js";
 import { clockLabel, CLOCKS, chosenClock } from "./clock.js";
 import { h, mount } from "./dom.js";
 import { titleOf } from "./games/index.js";
+import { t } from "./i18n.js";
 import { nameLink } from "./names.js";
 import { explain } from "./say.js";
 import { challenges, playerName as nameOf, type play, type TafelClient } from "./sdk.js";
@@ -301,21 +302,21 @@ export function closeTray(): void {
 /** The open challenges anyone may take (refreshed every 15 s while the lobby is open), and the
  * button that challenges a player. */
 export function openChallengesSection(client: TafelClient, go: (hash: string) => void, signal: AbortSignal): HTMLElement {
-  const list = h("ul", { class: "open-challenges" }, h("li", {}, "Loading…"));
+  const list = h("ul", { class: "open-challenges" }, h("li", {}, t("loading")));
   const message = h("p", { class: "challenge-message", role: "alert" });
-  const challenge = h("button", { type: "button", class: "challenge-player" }, "Challenge a player…");
+  const challenge = h("button", { type: "button", class: "challenge-player" }, t("challenges.challengePlayer"));
   challenge.addEventListener("click", () => openChallengeDialog(client, undefined, go).addEventListener("close", () => void refresh()));
   const me = client.player.playerId;
   const refresh = async (): Promise<void> => {
     try {
       const open = await client.listOpenChallenges();
       if (signal.aborted) return;
-      if (open.length === 0) return mount(list, h("li", {}, "No open challenges right now."));
+      if (open.length === 0) return mount(list, h("li", {}, t("challenges.noneOpen")));
       mount(
         list,
         ...open.map((c) => {
           const mine = c.challenger?.playerId === me;
-          const button = h("button", { type: "button", class: mine ? "cancel-challenge" : "take-challenge" }, mine ? "Cancel" : "Take it");
+          const button = h("button", { type: "button", class: mine ? "cancel-challenge" : "take-challenge" }, mine ? t("lobby.cancel") : t("challenges.take"));
           button.addEventListener("click", () =>
             act(button, message, async () => {
               if (mine) {
@@ -326,7 +327,7 @@ export function openChallengesSection(client: TafelClient, go: (hash: string) =>
               go(`#/game/${taken.gameId}`);
             }),
           );
-          return h("li", { "data-challenge": c.challengeId }, h("span", { class: "who" }, mine ? "Your open challenge" : nameLink(c.challenger)), h("span", { class: "terms" }, challengeTerms(c, me)), button);
+          return h("li", { "data-challenge": c.challengeId }, h("span", { class: "who" }, mine ? t("challenges.yourOpen") : nameLink(c.challenger)), h("span", { class: "terms" }, challengeTerms(c, me)), button);
         }),
       );
     } catch (error) {
@@ -336,5 +337,5 @@ export function openChallengesSection(client: TafelClient, go: (hash: string) =>
   void refresh();
   const timer = setInterval(() => void refresh(), 15_000);
   signal.addEventListener("abort", () => clearInterval(timer));
-  return h("section", { class: "open-challenges-section" }, h("h2", {}, "Open challenges"), h("p", { class: "actions" }, challenge), list, message);
+  return h("section", { class: "open-challenges-section" }, h("h2", {}, t("challenges.open")), h("p", { class: "actions" }, challenge), list, message);
 }

@@ -4,6 +4,7 @@
 // ago" — and a challenge button for those online (the challenge dialog of challenges.ts). It is
 // kept live by PresenceChanged on the page's one account event stream (account-events.ts), and read
 // again whenever that stream is (again) live, so nothing missed during a cut stays stale.
+import { formatRelative, t } from "./i18n.js";
 import { accountEvents } from "./account-events.js";
 import { openChallengeDialog } from "./challenges.js";
 import { h, mount } from "./dom.js";
@@ -17,13 +18,8 @@ const { PresenceState } = social;
 
 /** "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago". */
 export function agoWords(ms: number, now = Date.now()): string {
-  const minutes = Math.floor(Math.max(0, now - ms) / 60_000);
-  if (minutes < 1) return "just now";
-  if (minutes < 60) return `${minutes} min ago`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 24) return `${hours} h ago`;
-  const days = Math.floor(hours / 24);
-  return days === 1 ? "yesterday" : `${days} days ago`;
+  // Intl in the player's language: "5 minutes ago", "vor 3 Stunden", "gisteren".
+  return now - ms < 60_000 ? t("friends.justNow") : formatRelative(Math.min(ms, now), now);
 }
 
 /** The word the page (and the tests) use for a presence state. */
@@ -44,13 +40,13 @@ export function presenceState(p: social.Presence | undefined): "playing" | "onli
 export function presenceNodes(p: social.Presence | undefined): (Node | string)[] {
   const state = presenceState(p);
   if (state === "playing") {
-    const game = titleOf(p?.game ?? "") || "a game";
-    return p?.watchable && p.gameId ? [`playing ${game} · `, h("a", { href: `#/game/${p.gameId}`, class: "watch-friend" }, "watch")] : [`playing ${game}`];
+    const game = titleOf(p?.game ?? "") || t("friends.aGame");
+    return p?.watchable && p.gameId ? [`${t("friends.playing", { game })} · `, h("a", { href: `#/game/${p.gameId}`, class: "watch-friend" }, t("friends.watch"))] : [t("friends.playing", { game })];
   }
-  if (state === "online") return ["online"];
+  if (state === "online") return [t("friends.online")];
   if (state === "offline") {
     const seen = timestampMs(p?.lastSeen);
-    return [seen === undefined || seen === 0 ? "offline" : `last seen ${agoWords(seen)}`];
+    return [seen === undefined || seen === 0 ? t("friends.offline") : t("friends.lastSeen", { when: agoWords(seen) })];
   }
   return [];
 }
@@ -60,7 +56,7 @@ export function friendsBox(client: TafelClient, signal: AbortSignal): HTMLElemen
   const list = h("ul", { class: "friends-list" });
   const message = h("p", { class: "friends-message hint", role: "status" });
   const count = h("span", { class: "friends-count" });
-  const box = h("section", { class: "friends-box", "aria-label": "Friends online" }, h("h2", {}, "Friends online ", count), list, message);
+  const box = h("section", { class: "friends-box", "aria-label": t("friends.title") }, h("h2", {}, t("friends.title"), " ", count), list, message);
   // A guest follows nobody (FOLLOW_NEEDS_ACCOUNT): no box, so a first game's lobby stays as it was.
   if (client.player.guest) return h("section", { class: "friends-box", hidden: true });
   const following = new Map<string, social.FollowedPlayer>();
@@ -71,7 +67,7 @@ export function friendsBox(client: TafelClient, signal: AbortSignal): HTMLElemen
     const state = presenceState(f.presence);
     const challenge =
       state === "online"
-        ? h("button", { type: "button", class: "challenge-friend", "aria-label": `Challenge ${player.displayName || player.username}` }, "Challenge")
+        ? h("button", { type: "button", class: "challenge-friend", "aria-label": t("friends.challengeWho", { name: player.displayName || player.username }) }, t("friends.challenge"))
         : undefined;
     challenge?.addEventListener("click", () => openChallengeDialog(client, player));
     return h(
@@ -89,10 +85,10 @@ export function friendsBox(client: TafelClient, signal: AbortSignal): HTMLElemen
     const all = order.map((id) => following.get(id)).filter((f): f is social.FollowedPlayer => f !== undefined);
     all.sort((a, b) => rank(a) - rank(b) || (timestampMs(b.presence?.lastSeen) ?? 0) - (timestampMs(a.presence?.lastSeen) ?? 0));
     const online = all.filter((f) => rank(f) < 2).length;
-    count.textContent = all.length > 0 ? `(${online} of ${all.length})` : "";
+    count.textContent = all.length > 0 ? t("friends.count", { online, total: all.length }) : "";
     if (all.length === 0) {
       mount(list);
-      message.textContent = "You follow nobody yet: open a player's name to see their profile and follow them.";
+      message.textContent = t("friends.nobody");
       return;
     }
     message.textContent = "";
@@ -111,7 +107,7 @@ export function friendsBox(client: TafelClient, signal: AbortSignal): HTMLElemen
       }
       draw();
     } catch (error) {
-      if (!signal.aborted) message.textContent = `Your friends could not be listed: ${explain(error)}`;
+      if (!signal.aborted) message.textContent = t("friends.failed", { why: explain(error) });
     }
   };
   accountEvents.onLive(() => void reload(), signal);
