@@ -149,6 +149,11 @@ TURNS = {"connect4": _connect4_turn, "plus4": _plus4_turn, "coloursquare": _colo
 TITLES = {"connect4": "Connect Four", "plus4": "Plus 4", "coloursquare": "Colour Square"}
 
 
+def _page_top(page: Page) -> float:
+    """The board's top on the page (not in the window: Playwright's clicks scroll the window)."""
+    return float(page.evaluate("() => document.querySelector('.board-area').getBoundingClientRect().top + window.scrollY"))
+
+
 @pytest.mark.parametrize("game", ["connect4", "plus4", "coloursquare"])
 def test_a_first_game_as_a_new_guest(browser: Browser, web_url: str, game: str) -> None:
     context, page = _new_guest(browser, web_url)
@@ -183,11 +188,10 @@ def test_a_first_game_as_a_new_guest(browser: Browser, web_url: str, game: str) 
     assert any(re.fullmatch(r"[45]:\d\d", c) for c in clocks), clocks  # 5 min a move, not 1
 
     rng = random.Random(43)
-    board = page.locator(".board-area")
     turns = 0
     top = None
     while wait_for_my_turn_or_end(page):
-        top = board.bounding_box()
+        top = _page_top(page)
         TURNS[game](page, rng, turns == 0)
         if turns == 1:
             page.screenshot(path=SCREENSHOTS / f"first-game-{game}.png", full_page=True)
@@ -199,8 +203,8 @@ def test_a_first_game_as_a_new_guest(browser: Browser, web_url: str, game: str) 
     assert result.locator("h3").inner_text() in ("You won!", "You lost.", "A draw.")
     expect(result.get_by_role("button", name="Play again")).to_be_visible()
     expect(result.get_by_role("link", name="Back to the lobby")).to_be_visible()
-    end = board.bounding_box()
-    assert top is not None and end is not None and abs(end["y"] - top["y"]) < 1, (top, end)  # no jump
+    end = _page_top(page)
+    assert top is not None and abs(end - top) < 1, (top, end)  # no jump
     page.screenshot(path=SCREENSHOTS / f"result-{game}.png", full_page=True)
 
     said = _said(page)

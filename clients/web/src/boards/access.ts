@@ -128,7 +128,8 @@ function step(spots: Spot[], from: number, key: string): number | undefined {
 export function takeFocus(element: Element | null | undefined): void {
   const active = document.activeElement;
   const free = active === null || active === document.body || !active.isConnected || active.closest(".board-area") !== null;
-  if (element && free) (element as HTMLElement).focus();
+  // Without scrolling: the redrawn board stands where the old one stood, and the page stays put.
+  if (element && free) (element as HTMLElement).focus({ preventScroll: true });
 }
 
 /** Says `text` once in the page's polite live region (index.html's #announce): a move, a result. */

@@ -95,9 +95,9 @@ function sheetSvg(view: coloursquare.View, player: coloursquare.PlayerSheet, own
       if (target) cell.append(s("rect", { x: x - GAP / 2 + cx * (SQ / 2 + GAP / 2), y: y - GAP / 2 + cy * (SQ / 2 + GAP / 2), width: SQ / 2 + GAP / 2, height: SQ / 2 + GAP / 2, class: "cell-hit" }));
       cell.append(s("rect", { x: px, y: py, width: side, height: side, rx: 4, fill: CELL_FILL[colour] ?? "#eee", class: "cell-bg" }));
       // The colour's shape in the cell's outer corner, clear of the number in its middle.
-      const mx = cx === 0 ? px + 7 : px + side - 7;
-      const my = cy === 0 ? py + 7 : py + side - 7;
-      cell.append(mark(shapeOf(colourName), mx, my, 5));
+      const mx = cx === 0 ? px + 8 : px + side - 8;
+      const my = cy === 0 ? py + 8 : py + side - 8;
+      cell.append(mark(shapeOf(colourName), mx, my, 6.5));
       const plannedValue = planned ? dieValue(view.roll, planned.die) : 0;
       const text = value > 0 ? String(value) : planned ? String(plannedValue) : printed ? `=${printed.value}` : "";
       if (text) cell.append(s("text", { x: px + side / 2 + (cx === 0 ? 3 : -3), y: py + side / 2 + 6 + (cy === 0 ? 3 : -3), "text-anchor": "middle", class: `value${planned && value === 0 ? " planned" : ""}${printed && value === 0 && !planned ? " printed" : ""}` }, text));
@@ -139,7 +139,7 @@ function breakdownTable(view: coloursquare.View, ctx: BoardContext): HTMLElement
     "table",
     { class: "breakdown" },
     h("tr", {}, h("th", { scope: "col" }, t("board:csScore")), ...view.players.map((p) => h("th", { scope: "col", "data-seat": p.seat }, ctx.names[p.seat] ?? t("board:seatN", { n: p.seat + 1 })))),
-    ...parts.map(([label, field]) => h("tr", { class: field === "total" ? "total" : "", "data-part": label }, h("th", { scope: "row" }, t(`board:csPart_${label}`)), ...view.players.map((p) => h("td", {}, String(p.breakdown?.[field] ?? 0))))),
+    ...parts.map(([label, field]) => h("tr", { class: field === "total" ? "total" : "", "data-part": label }, h("td", {}, t(`board:csPart_${label}`)), ...view.players.map((p) => h("td", {}, String(p.breakdown?.[field] ?? 0))))),
   );
 }
 

@@ -50,7 +50,6 @@ export function drawConnect4(view: connect4.View, ctx: BoardContext, selected: {
       "data-column": c,
       role: "button",
       "aria-label": name,
-      "aria-disabled": ctx.myTurn && !canDrop ? "true" : undefined,
       onclick: () => drop(c),
       // The mouse moves the one highlight the keys move too: never two columns marked at once.
       onmouseenter: () => select(c),

@@ -41,7 +41,6 @@ export function drawPlus4(view: plus4.View, ctx: BoardContext, selected: { colum
         "data-column": c,
         role: "button",
         "aria-label": `${t("board:p4Push", { column: c + 1 })}${ctx.myTurn && !ok ? `, ${t("board:notPlayable")}` : ""}. ${t("board:p4Contents", { list: contents(c) })}`,
-        "aria-disabled": ctx.myTurn && !ok ? "true" : undefined,
         onclick: () => push(c),
       },
       s("rect", { x: c * CELL, y: 0, width: CELL, height: TOP, class: "hit" }),
