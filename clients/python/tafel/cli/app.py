@@ -15,7 +15,7 @@ from textual.widgets import Footer, Header, Input, RichLog, Static
 
 from tafel.cli.boards import DIE_ENUM, Cursor, Seating, columns_of, connect4_move, plus4_move, render
 from tafel.cli.describe import describe, game_title, outcome_text, seat_names
-from tafel.cli.shared import BACK, LOST, sentence
+from tafel.cli.shared import BACK, LOST, sentence, translate_bindings
 from tafel.cli.words import offer_word
 from tafel.client import TafelClient
 from tafel.coloursquare.v1 import coloursquare_pb2 as cs
@@ -110,9 +110,7 @@ class GameApp(App[str]):
 
     def __init__(self, client: TafelClient, game_id: str, seat: int | None, title: str, *, public: bool = True) -> None:
         super().__init__()
-        # The footer in the player's language: the class's English bindings said again, translated.
-        for key, action, description, show in self.KEYS:
-            self.bind(key, action, description=_(description) if description else "", show=show, priority=True)
+        translate_bindings(self)
         self.public = public
         self.client = client
         self.game_id = game_id
@@ -593,7 +591,8 @@ class GameApp(App[str]):
     def chat_line(self, message: social_pb2.ChatMessage) -> str:
         mine = message.author.player_id == self.client.player.player_id
         stamp = clock_time(message.at.ToDatetime(tzinfo=UTC)) + " " if message.HasField("at") else ""
-        return f"{stamp}{_('you') if mine else player_name(message.author)}: {message.text}"
+        who = _("you") if mine else player_name(message.author)
+        return f"{stamp}{who}: {message.text}"
 
     def action_chat(self) -> None:
         """/: open the chat line."""

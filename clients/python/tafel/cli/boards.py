@@ -51,7 +51,7 @@ class Seating:
 
     def clock_of(self, seat: int) -> str:
         if seat in self.to_act:
-            return f"◀ {_('to move')} {self.clock}".rstrip()
+            return ("◀ " + _("to move") + f" {self.clock}").rstrip()
         return f"  {self.per_move}" if self.per_move else ""
 
 
@@ -201,7 +201,9 @@ def render_coloursquare(view: cs.View, cursor: Cursor, seat: int | None, table: 
         head.append("   " + _("the game is over") if view.phase == cs.PHASE_OVER else "")
     else:
         roller = view.final_turn_seat if view.HasField("final_turn_seat") else view.active_seat
-        head.append("   " + _("{name} rolled:").format(name=table.name(roller)) + " ")
+        # The viewer's own roll is its own message: "du hast gewürfelt", not "du hat gewürfelt".
+        rolled = _("you rolled:") if roller == seat else _("{name} rolled:").format(name=table.name(roller))
+        head.append(f"   {rolled} ")
         for name, value, style in zip(
             DICE,
             (view.roll.red, view.roll.yellow, view.roll.green, view.roll.blue, view.roll.white),
@@ -213,7 +215,12 @@ def render_coloursquare(view: cs.View, cursor: Cursor, seat: int | None, table: 
         if view.phase == cs.PHASE_FINAL:
             head.append("  " + _("(final turn)"))
     if view.HasField("caller"):
-        head.append("\n  " + _("{name} called colour square").format(name=table.name(view.caller)))
+        called = (
+            _("you called colour square")
+            if view.caller == seat
+            else _("{name} called colour square").format(name=table.name(view.caller))
+        )
+        head.append(f"\n  {called}")
     parts: list[RenderableType] = [head]
     hint = place_hint(view, seat)
     if hint:

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.widgets import Footer, Header, Static
 
 from tafel.cli.describe import game_title
-from tafel.cli.shared import BACK, LOST, sentence
+from tafel.cli.shared import BACK, LOST, sentence, translate_bindings
 from tafel.client import TafelClient
 from tafel.errors import TafelError
 from tafel.i18n import N_, _, ngettext
@@ -36,7 +36,7 @@ def seats_text(room: play_pb2.Room, me: str) -> Text:
             ]
             text.append(f"  {index + 1}. {player_name(player)}" + (f" ({', '.join(notes)})" if notes else "") + "\n")
         else:
-            text.append(f"  {index + 1}. {_('(free)')}\n", style="dim")
+            text.append(f"  {index + 1}. " + _("(free)") + "\n", style="dim")
     return text
 
 
@@ -50,8 +50,7 @@ class LobbyApp(App[str]):
 
     def __init__(self, client: TafelClient, room: play_pb2.Room) -> None:
         super().__init__()
-        for key, action, description in self.KEYS:  # the footer in the player's language
-            self.bind(key, action, description=_(description))
+        translate_bindings(self)
         self.client = client
         self.room = room
         self.title = _("tafel · room {code}").format(code=room.code)
@@ -79,7 +78,7 @@ class LobbyApp(App[str]):
         self.query_one("#seats", Static).update(seats_text(self.room, self.client.player.player_id))
         free = self.room.seats - len(self.room.players)
         if self.reconnecting:
-            line = f"{_(LOST)} " + _("Your room is kept: wait, or press q to leave.")
+            line = _(LOST) + " " + _("Your room is kept: wait, or press q to leave.")
         elif self.hosting:
             line = ngettext(
                 "Share the code {code}. The game starts when {free} more joins, or press s to start now with {n}.",

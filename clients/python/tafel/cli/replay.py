@@ -14,6 +14,7 @@ from textual.widgets import Footer, Header, Static
 
 from tafel.cli.boards import Cursor, Seating, render, render_connect4, render_plus4
 from tafel.cli.describe import describe, game_title, outcome_text, seat_names
+from tafel.cli.shared import translate_bindings
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
 from tafel.errors import NotFound
@@ -104,8 +105,7 @@ class ReplayApp(App[None]):
         self, record: play_pb2.GameRecord, state: play_pb2.GetGameResponse, events: list[games_pb2.GameEvent]
     ) -> None:
         super().__init__()
-        for key, action, description, first in self.KEYS:  # the footer in the player's language
-            self.bind(key, action, description=_(description), priority=first)
+        translate_bindings(self)
         self.record = record
         self.state = state
         self.names = seat_names(record.players, None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from google.protobuf.message import Message
@@ -43,11 +44,20 @@ def console_connection(console: Console, kept: str, meanwhile: str) -> Callable[
 
     async def tell(up: bool) -> None:
         if up:
-            console.print(f"{_(BACK)} {meanwhile}", highlight=False)
+            console.print(_(BACK) + f" {meanwhile}", highlight=False)
         else:
-            console.print(f"{_(LOST)} {kept} {_('(Ctrl-C stops.)')}", highlight=False)
+            console.print(_(LOST) + f" {kept} " + _("(Ctrl-C stops.)"), highlight=False)
 
     return tell
+
+
+def translate_bindings(node: Any) -> None:
+    """The footer's words in the player's language: a Textual class's BINDINGS are made when the
+    class is defined, before the language is chosen, so they hold the English (marked with N_) and
+    each screen swaps in the translations of its own copy (DOMNode._bindings) when it is made."""
+    bindings = node._bindings.key_to_bindings
+    for key, listed in bindings.items():
+        bindings[key] = [replace(b, description=_(b.description)) if b.description else b for b in listed]
 
 
 def per_move(seconds: float | None) -> dict[str, Any]:
