@@ -1,16 +1,18 @@
 """The game pages in Dutch and German (issue 42), in Chromium with the browser asking for the
-language: a registered player plays a move or two of each game — Connect Four against a bot (a draw
-offered, a line in the players' chat, resigned), Plus 4 from a private room (its page: options in
-words, seats, the room's chat; a bot added there starts the game), Colour Square solo (a round of
-dice placed) — and replays the first game. Every page (the board, the move list's sentences, the
-offers, the chat pane, the result, the room, the replay) is walked for English sentences of the
-catalogues; screenshots at desktop width and at 390 px go to build/screenshots."""
+language: a registered player reads each game's "how to play", then plays a move or two of each
+game — Connect Four against a bot (a draw offered, a line in the players' chat, resigned), Plus 4
+from a private room (its page: options in words, seats, the room's chat; a bot added there starts
+the game), Colour Square solo (a round of dice placed) — and replays the first game. Every page
+(the board, the move list's sentences, the offers, the chat pane, the result, the room, the replay)
+is walked for English sentences of the catalogues; screenshots at desktop width and at 390 px go
+to build/screenshots."""
 
 from __future__ import annotations
 
 import importlib
 import json
 import random
+import re
 import uuid
 from typing import Any, cast
 
@@ -85,6 +87,14 @@ def test_the_game_pages_speak_the_browsers_language(browser: Browser, web_url: s
     expect(page.locator("#user .me")).to_have_text(name, timeout=TIMEOUT_MS)
     bot = common["name"]["botLevel"].replace("{{level}}", "1")
     ignore = (name, bot)
+
+    # Each game's "how to play" (the games' own words from the rule sheets).
+    for slug in ("connect4", "plus4", "coloursquare"):
+        page.goto(f"{web_url}/#/howto/{slug}")
+        expect(page.locator(".howto h2")).to_contain_text(game["games"][slug]["title"], timeout=TIMEOUT_MS)
+        expect(page.locator(".howto figcaption").first).to_have_text(re.compile(r"\w"))
+        check(page, lang, f"howto-{slug}", ignore)
+    page.goto(f"{web_url}/#/")
 
     # Connect Four against a bot: two drops, a draw offered, a line in the players' chat.
     page.locator(".game-card[data-game=connect4] button.bot-1").click()

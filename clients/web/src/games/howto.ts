@@ -11,6 +11,11 @@ export function para(...text: (Node | string)[]): HTMLElement {
 }
 
 export function figure(drawing: Element, caption: string): HTMLElement {
+  // One picture for a screen reader, named by its caption: the drawing (a pair: both drawings
+  // together) is the image, the SVGs inside it decoration.
+  drawing.setAttribute("role", "img");
+  drawing.setAttribute("aria-label", caption);
+  drawing.querySelectorAll("svg").forEach((svg) => svg.setAttribute("aria-hidden", "true"));
   return h("figure", { class: "howto-figure" }, drawing, h("figcaption", {}, caption));
 }
 
