@@ -143,6 +143,12 @@ function breakdownTable(view: coloursquare.View, ctx: BoardContext): HTMLElement
   );
 }
 
+/** The sheet's name in the player's language: the server names it in English ("tafel sheet A"). */
+function sheetLabel(label: string): string {
+  const side = /sheet ([A-Z])$/.exec(label)?.[1];
+  return side === undefined ? label : t("board:csSheetSide", { side });
+}
+
 export function drawColourSquare(view: coloursquare.View, ctx: BoardContext, picks: Picks, redraw: () => void): Board {
   const mySeat = view.seat;
   const turn = `${view.phase}-${view.round}-${view.finalTurnSeat ?? ""}`;
@@ -289,7 +295,7 @@ export function drawColourSquare(view: coloursquare.View, ctx: BoardContext, pic
   const element = h(
     "div",
     { class: "coloursquare-board" },
-    h("p", { class: "phase" }, `${view.sheet?.label ?? ""} · ${phase}${view.target > 0 ? ` ${t("board:csSoloTarget", { target: view.target })}` : ""}`),
+    h("p", { class: "phase" }, `${sheetLabel(view.sheet?.label ?? "")} · ${phase}${view.target > 0 ? ` ${t("board:csSoloTarget", { target: view.target })}` : ""}`),
     view.roll ? h("div", { class: "dice-row" }, `${t("board:csDiceLabel")} `, dice) : undefined,
     ask ? h("p", { class: "ask" }, ask, " ", next) : undefined,
     asked ? h("div", { class: "actions" }, place, clear) : undefined,
