@@ -264,7 +264,7 @@ def test_a_room_says_what_it_is_for_and_copies_its_link(browser: Browser, web_ur
     about = page.locator(".room-about")
     expect(about).to_contain_text("2 players")
     expect(about).to_contain_text("Rows: 5")  # the option in words (game:options), not its field name
-    expect(about).to_contain_text("30 s a move")
+    expect(about).to_contain_text("30 seconds a move")
     expect(page.locator(".room-players .free")).to_have_text("1 seat free")
     page.get_by_role("button", name="Copy link").click()
     expect(page.locator(".copied")).to_contain_text("Copied")
