@@ -50,7 +50,7 @@ def extract() -> Catalog:
 
 
 def msgids(catalog: Catalog) -> set[str | tuple[str, ...]]:
-    return {message.id for message in catalog if message.id}
+    return {message.id if isinstance(message.id, str) else tuple(message.id) for message in catalog if message.id}
 
 
 def read(path: Path, locale: str | None = None) -> Catalog:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 
 from rich.console import Console
 from rich.table import Table
@@ -24,13 +25,13 @@ FORMATS = {
 }
 
 
-FORMAT_WORDS = {
+FORMAT_WORDS: dict[int, str] = {
     tp.TOURNAMENT_FORMAT_SWISS: N_("swiss"),
     tp.TOURNAMENT_FORMAT_ROUND_ROBIN: N_("round robin"),
     tp.TOURNAMENT_FORMAT_KNOCKOUT: N_("knockout"),
     tp.TOURNAMENT_FORMAT_TABLES: N_("tables"),
 }
-STATE_WORDS = {
+STATE_WORDS: dict[int, str] = {
     tp.TOURNAMENT_STATE_REGISTERING: N_("registering"),
     tp.TOURNAMENT_STATE_RUNNING: N_("running"),
     tp.TOURNAMENT_STATE_FINISHED: N_("finished"),
@@ -38,7 +39,7 @@ STATE_WORDS = {
 }
 
 
-def _enum_word(words: dict[int, str], value: int) -> str:
+def _enum_word(words: Mapping[int, str], value: int) -> str:
     return _(words[value]) if value in words else "—"
 
 

@@ -6,6 +6,7 @@ The tables hold English marked for the catalogue (N_); the functions say them in
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -124,11 +125,19 @@ def local_time(stamp: Timestamp | datetime | None, *, zone: bool = False) -> str
     return date_time(stamp, zone=zone)
 
 
-_UNITS = (
-    (86400, lambda n: ngettext("{n} day", "{n} days", n)),
-    (3600, lambda n: ngettext("{n} hour", "{n} hours", n)),
-    (60, lambda n: ngettext("{n} minute", "{n} minutes", n)),
-)
+def _days(n: int) -> str:
+    return ngettext("{n} day", "{n} days", n)
+
+
+def _hours(n: int) -> str:
+    return ngettext("{n} hour", "{n} hours", n)
+
+
+def _minutes(n: int) -> str:
+    return ngettext("{n} minute", "{n} minutes", n)
+
+
+_UNITS: tuple[tuple[int, Callable[[int], str]], ...] = ((86400, _days), (3600, _hours), (60, _minutes))
 
 
 def span(seconds: float) -> str:
