@@ -2,7 +2,9 @@
 (navigator.languages from the context's locale): the sign-in page, a refusal in words, the lobby,
 the account page and a tournament page carry no English sentence of the catalogues, fit a phone
 (390 px, long German words included), and the header's switcher changes the language, remembered
-across a reload."""
+across a reload. The people and staff pages too: a challenge dialog and the tray, a profile, the
+block / mute / report dialog and a moderator's report queue and report; and the lobby's rules link
+leads to the rules page in the language."""
 
 from __future__ import annotations
 
@@ -11,10 +13,14 @@ import uuid
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from tafel.client import TafelClient
 
+from gateway.standing.roles import MODERATOR
 from tests.web_app.app import TIMEOUT_MS
 from tests.web_app.conftest import SCREENSHOTS
 from tests.web_app.i18n_check import LOCALES, assert_fits, assert_no_english
+from tests.web_app.test_moderation import PASSWORD, grant, run
+from tools.platform import Platform
 
 PHONE = {"width": 390, "height": 844}
 
@@ -84,4 +90,77 @@ def test_the_app_speaks_the_browsers_language(browser: Browser, web_url: str, la
     page.locator(f".lang-switch .lang-{lang}").click()
     expect(page.locator("#nav")).to_contain_text(common["nav"]["tournaments"], timeout=TIMEOUT_MS)
     expect(page.locator(".tournament h2")).to_have_text(cup, timeout=TIMEOUT_MS)
+    context.close()
+
+
+async def registered(platform: Platform, username: str) -> None:
+    async with await TafelClient.connect(platform.gateway_addresses) as client:
+        await client.register(username, PASSWORD)
+
+
+@pytest.mark.parametrize("lang", ["nl", "de"])
+def test_people_and_staff_pages_speak_the_language(browser: Browser, web_url: str, platform: Platform, lang: str) -> None:
+    common = words(lang)
+    suffix = uuid.uuid4().hex[:6]
+    me, other = f"m{lang}{suffix}", f"o{lang}{suffix}"
+    run(registered(platform, other))
+    context = browser.new_context(locale={"nl": "nl-NL", "de": "de-DE"}[lang], viewport=PHONE)  # type: ignore[arg-type]
+    page = context.new_page()
+    page.goto(web_url)
+    page.get_by_placeholder(common["auth"]["namePlaceholder"]).fill(me)
+    page.get_by_placeholder(common["auth"]["passwordPlaceholder"]).fill(PASSWORD)
+    page.get_by_role("button", name=common["auth"]["register"]).click()
+    expect(page.locator("#user .me")).to_have_text(me, timeout=TIMEOUT_MS)
+    names = (me, other)
+
+    # The rules link beside "how to play", to the page in the language.
+    rules = page.locator(".game-card[data-game=connect4] a.rules-link")
+    expect(rules).to_have_text(common["rules"]["link"], timeout=TIMEOUT_MS)
+    expect(rules).to_have_attribute("href", f"rules/connect-four.{lang}.html")
+    rules_url = rules.evaluate("(a) => a.href")
+
+    # A challenge: the dialog, then the tray with it waiting for an answer.
+    page.get_by_role("button", name=common["challenges"]["challengePlayer"]).click()
+    dialog = page.locator("dialog.challenge-dialog")
+    expect(dialog.locator("select[name=game] option").first).to_be_attached(timeout=TIMEOUT_MS)
+    dialog.get_by_placeholder(common["challenges"]["dialog"]["namePlaceholder"]).fill(other)
+    check(page, lang, "challenge-dialog", names)
+    dialog.get_by_role("button", name=common["challenges"]["dialog"]["send"]).click()
+    expect(dialog.locator(".thanks")).to_be_visible(timeout=TIMEOUT_MS)
+    dialog.get_by_role("button", name=common["challenges"]["dialog"]["close"]).click()
+    expect(page.locator(".challenge-tray li.outgoing")).to_contain_text(common["challenges"]["tray"]["waiting"], timeout=TIMEOUT_MS)
+    check(page, lang, "challenge-tray", names)
+
+    # The other player's profile, and the block / mute / report dialog from it.
+    page.goto(f"{web_url}/#/player/{other}")
+    expect(page.locator(".profile-meta")).not_to_be_empty(timeout=TIMEOUT_MS)
+    expect(page.locator(".recent-games li")).to_have_text(common["profile"]["noGames"], timeout=TIMEOUT_MS)
+    check(page, lang, "profile", names)
+    page.get_by_role("button", name=common["profile"]["more"]).click()
+    dialog = page.locator("dialog.player-dialog")
+    dialog.get_by_role("button", name=common["safety"]["block"], exact=True).click()
+    expect(dialog.locator(".message")).to_have_text(common["safety"]["blocked"].replace("{{name}}", other), timeout=TIMEOUT_MS)
+    dialog.get_by_role("button", name=common["safety"]["report"]).click()
+    dialog.locator("select[name=reason]").select_option(index=1)
+    check(page, lang, "report-dialog", names)
+    dialog.get_by_role("button", name=common["safety"]["send"]).click()
+    expect(dialog.locator(".thanks")).to_have_text(common["safety"]["thanks"], timeout=TIMEOUT_MS)
+    dialog.get_by_role("button", name=common["safety"]["close"]).click()
+
+    # As a moderator: the queue with the report, then the report with the account and the forms.
+    run(grant(platform, me, MODERATOR))
+    page.reload()
+    page.locator("#user .staff-link").click()
+    row = page.locator(".report-row", has_text=other)
+    expect(row).to_contain_text(common["safety"]["reason"]["ABUSE"], timeout=TIMEOUT_MS)
+    check(page, lang, "staff-queue", names)
+    row.click()
+    expect(page.locator(".account-summary")).to_contain_text(other, timeout=TIMEOUT_MS)
+    expect(page.locator("form.resolve-form")).to_be_visible()
+    check(page, lang, "staff-report", names)
+
+    # The rules page itself, in the language.
+    response = page.goto(rules_url)
+    assert response is not None and response.status == 200, rules_url
+    assert page.evaluate("() => document.documentElement.lang") == lang
     context.close()

@@ -7,8 +7,12 @@
 //   #/staff/audit             the audit log, newest first
 //   #/staff/roles             admins: who holds a staff role, and granting one
 import { h, mount } from "./dom.js";
-import { admin, play, safety, type TafelClient } from "./sdk.js";
+import { titleOf } from "./games/index.js";
+import { formatList, t } from "./i18n.js";
+import { place, slot } from "./place.js";
 import { reasonWords } from "./safety.js";
+import { ending } from "./say.js";
+import { admin, play, safety, type TafelClient } from "./sdk.js";
 import { act, failure, ROLE_WORDS, roleOf, SANCTION_WORDS, sanctionWords, STAFF_ROLES, timeWords } from "./standing.js";
 
 type Go = (hash: string) => void;
@@ -16,17 +20,17 @@ type Go = (hash: string) => void;
 export function staffPage(root: HTMLElement, client: TafelClient, hash: string, go: Go, signal: AbortSignal): void {
   const [, , what = "", arg = ""] = hash.split("/");
   const name = decodeURIComponent(arg);
-  const body = h("div", { class: "staff-body" }, h("p", { class: "wait" }, "Loading…"));
-  const tabs: [string, string][] = [["#/staff", "Reports"], ["#/staff/user", "Look up"], ["#/staff/audit", "Audit log"]];
-  const nav = h("nav", { class: "staff-nav", "aria-label": "Staff pages" });
-  mount(root, h("section", { class: "staff" }, h("h2", {}, "Staff"), nav, body));
-  void Promise.all([roleOf(client), loadTitles(client)]).then(([role]) => {
+  const body = h("div", { class: "staff-body" }, h("p", { class: "wait" }, t("loading")));
+  const tabs: [string, string][] = [["#/staff", t("staff.tab.reports")], ["#/staff/user", t("staff.tab.lookUp")], ["#/staff/audit", t("staff.tab.audit")]];
+  const nav = h("nav", { class: "staff-nav", "aria-label": t("staff.pages") });
+  mount(root, h("section", { class: "staff" }, h("h2", {}, t("staff.title")), nav, body));
+  void roleOf(client).then((role) => {
     if (signal.aborted) return;
-    const all = role === play.Role.ADMIN ? [...tabs, ["#/staff/roles", "Roles"] as [string, string]] : tabs;
+    const all = role === play.Role.ADMIN ? [...tabs, ["#/staff/roles", t("staff.tab.roles")] as [string, string]] : tabs;
     const current = what === "" || what === "report" ? "#/staff" : `#/staff/${what}`;
     mount(nav, ...all.map(([href, label]) => h("a", { href, class: href === current ? "current" : undefined, "aria-current": href === current ? "page" : undefined }, label)));
     if (!STAFF_ROLES.has(role)) {
-      mount(body, h("p", { class: "message" }, "These pages are for moderators and admins."));
+      mount(body, h("p", { class: "message" }, t("staff.onlyStaff")));
       return;
     }
     if (what === "report" && name) reportView(body, client, name, signal);
@@ -39,54 +43,44 @@ export function staffPage(root: HTMLElement, client: TafelClient, hash: string, 
 
 // -- words ---------------------------------------------------------------------------------------
 
-/** Game titles from the catalogue ("Connect Four" for connect4), read once. */
-const titles = new Map<string, string>();
-async function loadTitles(client: TafelClient): Promise<void> {
-  if (titles.size > 0) return;
-  try {
-    for (const type of await client.gameTypes()) titles.set(type.game, type.title);
-  } catch {
-    // the machine names stand in: a staff page works without the catalogue
-  }
-}
-
-const plural = (count: number, one: string, many = `${one}s`): string => `${count} ${count === 1 ? one : many}`;
-
-const who = (player: play.Player | undefined): string => player?.username ?? "someone";
+// Staff see login names (usernames), never display names: what they act on and search for.
+const who = (player: play.Player | undefined): string => player?.username ?? t("name.someone");
 const userLink = (player: play.Player | undefined): HTMLElement =>
-  player?.username ? h("a", { href: `#/staff/user/${encodeURIComponent(player.username)}`, class: "user-link" }, player.username) : h("span", {}, "someone");
+  player?.username ? h("a", { href: `#/staff/user/${encodeURIComponent(player.username)}`, class: "user-link" }, player.username) : h("span", {}, t("name.someone"));
 
+/** An audit entry's sentence ("{{actor}} banned {{subject}}") by its action, or for a sanction by its
+ * kind (details "kind", as the server writes it). */
 const ACTIONS: Record<string, string> = {
-  role: "changed the role of",
-  warn: "warned",
-  sanction: "sanctioned",
-  // a sanction by its kind (details "kind", as the server writes it)
-  ban: "banned",
-  suspension: "suspended",
-  "chat mute": "muted in chat",
-  lift: "lifted a sanction of",
-  rename: "renamed",
-  resolve_report: "resolved a report about",
-  delete_account: "deleted the account",
-  correct_result: "corrected a result of",
+  role: t("staff.audit.role", { actor: slot("actor"), subject: slot("subject") }),
+  warn: t("staff.audit.warn", { actor: slot("actor"), subject: slot("subject") }),
+  sanction: t("staff.audit.sanction", { actor: slot("actor"), subject: slot("subject") }),
+  ban: t("staff.audit.ban", { actor: slot("actor"), subject: slot("subject") }),
+  suspension: t("staff.audit.suspension", { actor: slot("actor"), subject: slot("subject") }),
+  "chat mute": t("staff.audit.chatMute", { actor: slot("actor"), subject: slot("subject") }),
+  lift: t("staff.audit.lift", { actor: slot("actor"), subject: slot("subject") }),
+  rename: t("staff.audit.rename", { actor: slot("actor"), subject: slot("subject") }),
+  resolve_report: t("staff.audit.resolveReport", { actor: slot("actor"), subject: slot("subject") }),
+  delete_account: t("staff.audit.deleteAccount", { actor: slot("actor"), subject: slot("subject") }),
+  correct_result: t("staff.audit.correctResult", { actor: slot("actor"), subject: slot("subject") }),
 };
 
 function outcomeWords(record: play.GameRecord): string {
   const outcome = record.outcome;
-  if (outcome === undefined) return "not finished";
+  if (outcome === undefined) return t("staff.record.notFinished");
   const names = new Map(record.players.map((p) => [p.seat, who(p.player)]));
-  const how = outcome.reason.toLowerCase().replace(/_/g, " ");
-  if (outcome.draw) return `a draw (${how})`;
-  return `${outcome.winners.map((s) => names.get(s) ?? `player ${s + 1}`).join(" and ")} won (${how})`;
+  const how = ending(record.game, outcome.reason);
+  if (outcome.draw) return t("staff.record.draw", { how });
+  return t("staff.record.won", { names: formatList(outcome.winners.map((s) => names.get(s) ?? t("ending.player", { n: s + 1 }))), how });
 }
 
 function recordView(record: play.GameRecord): HTMLElement {
+  const words = { outcome: outcomeWords(record), when: timeWords(record.startedAt) };
   return h(
     "div",
     { class: "game-record", "data-game": record.gameId },
-    h("p", {}, h("strong", {}, titles.get(record.game) ?? record.game), ` · ${record.players.map((p) => who(p.player)).join(" vs ")} · ${plural(record.actions.length, "move")}`),
-    h("p", {}, `Result: ${outcomeWords(record)}. Played ${timeWords(record.startedAt)}${record.private ? " (private room)" : ""}.`),
-    h("p", {}, h("a", { href: `#/replay/${record.gameId}` }, "Replay the game")),
+    h("p", {}, h("strong", {}, titleOf(record.game)), ` · ${record.players.map((p) => who(p.player)).join(` ${t("lobby.vs")} `)} · ${t("staff.record.moves", { count: record.actions.length })}`),
+    h("p", {}, record.private ? t("staff.record.resultPrivate", words) : t("staff.record.result", words)),
+    h("p", {}, h("a", { href: `#/replay/${record.gameId}` }, t("staff.record.replay"))),
   );
 }
 
@@ -96,9 +90,9 @@ function queueView(body: HTMLElement, client: TafelClient, signal: AbortSignal):
   const resolved = h("input", { type: "checkbox", name: "include-resolved" });
   const count = h("p", { class: "open-count" });
   const list = h("div", { class: "report-list" });
-  const more = h("button", { type: "button", class: "more", hidden: true }, "More");
+  const more = h("button", { type: "button", class: "more", hidden: true }, t("staff.more"));
   const message = h("p", { class: "message", role: "alert" });
-  mount(body, count, h("label", { class: "inline" }, resolved, " Show resolved reports too"), list, more, message);
+  mount(body, count, h("label", { class: "inline" }, resolved, ` ${t("staff.queue.showResolved")}`), list, more, message);
   let token = "";
   const load = (fresh: boolean): void => {
     if (fresh) {
@@ -108,8 +102,8 @@ function queueView(body: HTMLElement, client: TafelClient, signal: AbortSignal):
     client.call((o) => client.moderation.listReports({ includeResolved: resolved.checked, pageSize: 25, pageToken: token }, o)).then(
       (answer) => {
         if (signal.aborted) return;
-        count.textContent = answer.openCount === 1 ? "1 open report." : `${answer.openCount} open reports.`;
-        if (fresh && answer.reports.length === 0) list.append(h("p", {}, "Nothing to do: the queue is empty."));
+        count.textContent = t("staff.queue.open", { count: answer.openCount });
+        if (fresh && answer.reports.length === 0) list.append(h("p", {}, t("staff.queue.empty")));
         for (const report of answer.reports) list.append(reportRow(report));
         token = answer.nextPageToken;
         more.hidden = token === "";
@@ -129,7 +123,7 @@ function reportRow(report: admin.Report): HTMLElement {
     { class: `report-row${open ? "" : " resolved"}`, href: `#/staff/report/${report.reportId}`, "data-report": report.reportId },
     h("span", { class: "subject" }, who(report.reported)),
     h("span", { class: "reason" }, reasonWords(report.reason)),
-    h("span", { class: "meta" }, `by ${who(report.reporter)} · ${timeWords(report.createdAt)}${report.gameId ? " · with a game" : ""}${open ? "" : " · resolved"}`),
+    h("span", { class: "meta" }, [t("staff.queue.by", { name: who(report.reporter) }), timeWords(report.createdAt), report.gameId ? t("staff.queue.withGame") : "", open ? "" : t("staff.queue.resolved")].filter(Boolean).join(" · ")),
   );
 }
 
@@ -149,29 +143,29 @@ function reportView(body: HTMLElement, client: TafelClient, reportId: string, si
       const reload: Done = (done) => reportView(body, client, reportId, signal, done);
       mount(
         body,
-        h("p", {}, h("a", { href: "#/staff" }, "← Back to the queue")),
+        h("p", {}, h("a", { href: "#/staff" }, t("staff.report.back"))),
         noticeLine(notice),
         h(
           "section",
           { class: "card report-detail", "data-report": reportId },
-          h("h3", {}, `Report about ${who(report.reported)}`),
+          h("h3", {}, t("staff.report.title", { name: who(report.reported) })),
           h("dl", {},
-            h("dt", {}, "Reason"), h("dd", { class: "reason" }, reasonWords(report.reason)),
-            h("dt", {}, "Details"), h("dd", { class: "details" }, report.details || "(none given)"),
-            h("dt", {}, "Reported by"), h("dd", {}, userLink(report.reporter)),
-            h("dt", {}, "When"), h("dd", {}, timeWords(report.createdAt)),
-            h("dt", {}, "Status"), h("dd", { class: "status" }, open ? "open" : `resolved by ${who(report.resolvedBy)} ${timeWords(report.resolvedAt)}: ${report.resolution}`),
+            h("dt", {}, t("staff.report.reason")), h("dd", { class: "reason" }, reasonWords(report.reason)),
+            h("dt", {}, t("staff.report.details")), h("dd", { class: "details" }, report.details || t("staff.report.noDetails")),
+            h("dt", {}, t("staff.report.by")), h("dd", {}, userLink(report.reporter)),
+            h("dt", {}, t("staff.report.when")), h("dd", {}, timeWords(report.createdAt)),
+            h("dt", {}, t("staff.report.status")), h("dd", { class: "status" }, open ? t("staff.report.open") : t("staff.report.resolvedBy", { name: who(report.resolvedBy), when: timeWords(report.resolvedAt), resolution: report.resolution })),
           ),
         ),
         h(
           "section",
           { class: "card" },
-          h("h3", {}, "The game"),
+          h("h3", {}, t("staff.report.game")),
           answer.game !== undefined
             ? recordView(answer.game)
             : report.gameId
-              ? h("p", {}, "The game is still being played: ", h("a", { href: `#/game/${report.gameId}` }, "watch it"), ".")
-              : h("p", {}, "No game was attached."),
+              ? h("p", {}, ...place(t("staff.report.stillPlayed", { link: slot("link") }), { link: h("a", { href: `#/game/${report.gameId}` }, t("staff.report.watch")) }))
+              : h("p", {}, t("staff.report.noGame")),
         ),
         answer.account !== undefined ? accountSummary(answer.account) : undefined,
         answer.account?.player !== undefined ? actionsCard(client, answer.account.player.username, report.reportId, reload) : undefined,
@@ -183,15 +177,15 @@ function reportView(body: HTMLElement, client: TafelClient, reportId: string, si
 }
 
 function resolveCard(client: TafelClient, reportId: string, done: Done): HTMLElement {
-  const note = h("textarea", { name: "resolution", rows: 2, maxlength: 1000, required: true, placeholder: "What was done and why (kept in the audit log)" });
-  const button = h("button", { type: "submit", class: "resolve" }, "Resolve the report");
+  const note = h("textarea", { name: "resolution", rows: 2, maxlength: 1000, required: true, placeholder: t("staff.resolve.placeholder") });
+  const button = h("button", { type: "submit", class: "resolve" }, t("staff.resolve.button"));
   const message = h("p", { class: "message", role: "status" });
-  const form = h("form", { class: "card resolve-form" }, h("h3", {}, "Close the report"), h("label", {}, "Resolution ", note), h("div", { class: "actions" }, button), message);
+  const form = h("form", { class: "card resolve-form" }, h("h3", {}, t("staff.resolve.title")), h("label", {}, t("staff.resolve.label"), " ", note), h("div", { class: "actions" }, button), message);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     act(button, message, async () => {
       await client.call((o) => client.moderation.resolveReport({ reportId, resolution: note.value.trim() }, o));
-      done("The report is resolved.");
+      done(t("staff.resolve.done"));
     });
   });
   return form;
@@ -204,17 +198,17 @@ function accountSummary(account: admin.Account): HTMLElement {
   return h(
     "section",
     { class: "card account-summary", "data-player": player?.username ?? "" },
-    h("h3", {}, "Account ", userLink(player)),
-    h("p", {}, `${player?.guest ? "Guest" : ROLE_WORDS[account.role]} · joined ${timeWords(account.joinedAt) || "(unknown)"} · ${plural(account.reportsAbout, "report")} about it, ${account.reportsMade} made`),
+    h("h3", {}, ...place(t("staff.account.title", { name: slot("name") }), { name: userLink(player) })),
+    h("p", {}, [player?.guest ? t("staff.account.guest") : ROLE_WORDS[account.role], t("staff.account.joined", { when: timeWords(account.joinedAt) || t("staff.account.unknown") }), t("staff.account.reports", { count: account.reportsAbout, made: account.reportsMade })].join(" · ")),
     account.sanctions.length > 0
       ? h("ul", { class: "sanctions-now" }, ...account.sanctions.map((s) => h("li", { class: "sanction" }, `${sanctionWords(s)}: ${s.reason}`)))
-      : h("p", {}, "No sanction in force."),
+      : h("p", {}, t("staff.account.noSanction")),
   );
 }
 
 function userView(body: HTMLElement, client: TafelClient, username: string, go: Go, signal: AbortSignal, notice = ""): void {
-  const input = h("input", { name: "username", placeholder: "username", value: username, required: true, autocapitalize: "off", spellcheck: false });
-  const find = h("button", { type: "submit" }, "Look up");
+  const input = h("input", { name: "username", placeholder: t("staff.usernamePlaceholder"), "aria-label": t("staff.username"), value: username, required: true, autocapitalize: "off", spellcheck: false });
+  const find = h("button", { type: "submit" }, t("staff.tab.lookUp"));
   const form = h("form", { class: "lookup actions" }, input, find);
   const result = h("div", { class: "lookup-result" });
   form.addEventListener("submit", (event) => {
@@ -225,7 +219,7 @@ function userView(body: HTMLElement, client: TafelClient, username: string, go: 
   mount(body, form, result);
   if (!username) return;
   const reload: Done = (done) => userView(body, client, username, go, signal, done);
-  mount(result, h("p", { class: "wait" }, "Loading…"));
+  mount(result, h("p", { class: "wait" }, t("loading")));
   client.call((o) => client.moderation.lookUpAccount({ username }, o)).then(
     (answer) => {
       if (signal.aborted || answer.account === undefined) return;
@@ -241,23 +235,26 @@ function userView(body: HTMLElement, client: TafelClient, username: string, go: 
         h(
           "section",
           { class: "card" },
-          h("h3", {}, "History"),
+          h("h3", {}, t("staff.user.history")),
           account.history.length + account.warnings.length === 0
-            ? h("p", {}, "No warnings or sanctions ever.")
+            ? h("p", {}, t("staff.user.noHistory"))
             : h(
                 "ul",
                 { class: "history" },
-                ...account.warnings.map((w) => h("li", { class: "warning" }, `Warned ${timeWords(w.at)}: ${w.message}`)),
-                ...account.history.map((s) => h("li", { class: "sanction" }, `${SANCTION_WORDS[s.kind]} from ${timeWords(s.startsAt)}${s.endsAt ? ` to ${timeWords(s.endsAt)}` : ""}: ${s.reason}`)),
+                ...account.warnings.map((w) => h("li", { class: "warning" }, t("staff.user.warned", { when: timeWords(w.at), message: w.message }))),
+                ...account.history.map((s) => {
+                  const words = { what: SANCTION_WORDS[s.kind], from: timeWords(s.startsAt), to: timeWords(s.endsAt), reason: s.reason };
+                  return h("li", { class: "sanction" }, s.endsAt ? t("staff.user.sanctionFromTo", words) : t("staff.user.sanctionFrom", words));
+                }),
               ),
         ),
         h(
           "section",
           { class: "card" },
-          h("h3", {}, "Recent games"),
-          account.recentGames.length === 0 ? h("p", {}, "No finished games.") : h("div", { class: "records" }, ...account.recentGames.map(recordView)),
+          h("h3", {}, t("staff.user.recent")),
+          account.recentGames.length === 0 ? h("p", {}, t("staff.user.noRecent")) : h("div", { class: "records" }, ...account.recentGames.map(recordView)),
         ),
-        h("section", { class: "card" }, h("h3", {}, "Audit entries about this account"), audit),
+        h("section", { class: "card" }, h("h3", {}, t("staff.user.audit")), audit),
       );
       auditList(audit, client, name, signal);
     },
@@ -266,6 +263,7 @@ function userView(body: HTMLElement, client: TafelClient, username: string, go: 
 }
 
 const UNITS: [string, number][] = [["minutes", 60_000], ["hours", 3_600_000], ["days", 86_400_000]];
+const UNIT_WORDS: Record<string, string> = { minutes: t("staff.act.minutes"), hours: t("staff.act.hours"), days: t("staff.act.days") };
 
 /** Warn, mute in chat, suspend or ban for a time, or rename: one form, its fields by action. */
 /** `renamed` (the look-up page): the account goes by its new name from now on. */
@@ -273,26 +271,26 @@ function actionsCard(client: TafelClient, username: string, reportId: string, do
   const action = h(
     "select",
     { name: "action" },
-    h("option", { value: "warn" }, "Warn"),
-    h("option", { value: "mute" }, "Mute in chat"),
-    h("option", { value: "suspend" }, "Suspend"),
-    h("option", { value: "ban" }, "Ban"),
-    h("option", { value: "rename" }, "Rename"),
+    h("option", { value: "warn" }, t("staff.act.warn")),
+    h("option", { value: "mute" }, t("staff.act.mute")),
+    h("option", { value: "suspend" }, t("staff.act.suspend")),
+    h("option", { value: "ban" }, t("staff.act.ban")),
+    h("option", { value: "rename" }, t("staff.act.rename")),
   );
   const amount = h("input", { type: "number", name: "duration", min: 1, value: 1, inputmode: "numeric" });
-  const unit = h("select", { name: "unit" }, ...UNITS.map(([label, ms]) => h("option", { value: ms, selected: label === "days" }, label)));
-  const duration = h("label", { class: "duration", hidden: true }, "For ", amount, " ", unit);
+  const unit = h("select", { name: "unit" }, ...UNITS.map(([label, ms]) => h("option", { value: ms, selected: label === "days" }, UNIT_WORDS[label])));
+  const duration = h("label", { class: "duration", hidden: true }, t("staff.act.for"), " ", amount, " ", unit);
   const newName = h("input", { name: "new-username", autocapitalize: "off", spellcheck: false });
-  const rename = h("label", { class: "new-name", hidden: true }, "New username ", newName);
+  const rename = h("label", { class: "new-name", hidden: true }, t("staff.act.newName"), " ", newName);
   const reason = h("textarea", { name: "reason", rows: 2, maxlength: 1000, required: true });
   const reasonLabel = h("span", {});
-  const button = h("button", { type: "submit", class: "apply danger" }, "Apply");
+  const button = h("button", { type: "submit", class: "apply danger" }, t("staff.act.apply"));
   const message = h("p", { class: "message", role: "status" });
   const form = h(
     "form",
     { class: "card actions-form", "data-player": username },
-    h("h3", {}, `Act on ${username}`),
-    h("label", {}, "Action ", action),
+    h("h3", {}, t("staff.act.title", { name: username })),
+    h("label", {}, t("staff.act.action"), " ", action),
     duration,
     rename,
     h("label", {}, reasonLabel, reason),
@@ -303,7 +301,7 @@ function actionsCard(client: TafelClient, username: string, reportId: string, do
     duration.hidden = action.value !== "mute" && action.value !== "suspend";
     rename.hidden = action.value !== "rename";
     newName.required = action.value === "rename";
-    reasonLabel.textContent = action.value === "warn" ? "Message to the player " : action.value === "rename" ? "Reason (for the audit log) " : "Reason (shown to the player) ";
+    reasonLabel.textContent = `${action.value === "warn" ? t("staff.act.message") : action.value === "rename" ? t("staff.act.reasonAudit") : t("staff.act.reasonShown")} `;
   };
   action.addEventListener("change", shape);
   shape();
@@ -312,23 +310,23 @@ function actionsCard(client: TafelClient, username: string, reportId: string, do
     const text = reason.value.trim();
     const kind = action.value;
     const ms = Number(amount.value) * Number(unit.value);
-    if (kind === "ban" && !confirm(`Ban ${username}? They cannot sign in until a moderator lifts it.`)) return;
+    if (kind === "ban" && !confirm(t("staff.act.confirmBan", { name: username }))) return;
     act(button, message, async () => {
       if (kind === "warn") {
         await client.call((o) => client.moderation.warnPlayer({ username, message: text, reportId }, o));
-        done(`${username} was warned.`);
+        done(t("staff.act.warned", { name: username }));
       } else if (kind === "rename") {
         const to = newName.value.trim();
         const answer = await client.call((o) => client.moderation.renameAccount({ username, newUsername: to, reason: text }, o));
         const now = answer.player?.username ?? to;
         if (renamed !== undefined) renamed(now);
-        else done(`${username} is now called ${now}.`);
+        else done(t("staff.act.renamed", { name: username, to: now }));
       } else {
         const sanction = kind === "mute" ? safety.SanctionKind.CHAT_MUTE : kind === "suspend" ? safety.SanctionKind.SUSPENSION : safety.SanctionKind.BAN;
         const answer = await client.call((o) =>
           client.moderation.sanctionPlayer({ username, kind: sanction, reason: text, reportId, duration: kind === "ban" ? undefined : { seconds: BigInt(Math.round(ms / 1000)) } }, o),
         );
-        done(answer.sanction ? `${username} is ${sanctionWords(answer.sanction)}.` : `${username} is sanctioned.`);
+        done(answer.sanction ? t("staff.act.sanctioned", { name: username, sanction: sanctionWords(answer.sanction) }) : t("staff.act.sanctionedPlain", { name: username }));
       }
     });
   });
@@ -337,15 +335,15 @@ function actionsCard(client: TafelClient, username: string, reportId: string, do
 
 function liftCard(client: TafelClient, username: string, sanctions: safety.Sanction[], done: Done): HTMLElement {
   const which = h("select", { name: "sanction" }, ...sanctions.map((s) => h("option", { value: s.sanctionId }, `${sanctionWords(s)}: ${s.reason}`)));
-  const reason = h("input", { name: "lift-reason", required: true, placeholder: "why (kept in the audit log)" });
-  const button = h("button", { type: "submit", class: "lift" }, "Lift");
+  const reason = h("input", { name: "lift-reason", required: true, placeholder: t("staff.why") });
+  const button = h("button", { type: "submit", class: "lift" }, t("staff.lift.button"));
   const message = h("p", { class: "message", role: "status" });
-  const form = h("form", { class: "card lift-form" }, h("h3", {}, "Lift a sanction"), h("label", {}, "Sanction ", which), h("label", {}, "Reason ", reason), h("div", { class: "actions" }, button), message);
+  const form = h("form", { class: "card lift-form" }, h("h3", {}, t("staff.lift.title")), h("label", {}, t("staff.lift.sanction"), " ", which), h("label", {}, t("staff.reason"), " ", reason), h("div", { class: "actions" }, button), message);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     act(button, message, async () => {
       await client.call((o) => client.moderation.liftSanction({ username, sanctionId: which.value, reason: reason.value.trim() }, o));
-      done(`The sanction of ${username} is lifted.`);
+      done(t("staff.lift.done", { name: username }));
     });
   });
   return form;
@@ -355,13 +353,13 @@ function liftCard(client: TafelClient, username: string, sanctions: safety.Sanct
 
 function auditView(body: HTMLElement, client: TafelClient, signal: AbortSignal): void {
   const list = h("div", {});
-  mount(body, h("p", { class: "hint" }, "Every role change, sanction, rename, report resolved and account deleted, newest first. Nobody can edit it."), list);
+  mount(body, h("p", { class: "hint" }, t("staff.auditHint")), list);
   auditList(list, client, "", signal);
 }
 
 function auditList(into: HTMLElement, client: TafelClient, username: string, signal: AbortSignal): void {
   const entries = h("ol", { class: "audit-log" });
-  const more = h("button", { type: "button", class: "more", hidden: true }, "More");
+  const more = h("button", { type: "button", class: "more", hidden: true }, t("staff.more"));
   const message = h("p", { class: "message", role: "alert" });
   mount(into, entries, more, message);
   let token = "";
@@ -369,7 +367,7 @@ function auditList(into: HTMLElement, client: TafelClient, username: string, sig
     client.call((o) => client.moderation.listAuditLog({ username, pageSize: 50, pageToken: token }, o)).then(
       (answer) => {
         if (signal.aborted) return;
-        if (token === "" && answer.entries.length === 0) mount(entries, h("li", { class: "empty" }, "No entries."));
+        if (token === "" && answer.entries.length === 0) mount(entries, h("li", { class: "empty" }, t("staff.noEntries")));
         for (const entry of answer.entries) entries.append(auditEntry(entry));
         token = answer.nextPageToken;
         more.hidden = token === "";
@@ -384,12 +382,14 @@ function auditList(into: HTMLElement, client: TafelClient, username: string, sig
 function auditEntry(entry: admin.AuditEntry): HTMLElement {
   const details = Object.entries(entry.details).sort(([a], [b]) => a.localeCompare(b));
   const kind = entry.action === "sanction" ? entry.details["kind"] : undefined;
-  const verb = ACTIONS[kind ?? entry.action] ?? ACTIONS[entry.action] ?? entry.action;
+  const sentence = ACTIONS[kind ?? entry.action] ?? ACTIONS[entry.action];
+  const subject = entry.subject ? userLink(entry.subject) : "";
   return h(
     "li",
     { class: "audit-entry", "data-action": entry.action },
     h("span", { class: "when" }, timeWords(entry.at)),
-    h("span", { class: "what" }, userLink(entry.actor), ` ${verb} `, entry.subject ? userLink(entry.subject) : ""),
+    // An action this page has no sentence for is shown by its name (staff read the log's own words).
+    h("span", { class: "what" }, ...(sentence ? place(sentence, { actor: userLink(entry.actor), subject }) : [userLink(entry.actor), ` ${entry.action} `, subject])),
     entry.reason ? h("span", { class: "why" }, `“${entry.reason}”`) : undefined,
     details.length > 0 ? h("span", { class: "details" }, details.map(([k, v]) => `${k}=${v}`).join(" · ")) : undefined,
   );
@@ -399,23 +399,23 @@ function auditEntry(entry: admin.AuditEntry): HTMLElement {
 
 function rolesView(body: HTMLElement, client: TafelClient, signal: AbortSignal): void {
   const staff = h("table", { class: "staff-table" });
-  const username = h("input", { name: "role-username", required: true, placeholder: "username", autocapitalize: "off", spellcheck: false });
+  const username = h("input", { name: "role-username", required: true, placeholder: t("staff.usernamePlaceholder"), autocapitalize: "off", spellcheck: false });
   const role = h(
     "select",
     { name: "role" },
     ...[play.Role.PLAYER, play.Role.ORGANISER, play.Role.MODERATOR, play.Role.ADMIN].map((r) => h("option", { value: r }, ROLE_WORDS[r])),
   );
-  const reason = h("input", { name: "role-reason", required: true, placeholder: "why (kept in the audit log)" });
-  const button = h("button", { type: "submit", class: "set-role" }, "Set the role");
+  const reason = h("input", { name: "role-reason", required: true, placeholder: t("staff.why") });
+  const button = h("button", { type: "submit", class: "set-role" }, t("staff.roles.button"));
   const message = h("p", { class: "message", role: "status" });
   const form = h(
     "form",
     { class: "card role-form" },
-    h("h3", {}, "Give a role"),
-    h("p", { class: "hint" }, "“player” takes a staff role away. Guests cannot hold roles."),
-    h("label", {}, "Username ", username),
-    h("label", {}, "Role ", role),
-    h("label", {}, "Reason ", reason),
+    h("h3", {}, t("staff.roles.title")),
+    h("p", { class: "hint" }, t("staff.roles.hint", { player: ROLE_WORDS[play.Role.PLAYER] })),
+    h("label", {}, t("staff.username"), " ", username),
+    h("label", {}, t("staff.roles.role"), " ", role),
+    h("label", {}, t("staff.reason"), " ", reason),
     h("div", { class: "actions" }, button),
     message,
   );
@@ -425,7 +425,7 @@ function rolesView(body: HTMLElement, client: TafelClient, signal: AbortSignal):
         if (signal.aborted) return;
         mount(
           staff,
-          h("tr", {}, h("th", {}, "Name"), h("th", {}, "Role")),
+          h("tr", {}, h("th", {}, t("staff.roles.name")), h("th", {}, t("staff.roles.role"))),
           ...answer.staff.map((a) => h("tr", { "data-player": a.player?.username ?? "" }, h("td", {}, userLink(a.player)), h("td", {}, ROLE_WORDS[a.role]))),
         );
       },
@@ -438,9 +438,9 @@ function rolesView(body: HTMLElement, client: TafelClient, signal: AbortSignal):
       await client.call((o) => client.admin.setRole({ username: username.value.trim(), role: Number(role.value) as play.Role, reason: reason.value.trim() }, o));
       load();
       form.reset();
-      return "Role set.";
+      return t("staff.roles.done");
     });
   });
-  mount(body, h("section", { class: "card" }, h("h3", {}, "Staff"), staff), form);
+  mount(body, h("section", { class: "card" }, h("h3", {}, t("staff.title")), staff), form);
   load();
 }

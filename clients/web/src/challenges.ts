@@ -7,27 +7,49 @@ import { clockLabel, CLOCKS, chosenClock } from "./clock.js";
 import { h, mount } from "./dom.js";
 import { titleOf } from "./games/index.js";
 import { t } from "./i18n.js";
-import { nameLink } from "./names.js";
+import { nameLink, nameOf } from "./names.js";
+import { place, slot } from "./place.js";
 import { explain } from "./say.js";
-import { challenges, playerName as nameOf, type play, type TafelClient } from "./sdk.js";
+import { challenges, type play, type TafelClient } from "./sdk.js";
 import { act } from "./standing.js";
 
 const { ChallengeStatus, DeclineReason, SeatPreference } = challenges;
 
-/** The reasons a player may give, as the menu offers them, and as the challenger is told them. */
-export const DECLINE_REASONS: [challenges.DeclineReason, string, string][] = [
-  [DeclineReason.LATER, "Not now", "not now, maybe later"],
-  [DeclineReason.TOO_FAST, "Too fast for me", "the clock is too fast for them"],
-  [DeclineReason.TOO_SLOW, "Too slow for me", "the clock is too slow for them"],
-  [DeclineReason.CASUAL_ONLY, "Casual games only", "they play casual games only"],
-  [DeclineReason.RATED_ONLY, "Rated games only", "they play rated games only"],
-  [DeclineReason.NOT_THIS_GAME, "Not this game", "they do not want to play this game"],
-  [DeclineReason.GENERIC, "No reason", "no reason given"],
+/** The reasons a player may give, in the menu's order (challenges.decline.<NAME> in the menu,
+ * challenges.declined.<NAME> as the challenger is told them). */
+export const DECLINE_REASONS: challenges.DeclineReason[] = [
+  DeclineReason.LATER,
+  DeclineReason.TOO_FAST,
+  DeclineReason.TOO_SLOW,
+  DeclineReason.CASUAL_ONLY,
+  DeclineReason.RATED_ONLY,
+  DeclineReason.NOT_THIS_GAME,
+  DeclineReason.GENERIC,
 ];
 
+const DECLINE_MENU: Record<number, string> = {
+  [DeclineReason.LATER]: t("challenges.decline.LATER"),
+  [DeclineReason.TOO_FAST]: t("challenges.decline.TOO_FAST"),
+  [DeclineReason.TOO_SLOW]: t("challenges.decline.TOO_SLOW"),
+  [DeclineReason.CASUAL_ONLY]: t("challenges.decline.CASUAL_ONLY"),
+  [DeclineReason.RATED_ONLY]: t("challenges.decline.RATED_ONLY"),
+  [DeclineReason.NOT_THIS_GAME]: t("challenges.decline.NOT_THIS_GAME"),
+  [DeclineReason.GENERIC]: t("challenges.decline.GENERIC"),
+};
+
+const DECLINE_TOLD: Record<number, string> = {
+  [DeclineReason.LATER]: t("challenges.declined.LATER"),
+  [DeclineReason.TOO_FAST]: t("challenges.declined.TOO_FAST"),
+  [DeclineReason.TOO_SLOW]: t("challenges.declined.TOO_SLOW"),
+  [DeclineReason.CASUAL_ONLY]: t("challenges.declined.CASUAL_ONLY"),
+  [DeclineReason.RATED_ONLY]: t("challenges.declined.RATED_ONLY"),
+  [DeclineReason.NOT_THIS_GAME]: t("challenges.declined.NOT_THIS_GAME"),
+  [DeclineReason.NO_BOTS]: t("challenges.declined.NO_BOTS"),
+  [DeclineReason.GENERIC]: t("challenges.declined.GENERIC"),
+};
+
 export function declineWords(reason: challenges.DeclineReason): string {
-  if (reason === DeclineReason.NO_BOTS) return "they do not play bots";
-  return DECLINE_REASONS.find(([r]) => r === reason)?.[2] ?? "no reason given";
+  return DECLINE_TOLD[reason] ?? DECLINE_TOLD[DeclineReason.GENERIC]!;
 }
 
 function seconds(duration: { seconds: bigint; nanos: number } | undefined): number {
@@ -38,21 +60,20 @@ function seconds(duration: { seconds: bigint; nanos: number } | undefined): numb
 export function challengeTerms(c: challenges.Challenge, viewer: string): string {
   const perMove = seconds(c.timeControl?.perMove);
   const mine = c.challenger?.playerId === viewer;
-  const challenger = mine ? "you" : nameOf(c.challenger);
-  const moves = (first: boolean): string => (first ? "first" : "second");
-  let seat = "seats drawn at random";
+  let seat = t("challenges.terms.random");
   if (c.seatPreference !== SeatPreference.UNSPECIFIED) {
-    const challengerFirst = c.seatPreference === SeatPreference.FIRST;
-    seat = mine ? `you move ${moves(challengerFirst)}` : `${challenger} moves ${moves(challengerFirst)}`;
+    const first = c.seatPreference === SeatPreference.FIRST;
+    if (mine) seat = first ? t("challenges.terms.youFirst") : t("challenges.terms.youSecond");
+    else seat = first ? t("challenges.terms.theyFirst", { name: nameOf(c.challenger) }) : t("challenges.terms.theySecond", { name: nameOf(c.challenger) });
   }
-  return [titleOf(c.game), perMove > 0 ? clockLabel(perMove) : "", c.rated ? "rated" : "casual", seat].filter(Boolean).join(" · ");
+  return [titleOf(c.game), perMove > 0 ? clockLabel(perMove) : "", c.rated ? t("challenges.terms.rated") : t("challenges.terms.casual"), seat].filter(Boolean).join(" · ");
 }
 
 /** The name of the other side of a challenge (or "anyone" for an open one). */
 function otherSide(c: challenges.Challenge, viewer: string): string {
   if (c.challenger?.playerId !== viewer) return nameOf(c.challenger);
-  if (c.botLevel > 0) return `Bot (level ${c.botLevel})`;
-  return c.challenged === undefined ? "anyone" : nameOf(c.challenged);
+  if (c.botLevel > 0) return t("name.botLevel", { level: c.botLevel });
+  return c.challenged === undefined ? t("challenges.anyone") : nameOf(c.challenged);
 }
 
 // -- the dialog -------------------------------------------------------------------------------
@@ -60,36 +81,36 @@ function otherSide(c: challenges.Challenge, viewer: string): string {
 /** Challenge `player` (or, with none, a name typed in or anyone) to a game. */
 export function openChallengeDialog(client: TafelClient, player?: play.Player, go?: (hash: string) => void): HTMLDialogElement {
   const message = h("p", { class: "challenge-message", role: "status" });
-  const close = h("button", { type: "button", class: "close" }, "Close");
-  const username = h("input", { name: "username", autocomplete: "off", placeholder: "their name", required: true });
+  const close = h("button", { type: "button", class: "close" }, t("challenges.dialog.close"));
+  const username = h("input", { name: "username", autocomplete: "off", placeholder: t("challenges.dialog.namePlaceholder"), required: true });
   const anyone = h("input", { type: "checkbox", name: "open" });
-  const bot = h("select", { name: "bot" }, h("option", { value: "" }, "No: a person"), ...[1, 2, 3].map((level) => h("option", { value: String(level) }, `Bot (level ${level})`)));
+  const bot = h("select", { name: "bot" }, h("option", { value: "" }, t("challenges.dialog.person")), ...[1, 2, 3].map((level) => h("option", { value: String(level) }, t("name.botLevel", { level }))));
   const game = h("select", { name: "game" });
   const clock = h("select", { name: "clock", class: "clock-choice" });
-  const rated = h("select", { name: "rated" }, h("option", { value: "casual" }, "Casual (no rating change)"), h("option", { value: "rated", disabled: client.player.guest }, "Rated"));
+  const rated = h("select", { name: "rated" }, h("option", { value: "casual" }, t("challenges.dialog.casual")), h("option", { value: "rated", disabled: client.player.guest }, t("challenges.dialog.rated")));
   const seat = h(
     "select",
     { name: "seat" },
-    h("option", { value: String(SeatPreference.UNSPECIFIED) }, "Drawn at random"),
-    h("option", { value: String(SeatPreference.FIRST) }, "I move first"),
-    h("option", { value: String(SeatPreference.SECOND) }, "I move second"),
+    h("option", { value: String(SeatPreference.UNSPECIFIED) }, t("challenges.dialog.random")),
+    h("option", { value: String(SeatPreference.FIRST) }, t("challenges.dialog.meFirst")),
+    h("option", { value: String(SeatPreference.SECOND) }, t("challenges.dialog.meSecond")),
   );
-  const send = h("button", { type: "submit", class: "send-challenge" }, "Send the challenge");
+  const send = h("button", { type: "submit", class: "send-challenge" }, t("challenges.dialog.send"));
   const whom = player
-    ? h("p", { class: "whom" }, `Challenge ${nameOf(player)}${player.displayName ? ` (${player.username})` : ""} to a game.`)
-    : h("div", {}, h("label", {}, "Player ", username), h("label", { class: "inline" }, anyone, "Anyone: an open challenge, listed in the lobby"), go ? h("label", {}, "Or a bot ", bot) : undefined);
+    ? h("p", { class: "whom" }, player.displayName ? t("challenges.dialog.whomShown", { shown: nameOf(player), name: player.username }) : t("challenges.dialog.whom", { name: nameOf(player) }))
+    : h("div", {}, h("label", {}, t("challenges.dialog.player"), " ", username), h("label", { class: "inline" }, anyone, t("challenges.dialog.anyone")), go ? h("label", {}, t("challenges.dialog.bot"), " ", bot) : undefined);
   const form = h(
     "form",
     { class: "challenge-form" },
     whom,
-    h("label", {}, "Game ", game),
-    h("label", {}, "Clock ", clock),
-    h("label", {}, "Game type ", rated),
-    client.player.guest ? h("small", { class: "hint" }, "Guests play casual games only: register to play rated.") : undefined,
-    h("label", {}, "Seat ", seat),
+    h("label", {}, t("challenges.dialog.game"), " ", game),
+    h("label", {}, t("challenges.dialog.clock"), " ", clock),
+    h("label", {}, t("challenges.dialog.type"), " ", rated),
+    client.player.guest ? h("small", { class: "hint" }, t("challenges.dialog.guestHint")) : undefined,
+    h("label", {}, t("challenges.dialog.seat"), " ", seat),
     h("div", { class: "actions" }, send),
   );
-  const dialog = h("dialog", { class: "player-dialog challenge-dialog" }, h("h3", {}, player ? `Challenge ${nameOf(player)}` : "Challenge a player"), form, message, h("div", { class: "actions end" }, close));
+  const dialog = h("dialog", { class: "player-dialog challenge-dialog" }, h("h3", {}, player ? t("challenges.dialog.title", { name: nameOf(player) }) : t("challenges.dialog.titleAnyone")), form, message, h("div", { class: "actions end" }, close));
   close.addEventListener("click", () => dialog.close());
   dialog.addEventListener("close", () => dialog.remove());
   const chosen = (): void => {
@@ -110,7 +131,7 @@ export function openChallengeDialog(client: TafelClient, player?: play.Player, g
   client.gameTypes().then(
     (types) => {
       const two = types.filter((t) => t.minSeats <= 2 && t.maxSeats >= 2);
-      mount(game, ...two.map((t) => h("option", { value: t.game }, t.title)));
+      mount(game, ...two.map((type) => h("option", { value: type.game }, titleOf(type.game))));
       clocks();
     },
     (error: unknown) => (message.textContent = explain(error)),
@@ -130,7 +151,7 @@ export function openChallengeDialog(client: TafelClient, player?: play.Player, g
       }
       const made = anyone.checked && !player ? await client.openChallenge(game.value, opts) : await client.challenge(name, game.value, opts);
       tray?.add(made);
-      mount(form, h("p", { class: "thanks" }, made.open ? "Your open challenge is in the lobby: the game starts when someone takes it." : `Challenge sent to ${otherSide(made, client.player.playerId)}: the game starts when they accept.`));
+      mount(form, h("p", { class: "thanks" }, made.open ? t("challenges.dialog.sentOpen") : t("challenges.dialog.sent", { name: otherSide(made, client.player.playerId) })));
       close.focus();
     });
   });
@@ -190,25 +211,24 @@ class Tray {
       return this.draw();
     }
     this.pending.delete(c.challengeId);
-    const who = otherSide(c, this.me);
-    const what = titleOf(c.game);
+    const words = { who: otherSide(c, this.me), game: titleOf(c.game) };
     if (c.status === ChallengeStatus.ACCEPTED && mine && c.botLevel > 0) {
-      this.note(`${who} accepted your challenge to ${what}: it is joining your room.`, "accepted");
+      this.note(t("challenges.tray.botJoining", words), "accepted");
     } else if (c.status === ChallengeStatus.ACCEPTED && mine) {
-      this.note(`${who} accepted your challenge to ${what}: the game has started.`, "accepted");
+      this.note(t("challenges.tray.accepted", words), "accepted");
       if (c.gameId) this.go(`#/game/${c.gameId}`);
     } else if (c.status === ChallengeStatus.DECLINED && mine) {
-      this.note(`${who} declined your challenge to ${what}: ${declineWords(c.declineReason)}.`, "declined");
+      this.note(t("challenges.tray.declined", { ...words, why: declineWords(c.declineReason) }), "declined");
     } else if (c.status === ChallengeStatus.EXPIRED && (mine || known)) {
-      this.note(mine ? `Your challenge to ${who} (${what}) expired without an answer.` : `The challenge from ${who} (${what}) expired.`, "expired");
+      this.note(mine ? t("challenges.tray.expiredMine", words) : t("challenges.tray.expiredTheirs", words), "expired");
     } else if (c.status === ChallengeStatus.CANCELLED && !mine && known) {
-      this.note(`${who} withdrew their challenge to ${what}.`, "cancelled");
+      this.note(t("challenges.tray.withdrawn", words), "cancelled");
     }
     this.draw();
   }
 
   private note(text: string, kind: string): void {
-    const dismiss = h("button", { type: "button", class: "dismiss", "aria-label": "Dismiss" }, "OK");
+    const dismiss = h("button", { type: "button", class: "dismiss", "aria-label": t("challenges.tray.dismiss") }, t("challenges.tray.ok"));
     const note = h("p", { class: `note ${kind}` }, text, " ", dismiss);
     const remove = (): void => {
       const at = this.notes.indexOf(note);
@@ -227,7 +247,7 @@ class Tray {
     const message = h("span", { class: "challenge-message", role: "alert" });
     const terms = h("span", { class: "terms" }, challengeTerms(c, this.me));
     if (c.challenger?.playerId === this.me) {
-      const cancel = h("button", { type: "button", class: "cancel-challenge" }, "Cancel");
+      const cancel = h("button", { type: "button", class: "cancel-challenge" }, t("challenges.tray.cancel"));
       cancel.addEventListener("click", () =>
         act(cancel, message, async () => {
           await this.client.cancelChallenge(c.challengeId);
@@ -235,11 +255,12 @@ class Tray {
           this.draw();
         }),
       );
-      return h("li", { class: "outgoing", "data-challenge": c.challengeId }, h("span", { class: "who" }, "You challenged ", c.botLevel > 0 || c.challenged === undefined ? otherSide(c, this.me) : nameLink(c.challenged)), terms, h("span", { class: "wait" }, "waiting for an answer"), h("span", { class: "actions" }, cancel), message);
+      const whom = c.botLevel > 0 || c.challenged === undefined ? otherSide(c, this.me) : nameLink(c.challenged);
+      return h("li", { class: "outgoing", "data-challenge": c.challengeId }, h("span", { class: "who" }, ...place(t("challenges.tray.youChallenged", { who: slot("who") }), { who: whom })), terms, h("span", { class: "wait" }, t("challenges.tray.waiting")), h("span", { class: "actions" }, cancel), message);
     }
-    const accept = h("button", { type: "button", class: "accept-challenge" }, "Accept");
-    const reason = h("select", { name: "decline-reason", "aria-label": "Why you decline" }, ...DECLINE_REASONS.map(([value, words]) => h("option", { value }, words)));
-    const decline = h("button", { type: "button", class: "decline-challenge" }, "Decline");
+    const accept = h("button", { type: "button", class: "accept-challenge" }, t("challenges.tray.accept"));
+    const reason = h("select", { name: "decline-reason", "aria-label": t("challenges.tray.whyDecline") }, ...DECLINE_REASONS.map((value) => h("option", { value }, DECLINE_MENU[value])));
+    const decline = h("button", { type: "button", class: "decline-challenge" }, t("challenges.tray.decline"));
     accept.addEventListener("click", () =>
       act(accept, message, async () => {
         const accepted = await this.client.acceptChallenge(c.challengeId);
@@ -255,7 +276,7 @@ class Tray {
         this.draw();
       }),
     );
-    return h("li", { class: "incoming", "data-challenge": c.challengeId }, h("span", { class: "who" }, nameLink(c.challenger), " challenges you"), terms, h("span", { class: "actions" }, accept, reason, decline), message);
+    return h("li", { class: "incoming", "data-challenge": c.challengeId }, h("span", { class: "who" }, ...place(t("challenges.tray.challengesYou", { who: slot("who") }), { who: nameLink(c.challenger) })), terms, h("span", { class: "actions" }, accept, reason, decline), message);
   }
 
   draw(): void {

@@ -102,7 +102,7 @@ async function start(): Promise<void> {
       accountEvents.stop();
       closeTray();
       mount(user);
-      if (kind === "howto" && id) return howToPage(root, id); // learning a game needs no account
+      if (kind === "howto" && id) return howToPage(root, id, client); // learning a game needs no account
       return authPage(root, client, route);
     }
     // One account event stream for the signed-in page; the challenge tray under the header.
@@ -111,7 +111,7 @@ async function start(): Promise<void> {
     const out = h("button", { class: "signout" }, t("auth.signOut"));
     out.addEventListener("click", () => void signOut(client).finally(route));
     mount(user, ...accountLinks(client), out);
-    if (kind === "howto" && id) howToPage(root, id);
+    if (kind === "howto" && id) howToPage(root, id, client);
     else if (kind === "game" && id) gamePage(root, client, id, { go, metrics, tournamentId: parent }, page.signal);
     else if (kind === "room" && id) roomPage(root, client, id, go, page.signal);
     else if (kind === "replay" && id) replayPage(root, client, id, page.signal);

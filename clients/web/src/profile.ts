@@ -8,24 +8,33 @@ import { openChallengeDialog } from "./challenges.js";
 import { h, mount, s } from "./dom.js";
 import { presenceNodes, presenceState } from "./friends.js";
 import { titleOf } from "./games/index.js";
+import { formatDate, t } from "./i18n.js";
 import { nameList } from "./names.js";
 import { openPlayerDialog } from "./safety.js";
-import { explain, plural } from "./say.js";
+import { explain } from "./say.js";
 import { NotFound, social, type play, type TafelClient } from "./sdk.js";
 import { act } from "./standing.js";
 import { timestampMs } from "./time.js";
 
 const { GameResult } = social;
 
-const RESULT_WORDS: Record<number, string> = {
+// data-result keeps these words in every language (for styles and tests); the page says RESULT_WORDS.
+const RESULT_KIND: Record<number, string> = {
   [GameResult.WIN]: "won",
   [GameResult.LOSS]: "lost",
   [GameResult.DRAW]: "draw",
   [GameResult.OTHER]: "no result",
 };
 
+const RESULT_WORDS: Record<number, string> = {
+  [GameResult.WIN]: t("profile.result.won"),
+  [GameResult.LOSS]: t("profile.result.lost"),
+  [GameResult.DRAW]: t("profile.result.draw"),
+  [GameResult.OTHER]: t("profile.result.other"),
+};
+
 function day(ms: number | undefined): string {
-  return ms === undefined ? "" : new Date(ms).toLocaleDateString(undefined, { day: "numeric", month: "long", year: "numeric" });
+  return ms === undefined ? "" : formatDate(ms, { day: "numeric", month: "long", year: "numeric" });
 }
 
 /** A rating's history as one line. Hand-drawn in SVG: a single line of at most 100 points needs a
@@ -46,7 +55,7 @@ export function ratingChart(points: social.RatingPoint[], title: string): SVGEle
   const line = points.map((p, i) => `${x(i).toFixed(1)},${y(p.rating).toFixed(1)}`).join(" ");
   return s(
     "svg",
-    { class: "rating-chart", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": `${title}: ${plural(points.length, "rated game")}, from ${Math.round(ratings[0] ?? 0)} to ${Math.round(ratings[ratings.length - 1] ?? 0)}`, "data-points": points.length },
+    { class: "rating-chart", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": t("profile.chart", { title, count: points.length, from: Math.round(ratings[0] ?? 0), to: Math.round(ratings[ratings.length - 1] ?? 0) }), "data-points": points.length },
     s("line", { class: "axis", x1: left, y1: pad / 2, x2: left, y2: height - pad / 2 }),
     s("text", { class: "axis-label", x: left - 4, y: y(high) + 4, "text-anchor": "end" }, String(Math.round(high))),
     high !== low ? s("text", { class: "axis-label", x: left - 4, y: y(low) + 4, "text-anchor": "end" }, String(Math.round(low))) : undefined,
@@ -55,7 +64,7 @@ export function ratingChart(points: social.RatingPoint[], title: string): SVGEle
       s(
         "a",
         { href: `#/replay/${p.gameId}` },
-        s("circle", { class: "point", cx: x(i).toFixed(1), cy: y(p.rating).toFixed(1), r: 3.5 }, s("title", {}, `${Math.round(p.rating)} after the game of ${day(timestampMs(p.at))}`)),
+        s("circle", { class: "point", cx: x(i).toFixed(1), cy: y(p.rating).toFixed(1), r: 3.5 }, s("title", {}, t("profile.point", { rating: Math.round(p.rating), day: day(timestampMs(p.at)) }))),
       ),
     ),
   );
@@ -70,7 +79,7 @@ export function profilePage(root: HTMLElement, client: TafelClient, username: st
   const ratings = h("div", { class: "profile-ratings" });
   const games = h("ul", { class: "recent-games" });
   const against = h("p", { class: "against-you" });
-  const againstCard = h("section", { class: "card against-card", hidden: true }, h("h3", {}, "Against you"), against);
+  const againstCard = h("section", { class: "card against-card", hidden: true }, h("h3", {}, t("profile.against")), against);
   mount(
     root,
     h(
@@ -82,8 +91,8 @@ export function profilePage(root: HTMLElement, client: TafelClient, username: st
       actions,
       message,
       againstCard,
-      h("section", { class: "card" }, h("h3", {}, "Ratings"), ratings),
-      h("section", { class: "card" }, h("h3", {}, "Last games"), games),
+      h("section", { class: "card" }, h("h3", {}, t("profile.ratings")), ratings),
+      h("section", { class: "card" }, h("h3", {}, t("profile.lastGames")), games),
     ),
   );
   const me = client.session?.player?.playerId ?? "";
@@ -100,10 +109,10 @@ export function profilePage(root: HTMLElement, client: TafelClient, username: st
     const player = p?.player;
     if (p === undefined || player === undefined) return;
     if (player.playerId === me) {
-      mount(actions, h("span", { class: "hint" }, "This is you: others see this page. "), h("a", { href: "#/account", class: "settings-link" }, "Your settings"));
+      mount(actions, h("span", { class: "hint" }, `${t("profile.thisIsYou")} `), h("a", { href: "#/account", class: "settings-link" }, t("profile.settings")));
       return;
     }
-    const follow = h("button", { type: "button", class: p.followedByYou ? "unfollow" : "follow" }, p.followedByYou ? "Unfollow" : "Follow");
+    const follow = h("button", { type: "button", class: p.followedByYou ? "unfollow" : "follow" }, p.followedByYou ? t("profile.unfollow") : t("profile.follow"));
     follow.addEventListener("click", () =>
       act(follow, message, async () => {
         if (p.followedByYou) await client.call((o) => client.friends.unfollow({ username }, o));
@@ -112,17 +121,17 @@ export function profilePage(root: HTMLElement, client: TafelClient, username: st
         p.followers += p.followedByYou ? 1 : -1;
         drawMeta();
         drawActions();
-        return p.followedByYou ? `You follow ${title.firstChild?.textContent ?? username}: you see when they are online and playing.` : `You no longer follow ${username}.`;
+        return p.followedByYou ? t("profile.followed", { name: title.firstChild?.textContent ?? username }) : t("profile.unfollowed", { name: username });
       }),
     );
-    const challenge = h("button", { type: "button", class: "challenge" }, "Challenge…");
+    const challenge = h("button", { type: "button", class: "challenge" }, t("profile.challenge"));
     challenge.addEventListener("click", () => openChallengeDialog(client, player as play.Player));
-    const more = h("button", { type: "button", class: "player-actions" }, "Block, mute or report…");
+    const more = h("button", { type: "button", class: "player-actions" }, t("profile.more"));
     more.addEventListener("click", () => openPlayerDialog(client, player as play.Player, ""));
     mount(
       actions,
-      client.player.guest ? h("span", { class: "hint" }, "Register to follow players. ") : follow,
-      p.challengeable ? challenge : h("span", { class: "hint not-challengeable" }, "Takes no challenges from you now."),
+      client.player.guest ? h("span", { class: "hint" }, `${t("profile.registerToFollow")} `) : follow,
+      p.challengeable ? challenge : h("span", { class: "hint not-challengeable" }, t("profile.notChallengeable")),
       more,
     );
   };
@@ -131,7 +140,7 @@ export function profilePage(root: HTMLElement, client: TafelClient, username: st
     const p = profile;
     if (p === undefined) return;
     const joined = timestampMs(p.joinedAt);
-    mount(meta, [joined ? `Joined ${day(joined)}` : "", plural(p.followers, "follower"), p.followsYou ? "follows you" : ""].filter(Boolean).join(" · "));
+    mount(meta, [joined ? t("profile.joined", { day: day(joined) }) : "", t("profile.followers", { count: p.followers }), p.followsYou ? t("profile.followsYou") : ""].filter(Boolean).join(" · "));
   };
 
   const draw = async (): Promise<void> => {
@@ -152,7 +161,7 @@ export function profilePage(root: HTMLElement, client: TafelClient, username: st
     mount(
       ratings,
       ...(p.ratings.length === 0
-        ? [h("p", {}, "No rated games yet.")]
+        ? [h("p", {}, t("profile.noRatings"))]
         : p.ratings.map((r) => {
             const named = boardTitle(r);
             const rating = r.rating;
@@ -160,7 +169,7 @@ export function profilePage(root: HTMLElement, client: TafelClient, username: st
               "div",
               { class: "profile-rating", "data-leaderboard": rating?.leaderboard ?? r.game },
               h("h4", {}, named),
-              h("p", {}, h("strong", {}, rating ? String(Math.round(rating.rating)) : "?"), rating?.provisional ? " (provisional: still settling)" : "", ` · ${plural(rating?.games ?? 0, "rated game")}`, rating?.rank ? ` · #${rating.rank} on the leaderboard` : ""),
+              h("p", {}, h("strong", {}, rating ? String(Math.round(rating.rating)) : "?"), rating?.provisional ? ` ${t("profile.provisional")}` : "", ` · ${t("profile.ratedGames", { count: rating?.games ?? 0 })}`, rating?.rank ? ` · ${t("profile.rank", { rank: rating.rank })}` : ""),
               r.history.length > 0 ? ratingChart(r.history, named) : undefined,
             );
           })),
@@ -169,15 +178,15 @@ export function profilePage(root: HTMLElement, client: TafelClient, username: st
     mount(
       games,
       ...(p.recentGames.length === 0
-        ? [h("li", {}, "No finished games yet.")]
+        ? [h("li", {}, t("profile.noGames"))]
         : p.recentGames.map((g) =>
             h(
               "li",
-              { class: "recent-game", "data-result": RESULT_WORDS[g.result] ?? "" },
+              { class: "recent-game", "data-result": RESULT_KIND[g.result] ?? "" },
               h("a", { href: `#/replay/${g.gameId}`, class: "replay-link" }, titleOf(g.game)),
               ": ",
-              ...nameList(g.players.map((sp) => sp.player), " vs "),
-              ` · ${RESULT_WORDS[g.result] ?? ""}${g.rated ? " · rated" : ""} · ${day(timestampMs(g.endedAt))}`,
+              ...nameList(g.players.map((sp) => sp.player), ` ${t("lobby.vs")} `),
+              ` · ${[RESULT_WORDS[g.result] ?? "", g.rated ? t("profile.rated") : "", day(timestampMs(g.endedAt))].filter(Boolean).join(" · ")}`,
             ),
           )),
     );
@@ -186,15 +195,15 @@ export function profilePage(root: HTMLElement, client: TafelClient, username: st
     againstCard.hidden = h2h === undefined || player?.playerId === me;
     if (h2h !== undefined) {
       const total = h2h.wins + h2h.losses + h2h.draws;
-      against.textContent = total === 0 ? "You have not finished a game against each other yet." : `You won ${h2h.wins}, lost ${h2h.losses} and drew ${h2h.draws} of ${plural(total, "game")} against ${player?.displayName || username}.`;
+      against.textContent = total === 0 ? t("profile.noneAgainst") : t("profile.record", { wins: h2h.wins, losses: h2h.losses, draws: h2h.draws, count: total, name: player?.displayName || username });
     }
   };
 
   draw().catch((error: unknown) => {
     if (signal.aborted) return;
     if (error instanceof NotFound) {
-      title.textContent = "No such player";
-      message.textContent = "There is no player with this name (guests and bots have no profile).";
+      title.textContent = t("profile.noSuch");
+      message.textContent = t("profile.noSuchText");
       message.dataset.reason = error.reason;
       return;
     }

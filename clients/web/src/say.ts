@@ -7,11 +7,6 @@ import { gameUi } from "./games/index.js";
 import { formatDateTime, formatDuration, formatList, has, t } from "./i18n.js";
 import { Code, TafelError, type games } from "./sdk.js";
 
-/** "1 seat", "2 seats": English only; new code says counts with t("ns:key", { count }). */
-export function plural(count: number, one: string, many = `${one}s`): string {
-  return `${count} ${count === 1 ? one : many}`;
-}
-
 /** "a, b and c" / "a, b en c" / "a, b und c". */
 export function andList(items: string[]): string {
   return formatList(items);
