@@ -99,7 +99,9 @@ async def registered(platform: Platform, username: str) -> None:
 
 
 @pytest.mark.parametrize("lang", ["nl", "de"])
-def test_people_and_staff_pages_speak_the_language(browser: Browser, web_url: str, platform: Platform, lang: str) -> None:
+def test_people_and_staff_pages_speak_the_language(
+    browser: Browser, web_url: str, platform: Platform, lang: str
+) -> None:
     common = words(lang)
     suffix = uuid.uuid4().hex[:6]
     me, other = f"m{lang}{suffix}", f"o{lang}{suffix}"
@@ -128,7 +130,9 @@ def test_people_and_staff_pages_speak_the_language(browser: Browser, web_url: st
     dialog.get_by_role("button", name=common["challenges"]["dialog"]["send"]).click()
     expect(dialog.locator(".thanks")).to_be_visible(timeout=TIMEOUT_MS)
     dialog.get_by_role("button", name=common["challenges"]["dialog"]["close"]).click()
-    expect(page.locator(".challenge-tray li.outgoing")).to_contain_text(common["challenges"]["tray"]["waiting"], timeout=TIMEOUT_MS)
+    expect(page.locator(".challenge-tray li.outgoing")).to_contain_text(
+        common["challenges"]["tray"]["waiting"], timeout=TIMEOUT_MS
+    )
     check(page, lang, "challenge-tray", names)
 
     # The other player's profile, and the block / mute / report dialog from it.
@@ -139,7 +143,9 @@ def test_people_and_staff_pages_speak_the_language(browser: Browser, web_url: st
     page.get_by_role("button", name=common["profile"]["more"]).click()
     dialog = page.locator("dialog.player-dialog")
     dialog.get_by_role("button", name=common["safety"]["block"], exact=True).click()
-    expect(dialog.locator(".message")).to_have_text(common["safety"]["blocked"].replace("{{name}}", other), timeout=TIMEOUT_MS)
+    expect(dialog.locator(".message")).to_have_text(
+        common["safety"]["blocked"].replace("{{name}}", other), timeout=TIMEOUT_MS
+    )
     dialog.get_by_role("button", name=common["safety"]["report"]).click()
     dialog.locator("select[name=reason]").select_option(index=1)
     check(page, lang, "report-dialog", names)
@@ -159,7 +165,11 @@ def test_people_and_staff_pages_speak_the_language(browser: Browser, web_url: st
     expect(page.locator("form.resolve-form")).to_be_visible()
     check(page, lang, "staff-report", names)
 
-    # The rules page itself, in the language.
+    # The how-to page ends with the same link; the rules page itself is in the language.
+    page.goto(f"{web_url}/#/howto/plus4")
+    expect(page.locator(".howto-nav a.rules-link")).to_have_attribute(
+        "href", f"rules/plus-4.{lang}.html", timeout=TIMEOUT_MS
+    )
     response = page.goto(rules_url)
     assert response is not None and response.status == 200, rules_url
     assert page.evaluate("() => document.documentElement.lang") == lang
