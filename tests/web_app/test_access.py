@@ -2,15 +2,19 @@
 390x844, where none scrolls sideways and every button, link and input is 44x44 px (or has 44 px of
 hit area); the three boards shot at 390 px and under Chromium's simulated deuteranopia, each colour
 carrying its shape; the high-contrast option remembered; Connect Four and Colour Square played
-with the keyboard only, the boards named for screen readers and moves said in the live region."""
+with the keyboard only, the boards named for screen readers and moves said in the live region; the
+lobby and a game page in Dutch and German (axe, <html lang> following the language); a staff
+account's name readable in the phone's header; a tournament's standings after a round at 390 px."""
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from tafel.client import TafelClient
 
 from gateway.standing.roles import MODERATOR
 from tests.web_app.app import (
@@ -22,6 +26,7 @@ from tests.web_app.app import (
     wait_for_version_after,
 )
 from tests.web_app.conftest import ROOT, SCREENSHOTS
+from tests.web_app.i18n_check import LOCALES
 from tests.web_app.test_moderation import grant, run
 from tools.platform import Platform
 
@@ -108,6 +113,15 @@ def resign(page: Page) -> None:
     expect(page.locator(".result")).to_be_visible(timeout=TIMEOUT_MS)
 
 
+async def join_tournament(platform: Platform, tournament_id: str) -> str:
+    """A second player with the longest name there is (24 letters) joins the tournament; the name."""
+    async with await TafelClient.connect(platform.gateway_addresses) as client:
+        name = f"Wilhelmina-Oosterhout{uuid.uuid4().hex[:3]}"
+        await client.register(name, PASSWORD)
+        await client.join_tournament(tournament_id)
+        return name
+
+
 def test_every_page_passes_axe_and_fits_a_phone(browser: Browser, web_url: str, platform: Platform) -> None:
     name = f"acc{uuid.uuid4().hex[:6]}"
     found: list[str] = []
@@ -122,6 +136,17 @@ def test_every_page_passes_axe_and_fits_a_phone(browser: Browser, web_url: str, 
     expect(page.locator("#user .staff-link")).to_be_visible(timeout=TIMEOUT_MS)
     # The header keeps to two lines on a phone (it wrapped onto three).
     assert page.locator("header").bounding_box()["height"] <= 2 * 44 + 24  # type: ignore[index]
+    # Beside "Staff" and the languages the account's name stays readable (it was cut to "a…"):
+    # 8 of this one's 9 letters in the link's box (the ellipsis covers the last), "Sign out" a door
+    # icon that keeps its words as its name.
+    page.locator("header").screenshot(path=SCREENSHOTS / "access-header-staff.png")
+    shown = page.locator("#user a.me").evaluate(
+        """(e) => { const text = e.firstChild, range = document.createRange(), right = e.getBoundingClientRect().right;
+              let n = 0; for (let i = 1; i <= text.length; i++) { range.setStart(text, 0); range.setEnd(text, i);
+              if (range.getBoundingClientRect().right <= right + 0.5) n = i; } return n; }"""
+    )
+    assert shown >= 8, f"only {shown} letters of {name} show in the header"
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
     expect(page.locator(".game-card").first).to_be_visible(timeout=TIMEOUT_MS)
     check(page, "lobby", found)
 
@@ -149,6 +174,12 @@ def test_every_page_passes_axe_and_fits_a_phone(browser: Browser, web_url: str, 
             for colour, shape in ((1, "triangle"), (2, "circle"), (3, "square"), (4, "diamond")):
                 cells = sheet.locator(f".cell[data-colour='{colour}']")
                 assert cells.count() == cells.locator(f".mark[data-mark={shape}]").count() > 0
+            # Purple and orange squares differ by more than their border's colour: a star, a plus,
+            # in the key as well (sheet A has both kinds).
+            for kind, shape in (("purple", "star"), ("orange", "cross")):
+                squares = sheet.locator(f".square.{kind}")
+                assert squares.count() == squares.locator(f".kind-badge .mark[data-mark={shape}]").count() > 0
+                expect(page.locator(f".shape-key-item[data-colour={kind}] .mark[data-mark={shape}]")).to_have_count(1)
             for die, shape in (
                 ("red", "triangle"),
                 ("yellow", "circle"),
@@ -180,6 +211,18 @@ def test_every_page_passes_axe_and_fits_a_phone(browser: Browser, web_url: str, 
     page.locator(".tournament button").first.click()  # join
     expect(page.locator(".tournament-players li")).to_have_count(1, timeout=TIMEOUT_MS)
     check(page, "tournament", found)
+    # The standings after a round (rank, a long name, points, games, wins, draws, losses, Buchholz):
+    # the table scrolls in its own named box, the page not at all.
+    other = run(join_tournament(platform, page.evaluate("() => location.hash.split('/')[2]")))
+    expect(page.locator(".tournament-players li")).to_have_count(2, timeout=TIMEOUT_MS)
+    page.locator(".tournament button.start").click()
+    page.locator(".rounds a.my-game").click()
+    expect(page.locator(".turn")).to_have_attribute("data-version", re.compile(r"\d+"), timeout=TIMEOUT_MS)
+    resign(page)
+    page.go_back()
+    expect(page.locator(".standings tr")).to_have_count(3, timeout=TIMEOUT_MS)
+    expect(page.locator(".standings")).to_contain_text(other)
+    check(page, "tournament-standings", found)
 
     for hash_, what, ready in (
         ("#/leaderboards", "leaderboards", "main table, main .ratings, main section"),
@@ -288,3 +331,25 @@ def test_a_game_with_the_keyboard_only(browser: Browser, web_url: str, game: str
         assert placed > 0
         assert page.locator(".sheet.mine .cell[role=img]").count() > 0
     context.close()
+
+
+@pytest.mark.parametrize("lang", ["nl", "de"])
+def test_dutch_and_german_pages_pass_axe(browser: Browser, web_url: str, lang: str) -> None:
+    """The lobby and Colour Square (the board with the most words) in Dutch and German: <html lang>
+    says the language (a screen reader then reads "schijf" with a Dutch voice), axe finds nothing
+    serious, the phone's width holds the longer words."""
+    words = json.loads((LOCALES / lang / "common.json").read_text("utf-8"))
+    context = browser.new_context(locale={"nl": "nl-NL", "de": "de-DE"}[lang], viewport=PHONE)  # type: ignore[arg-type]
+    page = context.new_page()
+    page.goto(web_url)
+    page.get_by_role("button", name=words["auth"]["guest"]).click()
+    expect(page.locator(".game-card").first).to_be_visible(timeout=TIMEOUT_MS)
+    assert page.evaluate("() => document.documentElement.lang") == lang
+    found: list[str] = []
+    check(page, f"{lang}-lobby", found)
+    page.locator(".game-card[data-game=coloursquare] button.solo").click()
+    expect(page.locator(".sheet.mine .cell").first).to_be_visible(timeout=TIMEOUT_MS)
+    assert page.evaluate("() => document.documentElement.lang") == lang
+    check(page, f"{lang}-game-coloursquare", found)
+    context.close()
+    assert not found, "\n".join(found)

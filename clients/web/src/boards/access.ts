@@ -4,16 +4,18 @@
 import { s } from "../dom.js";
 import { t } from "../i18n.js";
 
-export type Shape = "triangle" | "circle" | "square" | "diamond" | "ring" | "cross";
+export type Shape = "triangle" | "circle" | "square" | "diamond" | "ring" | "star" | "cross";
 
 /** The colours the boards draw, by name: the same colour has the same shape in every game (red is
- * a triangle on a Connect Four disc, a Plus 4 disc, a Colour Square cell and its die). */
-export type ColourName = "red" | "yellow" | "green" | "blue" | "white";
-const SHAPE: Record<ColourName, Shape> = { red: "triangle", yellow: "circle", green: "square", blue: "diamond", white: "ring" };
+ * a triangle on a Connect Four disc, a Plus 4 disc, a Colour Square cell and its die). Purple and
+ * orange are Colour Square's square kinds: a star and a plus, neither like the five others at a
+ * cell's size (a hexagon or an X would pass for a circle or a crossed-out square). */
+export type ColourName = "red" | "yellow" | "green" | "blue" | "white" | "purple" | "orange";
+const SHAPE: Record<ColourName, Shape> = { red: "triangle", yellow: "circle", green: "square", blue: "diamond", white: "ring", purple: "star", orange: "cross" };
 // Seat colours of the disc games (games/connect4.ts, games/plus4.ts) by their CSS value.
 const SEAT_COLOUR: Record<string, ColourName> = { "#d93025": "red", "#f4b400": "yellow", "#1a73e8": "blue" };
 const SEAT_SHAPES: Shape[] = ["triangle", "circle", "square", "diamond", "cross", "ring"];
-const GLYPH: Record<Shape, string> = { triangle: "▲", circle: "●", square: "■", diamond: "◆", ring: "○", cross: "✚" };
+const GLYPH: Record<Shape, string> = { triangle: "▲", circle: "●", square: "■", diamond: "◆", ring: "○", star: "★", cross: "✚" };
 
 export function shapeOf(colour: ColourName): Shape {
   return SHAPE[colour];
@@ -55,6 +57,15 @@ export function mark(shape: Shape, cx: number, cy: number, r: number): SVGElemen
       return s("path", { ...attrs, d: `M${cx} ${cy - r}L${cx + r * 0.8} ${cy}L${cx} ${cy + r}L${cx - r * 0.8} ${cy}Z` });
     case "ring":
       return s("circle", { ...attrs, class: "mark ring", cx, cy, r: r * 0.55 });
+    case "star": {
+      // Five points, the inner radius 0.45 of the outer: fat enough to stay a star at 13 px.
+      const points = Array.from({ length: 10 }, (_, i) => {
+        const a = (Math.PI / 5) * i - Math.PI / 2;
+        const d = i % 2 === 0 ? r * 1.05 : r * 0.47;
+        return `${(cx + d * Math.cos(a)).toFixed(2)} ${(cy + d * Math.sin(a)).toFixed(2)}`;
+      });
+      return s("path", { ...attrs, d: `M${points.join("L")}Z` });
+    }
     case "cross": {
       const a = r * 0.3;
       return s("path", { ...attrs, d: `M${cx - a} ${cy - r}h${2 * a}v${r - a}h${r - a}v${2 * a}h${a - r}v${r - a}h${-2 * a}v${a - r}h${a - r}v${-2 * a}h${r - a}Z` });

@@ -11,7 +11,7 @@
 import { h, s } from "../dom.js";
 import { t } from "../i18n.js";
 import { coloursquare, moves } from "../sdk.js";
-import { glyph, mark, markIcon, roving, shapeOf, takeFocus, type ColourName } from "./access.js";
+import { mark, markIcon, roving, shapeOf, takeFocus, type ColourName } from "./access.js";
 import type { Board, BoardContext } from "./board.js";
 
 const { Colour, Die, Phase, SquareKind, SquareStatus } = coloursquare;
@@ -125,6 +125,12 @@ function sheetSvg(view: coloursquare.View, player: coloursquare.PlayerSheet, own
     g.append(s("rect", { x: x + (SQ - pill) / 2, y: y + SQ / 2 - 12, width: pill, height: 24, rx: 12, class: `goal ${cls}`, "aria-hidden": "true" }));
     g.append(s("text", { x: x + SQ / 2, y: y + SQ / 2 + 4, "text-anchor": "middle", class: `goal-text ${cls}`, "aria-hidden": "true" }, goal));
     if (status === SquareStatus.CROSSED) g.append(s("path", { d: `M${x + 6} ${y + 6} L${x + SQ - 6} ${y + SQ - 6} M${x + SQ - 6} ${y + 6} L${x + 6} ${y + SQ - 6}`, class: "cross" }));
+    // A purple or orange square shows its kind by a badge on its top edge as well as by colour:
+    // a star or a plus (access.ts), between the two top cells, clear of their shapes and numbers.
+    if (kind) {
+      const colour = kind.trim() as ColourName;
+      g.append(s("g", { class: `kind-badge ${colour}`, "data-kind": colour, "aria-hidden": "true" }, s("circle", { cx: x + SQ / 2, cy: y + 3, r: 10, class: "kind-disc" }), mark(shapeOf(colour), x + SQ / 2, y + 3, 7)));
+    }
     g.dataset.status = cls;
     svg.append(g);
   });
@@ -291,6 +297,10 @@ export function drawColourSquare(view: coloursquare.View, ctx: BoardContext, pic
     { class: "shape-key" },
     `${t("board:shapes")} `,
     ...(["red", "yellow", "green", "blue", "white"] as ColourName[]).map((c) => h("span", { class: "shape-key-item", "data-colour": c }, markIcon(shapeOf(c)), ` ${t(`board:colour_${c}`)}`)),
+    // The square kinds this sheet has (side B has no orange ones), by their badge.
+    ...(["purple", "orange"] as const)
+      .filter((c) => (view.sheet?.squares ?? []).some((q) => q.kind === (c === "purple" ? SquareKind.PURPLE : SquareKind.ORANGE)))
+      .map((c) => h("span", { class: `shape-key-item kind ${c}`, "data-colour": c }, markIcon(shapeOf(c)), ` ${t(`board:csKind_${c}`)}`)),
   );
   const element = h(
     "div",
