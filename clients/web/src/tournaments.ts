@@ -128,8 +128,8 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
     );
     mount(
       standings,
-      h("tr", {}, h("th", {}, "#"), ...["player", "points", "games", "wins", "draws", "losses"].map((c) => h("th", {}, tr(`tournament.column.${c}`))), h("th", { class: "tie-break", title: tr("tournament.buchholzTitle") }, tr("tournament.buchholz"))),
-      ...table.standings.map((s) => h("tr", { class: s.player?.playerId === me ? "me" : "" }, h("td", {}, formatNumber(s.rank)), h("td", {}, nameLink(s.player, ""), s.withdrawn ? ` ${tr("tournament.withdrawn")}` : ""), h("td", {}, formatNumber(s.points)), h("td", {}, formatNumber(s.games)), h("td", {}, formatNumber(s.wins)), h("td", {}, formatNumber(s.draws)), h("td", {}, formatNumber(s.losses)), h("td", {}, formatNumber(s.buchholz)))),
+      h("tr", {}, h("th", {}, "#"), ...["player", "points", "games", "wins", "draws", "losses"].map((c) => h("th", {}, tr(`tournament.column.${c}`))), h("th", { class: "tie-break", title: tr("tournament.buchholzTitle") }, tr("tournament.buchholz")), h("th", { class: "tie-break", title: tr("tournament.sonnebornBergerTitle") }, tr("tournament.sonnebornBerger"))),
+      ...table.standings.map((s) => h("tr", { class: s.player?.playerId === me ? "me" : "" }, h("td", {}, formatNumber(s.rank)), h("td", {}, nameLink(s.player, ""), s.withdrawn ? ` ${tr("tournament.withdrawn")}` : ""), h("td", {}, formatNumber(s.points)), h("td", {}, formatNumber(s.games)), h("td", {}, formatNumber(s.wins)), h("td", {}, formatNumber(s.draws)), h("td", {}, formatNumber(s.losses)), h("td", {}, formatNumber(s.buchholz)), h("td", {}, formatNumber(s.sonnebornBerger)))),
     );
     const sections: HTMLElement[] = [];
     let playing: { round: number; gameId: string } | undefined;
