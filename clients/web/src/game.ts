@@ -9,6 +9,7 @@ import { drawPlus4 } from "./boards/plus4.js";
 import type { Board, BoardContext } from "./boards/board.js";
 import { announce } from "./boards/access.js";
 import { chatChannel, chatPane } from "./chat.js";
+import { rulesLinkAfter } from "./rules-link.js";
 import { h, mount } from "./dom.js";
 import { formatList, formatNumber, t } from "./i18n.js";
 import type { Metrics } from "./metrics.js";
@@ -124,7 +125,9 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     title.textContent = summary.rated ? t("game:page.rated", { title: gameTitle }) : gameTitle;
     const why = summary.rated ? "" : unratedWhy(summary, seat !== undefined && client.player.guest);
     if (why && links.querySelector(".unrated") === null) links.append(h("span", { class: "unrated hint" }, why));
-    if (links.querySelector(".howto-link") === null) links.append(h("a", { href: `#/howto/${summary.game}`, class: "howto-link", target: "_blank" }, t("game:page.howToPlay")));
+    if (links.querySelector(".howto-link") === null) {
+      links.append(h("a", { href: `#/howto/${summary.game}`, class: "howto-link", target: "_blank" }, t("game:page.howToPlay")), rulesLinkAfter(client, summary.game, " · ", { newTab: true }));
+    }
     const ctx: BoardContext = { seat, names: who, colours, myTurn, lastEvent, submit: (move) => void submit(move) };
     let board: Board | undefined;
     const view = game.view.game;

@@ -4,7 +4,7 @@
 import { h, mount } from "./dom.js";
 import { gameUi } from "./games/index.js";
 import { t } from "./i18n.js";
-import { rulesLink } from "./rules-link.js";
+import { rulesLinkAfter } from "./rules-link.js";
 import type { TafelClient } from "./sdk.js";
 
 export function howToPage(root: HTMLElement, game: string, client: TafelClient): void {
@@ -14,6 +14,6 @@ export function howToPage(root: HTMLElement, game: string, client: TafelClient):
     mount(root, h("section", { class: "howto" }, h("h2", {}, t("howto.title")), h("p", { class: "message", role: "alert" }, t("howto.noGame")), h("p", { class: "howto-nav" }, lobby)));
     return;
   }
-  mount(root, h("article", { class: "howto", "data-game": game }, h("h2", {}, t("howto.titleOf", { game: ui.title })), ui.howTo(), h("p", { class: "howto-nav" }, lobby, " · ", rulesLink(client, game))));
+  mount(root, h("article", { class: "howto", "data-game": game }, h("h2", {}, t("howto.titleOf", { game: ui.title })), ui.howTo(), h("p", { class: "howto-nav" }, lobby, rulesLinkAfter(client, game, " · "))));
   window.scrollTo(0, 0);
 }

@@ -13,7 +13,7 @@ import { choiceLabel, optionHelp, optionLabel, optionSeats } from "./games/optio
 import { formatDateTime, t } from "./i18n.js";
 import { explain } from "./say.js";
 import { games, type TafelClient, type play } from "./sdk.js";
-import { rulesLink } from "./rules-link.js";
+import { rulesLinkAfter } from "./rules-link.js";
 import { optionsJson, startGame, type Plan } from "./start.js";
 import { timestampMs } from "./time.js";
 
@@ -75,7 +75,7 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
       "form",
       { class: "game-card", "data-game": type.game },
       h("h3", {}, titleOf(type.game)),
-      h("p", {}, type.minSeats === type.maxSeats ? t("lobby.players", { count: type.minSeats }) : t("lobby.playersRange", { min: type.minSeats, max: type.maxSeats }), " · ", h("a", { href: `#/howto/${type.game}`, class: "howto-link" }, t("lobby.howTo")), " · ", rulesLink(client, type)),
+      h("p", {}, type.minSeats === type.maxSeats ? t("lobby.players", { count: type.minSeats }) : t("lobby.playersRange", { min: type.minSeats, max: type.maxSeats }), " · ", h("a", { href: `#/howto/${type.game}`, class: "howto-link" }, t("lobby.howTo")), rulesLinkAfter(client, type, " · ")),
       ...optionInputs(type),
       type.maxSeats > least ? h("label", {}, t("lobby.table"), " ", seats) : undefined,
       h("label", {}, t("lobby.clock"), " ", clock),

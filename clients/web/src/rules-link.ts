@@ -35,8 +35,23 @@ function listed(): Promise<Record<string, string[]>> {
  * English where that language's page is missing). Hidden until the game's page is known (the
  * catalogue is read once when only the game's name is given; it needs no sign-in). */
 export function rulesLink(client: TafelClient, game: string | play.GameType, options: { newTab?: boolean } = {}): HTMLAnchorElement {
+  return linked(client, game, options).link;
+}
+
+/** The link after a separator (" · "), both hidden while there is no page to link: a line of links
+ * never ends in a dangling separator. The two stay siblings in the caller's line (no wrapper), so
+ * the link is still a link inside a sentence there. */
+export function rulesLinkAfter(client: TafelClient, game: string | play.GameType, separator: string, options: { newTab?: boolean } = {}): DocumentFragment {
+  const { link, wrap } = linked(client, game, options, separator);
+  const both = document.createDocumentFragment();
+  both.append(wrap, link);
+  return both;
+}
+
+function linked(client: TafelClient, game: string | play.GameType, options: { newTab?: boolean }, separator = ""): { link: HTMLAnchorElement; wrap: HTMLElement } {
   const name = typeof game === "string" ? game : game.game;
   const link = h("a", { class: "rules-link", hidden: true, "data-game": name }, t("rules.link"));
+  const wrap = h("span", { class: "rules-link-sep", hidden: true }, separator);
   if (options.newTab) {
     link.target = "_blank";
     link.rel = "noopener";
@@ -56,6 +71,7 @@ export function rulesLink(client: TafelClient, game: string | play.GameType, opt
         link.href = rulesHref(page, l);
         link.hreflang = l;
         link.hidden = false;
+        wrap.hidden = false;
       };
       show(lang());
       // A language whose page is missing falls back to English (index.json says which exist).
@@ -65,5 +81,5 @@ export function rulesLink(client: TafelClient, game: string | play.GameType, opt
       });
     })
     .catch(() => undefined); // no catalogue: no link, the page works on
-  return link;
+  return { link, wrap };
 }

@@ -1,11 +1,16 @@
 // Colour Square as players see it: a sheet of squares per player, "how to play" with drawn squares,
 // bridges, purple and orange squares and jokers, refusals in words.
+import { mark, markIcon, shapeOf, type ColourName } from "../boards/access.js";
 import { h, s } from "../dom.js";
 import { has, t } from "../i18n.js";
 import { endingsOf, type GameUi } from "./types.js";
 import { figure, para, section } from "./howto.js";
 
 const CELL: Record<string, string> = { r: "#f28b82", y: "#fdd663", g: "#81c995", b: "#8ab4f8" };
+// The drawings carry the boards' shapes too (boards/access.ts): a colour-blind reader of "how to
+// play" tells the cells and dice apart the way the live board does.
+const CELL_NAME: Record<string, ColourName> = { r: "red", y: "yellow", g: "green", b: "blue" };
+const DIE_NAME: Record<string, ColourName> = { "#d93025": "red", "#f9ab00": "yellow", "#1e8e3e": "green", "#1967d2": "blue", "#fff": "white" };
 const SQ = 76;
 
 interface Drawn {
@@ -25,12 +30,16 @@ function square(svg: SVGElement, x: number, y: number, d: Drawn): void {
     const px = x + 4 + cx * (SQ / 2 - 4);
     const py = y + 4 + cy * (SQ / 2 - 4);
     svg.append(s("rect", { x: px, y: py, width: SQ / 2 - 4, height: SQ / 2 - 4, rx: 4, fill: CELL[colour] ?? "#eee" }));
+    const name = CELL_NAME[colour];
+    // In the cell's outer corner, clear of its value in the middle.
+    if (name) svg.append(mark(shapeOf(name), cx === 0 ? px + 7 : px + SQ / 2 - 11, cy === 0 ? py + 7 : py + SQ / 2 - 11, 4.5));
     const value = d.values[i];
     if (value) svg.append(s("text", { x: px + (SQ / 2 - 4) / 2, y: py + (SQ / 2 - 4) / 2 + 6, "text-anchor": "middle", "font-size": 16, "font-weight": 600 }, value));
   });
   const wrong = d.status === "wrong";
   svg.append(s("rect", { x: x + SQ / 2 - 14, y: y + SQ / 2 - 11, width: 28, height: 22, rx: 11, fill: wrong ? "#333" : "#fff", stroke: d.status === "correct" ? "#1e8e3e" : "#555", "stroke-width": d.status === "correct" ? 4 : 1 }));
   svg.append(s("text", { x: x + SQ / 2, y: y + SQ / 2 + 4, "text-anchor": "middle", "font-size": 11, "font-weight": 700, fill: wrong ? "#fff" : "#222" }, d.goal));
+  if (d.kind) svg.append(mark(shapeOf(d.kind), x + SQ / 2, y + 1, 6));
   if (d.status === "crossed") svg.append(s("path", { d: `M${x + 6} ${y + 6} L${x + SQ - 6} ${y + SQ - 6} M${x + SQ - 6} ${y + 6} L${x + 6} ${y + SQ - 6}`, stroke: "#b00020", "stroke-width": 4 }));
 }
 
@@ -48,7 +57,10 @@ function squares(row: Drawn[], bridges: number[] = []): SVGElement {
 }
 
 function dice(values: [string, number][]): HTMLElement {
-  return h("div", { class: "dice howto-dice" }, ...values.map(([colour, value]) => h("span", { class: "die", style: `background:${colour};color:${colour === "#fff" || colour === "#f9ab00" ? "#222" : "#fff"}` }, String(value))));
+  return h("div", { class: "dice howto-dice" }, ...values.map(([colour, value]) => {
+    const name = DIE_NAME[colour];
+    return h("span", { class: "die", style: `background:${colour};color:${colour === "#fff" || colour === "#f9ab00" ? "#222" : "#fff"}` }, ...(name ? [markIcon(shapeOf(name)), " "] : []), String(value));
+  }));
 }
 
 function howTo(): HTMLElement {

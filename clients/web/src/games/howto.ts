@@ -1,5 +1,6 @@
 // Pieces the "how to play" articles share: a section, a drawn example with its caption, and a small
 // grid of discs (the examples are drawings, not live boards).
+import { mark, seatColourName, shapeOf } from "../boards/access.js";
 import { h, s } from "../dom.js";
 
 export function section(title: string, ...body: (Node | string)[]): HTMLElement {
@@ -32,7 +33,10 @@ export function discGrid(rows: string[][], opts: { cell?: number; ring?: Set<str
       const cx = c * cell + cell / 2;
       const cy = r * cell + cell / 2;
       svg.append(s("circle", { cx, cy, r: cell * 0.38, fill: colour || "#fff", stroke: opts.ring?.has(key) ? "#0b8043" : "#0003", "stroke-width": opts.ring?.has(key) ? 4 : 1 }));
+      const name = colour ? seatColourName([colour], 0) : undefined;
+      // The live boards' shape beside the colour (boards/access.ts); a bonus disc shows its star.
       if (opts.star?.has(key)) svg.append(s("text", { x: cx, y: cy + 6, "text-anchor": "middle", fill: "#fff", "font-size": 18 }, "★"));
+      else if (name) svg.append(mark(shapeOf(name), cx, cy, cell * 0.2));
     }),
   );
   return svg;
