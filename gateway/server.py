@@ -197,6 +197,8 @@ class Gateway:
             with contextlib.suppress(Exception):
                 await self.running.health.set(name, 2)  # NOT_SERVING
         self.games.stopping.set()
+        if self.chat_hub is not None:  # chat watches end now (SHUTTING_DOWN): resumed elsewhere
+            await self.chat_hub.close()
         # Refuse new calls at once (GOAWAY: clients' new streams go to another gateway, not to
         # this one while it winds down), while the live streams drain: Play streams answer their
         # moves in flight, say `reconnect` and end; watches end UNAVAILABLE (retry elsewhere).
@@ -208,8 +210,6 @@ class Gateway:
         await self.feed.close()
         await self.clocks.stop()
         await self.hub.close()
-        if self.chat_hub is not None:
-            await self.chat_hub.close()
         with contextlib.suppress(Exception):
             await self.lobby.close()
         await stopping
@@ -328,7 +328,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     chat_access = ChatAccess(
         directory, records, lobby.rooms, tournament_store, director=lambda pid: standing.role(pid) in DIRECTORS
     )
-    chat = ChatServicer(auth, layer, chat_store, chat_access, chat_hub, standing, games.stopping)
+    chat = ChatServicer(auth, layer, chat_store, chat_access, chat_hub, standing)
     safety = SafetyServicer(auth, standing_store, chat_context=chat.context)
     moderation = ModerationServicer(auth, standing_store, records, consequences, life)
     admin = AdminServicer(auth, standing_store, records)

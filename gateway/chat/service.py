@@ -7,7 +7,6 @@ mutes are never sent, in watches and listings alike."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -47,7 +46,6 @@ class ChatServicer(social_pb2_grpc.ChatServiceServicer):
         access: ChatAccess,
         hub: ChatHub,
         tables: StandingTables,
-        stopping: asyncio.Event,
     ) -> None:
         self.auth = auth
         self.layer = layer
@@ -55,7 +53,6 @@ class ChatServicer(social_pb2_grpc.ChatServiceServicer):
         self.access = access
         self.hub = hub
         self.tables = tables
-        self.stopping = stopping
 
     # -- what a caller may do ------------------------------------------------------------------
 
@@ -155,10 +152,9 @@ class ChatServicer(social_pb2_grpc.ChatServiceServicer):
         if after:
             check_message_id(after)
         access = await self.readable(me, channel)
-        stopping = asyncio.ensure_future(self.stopping.wait())
-        try:
-            async with self.hub.avoided(me.player_id) as avoided, self.hub.watch(channel, me.player_id) as watch:
-                await avoided.current()
+        async with self.hub.avoided(me.player_id) as avoided, self.hub.watch(channel, me.player_id) as watch:
+            avoided.watches.add(watch)
+            try:
                 # `after`: the last line handed on ("" until one is: the first catch-up is the history).
                 while True:
                     if avoided.chat_off:
@@ -168,7 +164,7 @@ class ChatServicer(social_pb2_grpc.ChatServiceServicer):
                         yield S.WatchChatResponse(
                             ready=S.ChatReady(last_message_id=last, chat_off=True, can_write=False)
                         )
-                        await self._until_chat_on(avoided, watch, stopping)
+                        await self._until_chat_on(avoided, watch)
                     last = await self.store.check_after(channel, after)
                     yield S.WatchChatResponse(
                         ready=S.ChatReady(last_message_id=last, can_write=self.can_write(me, access, False))
@@ -192,46 +188,36 @@ class ChatServicer(social_pb2_grpc.ChatServiceServicer):
                         if history:
                             after = history[-1].message_id
                     sent = message_key(after) if after else (0, 0)
-                    while not avoided.chat_off:
-                        changed = asyncio.ensure_future(avoided.changed.wait())
-                        getting = asyncio.ensure_future(watch.inbox.get())
-                        await asyncio.wait((getting, stopping, changed), return_when=asyncio.FIRST_COMPLETED)
-                        changed.cancel()
-                        if not getting.done():
-                            getting.cancel()
-                            if stopping.done():
-                                raise _shutting_down()
-                            await avoided.current()
-                            continue  # the lists or the switch changed: look again
-                        lines = getting.result()
-                        if lines is END:
+                    while True:
+                        items = await watch.take()
+                        if END in items:
                             raise _shutting_down()
                         hidden = await avoided.current()
                         if avoided.chat_off:
                             break  # turned off: these lines wait for the catch-up when it is on again
-                        for message in lines:
-                            key = message_key(message.message_id)
-                            if key <= sent:
-                                continue
-                            sent, after = key, message.message_id
-                            if message.author.player_id not in hidden:
-                                yield S.WatchChatResponse(message=message)
-        finally:
-            stopping.cancel()
+                        out: list[S.ChatMessage] = []
+                        for item in items:
+                            if not isinstance(item, list):
+                                continue  # CHANGED: the lists were re-read above
+                            for message in item:
+                                key = message_key(message.message_id)
+                                if key <= sent:
+                                    continue
+                                sent, after = key, message.message_id
+                                if message.author.player_id not in hidden:
+                                    out.append(message)
+                        if len(out) == 1:
+                            yield S.WatchChatResponse(message=out[0])
+                        elif out:
+                            yield S.WatchChatResponse(lines=S.ChatLines(messages=out))
+            finally:
+                avoided.watches.discard(watch)
 
-    async def _until_chat_on(self, avoided: Avoided, watch: ChatWatch, stopping: asyncio.Future[Any]) -> None:
+    async def _until_chat_on(self, avoided: Avoided, watch: ChatWatch) -> None:
         """Wait while the viewer has chat off, dropping the lines handed to the watch meanwhile
         (read again from the channel afterwards), so a quiet watch holds nothing."""
         while avoided.chat_off:
-            changed = asyncio.ensure_future(avoided.changed.wait())
-            getting = asyncio.ensure_future(watch.inbox.get())
-            await asyncio.wait((getting, stopping, changed), return_when=asyncio.FIRST_COMPLETED)
-            changed.cancel()
-            if not getting.done():
-                getting.cancel()
-            elif getting.result() is END:
-                raise _shutting_down()
-            if stopping.done():
+            if END in await watch.take():
                 raise _shutting_down()
             await avoided.current()
 

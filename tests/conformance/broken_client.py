@@ -112,6 +112,9 @@ class ChatFromTheStart(ReferenceClient):
                         await self.client.send_chat(channel, say)
                     elif response.WhichOneof("kind") == "message":
                         yield response.message
+                    elif response.WhichOneof("kind") == "lines":
+                        for message in response.lines.messages:
+                            yield message
                 return
             except grpc.aio.AioRpcError as error:
                 if error.code() is not grpc.StatusCode.UNAVAILABLE:

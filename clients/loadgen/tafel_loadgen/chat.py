@@ -110,17 +110,20 @@ class Watchers:
                         ready.set_result(True)
                     continue
                 now = time.time()
-                try:
-                    number, sent = response.message.text.split(" ", 2)[:2]
-                    line, sent_at = int(number), float(sent)
-                except ValueError:
-                    self.unreadable += 1
-                    continue
-                self.latencies.append(now - sent_at)
-                if line >= len(counts):
-                    counts.extend(bytes(line + 256 - len(counts)))
-                counts[line] = min(255, counts[line] + 1)
-                self.received += 1
+                # A busy channel's waiting lines come several in one response.
+                lines = response.lines.messages if response.HasField("lines") else [response.message]
+                for message in lines:
+                    try:
+                        number, sent = message.text.split(" ", 2)[:2]
+                        line, sent_at = int(number), float(sent)
+                    except ValueError:
+                        self.unreadable += 1
+                        continue
+                    self.latencies.append(now - sent_at)
+                    if line >= len(counts):
+                        counts.extend(bytes(line + 256 - len(counts)))
+                    counts[line] = min(255, counts[line] + 1)
+                    self.received += 1
         except grpc.aio.AioRpcError as error:
             if not self.stopping:  # a watch that ends while it should be held open
                 key = f"watch {_reason(error)}"

@@ -94,5 +94,11 @@ class ChatStream(ResumingStream[social_pb2.ChatMessage]):
     def item_of(self, response: social_pb2.WatchChatResponse) -> social_pb2.ChatMessage:
         return response.message
 
+    def items_of(self, response: social_pb2.WatchChatResponse) -> list[social_pb2.ChatMessage]:
+        # A busy channel's waiting lines come several in one response (`lines`).
+        if response.WhichOneof("kind") == "lines":
+            return list(response.lines.messages)
+        return [response.message]
+
     def id_of(self, item: social_pb2.ChatMessage) -> str:
         return item.message_id

@@ -55,6 +55,10 @@ class ResumingStream(Generic[Item]):
     def item_of(self, response: Any) -> Item:
         raise NotImplementedError
 
+    def items_of(self, response: Any) -> list[Item]:
+        """The items a response carries, in order (one, unless the stream sends them in batches)."""
+        return [self.item_of(response)]
+
     def id_of(self, item: Item) -> str:
         raise NotImplementedError
 
@@ -130,11 +134,11 @@ class ResumingStream(Generic[Item]):
                         await self.link.up()
                         yield None
                         continue
-                    item = self.item_of(response)
-                    if self.last_id and not is_after(self.id_of(item), self.last_id):
-                        continue  # defensive: never hand an item out twice
-                    self.last_id = self.id_of(item)
-                    yield item
+                    for item in self.items_of(response):
+                        if self.last_id and not is_after(self.id_of(item), self.last_id):
+                            continue  # defensive: never hand an item out twice
+                        self.last_id = self.id_of(item)
+                        yield item
                 # The server ends the stream only with an error; an OK end is a gateway going away.
             except grpc.aio.AioRpcError as error:
                 # UNAVAILABLE: a cut, or a gateway stopping (SHUTTING_DOWN). CANCELLED: the server's

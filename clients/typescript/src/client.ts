@@ -697,6 +697,7 @@ export class TafelClient {
       open: (afterMessageId, signal) => this.chat.watchChat({ channel: named, afterMessageId }, { headers: this.headers(), signal }),
       idOf: (response) => {
         if (response.kind.case === "message") return response.kind.value.messageId;
+        if (response.kind.case === "lines") return response.kind.value.messages.at(-1)?.messageId;
         // A `ready` is no position: the history a watch without an id gets comes after it.
         if (response.kind.case === "ready") opts.onReady?.(response.kind.value);
         return undefined;
@@ -708,8 +709,15 @@ export class TafelClient {
       signal: opts.signal,
       reopenOnEnd: true, // the watch has no end of its own: one that ends was cut
     });
+    let seen = opts.afterMessageId ?? "";
     for await (const response of responses) {
-      if (response.kind.case === "message") yield response.kind.value;
+      // A busy channel's waiting lines come several in one response (`lines`).
+      const said = response.kind.case === "message" ? [response.kind.value] : response.kind.case === "lines" ? response.kind.value.messages : [];
+      for (const message of said) {
+        if (seen && !isAfter(message.messageId, seen)) continue; // never twice
+        seen = message.messageId;
+        yield message;
+      }
     }
   }
 

@@ -253,8 +253,10 @@ export function chatPane(client: TafelClient, channel: social.ChatChannel, opts:
         for await (const response of stream) {
           delay = 500;
           if (response.kind.case === "ready") ready(response.kind.value);
-          else if (response.kind.case === "message") {
-            lines.add(lineItem(client, response.kind.value, opts.gameId));
+          else if (response.kind.case === "message" || response.kind.case === "lines") {
+            // A busy channel's waiting lines come several in one response.
+            const said = response.kind.case === "message" ? [response.kind.value] : response.kind.value.messages;
+            for (const message of said) lines.add(lineItem(client, message, opts.gameId));
             empty.hidden = true;
             if (pane.classList.contains("off")) show(false); // turned on again elsewhere
           }

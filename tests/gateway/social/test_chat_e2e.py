@@ -24,7 +24,7 @@ from tafel.play.v1 import (
     tournaments_pb2_grpc,
 )
 
-from gateway.chat.model import Channel
+from gateway.chat.model import Channel, message_key
 from gateway.chat.store import ChatStore
 from gateway.standing.model import CHAT_MUTE
 from gateway.standing.store import StandingStore
@@ -99,6 +99,7 @@ class Watch:
         )
         self.messages: list[S.ChatMessage] = []
         self.readies: list[S.ChatReady] = []
+        self.batches = 0  # responses that carried several lines
         self.error: grpc.aio.AioRpcError | None = None
         self._changed = asyncio.Event()
         self._task = asyncio.ensure_future(self._read())
@@ -108,6 +109,9 @@ class Watch:
             async for response in self.call:
                 if response.HasField("ready"):
                     self.readies.append(response.ready)
+                elif response.HasField("lines"):
+                    self.batches += 1
+                    self.messages.extend(response.lines.messages)
                 else:
                     self.messages.append(response.message)
                 self._changed.set()
@@ -362,7 +366,17 @@ async def test_history_and_resume_across_gateways_after_a_kill_and_a_stop(
         line = S.ChatMessage(author=eve.session.player, text="filler")
         await asyncio.gather(*(store.append(channel, "filler", f"f{n}", line) for n in range(CHAT_KEEP)))
 
+    # A watch open during the burst gets every line once, in order, the waiting ones several to a
+    # response (`lines`) rather than one response per line.
+    live = await Watch(eve, spectators, after=seen_last).started()
     await with_layer(gw_system.redis_url, fill)
+    await live.has(CHAT_KEEP)
+    await asyncio.sleep(0.2)
+    assert len(live.messages) == CHAT_KEEP and {m.text for m in live.messages} == {"filler"}
+    ids = [message_key(m.message_id) for m in live.messages]
+    assert ids == sorted(set(ids))
+    assert live.batches >= 1
+    await live.close()
     assert await refused(first_answer(eve, spectators, after=oldest)) == (
         grpc.StatusCode.OUT_OF_RANGE,
         "MESSAGE_ID_OUT_OF_RANGE",
