@@ -80,9 +80,16 @@ def test_colour_squares_total_shows_without_scrolling_sideways(browser: Browser,
         wrap = page.locator(".breakdown-wrap")
         widths = wrap.evaluate("w => [w.scrollWidth, w.clientWidth]")
         assert widths[0] <= widths[1], f"{size}: the score table scrolls sideways {widths}"
-        total = table.locator("tr.total td").last  # the last player's total
+        # Both seats in the table (the bot's joins a moment later; the table is drawn again then).
+        expect(table.locator("tr.total td")).to_have_count(3, timeout=TIMEOUT_MS)
         expect(table.locator("tr.total td").first).to_have_text("total")
-        box, frame = total.bounding_box(), wrap.bounding_box()
+        total = table.locator("tr.total td").last  # the last player's total
+        box = frame = None
+        for _ in range(50):  # a redraw between locating and measuring leaves no box: measure again
+            box, frame = total.bounding_box(), wrap.bounding_box()
+            if box is not None and frame is not None:
+                break
+            page.wait_for_timeout(100)
         assert box is not None and frame is not None and box["x"] + box["width"] <= frame["x"] + frame["width"] + 1
         assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"] + 1
         table.scroll_into_view_if_needed()

@@ -57,7 +57,8 @@ def test_tournament_to_the_standings_and_leaderboard(browser: Browser, web_url: 
         # Told at the top that the game started and the clock runs (issue 43.10), not left to find it.
         expect(page.locator(".your-game")).to_contain_text("your clock is running")
         expect(page.locator(".tournament-info")).to_contain_text("round 1 of 1")
-        expect(page.locator(".standings th.tie-break")).to_contain_text("Buchholz")
+        expect(page.locator(".standings th.tie-break").first).to_contain_text("Buchholz")
+        expect(page.locator(".standings th.tie-break").last).to_contain_text("Sonneborn-Berger")
         link.click()
         expect(page.locator("svg.board.connect4")).to_be_visible(timeout=TIMEOUT_MS)
         expect(page.locator("a.tournament-link")).to_have_text("← Back to the tournament")  # and back
