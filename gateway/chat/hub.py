@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import grpc
@@ -36,6 +37,7 @@ log = logging.getLogger("tafel.gateway.chat")
 LINGER_S = 2.0
 READY_TIMEOUT_S = 5.0
 BATCH = 200
+READ_GAP_S = 0.05
 END = None  # pushed to every watch when the gateway stops
 CHANGED = "changed"  # pushed to a viewer's watches when their lists or chat switch were re-read
 Item = list[social_pb2.ChatMessage] | None | str
@@ -117,6 +119,7 @@ class _Channel:
         self.wake = asyncio.Event()
         self.ready = asyncio.Event()  # subscribed, and the last id read
         self.last = ""
+        self.read_at = 0.0  # when the lines were last read (monotonic)
         self.subscription: Subscription = pubsub.subscribe(
             channel.wake, lambda name, payload: self.wake.set(), on_live=lambda again: self.wake.set()
         )
@@ -131,7 +134,14 @@ class _Channel:
                     self.last = await self.store.last_id(self.channel)
                     self.ready.set()
                 await self.wake.wait()
+                # A busy channel is read at most every READ_GAP_S: the lines said meanwhile go to
+                # each watch in one response, not one each (1,000 spectators of a lively game cost
+                # a response per watch per gap); a quiet channel's line goes out at once.
+                wait = self.read_at + READ_GAP_S - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
                 self.wake.clear()
+                self.read_at = time.monotonic()
                 while True:
                     lines = await self.store.after(self.channel, self.last, BATCH)
                     if lines:
