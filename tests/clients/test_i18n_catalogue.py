@@ -10,10 +10,12 @@ import re
 import string
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import grpc
 import pytest
 from tafel import i18n
+from tafel.cli.catalogue import rules_in_language
 from tafel.cli.describe import ENDINGS, outcome_text
 from tafel.cli.shared import sentence
 from tafel.errors import error_for
@@ -162,3 +164,14 @@ def test_the_language_is_chosen_and_remembered(tmp_path) -> None:  # type: ignor
     assert i18n.choose(None, env) == "nl"  # ... over LANG in later runs
     assert i18n.choose("xx", env) == "en"  # an unknown --lang: English, remembered as such
     assert i18n.choose(None, env) == "en"
+
+
+def test_the_rules_link_is_the_page_in_the_players_language() -> None:
+    repo = Path(__file__).resolve().parents[2]
+    for page in sorted((repo / "docs" / "rules").glob("*.md")):
+        if page.name.endswith((".nl.md", ".de.md")):
+            continue
+        url = f"docs/rules/{page.name}"
+        assert rules_in_language(url, "en") == url
+        for lang in ("nl", "de"):
+            assert (repo / rules_in_language(url, lang)).is_file(), (page.name, lang)

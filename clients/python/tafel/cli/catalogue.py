@@ -10,8 +10,17 @@ from rich.table import Table
 
 from tafel.cli.describe import game_title
 from tafel.client import TafelClient
-from tafel.i18n import N_, _, number
+from tafel.i18n import N_, _, language, number
 from tafel.play.v1 import play_pb2
+
+
+def rules_in_language(url: str, lang: str) -> str:
+    """The rules page in the player's language: docs/rules has <page>.md (English) beside
+    <page>.nl.md and <page>.de.md for every game (tests/docs/test_rules_pages.py keeps it so)."""
+    if lang == "en" or not url.endswith(".md") or url.endswith((".nl.md", ".de.md")):
+        return url
+    return f"{url[: -len('.md')]}.{lang}.md"
+
 
 # (game, option field) -> (label, what it changes).
 OPTIONS: dict[tuple[str, str], tuple[str, str]] = {
@@ -82,6 +91,6 @@ async def catalogue(client: TafelClient, console: Console) -> int:
         for spec in game.options:
             table.add_row(option_label(game.game, spec), option_text(game.game, spec))
         if game.rules_url:
-            table.add_row(_("rules"), game.rules_url)
+            table.add_row(_("rules"), rules_in_language(game.rules_url, language()))
         console.print(table)
     return 0
