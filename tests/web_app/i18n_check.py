@@ -15,7 +15,7 @@ from playwright.sync_api import Page
 
 LOCALES = Path(__file__).resolve().parents[2] / "clients" / "web" / "locales"
 PLACEHOLDER = re.compile(r"\{\{[^}]*\}\}")
-EDGES = " \t\n·:;,.!?()[]\"'…–-→←"
+EDGES = " \t\n·:;,.!?()[]\"'…\u2013-→←"  # \u2013: the en dash
 
 
 def _leaves(node: object) -> list[str]:
