@@ -13,7 +13,10 @@ import uuid
 from tafel.autoplay import play_game
 from tafel.botplay import strategy_for
 from tafel.client import TafelClient
+from tafel.play.v1.play_pb2 import ROLE_MODERATOR
+from tafel.staff import StaffClient
 
+from tests.clients.test_sdk_standing import grant
 from tests.clients.tmux import TAFEL, Terminal, client_env, needs_tmux
 from tools.platform import Platform
 
@@ -59,6 +62,26 @@ async def test_a_chat_line_from_one_terminal_shows_in_the_other(platform: Platfo
             guest.keys("/", f"spam {n}", "Enter")
         screen = await asyncio.to_thread(guest.wait_text, "Not sent:", timeout_s=15)
         assert "never mind" not in screen and "you: spam 3" in screen, screen
+
+        # Bert reports Ann's latest line from the command line; the moderators get it with the
+        # lines around it.
+        game_id = (await ann.list_my_games()).games[0].game_id
+        report = Terminal(
+            f"{TAFEL} report {ann.player.username} --reason abuse --game {game_id} --chat", as_user(address, bert)
+        )
+        try:
+            await asyncio.to_thread(report.wait_all, f"Reported {ann.player.username}", "EXITED 0")
+        finally:
+            report.close()
+        moderator = await account(address, "mod")
+        await grant(platform, moderator.player.username, ROLE_MODERATOR)
+        await moderator.sign_in(moderator.player.username, PASSWORD)  # the role comes with a new session
+        filed = [r async for r in StaffClient(moderator).all_reports()]
+        mine = [r for r in filed if r.reported.username == ann.player.username]
+        assert mine and mine[0].chat_context, filed
+        line = next(m for m in mine[0].chat_context if m.message_id == mine[0].message_id)
+        assert line.text == "good luck, have fun" and "thanks, you too" in [m.text for m in mine[0].chat_context]
+        await moderator.close()
 
     finally:
         host.close()

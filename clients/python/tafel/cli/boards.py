@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from rich.console import Group, RenderableType
@@ -188,9 +189,16 @@ def place_hint(view: cs.View, seat: int | None) -> str:
     ).format(n=count)
 
 
+def sheet_label(label: str) -> str:
+    """The sheet's name in the player's language: the server names its own sheets in English
+    ("tafel sheet A"); any other name is shown as it is."""
+    found = re.fullmatch(r"tafel sheet ([A-Z])", label)
+    return _("tafel sheet {side}").format(side=found.group(1)) if found else label
+
+
 def render_coloursquare(view: cs.View, cursor: Cursor, seat: int | None, table: Seating) -> RenderableType:
     head = Text()
-    head.append(f"  {view.sheet.label or view.sheet.name}", style="bold")
+    head.append(f"  {sheet_label(view.sheet.label or view.sheet.name)}", style="bold")
     if view.max_rounds:
         head.append("   " + _("round {n} of at most {limit}").format(n=view.round, limit=view.max_rounds))
     else:

@@ -15,7 +15,7 @@
     tafel challenge --bot LEVEL GAME [--per-move 30s] [--seat first|second]
     tafel challenges [accept ID | decline ID --reason later | cancel ID | wait]
     tafel block NAME | unblock NAME | mute NAME | unmute NAME | blocked
-    tafel report NAME --reason abuse [--game ID] [--details TEXT]
+    tafel report NAME --reason abuse [--game ID [--chat]] [--details TEXT]
     tafel standing                       # your warnings and sanctions in force
     tafel friends | follow NAME | unfollow NAME   # whom you follow: playing, online, last seen
     tafel profile NAME                   # ratings with their history, last games, results against you
@@ -227,6 +227,11 @@ def parser() -> argparse.ArgumentParser:
     reasons = enum_names(safety_pb2.ReportReason, "REPORT_REASON_")
     report.add_argument("--reason", required=True, choices=reasons, metavar="REASON", help=", ".join(reasons))
     report.add_argument("--game", default="", metavar="ID", help=_("the game it happened in"))
+    report.add_argument(
+        "--chat",
+        action="store_true",
+        help=_("report their latest chat line in that game (with --game); the moderators see the lines around it"),
+    )
     report.add_argument(
         "--details", default="", metavar="TEXT", help=_("what happened, in your words (1,000 characters)")
     )

@@ -15,10 +15,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from tafel.chat import channel
 from tafel.cli.words import local_time, reason_word, sanction_word, until_text
 from tafel.client import TafelClient
-from tafel.errors import TafelError
+from tafel.errors import NotFound, TafelError
 from tafel.i18n import _, number
+from tafel.play.v1 import social_pb2
 from tafel.requests import report_reason
 
 # Commands that act on the signed-in account: a terminal guest is a new one every run, so its
@@ -70,7 +72,28 @@ async def safety(client: TafelClient, args: argparse.Namespace, console: Console
             names = ", ".join(sorted(p.username for p in players))
             console.print(f"{title:<8} {names or _('nobody')}", highlight=False)
     elif command == "report":
-        report_id = await client.report(args.name, args.reason, game_id=args.game, details=args.details)
+        line = None
+        if args.chat:
+            if not args.game:
+                console.print(_("[red]refused:[/red] --chat needs the game: add --game ID."), highlight=False)
+                return 2
+            line = await _latest_line(client, args.game, args.name)
+            if line is None:
+                console.print(
+                    _("[red]not found:[/red] {name} wrote nothing in that game's chat that you can see.").format(
+                        name=args.name
+                    ),
+                    highlight=False,
+                )
+                return 1
+        report_id = await client.report(
+            args.name,
+            args.reason,
+            game_id=args.game,
+            message_id=line.message_id if line else "",
+            chat_channel=line.channel if line else None,
+            details=args.details,
+        )
         console.print(
             _("Reported {name} for {reason} (report {id}). The moderators will look at it; thank you.").format(
                 name=args.name, reason=reason_word(report_reason(args.reason)), id=report_id
@@ -177,3 +200,17 @@ def confirm(username: str) -> None:
         typed = ""
     if typed.strip() != username:
         raise TafelError("NOT_CONFIRMED", _("not deleted (the name typed did not match; --yes skips the question)"))
+
+
+async def _latest_line(client: TafelClient, game_id: str, username: str) -> social_pb2.ChatMessage | None:
+    """The player's latest line in the game's chat you read: its players' channel if you played,
+    else its spectators' (a channel keeps 500 lines: one page)."""
+    for kind in ("players", "spectators"):
+        try:
+            kept = await client.list_chat(channel(kind, game_id), page_size=500)
+        except NotFound:
+            continue
+        said = [m for m in kept.messages if m.author.username.lower() == username.lower()]
+        if said:
+            return said[-1]
+    return None
