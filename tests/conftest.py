@@ -13,6 +13,7 @@ import kit.grpc_polling  # noqa: F401  (first, as in the servers: gRPC reads its
 
 # isort: split
 import os
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
@@ -29,6 +30,12 @@ from tools.redis_server import RedisProcess, start_redis
 
 # The suite fails when a server logs a background task's failure nobody retrieved.
 pytest_plugins = ["tests.log_watch"]
+
+# The terminal remembers a language chosen with --lang (~/.config/tafel/config.json): the suite
+# must not read the machine's (a `tafel --lang nl` run once would turn every English assertion
+# Dutch), so every test and every process it starts gets a file of its own; the language tests
+# set theirs explicitly.
+os.environ["TAFEL_CONFIG"] = os.path.join(tempfile.mkdtemp(prefix="tafel-test-config-"), "config.json")
 
 
 def pytest_configure(config: pytest.Config) -> None:
