@@ -89,12 +89,14 @@ async def _room_with_a_bot_request(channel: grpc.aio.Channel) -> tuple[Guest, st
     # A bot pool of our own (ordinary API calls), so the request it is handed is the one we read.
     pool = await guest_named(channel, "")
     serve = bots_pb2_grpc.BotServiceStub(channel).ServeBotRequests(
-        bots_pb2.ServeBotRequestsRequest(games=["connect4"]), metadata=pool.md, timeout=30
+        bots_pb2.ServeBotRequestsRequest(games=["connect4"]), metadata=pool.md, timeout=60
     )
     bots = bots_pb2_grpc.BotServiceStub(channel)
     asked = await bots.RequestBot(bots_pb2.RequestBotRequest(room_code=room.code, level=2), metadata=host.md)
-    while True:  # other tests' requests may be queued for connect4 too
-        handed = (await asyncio.wait_for(serve.read(), 10)).request
+    # Other tests' requests may be queued for connect4 too; and a pool another test left serving
+    # for a moment may take ours and never come: its lease (15 s) then puts it back for this pool.
+    while True:
+        handed = (await asyncio.wait_for(serve.read(), 30)).request
         if handed.room_code == room.code:
             break
     serve.cancel()
