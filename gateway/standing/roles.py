@@ -138,7 +138,38 @@ POLICY: dict[str, Access] = {
             "GetStandings": SIGNED_IN,
             "GetRound": SIGNED_IN,
             "WatchTournament": SIGNED_IN,
+            "ListTournamentGames": SIGNED_IN,
+            "ExportTournament": SIGNED_IN,
+            "PauseArenaPlay": SIGNED_IN,
+            "UpdateTournament": SIGNED_IN,
+            "RemovePlayer": SIGNED_IN,
+            "PauseTournament": SIGNED_IN,
+            "ResumeTournament": SIGNED_IN,
+            "StartNextRound": SIGNED_IN,
+            "TerminateTournament": SIGNED_IN,
+            "CorrectResult": SIGNED_IN,
+            "Announce": SIGNED_IN,
+            "ListTournamentAudit": SIGNED_IN,
         },
+    ),
+    **_service(
+        "tafel.play.v1.NotificationService",
+        {
+            "ListNotifications": SIGNED_IN,
+            "MarkNotificationsRead": SIGNED_IN,
+            "ClearNotifications": SIGNED_IN,
+            "GetNotificationSettings": SIGNED_IN,
+            "UpdateNotificationSettings": SIGNED_IN,
+        },
+    ),
+    # The confirmation link and the unsubscribe link work without a session: the token is the proof.
+    **_service(
+        "tafel.play.v1.EmailService",
+        {"SetEmail": SIGNED_IN, "GetEmail": SIGNED_IN, "ConfirmEmail": PUBLIC, "Unsubscribe": PUBLIC},
+    ),
+    **_service(
+        "tafel.play.v1.VacationService",
+        {"StartVacation": SIGNED_IN, "EndVacation": SIGNED_IN, "GetVacation": SIGNED_IN},
     ),
     **_service(
         "tafel.play.v1.SafetyService",
