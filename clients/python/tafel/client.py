@@ -30,6 +30,8 @@ from tafel.play.v1 import (
     bots_pb2_grpc,
     challenges_pb2,
     challenges_pb2_grpc,
+    notices_pb2,
+    notices_pb2_grpc,
     play_pb2,
     play_pb2_grpc,
     safety_pb2,
@@ -48,9 +50,11 @@ from tafel.requests import (
     find_match_request,
     is_after,
     new_request_id,
+    notification_kind,
     offer_kind,
     report_reason,
     seat_preference,
+    set_time_control,
 )
 from tafel.retry import NOT_IDEMPOTENT, RETRYABLE, STREAM_RETRYABLE, Attempts, Backoff, Link, service_config
 
@@ -120,6 +124,9 @@ class TafelClient:
         self.chat = social_pb2_grpc.ChatServiceStub(channel)
         self.friends = social_pb2_grpc.FriendServiceStub(channel)
         self.profiles = social_pb2_grpc.ProfileServiceStub(channel)
+        self.notices = notices_pb2_grpc.NotificationServiceStub(channel)
+        self.email = notices_pb2_grpc.EmailServiceStub(channel)
+        self.vacations = notices_pb2_grpc.VacationServiceStub(channel)
         self.session: play_pb2.Session | None = None
         # Calls a retry could apply twice (tafel/retry.py NOT_IDEMPOTENT): never waited for and resent.
         self._once: set[int] = set()
@@ -357,6 +364,7 @@ class TafelClient:
         options: Message | None = None,
         *,
         per_move_s: float | None = None,
+        days_per_move: int | None = None,
         min_seats: int = 0,
         max_seats: int = 0,
         max_retries: int | None = STREAM_ATTEMPTS,
@@ -368,7 +376,9 @@ class TafelClient:
 
         `max_retries` and `on_connection` as for `watch_with_deadlines` (the search is live again
         when the gateway answers the resent search with its status)."""
-        request = find_match_request(game, options, per_move_s=per_move_s, min_seats=min_seats, max_seats=max_seats)
+        request = find_match_request(
+            game, options, per_move_s=per_move_s, days_per_move=days_per_move, min_seats=min_seats, max_seats=max_seats
+        )
         attempts = Attempts(self._limit(max_retries))
         link = Link(on_connection)
         while True:
@@ -405,12 +415,13 @@ class TafelClient:
         *,
         seats: int = 0,
         per_move_s: float | None = None,
+        days_per_move: int | None = None,
         watchable: bool = False,
     ) -> play_pb2.Room:
-        """`watchable`: strangers may find and watch the room's game (private by default)."""
+        """`watchable`: strangers may find and watch the room's game (private by default).
+        `days_per_move` (1, 2, 3, 5, 7, 10, 14) instead of `per_move_s`: a correspondence game."""
         request = play_pb2.CreateRoomRequest(game=game, options=game_options(options), seats=seats, watchable=watchable)
-        if per_move_s is not None:
-            request.time_control.per_move.CopyFrom(duration(per_move_s))
+        set_time_control(request.time_control, per_move_s, days_per_move)
         return (await self._call(self.lobby.CreateRoom, request)).room  # type: ignore[no-any-return]
 
     async def join_room(self, code: str) -> play_pb2.Room:
@@ -627,6 +638,7 @@ class TafelClient:
         open: bool = False,
         rated: bool = False,
         per_move_s: float | None = None,
+        days_per_move: int | None = None,
         seat: str | int | None = None,
         expires_in_s: float | None = None,
         request_id: str | None = None,
@@ -648,8 +660,7 @@ class TafelClient:
             rated=rated,
             seat_preference=seat_preference(seat),
         )
-        if per_move_s is not None:
-            request.time_control.per_move.CopyFrom(duration(per_move_s))
+        set_time_control(request.time_control, per_move_s, days_per_move)
         if expires_in_s is not None:
             request.expires_in.CopyFrom(duration(expires_in_s))
         return (await self._call(self.challenges.CreateChallenge, request)).challenge  # type: ignore[no-any-return]
@@ -806,6 +817,115 @@ class TafelClient:
             request.challenge_policy = _challenge_policy(challenge_policy)
         return (await self._call(self.profiles.UpdateMySettings, request)).settings  # type: ignore[no-any-return]
 
+    # -- the inbox, e-mail and vacations (issue 39) ---------------------------------------------------
+
+    async def list_notifications(
+        self, *, unread_only: bool = False, page_size: int = 50, page_token: str = ""
+    ) -> notices_pb2.ListNotificationsResponse:
+        """Your notices, newest first (`.notifications`, `.next_page_token`) and `.unread`, the
+        badge. New ones also come live on `event_stream()` (`event.notification`), and reads and
+        clears made on any client as `event.inbox`."""
+        request = notices_pb2.ListNotificationsRequest(
+            unread_only=unread_only, page_size=page_size, page_token=page_token
+        )
+        return await self._call(self.notices.ListNotifications, request)  # type: ignore[no-any-return]
+
+    async def mark_notifications_read(self, *notification_ids: str, all: bool = False) -> int:
+        """Mark the notices named (or `all`) read; returns the unread count left. Safe to repeat;
+        ids no longer kept are ignored."""
+        request = notices_pb2.MarkNotificationsReadRequest(notification_ids=notification_ids, all=all)
+        return int((await self._call(self.notices.MarkNotificationsRead, request)).unread)
+
+    async def clear_notifications(self, *notification_ids: str, all: bool = False) -> int:
+        """Remove the notices named (or `all`); returns the unread count left. Safe to repeat."""
+        request = notices_pb2.ClearNotificationsRequest(notification_ids=notification_ids, all=all)
+        return int((await self._call(self.notices.ClearNotifications, request)).unread)
+
+    async def notification_settings(self) -> notices_pb2.NotificationSettings:
+        """Which notices reach you and how: a preference per kind (inbox, e-mail), quiet hours,
+        your time zone, the daily digest and its hour."""
+        response = await self._call(self.notices.GetNotificationSettings, notices_pb2.GetNotificationSettingsRequest())
+        return response.settings  # type: ignore[no-any-return]
+
+    async def update_notification_settings(
+        self,
+        *,
+        inbox: dict[str, bool] | None = None,
+        email: dict[str, bool] | None = None,
+        quiet_hours: tuple[int, int] | bool | None = None,
+        time_zone: str | None = None,
+        email_digest: bool | None = None,
+        digest_hour: int | None = None,
+    ) -> notices_pb2.NotificationSettings:
+        """Change what is given, keep the rest: `inbox` / `email` map a kind ("your_turn", ...)
+        to on or off; `quiet_hours` (start, end) in minutes after local midnight, or False for
+        none; `time_zone` an IANA name ("" = UTC); `email_digest` and its local `digest_hour`.
+        The server checks the values (BAD_NOTICE_SETTINGS and the like)."""
+        settings = notices_pb2.NotificationSettings()
+        settings.CopyFrom(await self.notification_settings())
+        by_kind = {preference.kind: preference for preference in settings.preferences}
+        for channel, changes in (("inbox", inbox), ("email", email)):
+            for name, on in (changes or {}).items():
+                kind = notification_kind(name)
+                preference = by_kind.get(kind)
+                if preference is None:
+                    preference = by_kind[kind] = settings.preferences.add(kind=kind)
+                setattr(preference, channel, on)
+        if quiet_hours is not None:
+            if isinstance(quiet_hours, bool):
+                settings.quiet_hours.enabled = quiet_hours
+            else:
+                settings.quiet_hours.enabled = True
+                settings.quiet_hours.start_minute, settings.quiet_hours.end_minute = quiet_hours
+        if time_zone is not None:
+            settings.time_zone = time_zone
+        if email_digest is not None:
+            settings.email_digest = email_digest
+        if digest_hour is not None:
+            settings.digest_hour = digest_hour
+        request = notices_pb2.UpdateNotificationSettingsRequest(settings=settings)
+        return (await self._call(self.notices.UpdateNotificationSettings, request)).settings  # type: ignore[no-any-return]
+
+    async def get_email(self) -> notices_pb2.EmailAddress:
+        """Your address, whether it is confirmed, and a changed one waiting for its confirmation."""
+        return (await self._call(self.email.GetEmail, notices_pb2.GetEmailRequest())).email  # type: ignore[no-any-return]
+
+    async def set_email(self, address: str, *, language: str = "") -> notices_pb2.EmailAddress:
+        """Set or change your address ("" removes it): a confirmation link is mailed to it, in
+        `language` ("en", "nl", "de"). Setting it again sends the link again (at most 3 an hour:
+        EMAIL_TOO_FAST). Accounts only."""
+        request = notices_pb2.SetEmailRequest(address=address, language=language)
+        return (await self._call(self.email.SetEmail, request)).email  # type: ignore[no-any-return]
+
+    async def confirm_email(self, token: str) -> notices_pb2.ConfirmEmailResponse:
+        """Confirm an address with the token from the mailed link (no session needed); safe to
+        repeat. The answer names the account (`.username`) and the address (`.email`)."""
+        request = notices_pb2.ConfirmEmailRequest(token=token)
+        return await self._call(self.email.ConfirmEmail, request)  # type: ignore[no-any-return]
+
+    async def unsubscribe(self, token: str) -> str:
+        """Stop the mails of one kind with the token from a mail's link; returns what stopped
+        ("digest" or "immediate")."""
+        request = notices_pb2.UnsubscribeRequest(token=token)
+        return str((await self._call(self.email.Unsubscribe, request)).stopped)
+
+    async def vacation(self) -> notices_pb2.Vacation:
+        """Whether you are on vacation, since and until when, and this year's allowance left."""
+        return (await self._call(self.vacations.GetVacation, notices_pb2.GetVacationRequest())).vacation  # type: ignore[no-any-return]
+
+    async def start_vacation(self, hours: float | None = None) -> notices_pb2.Vacation:
+        """Go on vacation now, for `hours` (whole hours) or until ended or the year's allowance
+        is used up: the clocks of your games of a day or more a move stand still. Safe to repeat
+        while away. Accounts only."""
+        request = notices_pb2.StartVacationRequest()
+        if hours is not None:
+            request.duration.CopyFrom(duration(round(hours) * 3600))
+        return (await self._call(self.vacations.StartVacation, request)).vacation  # type: ignore[no-any-return]
+
+    async def end_vacation(self) -> notices_pb2.Vacation:
+        """Come back: your clocks run again from where they stood. Safe to repeat."""
+        return (await self._call(self.vacations.EndVacation, notices_pb2.EndVacationRequest())).vacation  # type: ignore[no-any-return]
+
     # -- ratings and tournaments --------------------------------------------------------------------
 
     async def leaderboard(
@@ -829,8 +949,11 @@ class TafelClient:
         request = tournaments_pb2.GetTournamentRequest(tournament_id=tournament_id)
         return (await self._call(self.tournaments.GetTournament, request)).tournament  # type: ignore[no-any-return]
 
-    async def join_tournament(self, tournament_id: str) -> tournaments_pb2.Tournament:
-        request = tournaments_pb2.JoinTournamentRequest(tournament_id=tournament_id)
+    async def join_tournament(self, tournament_id: str, *, invitation_code: str = "") -> tournaments_pb2.Tournament:
+        """Refusals in words: REGISTRATION_NOT_OPEN (metadata "opens_at"), NOT_REGISTERING,
+        RATING_TOO_LOW ("min_rating"), TOO_FEW_RATED_GAMES ("min_rated_games"), BAD_INVITATION_CODE,
+        BANNED_FROM_TOURNAMENT, TOURNAMENT_FULL."""
+        request = tournaments_pb2.JoinTournamentRequest(tournament_id=tournament_id, invitation_code=invitation_code)
         return (await self._call(self.tournaments.JoinTournament, request)).tournament  # type: ignore[no-any-return]
 
     async def leave_tournament(self, tournament_id: str) -> None:
@@ -845,6 +968,140 @@ class TafelClient:
     async def standings(self, tournament_id: str) -> tournaments_pb2.GetStandingsResponse:
         request = tournaments_pb2.GetStandingsRequest(tournament_id=tournament_id)
         return await self._call(self.tournaments.GetStandings, request)  # type: ignore[no-any-return]
+
+    async def tournament_round(self, tournament_id: str, round_number: int = 0) -> tournaments_pb2.TournamentRound:
+        """One round's pairings and results (0 = the current round)."""
+        request = tournaments_pb2.GetRoundRequest(tournament_id=tournament_id, round=round_number)
+        return (await self._call(self.tournaments.GetRound, request)).round  # type: ignore[no-any-return]
+
+    async def tournament_games(
+        self, tournament_id: str, *, round_number: int = 0, player_id: str = "", page_size: int = 100
+    ) -> list[tournaments_pb2.TournamentGame]:
+        """Every game of the tournament (or of one round, or one player's), all pages read."""
+        games: list[tournaments_pb2.TournamentGame] = []
+        token = ""
+        while True:
+            request = tournaments_pb2.ListTournamentGamesRequest(
+                tournament_id=tournament_id,
+                round=round_number,
+                player_id=player_id,
+                page_size=page_size,
+                page_token=token,
+            )
+            answer = await self._call(self.tournaments.ListTournamentGames, request)
+            games.extend(answer.games)
+            token = answer.next_page_token
+            if not token:
+                return games
+
+    async def export_tournament(
+        self, tournament_id: str, *, format: str = "csv", parts: Sequence[str] = ()
+    ) -> dict[str, bytes]:
+        """Standings, pairings and every game's record (`parts`: "standings", "pairings", "games";
+        none = all three) as CSV or JSON: {file name: the whole file}, assembled from the streamed
+        chunks. A dropped stream is asked again from the start (the export reads the same)."""
+        formats = {"csv": tournaments_pb2.EXPORT_FORMAT_CSV, "json": tournaments_pb2.EXPORT_FORMAT_JSON}
+        part_names = {
+            "standings": tournaments_pb2.EXPORT_PART_STANDINGS,
+            "pairings": tournaments_pb2.EXPORT_PART_PAIRINGS,
+            "games": tournaments_pb2.EXPORT_PART_GAMES,
+        }
+        if format not in formats or any(p not in part_names for p in parts):
+            raise TafelError("BAD_EXPORT", "choose csv or json, and parts among standings, pairings, games")
+        request = tournaments_pb2.ExportTournamentRequest(
+            tournament_id=tournament_id, format=formats[format], parts=[part_names[p] for p in parts]
+        )
+        attempts = Attempts(self._limit(STREAM_ATTEMPTS))
+        while True:
+            files: dict[str, bytearray] = {}
+            call = self.tournaments.ExportTournament(request, metadata=self.metadata())
+            try:
+                async for chunk in call:
+                    files.setdefault(chunk.file_name, bytearray()).extend(chunk.data)
+                self._reached = True
+                return {name: bytes(data) for name, data in files.items()}
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in RETRYABLE or attempts.exhausted:
+                    raise from_rpc_error(error) from None
+            finally:
+                call.cancel()
+            await attempts.failed()
+
+    async def pause_arena_play(self, tournament_id: str, paused: bool = True) -> tournaments_pb2.Tournament:
+        """An arena's player steps away (not paired again) or comes back (`paused=False`)."""
+        request = tournaments_pb2.PauseArenaPlayRequest(tournament_id=tournament_id, paused=paused)
+        return (await self._call(self.tournaments.PauseArenaPlay, request)).tournament  # type: ignore[no-any-return]
+
+    # -- directing a tournament (its organiser, or an organiser or admin role) ----------------------
+
+    async def update_tournament(self, tournament_id: str, **fields: Any) -> tournaments_pb2.Tournament:
+        """Change the fields given (CreateTournamentRequest names: name, capacity, rounds,
+        starts_at, registration_opens_at, entry, invitation_code, late_join_until_round,
+        round_start_times, manual_rounds, ...); the update mask is the names given, so a field
+        given its zero value is cleared."""
+        if not fields:
+            raise TafelError("BAD_UPDATE_MASK", "name at least one field to change")
+        settings = tournaments_pb2.CreateTournamentRequest(**fields)
+        request = tournaments_pb2.UpdateTournamentRequest(tournament_id=tournament_id, settings=settings)
+        request.update_mask.paths.extend(fields)
+        return (await self._call(self.tournaments.UpdateTournament, request)).tournament  # type: ignore[no-any-return]
+
+    async def remove_player(
+        self, tournament_id: str, player_id: str, *, ban: bool = False, reason: str = ""
+    ) -> tournaments_pb2.Tournament:
+        """Withdraw a player (before the start: unregister them); `ban`: never to join again."""
+        request = tournaments_pb2.RemovePlayerRequest(
+            tournament_id=tournament_id, player_id=player_id, ban=ban, reason=reason
+        )
+        return (await self._call(self.tournaments.RemovePlayer, request)).tournament  # type: ignore[no-any-return]
+
+    async def pause_tournament(self, tournament_id: str) -> tournaments_pb2.Tournament:
+        request = tournaments_pb2.PauseTournamentRequest(tournament_id=tournament_id)
+        return (await self._call(self.tournaments.PauseTournament, request)).tournament  # type: ignore[no-any-return]
+
+    async def resume_tournament(self, tournament_id: str) -> tournaments_pb2.Tournament:
+        request = tournaments_pb2.ResumeTournamentRequest(tournament_id=tournament_id)
+        return (await self._call(self.tournaments.ResumeTournament, request)).tournament  # type: ignore[no-any-return]
+
+    async def start_next_round(self, tournament_id: str) -> tournaments_pb2.StartNextRoundResponse:
+        """Not resent (a second try could start the round after): ROUND_IN_PROGRESS while the
+        current round's games are played, NO_NEXT_ROUND after the last."""
+        request = tournaments_pb2.StartNextRoundRequest(tournament_id=tournament_id)
+        return await self._call(self.tournaments.StartNextRound, request)  # type: ignore[no-any-return]
+
+    async def terminate_tournament(self, tournament_id: str, reason: str = "") -> tournaments_pb2.Tournament:
+        request = tournaments_pb2.TerminateTournamentRequest(tournament_id=tournament_id, reason=reason)
+        return (await self._call(self.tournaments.TerminateTournament, request)).tournament  # type: ignore[no-any-return]
+
+    async def correct_result(
+        self,
+        tournament_id: str,
+        *,
+        round_number: int,
+        board: int,
+        ranks: Sequence[int],
+        reason: str,
+        decider: int = 0,
+    ) -> tournaments_pb2.CorrectResultResponse:
+        """Decide a game by hand: `ranks` per seat (1 = best; a two-player draw is [1, 1]);
+        the arena's games are round 0. Safe to repeat (the same ranks change nothing)."""
+        request = tournaments_pb2.CorrectResultRequest(
+            tournament_id=tournament_id, round=round_number, board=board, decider=decider, ranks=ranks, reason=reason
+        )
+        return await self._call(self.tournaments.CorrectResult, request)  # type: ignore[no-any-return]
+
+    async def announce(self, tournament_id: str, text: str, *, request_id: str = "") -> int:
+        """A message to every participant; the number it went to. A retry reuses the request id,
+        so it is sent once. ANNOUNCEMENTS_TOO_FAST: wait the metadata "retry_after_ms"."""
+        request = tournaments_pb2.AnnounceRequest(
+            tournament_id=tournament_id, text=text, request_id=request_id or new_request_id()
+        )
+        return int((await self._call(self.tournaments.Announce, request)).recipients)
+
+    async def tournament_audit(self, tournament_id: str) -> list[tournaments_pb2.TournamentAuditEntry]:
+        """The directors' actions on this tournament, oldest first (directors only)."""
+        request = tournaments_pb2.ListTournamentAuditRequest(tournament_id=tournament_id)
+        return list((await self._call(self.tournaments.ListTournamentAudit, request)).entries)
 
     async def watch_tournament(
         self,

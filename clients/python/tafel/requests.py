@@ -16,7 +16,7 @@ from google.protobuf.duration_pb2 import Duration
 from google.protobuf.message import Message
 
 from tafel.messages import game_options
-from tafel.play.v1 import challenges_pb2, play_pb2, safety_pb2, social_pb2
+from tafel.play.v1 import challenges_pb2, notices_pb2, play_pb2, safety_pb2, social_pb2
 
 # Request ids: a random prefix per process and a counter. Unique without a system call per id
 # (uuid4 reads the OS's random source each time: a visible share of a fast bot's CPU).
@@ -42,11 +42,27 @@ def duration(seconds: float) -> Duration:
     return value
 
 
+# Correspondence controls the platform offers (TimeControl.days_per_move).
+DAYS_PER_MOVE = (1, 2, 3, 5, 7, 10, 14)
+
+
+def set_time_control(
+    control: play_pb2.TimeControl, per_move_s: float | None = None, days_per_move: int | None = None
+) -> None:
+    """Fill a request's time control: seconds a move, or days a move (correspondence). Both given
+    is the server's BAD_TIME_CONTROL to say, not the SDK's."""
+    if per_move_s is not None:
+        control.per_move.CopyFrom(duration(per_move_s))
+    if days_per_move is not None:
+        control.days_per_move = days_per_move
+
+
 def find_match_request(
     game: str,
     options: Message | None = None,
     *,
     per_move_s: float | None = None,
+    days_per_move: int | None = None,
     min_seats: int = 0,
     max_seats: int = 0,
 ) -> play_pb2.FindMatchRequest:
@@ -59,8 +75,7 @@ def find_match_request(
         max_seats=max_seats,
         request_id=new_request_id(),
     )
-    if per_move_s is not None:
-        request.time_control.per_move.CopyFrom(duration(per_move_s))
+    set_time_control(request.time_control, per_move_s, days_per_move)
     return request
 
 
@@ -161,4 +176,14 @@ def challenge_policy(value: str | int) -> social_pb2.ChallengePolicy.ValueType:
     return cast(
         social_pb2.ChallengePolicy.ValueType,
         _enum_by_name(social_pb2.ChallengePolicy, "CHALLENGE_POLICY_", value, "challenge policy"),
+    )
+
+
+def notification_kind(value: str | int) -> notices_pb2.NotificationKind.ValueType:
+    """ "your_turn", "time_running_out", "opponent_moved", "game_over", "challenge_received",
+    "round_started", "round_starting_soon", "announcement", "opponent_on_vacation",
+    "result_corrected" ("your-turn", "your turn" too), or a NotificationKind."""
+    return cast(
+        notices_pb2.NotificationKind.ValueType,
+        _enum_by_name(notices_pb2.NotificationKind, "NOTIFICATION_KIND_", value, "notice kind"),
     )

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import grpc
 
 from tafel.admin.v1 import admin_pb2
-from tafel.play.v1 import bots_pb2, challenges_pb2, play_pb2, safety_pb2, social_pb2, tournaments_pb2
+from tafel.play.v1 import bots_pb2, challenges_pb2, notices_pb2, play_pb2, safety_pb2, social_pb2, tournaments_pb2
 
 # CANCELLED as an RPC error is the server's doing (a gateway whose stop grace ran out): this side's
 # own cancellations surface as asyncio's, never as a status.
@@ -54,6 +54,8 @@ NOT_IDEMPOTENT = frozenset(
         "RequestBot",
         "ChangePassword",
         "DeleteAccount",
+        # Each try mails a confirmation link (3 an hour): a resend could use one up or be refused.
+        "SetEmail",
         # tafel.admin.v1: none carries a request id; its reads are retried.
         "ResolveReport",
         "WarnPlayer",
@@ -128,7 +130,7 @@ class Link:
 def retried_methods() -> list[dict[str, str]]:
     """Every unary method of the public and staff APIs that is safe to repeat, as service-config names."""
     names = []
-    for module in (play_pb2, tournaments_pb2, bots_pb2, safety_pb2, challenges_pb2, social_pb2, admin_pb2):
+    for module in (play_pb2, tournaments_pb2, bots_pb2, safety_pb2, challenges_pb2, social_pb2, notices_pb2, admin_pb2):
         for service in module.DESCRIPTOR.services_by_name.values():
             for method in service.methods:
                 if method.client_streaming or method.server_streaming or method.name in NOT_IDEMPOTENT:
