@@ -130,7 +130,7 @@ class TafelClient:
         self.session: play_pb2.Session | None = None
         # Calls a retry could apply twice (tafel/retry.py NOT_IDEMPOTENT): never waited for and resent.
         self._once: set[int] = set()
-        self.never_resend(self.accounts, self.lobby, self.bots, self.games)
+        self.never_resend(self.accounts, self.lobby, self.bots, self.games, self.tournaments)
         self._reached = False  # some call was answered: a gateway existed, so UNAVAILABLE is a gap
         # A program left running (a bot, the bot pool) outlasts a platform restart of minutes: its
         # resuming streams never give up (their backoff stays capped) and a unary call waits up
@@ -1070,8 +1070,18 @@ class TafelClient:
         return await self._call(self.tournaments.StartNextRound, request)  # type: ignore[no-any-return]
 
     async def terminate_tournament(self, tournament_id: str, reason: str = "") -> tournaments_pb2.Tournament:
+        """End it now with final standings. A retry whose first try did its work is refused
+        NOT_RUNNING: the tournament, terminated, is the answer the first try would have given."""
         request = tournaments_pb2.TerminateTournamentRequest(tournament_id=tournament_id, reason=reason)
-        return (await self._call(self.tournaments.TerminateTournament, request)).tournament  # type: ignore[no-any-return]
+        try:
+            return (await self._call(self.tournaments.TerminateTournament, request)).tournament  # type: ignore[no-any-return]
+        except TafelError as error:
+            if error.reason != "NOT_RUNNING":
+                raise
+            tournament = await self.get_tournament(tournament_id)
+            if not tournament.terminated:
+                raise
+            return tournament
 
     async def correct_result(
         self,

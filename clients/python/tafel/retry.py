@@ -20,6 +20,11 @@ have (TafelClient.decline_challenge, cancel_challenge, abort_game).
 Chat, following, profiles (social.proto): SendChatMessage carries a request id (resent, it is
 answered with the first message); Follow, Unfollow and UpdateMySettings set a state; the rest read.
 
+Tournaments: directors' calls set a state (RemovePlayer, Pause/Resume, UpdateTournament,
+CorrectResult to the same ranks) or carry a request id (Announce); StartNextRound is not resent,
+and a resent TerminateTournament whose first try did its work is answered with the tournament
+(TafelClient.terminate_tournament).
+
 Long-lived streams (watches, matchmaking, the play stream, the bot pool) resume themselves from
 where they were; between attempts they wait `Attempts.failed()`: exponential backoff with a cap
 and jitter, and a limit on consecutive failures.
@@ -63,6 +68,8 @@ NOT_IDEMPOTENT = frozenset(
         "LiftSanction",
         "RenameAccount",
         "SetRole",
+        # A second try could start the round after the one the first started.
+        "StartNextRound",
     }
 )
 UNARY_ATTEMPTS = 4  # the first try and three retries
