@@ -73,6 +73,17 @@ import {
   type Profile,
 } from "./gen/tafel/play/v1/social_pb.js";
 import {
+  EmailService,
+  NotificationKind,
+  NotificationService,
+  VacationService,
+  type ConfirmEmailResponse,
+  type EmailAddress,
+  type ListNotificationsResponse,
+  type NotificationSettings,
+  type Vacation,
+} from "./gen/tafel/play/v1/notices_pb.js";
+import {
   RatingService,
   TournamentService,
   CreateTournamentRequestSchema,
@@ -95,10 +106,15 @@ export interface ClientOptions {
   retries?: number;
 }
 
+/** Correspondence controls the platform offers (TimeControl.daysPerMove). */
+export const DAYS_PER_MOVE: readonly number[] = [1, 2, 3, 5, 7, 10, 14];
+
 export interface MatchOptions {
   options?: GameOptions;
   /** Time per move in seconds (default: the server's, 60 s). */
   perMoveS?: number;
+  /** Correspondence instead: 1, 2, 3, 5, 7, 10 or 14 days a move (a pool of its own). */
+  daysPerMove?: number;
   minSeats?: number;
   maxSeats?: number;
   signal?: AbortSignal;
@@ -109,6 +125,8 @@ export interface RoomOptions {
   /** Table size; 0 = the game's maximum. The room starts by itself when full. */
   seats?: number;
   perMoveS?: number;
+  /** Correspondence instead: 1, 2, 3, 5, 7, 10 or 14 days a move. */
+  daysPerMove?: number;
   /** List the room's game among live games, open to spectators (default: private). */
   watchable?: boolean;
 }
@@ -196,6 +214,8 @@ export interface ChallengeOptions {
   options?: GameOptions;
   /** Time per move in seconds (default: the server's, 60 s). */
   perMoveS?: number;
+  /** Correspondence instead: 1, 2, 3, 5, 7, 10 or 14 days a move. */
+  daysPerMove?: number;
   /** Guests play casual games only (RATED_NEEDS_ACCOUNT). */
   rated?: boolean;
   /** The seat the challenger wants (two-player games: first moves first); default drawn. */
@@ -223,8 +243,29 @@ export interface MoveOptions {
   seat?: number;
 }
 
-function timeControl(perMoveS: number | undefined): { perMove: ReturnType<typeof durationFromMs> } | undefined {
-  return perMoveS === undefined ? undefined : { perMove: durationFromMs(Math.round(perMoveS * 1000)) };
+/** Changes to the notice settings (NotificationService); what is left out stays. */
+export interface NoticeSettingsChange {
+  /** Per kind: kept in the inbox (off: not kept at all) / also e-mailed. */
+  inbox?: Partial<Record<NotificationKind, boolean>>;
+  email?: Partial<Record<NotificationKind, boolean>>;
+  /** Minutes after local midnight (may wrap past it), or null for none. */
+  quietHours?: { startMinute: number; endMinute: number } | null;
+  /** IANA name, e.g. "Europe/Amsterdam" ("" = UTC). */
+  timeZone?: string;
+  emailDigest?: boolean;
+  /** Local hour (0-23) the digest goes out. */
+  digestHour?: number;
+}
+
+function timeControl(
+  perMoveS: number | undefined,
+  daysPerMove?: number,
+): { perMove?: ReturnType<typeof durationFromMs>; daysPerMove?: number } | undefined {
+  if (perMoveS === undefined && daysPerMove === undefined) return undefined;
+  return {
+    perMove: perMoveS === undefined ? undefined : durationFromMs(Math.round(perMoveS * 1000)),
+    daysPerMove,
+  };
 }
 
 /** A connection to tafel's gateway (or its web edge) over the given transport. */
@@ -241,6 +282,9 @@ export class TafelClient {
   readonly chat: Client<typeof ChatService>;
   readonly friends: Client<typeof FriendService>;
   readonly profiles: Client<typeof ProfileService>;
+  readonly notices: Client<typeof NotificationService>;
+  readonly email: Client<typeof EmailService>;
+  readonly vacations: Client<typeof VacationService>;
   /** The staff's API (tafel.admin.v1): refused with ROLE_REQUIRED without the role. */
   readonly moderation: Client<typeof ModerationService>;
   readonly admin: Client<typeof AdminService>;
@@ -262,6 +306,9 @@ export class TafelClient {
     this.chat = createClient(ChatService, transport);
     this.friends = createClient(FriendService, transport);
     this.profiles = createClient(ProfileService, transport);
+    this.notices = createClient(NotificationService, transport);
+    this.email = createClient(EmailService, transport);
+    this.vacations = createClient(VacationService, transport);
     this.moderation = createClient(ModerationService, transport);
     this.admin = createClient(AdminService, transport);
     this.timeoutMs = timeoutMs;
@@ -450,7 +497,7 @@ export class TafelClient {
     const request = create(FindMatchRequestSchema, {
       game,
       options: opts.options,
-      timeControl: timeControl(opts.perMoveS),
+      timeControl: timeControl(opts.perMoveS, opts.daysPerMove),
       minSeats: opts.minSeats ?? 0,
       maxSeats: opts.maxSeats ?? 0,
       requestId: this.requestIds.next(),
@@ -484,7 +531,7 @@ export class TafelClient {
       game,
       options: opts.options,
       seats: opts.seats ?? 0,
-      timeControl: timeControl(opts.perMoveS),
+      timeControl: timeControl(opts.perMoveS, opts.daysPerMove),
       watchable: opts.watchable ?? false,
     };
     // Not retried: a lost answer would leave a second, empty room behind.
@@ -764,6 +811,95 @@ export class TafelClient {
     return required((await this.call((o) => this.profiles.updateMySettings(request, o))).settings, "settings");
   }
 
+  // -- the inbox, e-mail and vacations (issue 39) --------------------------------------------
+
+  /** Your notices, newest first, and `unread` (the badge). New ones also come on `accountEvents`
+   * (event.kind.case "notification"), and reads and clears from any client as "inbox". */
+  async listNotifications(opts: { unreadOnly?: boolean; pageSize?: number; pageToken?: string } = {}): Promise<ListNotificationsResponse> {
+    const request = { unreadOnly: opts.unreadOnly ?? false, pageSize: opts.pageSize ?? 50, pageToken: opts.pageToken ?? "" };
+    return await this.call((o) => this.notices.listNotifications(request, o));
+  }
+
+  /** Mark the notices named read (or every one with `all`); returns the unread count left. */
+  async markNotificationsRead(ids: string[], opts: { all?: boolean } = {}): Promise<number> {
+    return (await this.call((o) => this.notices.markNotificationsRead({ notificationIds: ids, all: opts.all ?? false }, o))).unread;
+  }
+
+  /** Remove the notices named (or every one with `all`); returns the unread count left. */
+  async clearNotifications(ids: string[], opts: { all?: boolean } = {}): Promise<number> {
+    return (await this.call((o) => this.notices.clearNotifications({ notificationIds: ids, all: opts.all ?? false }, o))).unread;
+  }
+
+  /** Which notices reach you and how (every kind listed, with its defaults until changed). */
+  async notificationSettings(): Promise<NotificationSettings> {
+    return required((await this.call((o) => this.notices.getNotificationSettings({}, o))).settings, "settings");
+  }
+
+  /** Change what is given; the rest stays as the server has it. */
+  async updateNotificationSettings(change: NoticeSettingsChange): Promise<NotificationSettings> {
+    const settings = await this.notificationSettings();
+    for (const [channel, changes] of [["inbox", change.inbox], ["email", change.email]] as const) {
+      for (const [kind, on] of Object.entries(changes ?? {})) {
+        if (on === undefined) continue;
+        let preference = settings.preferences.find((p) => p.kind === Number(kind));
+        if (preference === undefined) {
+          preference = { $typeName: "tafel.play.v1.NoticePreference", kind: Number(kind) as NotificationKind, inbox: true, email: false };
+          settings.preferences.push(preference);
+        }
+        preference[channel] = on;
+      }
+    }
+    if (change.quietHours !== undefined) {
+      settings.quietHours = {
+        $typeName: "tafel.play.v1.QuietHours",
+        enabled: change.quietHours !== null,
+        startMinute: change.quietHours?.startMinute ?? settings.quietHours?.startMinute ?? 0,
+        endMinute: change.quietHours?.endMinute ?? settings.quietHours?.endMinute ?? 0,
+      };
+    }
+    if (change.timeZone !== undefined) settings.timeZone = change.timeZone;
+    if (change.emailDigest !== undefined) settings.emailDigest = change.emailDigest;
+    if (change.digestHour !== undefined) settings.digestHour = change.digestHour;
+    return required((await this.call((o) => this.notices.updateNotificationSettings({ settings }, o))).settings, "settings");
+  }
+
+  /** Your address, whether it is confirmed, and a changed one waiting for its confirmation. */
+  async getEmail(): Promise<EmailAddress> {
+    return required((await this.call((o) => this.email.getEmail({}, o))).email, "email");
+  }
+
+  /** Set or change your address ("" removes it): a confirmation link is mailed to it in
+   * `language`. Not retried by itself: each try mails a link (3 an hour, EMAIL_TOO_FAST). */
+  async setEmail(address: string, language = ""): Promise<EmailAddress> {
+    return required((await this.call((o) => this.email.setEmail({ address, language }, o), 0)).email, "email");
+  }
+
+  /** Confirm an address with the token from the mailed link (no session needed; safe to repeat). */
+  async confirmEmail(token: string): Promise<ConfirmEmailResponse> {
+    return await this.call((o) => this.email.confirmEmail({ token }, o));
+  }
+
+  /** One click from a mail: stop that mail's kind; returns "digest" or "immediate". */
+  async unsubscribe(token: string): Promise<string> {
+    return (await this.call((o) => this.email.unsubscribe({ token }, o))).stopped;
+  }
+
+  /** Whether you are on vacation, until when, and this year's allowance left. */
+  async getVacation(): Promise<Vacation> {
+    return required((await this.call((o) => this.vacations.getVacation({}, o))).vacation, "vacation");
+  }
+
+  /** Go on vacation now, for `hours` (whole hours) or until ended / the allowance is used up. */
+  async startVacation(hours?: number): Promise<Vacation> {
+    const request = hours === undefined ? {} : { duration: durationFromMs(Math.round(hours) * 3_600_000) };
+    return required((await this.call((o) => this.vacations.startVacation(request, o))).vacation, "vacation");
+  }
+
+  /** Come back: your clocks run again from where they stood. */
+  async endVacation(): Promise<Vacation> {
+    return required((await this.call((o) => this.vacations.endVacation({}, o))).vacation, "vacation");
+  }
+
   // -- the account's event stream, challenges, offers (issue 36) ------------------------------
 
   /** The caller's events (challenges in and out, games starting, offers in their games), live,
@@ -825,7 +961,7 @@ export class TafelClient {
       ...whom,
       game,
       options: opts.options,
-      timeControl: timeControl(opts.perMoveS),
+      timeControl: timeControl(opts.perMoveS, opts.daysPerMove),
       rated: opts.rated ?? false,
       seatPreference: opts.seat === "first" ? SeatPreference.FIRST : opts.seat === "second" ? SeatPreference.SECOND : SeatPreference.UNSPECIFIED,
       expiresIn: opts.expiresInS === undefined ? undefined : durationFromMs(Math.round(opts.expiresInS * 1000)),

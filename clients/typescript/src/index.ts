@@ -1,6 +1,6 @@
 // @tafel/sdk: the browser-safe core (no Node-only imports here; native gRPC is in ./node.js).
 
-export { TafelClient } from "./client.js";
+export { DAYS_PER_MOVE, TafelClient } from "./client.js";
 export type {
   ChallengeOptions,
   ChatChannelRef,
@@ -9,6 +9,7 @@ export type {
   EventStreamOptions,
   MatchOptions,
   MoveOptions,
+  NoticeSettingsChange,
   RematchOptions,
   ReportOptions,
   RoomOptions,
@@ -32,6 +33,7 @@ export * as challenges from "./gen/tafel/play/v1/challenges_pb.js";
 export * as coloursquare from "./gen/tafel/coloursquare/v1/coloursquare_pb.js";
 export * as connect4 from "./gen/tafel/connect4/v1/connect4_pb.js";
 export * as games from "./gen/tafel/games/v1/games_pb.js";
+export * as notices from "./gen/tafel/play/v1/notices_pb.js";
 export * as play from "./gen/tafel/play/v1/play_pb.js";
 export * as plus4 from "./gen/tafel/plus4/v1/plus4_pb.js";
 export * as safety from "./gen/tafel/play/v1/safety_pb.js";
