@@ -87,10 +87,17 @@ import {
   RatingService,
   TournamentService,
   CreateTournamentRequestSchema,
+  ExportFormat,
+  ExportPart,
+  type CorrectResultResponse,
   type GetLeaderboardResponse,
   type GetStandingsResponse,
+  type StartNextRoundResponse,
   type Tournament,
+  type TournamentAuditEntry,
   type TournamentEvent,
+  type TournamentGame,
+  type TournamentRound,
 } from "./gen/tafel/play/v1/tournaments_pb.js";
 import { PlayStream, type PlayStreamOptions } from "./play-stream.js";
 import { RequestIds } from "./request-ids.js";
@@ -129,6 +136,23 @@ export interface RoomOptions {
   daysPerMove?: number;
   /** List the room's game among live games, open to spectators (default: private). */
   watchable?: boolean;
+}
+
+/** CreateTournamentRequest's fields (without the request id), for creating and editing. */
+export type TournamentSettings = Omit<MessageInitShape<typeof CreateTournamentRequestSchema>, "requestId" | "$typeName">;
+
+/** One file of a tournament's export, assembled from its streamed chunks. */
+export interface ExportedFile {
+  /** E.g. "t0123456789abcdef-standings.csv". */
+  name: string;
+  /** "text/csv; charset=utf-8" or "application/json". */
+  contentType: string;
+  data: Uint8Array;
+}
+
+/** CreateTournamentRequest's field names (the update mask's paths) for settings keys. */
+function maskPath(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
 export interface WatchOptions {
@@ -687,8 +711,121 @@ export class TafelClient {
     return required((await this.call((o) => this.tournaments.getTournament({ tournamentId }, o))).tournament, "tournament");
   }
 
-  async joinTournament(tournamentId: string): Promise<Tournament> {
-    return required((await this.call((o) => this.tournaments.joinTournament({ tournamentId }, o))).tournament, "tournament");
+  /** Refusals: REGISTRATION_NOT_OPEN (metadata opens_at), NOT_REGISTERING, RATING_TOO_LOW
+   * (min_rating), TOO_FEW_RATED_GAMES (min_rated_games), BAD_INVITATION_CODE, BANNED_FROM_TOURNAMENT,
+   * TOURNAMENT_FULL. */
+  async joinTournament(tournamentId: string, invitationCode = ""): Promise<Tournament> {
+    return required((await this.call((o) => this.tournaments.joinTournament({ tournamentId, invitationCode }, o))).tournament, "tournament");
+  }
+
+  /** One round's pairings and results (0 = the current round). */
+  async tournamentRound(tournamentId: string, round = 0): Promise<TournamentRound> {
+    return required((await this.call((o) => this.tournaments.getRound({ tournamentId, round }, o))).round, "round");
+  }
+
+  /** Every game of the tournament (or of one round, or one player's), all pages read. */
+  async tournamentGames(tournamentId: string, opts: { round?: number; playerId?: string; pageSize?: number } = {}): Promise<TournamentGame[]> {
+    const games: TournamentGame[] = [];
+    let pageToken = "";
+    do {
+      const page = await this.call((o) => this.tournaments.listTournamentGames({ tournamentId, round: opts.round ?? 0, playerId: opts.playerId ?? "", pageSize: opts.pageSize ?? 100, pageToken }, o));
+      games.push(...page.games);
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+    return games;
+  }
+
+  /** Standings, pairings and every game's record (`parts`; none = all three) as CSV or JSON, each
+   * file assembled from the streamed chunks. A dropped stream is asked again from the start. */
+  async exportTournament(tournamentId: string, format: "csv" | "json", parts: ("standings" | "pairings" | "games")[] = []): Promise<ExportedFile[]> {
+    const partEnum = { standings: ExportPart.STANDINGS, pairings: ExportPart.PAIRINGS, games: ExportPart.GAMES };
+    const request = { tournamentId, format: format === "csv" ? ExportFormat.CSV : ExportFormat.JSON, parts: parts.map((p) => partEnum[p]) };
+    return this.call(async (o) => {
+      const files: { name: string; contentType: string; chunks: Uint8Array[] }[] = [];
+      for await (const chunk of this.tournaments.exportTournament(request, o)) {
+        let file = files.at(-1);
+        if (file === undefined || file.name !== chunk.fileName) {
+          file = { name: chunk.fileName, contentType: chunk.contentType, chunks: [] };
+          files.push(file);
+        }
+        file.chunks.push(chunk.data);
+      }
+      return files.map((f) => {
+        const data = new Uint8Array(f.chunks.reduce((n, c) => n + c.length, 0));
+        let at = 0;
+        for (const c of f.chunks) {
+          data.set(c, at);
+          at += c.length;
+        }
+        return { name: f.name, contentType: f.contentType, data };
+      });
+    });
+  }
+
+  /** An arena's player steps away (not paired again) or comes back (`paused` false). */
+  async pauseArenaPlay(tournamentId: string, paused: boolean): Promise<Tournament> {
+    return required((await this.call((o) => this.tournaments.pauseArenaPlay({ tournamentId, paused }, o))).tournament, "tournament");
+  }
+
+  // -- directing a tournament (its organiser, or an organiser or admin role) --------------------
+
+  /** Change the settings given (their keys are the update mask, so a key given its zero value is
+   * cleared): name, capacity, rounds, startsAt, registrationOpensAt/ClosesAt, entry,
+   * invitationCode, lateJoinUntilRound, roundStartTimes, manualRounds, ... */
+  async updateTournament(tournamentId: string, settings: TournamentSettings): Promise<Tournament> {
+    const paths = Object.keys(settings).map(maskPath);
+    if (paths.length === 0) throw new TafelError("BAD_UPDATE_MASK", "name at least one field to change", Code.InvalidArgument);
+    const request = { tournamentId, settings: create(CreateTournamentRequestSchema, settings), updateMask: { paths } };
+    return required((await this.call((o) => this.tournaments.updateTournament(request, o))).tournament, "tournament");
+  }
+
+  /** Withdraw a player (before the start: unregister them); `ban`: never to join again. */
+  async removePlayer(tournamentId: string, playerId: string, opts: { ban?: boolean; reason?: string } = {}): Promise<Tournament> {
+    return required((await this.call((o) => this.tournaments.removePlayer({ tournamentId, playerId, ban: opts.ban ?? false, reason: opts.reason ?? "" }, o))).tournament, "tournament");
+  }
+
+  async pauseTournament(tournamentId: string): Promise<Tournament> {
+    return required((await this.call((o) => this.tournaments.pauseTournament({ tournamentId }, o))).tournament, "tournament");
+  }
+
+  async resumeTournament(tournamentId: string): Promise<Tournament> {
+    return required((await this.call((o) => this.tournaments.resumeTournament({ tournamentId }, o))).tournament, "tournament");
+  }
+
+  /** Not retried (a second try could start the round after): ROUND_IN_PROGRESS, NO_NEXT_ROUND. */
+  async startNextRound(tournamentId: string): Promise<StartNextRoundResponse> {
+    return this.call((o) => this.tournaments.startNextRound({ tournamentId }, o), 0);
+  }
+
+  /** End it now with final standings. A retry whose first try did its work (NOT_RUNNING, the
+   * tournament terminated) answers with the tournament, as the first would have. */
+  async terminateTournament(tournamentId: string, reason = ""): Promise<Tournament> {
+    try {
+      return required((await this.call((o) => this.tournaments.terminateTournament({ tournamentId, reason }, o))).tournament, "tournament");
+    } catch (error) {
+      if (!(error instanceof TafelError) || error.reason !== "NOT_RUNNING") throw error;
+      const tournament = await this.getTournament(tournamentId);
+      if (!tournament.terminated) throw error;
+      return tournament;
+    }
+  }
+
+  /** Decide a game by hand: `ranks` per seat (1 = best; a two-player draw is [1, 1]); an arena's
+   * games are round 0. Safe to repeat (the same ranks change nothing). */
+  async correctResult(tournamentId: string, game: { round: number; board: number; decider?: number }, ranks: number[], reason: string): Promise<CorrectResultResponse> {
+    return this.call((o) => this.tournaments.correctResult({ tournamentId, round: game.round, board: game.board, decider: game.decider ?? 0, ranks, reason }, o));
+  }
+
+  /** A message to every participant; the number it went to. A retry reuses the request id, so it
+   * is sent once. ANNOUNCEMENTS_TOO_FAST: wait `error.metadata.retry_after_ms`. */
+  async announce(tournamentId: string, text: string, opts: { requestId?: string } = {}): Promise<number> {
+    const requestId = opts.requestId ?? this.requestIds.next();
+    return (await this.call((o) => this.tournaments.announce({ tournamentId, text, requestId }, o))).recipients;
+  }
+
+  /** The directors' actions on this tournament, oldest first (directors only). */
+  async tournamentAudit(tournamentId: string): Promise<TournamentAuditEntry[]> {
+    return (await this.call((o) => this.tournaments.listTournamentAudit({ tournamentId }, o))).entries;
   }
 
   async leaveTournament(tournamentId: string): Promise<void> {

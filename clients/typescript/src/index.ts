@@ -7,6 +7,7 @@ export type {
   ChatWatchOptions,
   ClientOptions,
   EventStreamOptions,
+  ExportedFile,
   MatchOptions,
   MoveOptions,
   NoticeSettingsChange,
@@ -14,6 +15,7 @@ export type {
   ReportOptions,
   RoomOptions,
   SettingsChange,
+  TournamentSettings,
   WatchOptions,
 } from "./client.js";
 export { Code, ConnectError } from "@connectrpc/connect";
