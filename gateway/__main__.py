@@ -10,7 +10,7 @@ import asyncio
 import sys
 
 from gateway.settings import GatewaySettings
-from kit import logs
+from kit import logs, timesource
 from kit.redis.migrations import LayoutMismatch
 from kit.server import BindError, install_event_loop
 from kit.settings import ConfigError
@@ -23,6 +23,7 @@ def main() -> None:
         print(f"gateway: configuration error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     log = logs.configure(settings.server.log_level, "tafel.gateway")
+    timesource.announce()
     install_event_loop()
     from gateway.server import serve
 

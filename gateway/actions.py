@@ -21,7 +21,7 @@ from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2
 
-from gateway.clocks import Clocks, Due
+from gateway.clocks import CORRESPONDENCE_MS, Clocks, Due
 from gateway.games import GameDirectory, GameMeta
 from gateway.records import Records
 from gateway.rules_router import RulesRouter
@@ -95,8 +95,8 @@ class Actions:
         # The rules service arms the turn clock in the same write as the action, and keeps the
         # game's metadata alive with it (the one key it accepts in keep_alive).
         clock = request.turn_clock
-        clock.per_move_ms = max(1, round(meta.per_move_s * 1000))
-        clock.ttl_s = self.clocks.ttl_s
+        per_move_ms = clock.per_move_ms = max(1, round(meta.per_move_s * 1000))
+        clock.ttl_s = self.clocks.ttl_s if per_move_ms < CORRESPONDENCE_MS else self.clocks.ttl_for(per_move_ms)
         clock.keep_alive.append(meta.key)
         if move is not None:
             request.move.CopyFrom(move)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from typing import Any
 
 from tafel.games.v1 import games_pb2
 
+from kit import timesource
 from kit.loops import Loop
 from kit.redis.keys import GAME_SHARDS, claimed_key, clock_key, clocks_key, game_shard, meta_key
 from kit.redis.layer import RedisLayer
@@ -44,6 +44,7 @@ from kit.tasks import spawn
 
 log = logging.getLogger("tafel.gateway.clocks")
 CLAIM_BATCH = 100
+CORRESPONDENCE_MS = 86_400_000  # gateway/timecontrol.py DAY_MS: a day or more a move
 _STARTED_KEPT = 4096  # games whose start's deadline is kept (their watches start right after)
 
 
@@ -72,7 +73,7 @@ DueHandler = Callable[[Due], Awaitable[bool]]
 
 
 def now_ms() -> int:
-    return int(time.time() * 1000)
+    return timesource.now_ms()
 
 
 class Clocks:
@@ -84,9 +85,11 @@ class Clocks:
         max_wait_s: float = 1.0,
         lease_s: float = 10.0,
         concurrency: int = 64,
+        vacation_s: int = 30 * 86_400,
     ) -> None:
         self.layer = layer
         self.ttl_s = ttl_s
+        self.vacation_s = vacation_s
         self.max_wait_s = max_wait_s
         self.lease_ms = int(lease_s * 1000)
         self._next_due_ms: float = 0.0
@@ -100,6 +103,13 @@ class Clocks:
         # ask for it at once (a version's deadline never changes once armed: arm_function).
         self._started: OrderedDict[str, tuple[int, int]] = OrderedDict()
 
+    def ttl_for(self, per_move_ms: int) -> int:
+        """The clock's TTL (and its game's keys'): a correspondence turn may last 14 days and a
+        vacation on top (at most a year's allowance), so those games' keys outlive both."""
+        if per_move_ms < CORRESPONDENCE_MS:
+            return self.ttl_s
+        return max(self.ttl_s, per_move_ms // 1000 + self.vacation_s + 7 * 86_400)
+
     def arm_parts(
         self, game_id: str, status: games_pb2.GameStatus, per_move_s: float
     ) -> tuple[list[str], list[str | int]]:
@@ -109,7 +119,7 @@ class Clocks:
         to_act = "" if status.over else ",".join(str(seat) for seat in status.to_act)
         return (
             [clock_key(game_id), clocks_key(game_shard(game_id))],
-            [game_id, status.version, to_act, int(per_move_s * 1000), now_ms(), self.ttl_s],
+            [game_id, status.version, to_act, int(per_move_s * 1000), now_ms(), self.ttl_for(int(per_move_s * 1000))],
         )
 
     def settled(self, armed: int, deadline_ms: int) -> float | None:

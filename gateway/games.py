@@ -25,7 +25,6 @@ import binascii
 import json
 import math
 import secrets
-import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -40,6 +39,8 @@ from tafel.rules.v1 import rules_pb2
 from gateway.clocks import Clocks
 from gateway.paging import page_size_of
 from gateway.rules_router import RulesRouter
+from gateway.timecontrol import time_control_of
+from kit import timesource
 from kit.errors import Refused, invalid
 from kit.ids import check_id
 from kit.redis.keys import live_key, meta_key, player_games_key
@@ -131,9 +132,7 @@ class GameMeta:
         ]
 
     def time_control(self) -> play_pb2.TimeControl:
-        control = play_pb2.TimeControl()
-        control.per_move.FromMilliseconds(round(self.per_move_s * 1000))
-        return control
+        return time_control_of(round(self.per_move_s * 1000))
 
     def game_options(self) -> games_pb2.GameOptions:
         return games_pb2.GameOptions.FromString(self.options)
@@ -259,7 +258,7 @@ class GameDirectory:
             game,
             rules_pb2.CreateGameRequest(game_id=game_id, seats=len(players), options=options, request_id="create"),
         )
-        now = time.time()
+        now = timesource.now_s()
         created_ms = int(now * 1000)
         seats: list[tuple[str, str, bool]] = [(p.player_id, p.username, bool(p.guest)) for p in players]
         shown = tuple((p.display_name, int(p.bot_level) if p.bot else 0) for p in players)

@@ -29,6 +29,7 @@ from gateway.matchmaking.ports import GameStarter, RatingSource
 from gateway.matchmaking.ratings_source import HashRatings
 from gateway.rooms import Rooms, normalize_code
 from gateway.settings import MatchmakingSettings, RoomSettings
+from gateway.timecontrol import DAY_MS, DAYS_PER_MOVE
 from kit.errors import Refused, abort, invalid, refusing
 from kit.ids import check_id
 from kit.redis.layer import RedisLayer
@@ -185,6 +186,20 @@ def _check_seats(spec: rules_pb2.OptionSpec, changed: bool, most_seats: int | No
 
 
 def per_move_ms(settings: LobbySettings, control: play_pb2.TimeControl) -> int:
+    """The one reading of a TimeControl (rooms, challenges, matchmaking, tournaments): the per-move
+    time in ms, its default when unset; refused BAD_TIME_CONTROL / BAD_DAYS_PER_MOVE."""
+    if control.days_per_move:
+        if control.HasField("per_move"):
+            raise invalid(
+                "BAD_TIME_CONTROL", "set per_move or days_per_move, not both", field="time_control.days_per_move"
+            )
+        if control.days_per_move not in DAYS_PER_MOVE:
+            raise invalid(
+                "BAD_DAYS_PER_MOVE",
+                f"days_per_move must be one of {', '.join(str(d) for d in DAYS_PER_MOVE)}",
+                field="time_control.days_per_move",
+            )
+        return int(control.days_per_move) * DAY_MS
     if not control.HasField("per_move"):
         return round(settings.per_move_s * 1000)
     duration = control.per_move

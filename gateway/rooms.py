@@ -45,6 +45,7 @@ from tafel.play.v1 import play_pb2
 from gateway.games import PRIVATE_ORIGIN
 from gateway.matchmaking.ports import GameStarter
 from gateway.settings import RoomSettings
+from gateway.timecontrol import time_control_of
 from kit.errors import Refused, invalid
 from kit.redis.keys import ROOMS_CHANNEL, room_keys
 from kit.redis.layer import RedisLayer
@@ -122,7 +123,7 @@ class RoomSnapshot:
             game_id=self.game_id if self.state == "started" else "",
             watchable=self.watchable,
         )
-        room.time_control.per_move.FromMilliseconds(self.per_move_ms)
+        room.time_control.CopyFrom(time_control_of(self.per_move_ms))
         room.expires_at.FromMilliseconds(self.expires_ms)
         return room
 

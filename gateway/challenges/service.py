@@ -45,6 +45,7 @@ from gateway.games import GameDirectory
 from gateway.lobby import LobbySettings, canonical_options, check_game, per_move_ms
 from gateway.rules_router import RulesRouter
 from gateway.standing.store import StandingStore
+from gateway.timecontrol import time_control_of
 from kit.errors import Refused, invalid, refusing
 from kit.ids import check_id
 from kit.loops import is_outage
@@ -166,7 +167,7 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
             status=challenges_pb2.CHALLENGE_STATUS_PENDING,
             open=request.open,
         )
-        challenge.time_control.per_move.FromMilliseconds(per_move)
+        challenge.time_control.CopyFrom(time_control_of(per_move))
         challenge.created_at.FromMilliseconds(now_ms)
         challenge.expires_at.FromMilliseconds(now_ms + int(expiry_s * 1000))
         if request.username:

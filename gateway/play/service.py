@@ -27,6 +27,7 @@ from gateway.records import Records
 from gateway.watch.event_ids import check_event_id
 from gateway.watch.hub import EventHub
 from gateway.watch.watcher import LAST_OF_HISTORY
+from kit import timesource
 from kit.errors import Refused, abort, abort_stream, refusing
 
 
@@ -213,7 +214,8 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
                     if source == LAST_OF_HISTORY and event.WhichOneof("kind") != "ended":
                         set_time(response.turn_deadline, await self.steps.clocks.deadline(meta.game_id, event.version))
                     else:
-                        set_time(response.turn_deadline, self.steps.deadline_of(meta, event, source, time.time()))
+                        deadline = self.steps.deadline_of(meta, event, source, timesource.now_s())
+                        set_time(response.turn_deadline, deadline)
                     self.metrics.events_sent.inc()
                     yield response
             if self.stopping.is_set():

@@ -28,6 +28,7 @@ from gateway.play.encoding import encode_batch, live_delivery, set_time
 from gateway.play.steps import GAME_STORE_UNAVAILABLE, ActionCounters, GameSteps
 from gateway.watch.event_ids import check_event_id
 from gateway.watch.watcher import LAST_OF_HISTORY, LiveBatch
+from kit import timesource
 from kit.errors import INTERNAL, Refused, as_refused, invalid
 from kit.mailbox import Mailbox
 from kit.tasks import supervise
@@ -502,7 +503,7 @@ class PlaySession:
                             deadline = await steps.clocks.deadline(meta.game_id, event.version)
                             set_time(delivery.turn_deadline, deadline)
                     else:
-                        set_time(delivery.turn_deadline, steps.deadline_of(meta, event, source, time.time()))
+                        set_time(delivery.turn_deadline, steps.deadline_of(meta, event, source, timesource.now_s()))
                     steps.metrics.events_sent.inc()
                     await self._deliver(meta.game_id, play_pb2.PlayResponse(event=delivery), event.version)
         except Exception as error:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, tournaments_pb2
 
+from gateway.timecontrol import time_control_of
 from gateway.tournaments import engine
 from gateway.tournaments.model import Format, Game, Round, State, game_points
 from gateway.tournaments.store import Loaded
@@ -46,7 +47,7 @@ def tournament(loaded: Loaded) -> tournaments_pb2.Tournament:
         rated=spec.rated,
         min_players=spec.min_players,
     )
-    out.time_control.per_move.FromMilliseconds(spec.per_move_ms)
+    out.time_control.CopyFrom(time_control_of(spec.per_move_ms))
     out.created_at.FromMilliseconds(spec.created_ms)
     if spec.starts_at_ms:
         out.starts_at.FromMilliseconds(spec.starts_at_ms)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator
 
 import grpc
@@ -21,6 +20,7 @@ from tafel.games.v1 import games_pb2
 
 from gateway.watch.event_ids import check_event_id
 from gateway.watch.watcher import END, RESYNC, LiveBatch, Watch
+from kit import timesource
 from kit.errors import Refused
 from kit.redis.game_reads import GameReads
 from kit.redis.keys import game_keys
@@ -52,7 +52,7 @@ class _Game:
         except Exception:
             log.warning("undecodable event batch", extra={"channel": channel.decode(errors="replace")})
             return
-        live = LiveBatch(batch, time.time())
+        live = LiveBatch(batch, timesource.now_s())
         for watch in self.watchers:
             watch.push(live)
 

@@ -7,7 +7,7 @@ import logging
 import sys
 from typing import Any
 
-from kit import logs
+from kit import logs, timesource
 from kit.catalog import rules_url
 from kit.health import HEALTH_TIMEOUT_S, redis_reachable, scripts_loadable
 from kit.redis.layer import RedisLayer
@@ -64,6 +64,7 @@ def serve_rules(rules: Rules[Any, Any, Any, Any, Any], codec: GameCodec[Any, Any
         print(f"{rules.name}: configuration error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     log = logs.configure(settings.server.log_level, f"tafel.{rules.name}")
+    timesource.announce()
     install_event_loop()
 
     async def main() -> None:

@@ -23,7 +23,7 @@ from redis.exceptions import RedisError
 from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
-from kit import errors
+from kit import errors, timesource
 from kit.errors import Refused, abort, as_refused, invalid
 from kit.ids import check_id
 from kit.mailbox import Mailbox
@@ -373,7 +373,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         response, wake_up = encoded.response_and_wake_up(
             act.game_id, version, [event for _, event in events_out], status
         )
-        now_ns = time.time_ns()
+        now_ns = timesource.now_ns()  # time.time_ns itself unless a test moves the clock
         clock = act.clock
         arm: ClockArm | None = None
         stamp: tuple[int, bytes] | None = None
@@ -793,6 +793,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         )
 
 
+# The longest turn: correspondence's 14 days a move (the gateway checks which lengths it offers).
+MAX_PER_MOVE_MS = 14 * 86_400_000
+
 # RecordedAction's action for the actions that carry no value (a move and a take-back do).
 _RECORDED = {
     "resignation": encoded.RECORDED_RESIGNATION,
@@ -804,9 +807,9 @@ _RECORDED = {
 
 def _check_turn_clock(clock: rules_pb2.TurnClock, meta: str) -> None:
     """`meta`: the game's metadata key (kit/redis/keys.py meta_key)."""
-    if not 1 <= clock.per_move_ms <= 86_400_000:
+    if not 1 <= clock.per_move_ms <= MAX_PER_MOVE_MS:
         field = "turn_clock.per_move_ms"
-        raise invalid("BAD_TURN_CLOCK", f"{field} must be 1 to 86,400,000", field=field)
+        raise invalid("BAD_TURN_CLOCK", f"{field} must be 1 to {MAX_PER_MOVE_MS:,}", field=field)
     if not 60 <= clock.ttl_s <= 31_536_000:
         raise invalid("BAD_TURN_CLOCK", "turn_clock.ttl_s must be 60 to 31,536,000", field="turn_clock.ttl_s")
     # The commit refreshes named keys only (lua/rules/commit.lua): the one key a caller may keep

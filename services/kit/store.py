@@ -281,7 +281,9 @@ class GameStore(GameReads):
             state,
             response,
             1 if over else 0,
-            self.finished_ttl_s if over else self.live_ttl_s,
+            # A running game lives at least as long as its clock (a correspondence clock asks for
+            # more than the live TTL: 14 days a move and a vacation).
+            self.finished_ttl_s if over else (self.live_ttl_s if clock is None else max(self.live_ttl_s, clock.ttl_s)),
             keys.channel,
             publish,
             action,
