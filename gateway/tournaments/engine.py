@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from gateway.tournaments import arena
 from gateway.tournaments.model import (
     Config,
     Entrant,
@@ -69,7 +70,8 @@ def start(config: Config, entrants: Sequence[Entrant]) -> State:
         raise TournamentError("DUPLICATE_ENTRANT", "a player is registered twice")
     if len(entrants) < min_players(config):
         raise TournamentError("TOO_FEW_PLAYERS", f"at least {min_players(config)} players are needed")
-    return State(config, seed_order(entrants))
+    state = State(config, seed_order(entrants))
+    return arena.start(state) if config.format is Format.ARENA else state
 
 
 def total_rounds(state: State) -> int:
@@ -197,8 +199,8 @@ def round_done(state: State) -> bool:
 def next_round(state: State) -> State:
     """Pair the next round once the current one is done, or mark the tournament finished.
     Calling it while a round is still running changes nothing."""
-    if state.finished or not round_done(state):
-        return state
+    if state.finished or not round_done(state) or state.config.format is Format.ARENA:
+        return state  # an arena pairs in waves (arena.py) and ends at its time
     number = len(state.rounds) + 1
     fmt = state.config.format
     if number > total_rounds(state):
@@ -444,3 +446,113 @@ def game_id(tournament_id: str, round_number: int, game: Game) -> str:
     """The deterministic id of a tournament game: a retried start creates the same game."""
     suffix = f"d{game.decider}" if game.decider else ""
     return f"{tournament_id}-r{round_number}b{game.board}{suffix}"
+
+
+# -- directors -------------------------------------------------------------------------------------
+
+
+def _game_at(state: State, round_number: int, board: int, decider: int) -> tuple[Round, Game]:
+    if not 1 <= round_number <= len(state.rounds):
+        raise TournamentError("NO_SUCH_ROUND", f"no round {round_number}")
+    rnd = state.rounds[round_number - 1]
+    game = rnd.game(board, decider)
+    if game is None:
+        raise TournamentError("NO_SUCH_GAME", f"no game on board {board} (decider {decider}) in round {round_number}")
+    return rnd, game
+
+
+def correct(state: State, round_number: int, board: int, decider: int, ranks: Sequence[int], reason: str) -> State:
+    """A director decides a game: `ranks` (1 = best, per seat) replace the played result, the
+    standings follow from it. The same ranks again change nothing. A knockout game can be corrected
+    while its match is the last thing decided (its round current, no decider after it): a later
+    round was paired from the old winner."""
+    rnd, game = _game_at(state, round_number, board, decider)
+    if game.bye:
+        raise TournamentError("GAME_NOT_CORRECTABLE", "a bye has no result to correct")
+    n = len(game.seats)
+    if len(ranks) != n or any(not 1 <= r <= n for r in ranks):
+        raise TournamentError("BAD_CORRECTION", f"give one rank (1..{n}) per seat")
+    if state.config.format is Format.KNOCKOUT:
+        last = max(g.decider for g in rnd.games if g.board == board)
+        if rnd is not state.current or decider != last:
+            raise TournamentError("GAME_NOT_CORRECTABLE", "a knockout result is corrected before the match moves on")
+    ranks = tuple(int(r) for r in ranks)
+    if game.note and game.result is not None and game.result.ranks == ranks:
+        return state
+    scores = game.result.scores if game.result is not None and not game.result.unplayed else ()
+    fixed = replace(game, result=Result(ranks=ranks, scores=scores), aborted=False, note=reason)
+    state = state.with_round(replace(rnd, games=tuple(fixed if g is game else g for g in rnd.games)))
+    if state.config.format is Format.KNOCKOUT:
+        state = _knockout_follow_up(state, round_number, board)
+    return state
+
+
+def terminate(state: State) -> State:
+    """End now: the current round's undecided games are aborted (not counted), no more rounds."""
+    rnd = state.current
+    if rnd is not None and not rnd.done:
+        games = tuple(g if g.done else replace(g, aborted=True) for g in rnd.games)
+        state = state.with_round(replace(rnd, games=games))
+    return replace(state, finished=True, terminated=True, paused=False)
+
+
+def ban(state: State, player_id: str) -> State:
+    """Withdraw the player for good (idempotent)."""
+    state = withdraw(state, player_id)
+    if player_id in state.banned:
+        return state
+    return replace(state, banned=(*state.banned, player_id))
+
+
+def late_join(state: State, entrant: Entrant, until_round: int) -> State:
+    """A Swiss player joining after the start, in time for rounds up to `until_round`: the lowest
+    seed, no points, paired from the next round on. Already in: unchanged."""
+    if any(e.player_id == entrant.player_id for e in state.entrants):
+        return state
+    if state.config.format is not Format.SWISS or state.finished or len(state.rounds) >= until_round:
+        raise TournamentError("NOT_REGISTERING", "registration has closed")
+    return replace(state, entrants=(*state.entrants, entrant), _index={})
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """When rounds may start: planned start times of rounds 2, 3, ... (ms since the epoch) and
+    whether a director starts each one."""
+
+    round_times_ms: tuple[int, ...] = ()
+    manual: bool = False
+
+    def time_of(self, number: int) -> int:
+        """The planned start of round `number` (0: none)."""
+        index = number - 2
+        return self.round_times_ms[index] if 0 <= index < len(self.round_times_ms) else 0
+
+
+def waiting_round(state: State, schedule: Schedule, now_ms: int) -> tuple[int, int] | None:
+    """The next round when it must wait to be paired (the round before is done): its number and
+    planned start (0 = until a director starts or resumes it). None when it may be paired now,
+    or there is none to wait for."""
+    if state.finished or not state.rounds or not round_done(state):
+        return None
+    number = len(state.rounds) + 1
+    if number > total_rounds(state) or state.released >= number:
+        return None
+    if state.paused or schedule.manual:
+        return number, 0
+    at = schedule.time_of(number)
+    if at > now_ms:
+        return number, at
+    return None
+
+
+def release(state: State) -> State:
+    """A director starts the next round now (and ends a pause): ROUND_IN_PROGRESS while the
+    current round is being played, NO_NEXT_ROUND after the last."""
+    if state.finished:
+        raise TournamentError("NO_NEXT_ROUND", "every round has been played")
+    if not round_done(state):
+        raise TournamentError("ROUND_IN_PROGRESS", "games of the current round are still being played")
+    number = len(state.rounds) + 1
+    if number > total_rounds(state):
+        raise TournamentError("NO_NEXT_ROUND", "every round has been played")
+    return replace(state, released=max(state.released, number), paused=False)

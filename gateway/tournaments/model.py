@@ -16,7 +16,10 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gateway.tournaments.arena import Arena
 
 
 class Format(StrEnum):
@@ -25,6 +28,8 @@ class Format(StrEnum):
     KNOCKOUT = "knockout"
     # Swiss-style rounds of multi-seat tables, ranked by finishing place then score.
     TABLES = "tables"
+    # Two seats for a fixed time, players paired again as soon as they are free (arena.py).
+    ARENA = "arena"
 
 
 # What makes the tables format: a table seats three or more (two seats are a duel: the other
@@ -107,10 +112,14 @@ class Game:
     decider: int = 0
     bye: bool = False
     result: Result | None = None
+    # Ended by a director's TerminateTournament before it finished: decided, but not counted.
+    aborted: bool = False
+    # Decided by a director (CorrectResult): the reason given ("" = as played).
+    note: str = ""
 
     @property
     def done(self) -> bool:
-        return self.bye or self.result is not None
+        return self.bye or self.result is not None or self.aborted
 
     @property
     def needs_game(self) -> bool:
@@ -146,6 +155,16 @@ class State:
     # Withdrawn players, in the order they left (voluntarily or after missed games).
     withdrawn: tuple[str, ...] = ()
     finished: bool = False
+    # Directors' hold on the next round (PauseTournament), the round a director released
+    # (StartNextRound: it starts whatever its schedule), the round whose wait was announced
+    # (TournamentRoundScheduled, once), an early end, and the banned players (withdrawn as well).
+    paused: bool = False
+    released: int = 0
+    held: int = 0
+    terminated: bool = False
+    banned: tuple[str, ...] = ()
+    # Arena: the players' running tallies (arena.py); None for the other formats.
+    arena: Arena | None = None
     _index: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -234,7 +253,7 @@ def _result_from(data: Any) -> Result | None:
 
 def to_json(state: State) -> str:
     cfg = state.config
-    data = {
+    data: dict[str, Any] = {
         "c": {
             "f": cfg.format.value,
             "n": cfg.rounds,
@@ -248,13 +267,28 @@ def to_json(state: State) -> str:
         "r": [
             [
                 rnd.number,
-                [[g.board, list(g.seats), g.decider, int(g.bye), _result_to(g.result)] for g in rnd.games],
+                [_game_to(g) for g in rnd.games],
             ]
             for rnd in state.rounds
         ],
         "x": list(state.withdrawn),
         "f": int(state.finished),
     }
+    # Directors' fields only when set: a tournament no one directed stores as before.
+    if state.paused:
+        data["p"] = 1
+    if state.released:
+        data["rel"] = state.released
+    if state.held:
+        data["held"] = state.held
+    if state.terminated:
+        data["term"] = 1
+    if state.banned:
+        data["ban"] = list(state.banned)
+    if state.arena is not None:
+        from gateway.tournaments.arena import to_data
+
+        data["a"] = to_data(state.arena)
     return json.dumps(data, separators=(",", ":"))
 
 
@@ -275,10 +309,40 @@ def from_json(text: str | bytes) -> State:
     rounds = tuple(
         Round(
             int(number),
-            tuple(
-                Game(int(g[0]), tuple(str(p) for p in g[1]), int(g[2]), bool(g[3]), _result_from(g[4])) for g in games
-            ),
+            tuple(_game_from(g) for g in games),
         )
         for number, games in data["r"]
     )
-    return State(config, entrants, rounds, tuple(str(p) for p in data["x"]), bool(data["f"]))
+    return State(
+        config,
+        entrants,
+        rounds,
+        tuple(str(p) for p in data["x"]),
+        bool(data["f"]),
+        paused=bool(data.get("p", 0)),
+        released=int(data.get("rel", 0)),
+        held=int(data.get("held", 0)),
+        terminated=bool(data.get("term", 0)),
+        banned=tuple(str(p) for p in data.get("ban", ())),
+        arena=_arena_from(data.get("a")),
+    )
+
+
+def _arena_from(data: Any) -> Arena | None:
+    if data is None:
+        return None
+    from gateway.tournaments.arena import from_data
+
+    return from_data(data)
+
+
+def _game_to(g: Game) -> list[Any]:
+    out: list[Any] = [g.board, list(g.seats), g.decider, int(g.bye), _result_to(g.result)]
+    if g.aborted or g.note:
+        out += [int(g.aborted), g.note]
+    return out
+
+
+def _game_from(g: list[Any]) -> Game:
+    aborted, note = (bool(g[5]), str(g[6])) if len(g) > 6 else (False, "")
+    return Game(int(g[0]), tuple(str(p) for p in g[1]), int(g[2]), bool(g[3]), _result_from(g[4]), aborted, note)

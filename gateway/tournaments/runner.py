@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import re
 from typing import Any
@@ -30,12 +31,14 @@ from typing import Any
 import grpc
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, tournaments_pb2
+from tafel.rules.v1 import rules_pb2
 
 from gateway.actions import Actions
 from gateway.games import GameDirectory
 from gateway.ratings.book import RatingBook
 from gateway.tournaments import engine, messages
 from gateway.tournaments.model import Entrant, Format, Game, Result, State
+from gateway.tournaments.notices import SOON_MS, RoundNotices
 from gateway.tournaments.store import Loaded, TournamentStore, now_ms
 from kit.errors import Refused
 from kit.loops import Loop
@@ -104,6 +107,8 @@ class TournamentRunner:
         self._starting = asyncio.Semaphore(start_concurrency)
         self._locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        # Tournament notices to players' inboxes (none until the composition root sets an inbox).
+        self.notices = RoundNotices(store)
         self.sweeper = Loop("tournament sweeper", self._sweep_step, every_s=sweep_interval_s, log=log)
 
     # -- lifecycle ----------------------------------------------------------------------------------
@@ -157,6 +162,10 @@ class TournamentRunner:
                 await self.start_tournament(tid, by=None)
             except Refused as refused:
                 log.info("due tournament not started", extra={"tournament_id": tid, "reason": refused.reason})
+        for tid in await self.store.due_within(now_ms(), SOON_MS):
+            soon = await self.store.load(tid)
+            if soon is not None:
+                await self.notices.starting_soon(soon)
         for tid in await self.store.running():
             try:
                 await self.advance(tid)
@@ -243,7 +252,7 @@ class TournamentRunner:
                 loaded = await self.store.load(tid)
                 if loaded is None or loaded.status != "running" or loaded.state is None:
                     return
-                state, events = await self._step(tid, loaded.state)
+                state, events = await self._step(tid, loaded.state, loaded.spec.schedule)
                 if state == loaded.state:
                     break
                 reply = await self.store.save(loaded, state, events)
@@ -253,16 +262,39 @@ class TournamentRunner:
                 raise _refused(grpc.StatusCode.ABORTED, "BUSY", "the tournament kept changing")
             if loaded is not None and loaded.state is not None and not loaded.state.finished:
                 await self._ensure_games(loaded)
+                await self.notices.round_started(loaded)
+                await self.notices.starting_soon(loaded)
 
-    async def _step(self, tid: str, state: State) -> tuple[State, list[tournaments_pb2.TournamentEvent]]:
-        """Everything that follows from the records now: results, withdrawals, next rounds."""
+    async def _step(
+        self, tid: str, state: State, schedule: engine.Schedule | None = None
+    ) -> tuple[State, list[tournaments_pb2.TournamentEvent]]:
+        """Everything that follows from the records now: results, withdrawals, next rounds (unless
+        the next one waits: a pause, a director, its planned time)."""
         events: list[tournaments_pb2.TournamentEvent] = []
         state = await self._collect(tid, state, events)
         while not state.finished and engine.round_done(state):
             had_round = state.current is not None
             before = state
+            waiting = engine.waiting_round(state, schedule or engine.Schedule(), now_ms())
+            if waiting is not None:
+                # The round is over but the next waits: its standings and the wait told once.
+                number, at = waiting
+                if state.held != number:
+                    state = dataclasses.replace(state, held=number)
+                    events.append(
+                        _event(
+                            standings_changed=tournaments_pb2.TournamentStandingsChanged(
+                                standings=messages.standings(before), rounds_completed=len(before.rounds)
+                            )
+                        )
+                    )
+                    scheduled = tournaments_pb2.TournamentRoundScheduled(round=number)
+                    if at:
+                        scheduled.starts_at.FromMilliseconds(at)
+                    events.append(_event(round_scheduled=scheduled))
+                break
             state = engine.next_round(state)
-            if had_round:
+            if had_round and before.held != len(before.rounds) + 1:
                 events.append(
                     _event(
                         standings_changed=tournaments_pb2.TournamentStandingsChanged(
@@ -440,3 +472,26 @@ class TournamentRunner:
     async def _resign(self, game_id: str, player_id: str) -> None:
         assert self.actions is not None
         await self.actions.forfeit(game_id, player_id, "w")
+
+    async def abort_game(self, game_id: str, request_id: str) -> None:
+        """End a game being played without a result that counts (a director's terminate or
+        correction). A game already over, or never made, is left as it is; a retry is answered."""
+        if self.actions is None:
+            return
+        try:
+            meta = await self.directory.meta(game_id)
+        except Refused:
+            return
+        for _ in range(3):
+            try:
+                view = await self.actions.router.get_view(meta.game, rules_pb2.GetViewRequest(game_id=game_id))
+                if view.status.over:
+                    return
+                await self.actions.apply(
+                    meta, 0, expected_version=view.status.version, request_id=request_id, abort=True
+                )
+                return
+            except Refused as refused:
+                if refused.code != grpc.StatusCode.ABORTED:
+                    log.info("abort refused", extra={"game_id": game_id, "reason": refused.reason})
+                    return

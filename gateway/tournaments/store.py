@@ -13,6 +13,10 @@ too); tournaments are few and small, one slot holds them all.
 - ``tafel:{tour}:list:all`` and ``tafel:{tour}:list:<status>`` zsets by creation time;
   ``tafel:{tour}:due`` zset: registering tournaments by start time; ``tafel:{tour}:running`` set.
 - ``tafel:{tour}:req:<digest of organiser and request id>``: the id a CreateTournament request made (1 day).
+- Directors: ``...:t:<id>:audit`` list of JSON entries (every director's action, oldest first);
+  ``...:t:<id>:banned`` set; ``...:t:<id>:ann:<request id>`` an announcement's recipients (1 day);
+  ``...:t:<id>:announced`` zset of the last hour's announcements (the rate); ``...:t:<id>:noticed``
+  set: notices that all went out ("started:<round>", "soon:<round>"), so a restart sends no more.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 from tafel.play.v1 import play_pb2, tournaments_pb2
 
 from gateway.stream_rewrite import replace_player_in_stream
+from gateway.tournaments.engine import Schedule
 from gateway.tournaments.model import MIN_TABLE, Config, Format, State, from_json, to_json
 from kit.redis.keys import (
     TOURNAMENTS_DUE,
@@ -43,6 +48,7 @@ from kit.redis.scripts import script
 EVENTS_MAXLEN = 20_000
 REQUEST_TTL_S = 86_400
 STATUSES = ("registering", "running", "finished", "cancelled")
+ANNOUNCE_LIMIT, ANNOUNCE_WINDOW_MS = 10, 3_600_000
 
 
 def now_ms() -> int:
@@ -65,6 +71,21 @@ class Spec:
     organiser: tuple[str, str, bool]
     rated: bool
     created_ms: int
+    # Directors' settings (CreateTournamentRequest / UpdateTournament); the defaults are a
+    # tournament's as it was before they existed.
+    reg_opens_ms: int = 0
+    reg_closes_ms: int = 0
+    min_rating: int = 0
+    min_rated_games: int = 0
+    invitation_code: str = ""  # "" = none needed
+    late_join_until_round: int = 0
+    round_times_ms: tuple[int, ...] = ()  # rounds 2, 3, ...
+    manual_rounds: bool = False
+    days_per_move: int = 0  # correspondence: per_move_ms is these days
+
+    @property
+    def schedule(self) -> Schedule:
+        return Schedule(self.round_times_ms, self.manual_rounds)
 
     @property
     def min_players(self) -> int:
@@ -89,6 +110,15 @@ class Spec:
                 "org": list(self.organiser),
                 "rated": int(self.rated),
                 "at": self.created_ms,
+                "ro": self.reg_opens_ms,
+                "rc": self.reg_closes_ms,
+                "mr": self.min_rating,
+                "mg": self.min_rated_games,
+                "ic": self.invitation_code,
+                "lj": self.late_join_until_round,
+                "rt": list(self.round_times_ms),
+                "man": int(self.manual_rounds),
+                "dpm": self.days_per_move,
             },
             separators=(",", ":"),
         )
@@ -113,6 +143,15 @@ class Spec:
             organiser=(str(org[0]), str(org[1]), bool(org[2])),
             rated=bool(d["rated"]),
             created_ms=int(d["at"]),
+            reg_opens_ms=int(d.get("ro", 0)),
+            reg_closes_ms=int(d.get("rc", 0)),
+            min_rating=int(d.get("mr", 0)),
+            min_rated_games=int(d.get("mg", 0)),
+            invitation_code=str(d.get("ic", "")),
+            late_join_until_round=int(d.get("lj", 0)),
+            round_times_ms=tuple(int(x) for x in d.get("rt", ())),
+            manual_rounds=bool(d.get("man", 0)),
+            days_per_move=int(d.get("dpm", 0)),
         )
 
 
@@ -242,10 +281,16 @@ class TournamentStore:
     async def join(
         self, tid: str, player: tuple[str, str, bool], capacity: int, event: tournaments_pb2.TournamentEvent
     ) -> int:
-        """1 joined, 0 already in, -1 not registering, -2 full, -3 no such tournament."""
+        """1 joined, 0 already in, -1 not registering, -2 full, -3 no such tournament, -4 banned."""
         reply = await self.redis.run(
             script("tournaments/join"),
-            [tournament_key(tid), tournament_key(tid, "reg"), tournament_key(tid, "who"), tournament_events_key(tid)],
+            [
+                tournament_key(tid),
+                tournament_key(tid, "reg"),
+                tournament_key(tid, "who"),
+                tournament_events_key(tid),
+                tournament_key(tid, "banned"),
+            ],
             [player[0], json.dumps(list(player)), capacity, EVENTS_MAXLEN, stamp(event)],
         )
         return int(reply)
@@ -338,3 +383,109 @@ class TournamentStore:
     async def running(self) -> list[str]:
         raw: Any = await self.redis.call("SMEMBERS", TOURNAMENTS_RUNNING)
         return sorted(text(x) for x in raw)
+
+    # -- directors ----------------------------------------------------------------------------------
+
+    async def direct(
+        self,
+        loaded: Loaded,
+        *,
+        events: Sequence[tournaments_pb2.TournamentEvent] = (),
+        audit: str = "",
+        spec: Spec | None = None,
+        state: State | None = None,
+        starts_at_ms: int = -1,
+        add: tuple[str, str, bool] | None = None,
+        remove: str = "",
+        ban: str = "",
+    ) -> int:
+        """A director's change against what `loaded` read (direct.lua): 1 done, 0 changed meanwhile
+        (reload and recompute), -1 its status changed. `starts_at_ms`: -1 unchanged, 0 not due."""
+        tid = loaded.spec.tournament_id
+        version = loaded.registration_version if loaded.status == "registering" else loaded.rev
+        reply = await self.redis.run(
+            script("tournaments/direct"),
+            [
+                tournament_key(tid),
+                tournament_events_key(tid),
+                tournament_key(tid, "audit"),
+                tournament_key(tid, "reg"),
+                tournament_key(tid, "who"),
+                tournament_key(tid, "banned"),
+                TOURNAMENTS_RUNNING,
+                tournament_list_key("running"),
+                tournament_list_key("finished"),
+                TOURNAMENTS_DUE,
+            ],
+            [
+                loaded.status,
+                version,
+                spec.encode() if spec is not None else "",
+                to_json(state) if state is not None else "",
+                1 if state is not None and state.finished and loaded.status == "running" else 0,
+                now_ms(),
+                tid,
+                loaded.spec.created_ms,
+                starts_at_ms,
+                audit,
+                add[0] if add else "",
+                json.dumps(list(add)) if add else "",
+                remove,
+                ban,
+                EVENTS_MAXLEN,
+                *(stamp(e) for e in events),
+            ],
+        )
+        return int(reply)
+
+    async def banned(self, tid: str, player_id: str) -> bool:
+        return bool(await self.redis.call("SISMEMBER", tournament_key(tid, "banned"), player_id))
+
+    async def announce(
+        self, tid: str, request_id: str, recipients: int, audit: str, event: tournaments_pb2.TournamentEvent
+    ) -> tuple[int, int]:
+        """(1, recipients) sent before, (0, recipients) sent now, (-1, retry_after_ms) too many."""
+        reply: Any = await self.redis.run(
+            script("tournaments/announce"),
+            [
+                tournament_key(tid, f"ann:{request_id}"),
+                tournament_key(tid, "announced"),
+                tournament_events_key(tid),
+                tournament_key(tid, "audit"),
+            ],
+            [
+                now_ms(),
+                ANNOUNCE_WINDOW_MS,
+                ANNOUNCE_LIMIT,
+                recipients,
+                REQUEST_TTL_S,
+                EVENTS_MAXLEN,
+                audit,
+                stamp(event),
+                request_id,
+            ],
+        )
+        return int(reply[0]), int(reply[1])
+
+    async def audit(self, tid: str) -> list[dict[str, Any]]:
+        raw: Any = await self.redis.call("LRANGE", tournament_key(tid, "audit"), 0, -1)
+        return [json.loads(x) for x in raw]
+
+    async def noticed(self, tid: str, what: str) -> bool:
+        """Whether the notices named `what` (a round's start, a round starting soon) all went out."""
+        return bool(await self.redis.call("SISMEMBER", tournament_key(tid, "noticed"), what))
+
+    async def mark_noticed(self, tid: str, what: str) -> None:
+        await self.redis.call("SADD", tournament_key(tid, "noticed"), what)
+
+    async def due_within(self, now: int, ahead_ms: int) -> list[str]:
+        """Registering tournaments that start by themselves within `ahead_ms`."""
+        raw: Any = await self.redis.call("ZRANGEBYSCORE", TOURNAMENTS_DUE, now, now + ahead_ms, "LIMIT", 0, 100)
+        return [text(x) for x in raw]
+
+
+def audit_entry(director: tuple[str, str, bool], action: str, detail: str, reason: str = "") -> str:
+    return json.dumps(
+        {"at": now_ms(), "by": list(director), "action": action, "detail": detail, "reason": reason},
+        separators=(",", ":"),
+    )
