@@ -527,3 +527,53 @@ def presence_key(player_id: str) -> str:
 # (ms). Each gateway renews its own in one ZADD; the sweep (any gateway) turns players of a
 # gateway that stopped renewing (killed) offline. One key: a renewal is one command.
 PRESENCE_LEASES = "tafel:{presence}:leases"
+
+
+# ---------------------------------------------------------------------------------------------
+# Notices: the inbox of each account and how notices reach it. Owner: gateway/notices (scripts in
+# lua/notices/). Under the player's {p:<id>} tag, beside the account's event stream, so a notice and
+# its AccountEvent are written by one script in one slot (Redis Cluster too).
+
+
+def inbox_key(player_id: str) -> str:
+    """hash: notification id -> the Notification (protobuf bytes, `read` unset: the zsets say)."""
+    return player_key(player_id, "inbox")
+
+
+def inbox_order_key(player_id: str) -> str:
+    """zset: every kept notification id by its place (an increasing number per account)."""
+    return player_key(player_id, "inbox-order")
+
+
+def inbox_unread_key(player_id: str) -> str:
+    """zset: the unread notification ids by their place (ZCARD: the badge)."""
+    return player_key(player_id, "inbox-unread")
+
+
+def inbox_read_key(player_id: str) -> str:
+    """zset: the read notification ids by their place (the cap drops the oldest of these first)."""
+    return player_key(player_id, "inbox-read")
+
+
+def inbox_seen_key(player_id: str) -> str:
+    """zset: every notification id stored lately (ms): a notice cleared or dropped by the cap is not
+    made again by a late retry of its producer (30 days, at most 5,000 ids)."""
+    return player_key(player_id, "inbox-seen")
+
+
+def inbox_seq_key(player_id: str) -> str:
+    """string: the last place given to a notice (INCR)."""
+    return player_key(player_id, "inbox-seq")
+
+
+def inbox_named_key(player_id: str) -> str:
+    """set: accounts whose inbox holds a notice naming this player (the challenger, the opponent,
+    the director): an erased account's name is replaced in exactly those."""
+    return player_key(player_id, "inbox-named")
+
+
+def notice_settings_key(player_id: str) -> str:
+    """string: the player's NotificationSettings (protobuf bytes, every kind listed) once changed;
+    absent = the defaults (gateway/notices/settings.py)."""
+    return player_key(player_id, "notice-settings")
+
