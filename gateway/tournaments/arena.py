@@ -109,7 +109,7 @@ def playing(state: State) -> list[Game]:
     out = []
     for board in boards:
         g = game(state, board)
-        if g is not None and g.result is None:
+        if g is not None and g.result is None and not g.aborted:
             out.append(g)
     return out
 
@@ -173,7 +173,7 @@ def record(state: State, results: Mapping[int, Result]) -> tuple[State, list[Gam
             continue
         g = played[board - 1]
         result = results[board]
-        if g.result is not None or len(result.ranks) != len(g.seats):
+        if g.result is not None or g.aborted or len(result.ranks) != len(g.seats):
             continue
         g = replace(g, result=result)
         played[board - 1] = g
@@ -205,16 +205,16 @@ def recompute(state: State) -> State:
     return replace(state, arena=replace(arena, tallies=tallies, points=points))
 
 
-def correct(state: State, board: int, result: Result) -> State:
-    """A director's result for an arena game (replacing a played one or deciding one in play), the
-    tallies recomputed."""
+def correct(state: State, board: int, result: Result, note: str) -> State:
+    """A director's result for an arena game (replacing a played one, or deciding one ended in play),
+    the tallies and points recomputed from the games."""
     g = game(state, board)
     if g is None:
         raise ValueError(f"no arena game {board}")
     if len(result.ranks) != len(g.seats):
         raise ValueError("one rank per seat")
     played = list(games(state))
-    played[board - 1] = replace(g, result=result)
+    played[board - 1] = replace(g, result=result, aborted=False, note=note)
     arena = arena_of(state)
     tallies = dict(arena.tallies)
     for pid in g.seats:

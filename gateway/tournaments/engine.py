@@ -466,6 +466,8 @@ def correct(state: State, round_number: int, board: int, decider: int, ranks: Se
     standings follow from it. The same ranks again change nothing. A knockout game can be corrected
     while its match is the last thing decided (its round current, no decider after it): a later
     round was paired from the old winner."""
+    if state.config.format is Format.ARENA:
+        return _correct_arena(state, round_number, board, ranks, reason)
     rnd, game = _game_at(state, round_number, board, decider)
     if game.bye:
         raise TournamentError("GAME_NOT_CORRECTABLE", "a bye has no result to correct")
@@ -485,6 +487,20 @@ def correct(state: State, round_number: int, board: int, decider: int, ranks: Se
     if state.config.format is Format.KNOCKOUT:
         state = _knockout_follow_up(state, round_number, board)
     return state
+
+
+def _correct_arena(state: State, round_number: int, board: int, ranks: Sequence[int], reason: str) -> State:
+    """An arena's games are round 0, boards in the order they were paired (arena.py)."""
+    game = arena.game(state, board) if round_number == arena.ROUND else None
+    if game is None:
+        raise TournamentError("NO_SUCH_GAME", f"no arena game {board} in round {round_number} (arena: round 0)")
+    if len(ranks) != 2 or any(not 1 <= r <= 2 for r in ranks):
+        raise TournamentError("BAD_CORRECTION", "give one rank (1..2) per seat")
+    fixed = tuple(int(r) for r in ranks)
+    if game.note and game.result is not None and game.result.ranks == fixed:
+        return state
+    scores = game.result.scores if game.result is not None else ()
+    return arena.correct(state, board, Result(ranks=fixed, scores=scores), reason)
 
 
 def terminate(state: State) -> State:
