@@ -191,7 +191,7 @@ REFUSALS: dict[str, str] = {
     "ALREADY_STARTED": N_("the tournament has started (or ended) already"),
     "NOT_RUNNING": N_("the tournament is not running"),
     "NOT_IN_TOURNAMENT": N_("you are not in this tournament"),
-    "NOT_ORGANISER": N_("only the organiser may do this"),
+    "NOT_ORGANISER": N_("only the tournament's directors may do this"),
     "NOT_REGISTERED": N_("that player is not registered in this tournament"),
     "DUPLICATE_ENTRANT": N_("a player is registered twice"),
     "BAD_RESULT": N_("that result does not rank every seat"),
@@ -199,7 +199,33 @@ REFUSALS: dict[str, str] = {
     "NO_SUCH_GAME": N_("there is no such game"),
     "CANCELLED_BY_ORGANISER": N_("the organiser cancelled the tournament"),
     "TOO_FEW_PLAYERS": N_("too few players registered to start"),
+    # tournaments: directors, entry, arenas (issue 38)
+    "BAD_UPDATE_MASK": N_("that setting cannot be changed (now)"),
+    "BAD_REGISTRATION_WINDOW": N_("registration must open before it closes, and close no later than the start"),
+    "BAD_ENTRY": N_("entry conditions out of range (rating 0-4000, games 0-10000)"),
+    "BAD_INVITATION_CODE": N_("that is not this tournament's invitation code"),
+    "BAD_LATE_JOIN": N_("late joining is for Swiss tournaments, up to the last round"),
+    "BAD_ROUND_TIMES": N_("round start times must be in the future and in order, one per round after the first"),
+    "BAD_ARENA_DURATION": N_("an arena lasts 5 minutes to 24 hours"),
+    "REGISTRATION_NOT_OPEN": N_("registration opens {opens_at}"),
+    "RATING_TOO_LOW": N_("this tournament needs a rating of at least {min_rating} in its game"),
+    "TOO_FEW_RATED_GAMES": N_("this tournament needs at least {min_rated_games} rated games in its game"),
+    "BANNED_FROM_TOURNAMENT": N_("a director removed you from this tournament for good"),
+    "ROUND_IN_PROGRESS": N_("games of the current round are still being played"),
+    "NO_NEXT_ROUND": N_("every round has been played"),
+    "BAD_CORRECTION": N_("give one place per seat (1 = best) and a reason of 1-200 characters"),
+    "GAME_NOT_CORRECTABLE": N_("a bye has no result to correct"),
+    "BAD_REASON": N_("a reason is at most 200 characters"),
+    "BAD_ANNOUNCEMENT": N_("an announcement is 1 to 1000 characters"),
+    "ANNOUNCEMENTS_TOO_FAST": N_("at most 10 announcements an hour"),
+    "BAD_EXPORT": N_("choose CSV or JSON, and known parts"),
+    "NOT_ARENA": N_("only an arena's players pause and come back"),
+    "TERMINATED_BY_DIRECTOR": N_("a director ended the tournament early"),
 }
+
+# The refusals whose sentence names a fact from the ErrorInfo's metadata (said as the
+# placeholder's name); without it the fact reads "?".
+FACTS = ("opens_at", "min_rating", "min_rated_games")
 
 # What the SDK itself raises (in English) on this machine, never the server.
 LOCAL_REFUSALS: dict[str, str] = {
@@ -228,6 +254,8 @@ def refusal_text(error: TafelError) -> str:
     if known is None:
         return _("the game server refused this ({code})").format(code=error.reason)
     text = _(known)
+    if "{" in text:
+        text = text.format(**_facts(error))
     if error.until is not None:
         text += " " + _("until {time}").format(time=date_time(error.until, zone=True))
     if error.reason == "ACCOUNT_BANNED":
@@ -238,6 +266,18 @@ def refusal_text(error: TafelError) -> str:
         # The moderator's own words, as they wrote them: not ours to translate.
         text += " " + _("(the moderator's reason: {reason})").format(reason=moderator)
     return text
+
+
+def _facts(error: TafelError) -> dict[str, str]:
+    """The metadata's facts in words: a time in the player's language, a number as it is."""
+    from datetime import datetime
+
+    facts = {name: error.metadata.get(name, "") or "?" for name in FACTS}
+    try:
+        facts["opens_at"] = date_time(datetime.fromisoformat(facts["opens_at"]), zone=True)
+    except ValueError:
+        pass
+    return facts
 
 
 def _wait(error: TafelError) -> str:

@@ -8,7 +8,11 @@
     tafel games [--live]                 # your live and finished games (or everyone's live ones)
     tafel replay GAME_ID                 # step through a finished game's record
     tafel leaderboard connect4
-    tafel tournament list | create NAME | join ID | start ID | watch ID
+    tafel tournament list | create NAME | join ID [--code C] | start ID | watch ID | standings ID
+    tafel tournament create NAME --format arena --minutes 30   # an arena; pause ID / back ID
+    tafel tournament edit ID --capacity 32 | remove ID NAME [--ban] | pause ID | resume ID
+    tafel tournament next-round ID | terminate ID | correct ID --round 2 --board 1 --ranks 1,2 --reason TEXT
+    tafel tournament announce ID TEXT | audit ID | export ID --csv DIR | --json DIR
     tafel bot connect4 --level 2 [--games N]
     tafel bot-pool                        # answer people's requests for a bot opponent
     tafel challenge NAME GAME [--rated] [--per-move 30s] [--seat first|second]
@@ -164,21 +168,12 @@ def parser() -> argparse.ArgumentParser:
     bot.add_argument("--games", type=int, default=0, help=_("stop after N games (0 = forever)"))
     bot.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help=_("the clock it searches for"))
 
-    tour = command("tournament", _("list, create, join, start or watch tournaments"))
-    tour.add_argument("action", choices=("list", "create", "join", "start", "watch"))
-    tour.add_argument(
-        "target", nargs="?", default="", metavar="ID_OR_NAME", help=_("the tournament id (name for create)")
+    tour = command(
+        "tournament", _("list, create, join, play, watch or direct tournaments (see `tafel tournament -h`)")
     )
-    tour.add_argument("--game", choices=GAMES, default="connect4", help=_("create: the game"))
-    tour.add_argument(
-        "--format",
-        choices=("swiss", "round_robin", "knockout", "tables"),
-        default="swiss",
-        help=_("create: the format"),
-    )
-    tour.add_argument("--rounds", type=int, default=0, help=_("create: rounds (swiss, tables)"))
-    tour.add_argument("--capacity", type=int, default=0, help=_("create: most players (default 64)"))
-    tour.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help=_("create: seconds per move"))
+    from tafel.cli.tournaments import add_arguments
+
+    add_arguments(tour, GAMES)
 
     pool = command("bot-pool", _("answer requests for bot opponents"))
     # Empty: every game the server offers (a platform with a game switched off refused a pool that
