@@ -3,7 +3,7 @@
 // reason from the list) and by you (cancel), what became of them in words, and the lobby's list
 // of open challenges to take. Everything follows the page's one account event stream.
 import { accountEvents } from "./account-events.js";
-import { clockLabel, CLOCKS, chosenClock } from "./clock.js";
+import { clockLabel, clockOptions, chosenClock, timeControlOf } from "./clock.js";
 import { h, mount } from "./dom.js";
 import { titleOf } from "./games/index.js";
 import { t } from "./i18n.js";
@@ -125,7 +125,7 @@ export function openChallengeDialog(client: TafelClient, player?: play.Player, g
   bot.addEventListener("change", chosen);
   const clocks = (): void => {
     const chosen = chosenClock(game.value);
-    mount(clock, ...CLOCKS.map((s) => h("option", { value: s, selected: s === chosen }, clockLabel(s))));
+    mount(clock, ...clockOptions(chosen));
   };
   game.addEventListener("change", clocks);
   client.gameTypes().then(
@@ -141,7 +141,7 @@ export function openChallengeDialog(client: TafelClient, player?: play.Player, g
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     act(send, message, async () => {
-      const opts = { perMoveS: Number(clock.value), rated: rated.value === "rated", seat: seatOption(Number(seat.value)), requestId };
+      const opts = { ...timeControlOf(Number(clock.value)), rated: rated.value === "rated", seat: seatOption(Number(seat.value)), requestId };
       const name = player?.username ?? username.value.trim();
       if (bot.value !== "" && !player && go) {
         // A bot accepts at once: its room seats us, and the game starts when the bot sits down.

@@ -9,6 +9,7 @@ import { drawPlus4 } from "./boards/plus4.js";
 import type { Board, BoardContext } from "./boards/board.js";
 import { announce } from "./boards/access.js";
 import { chatChannel, chatPane } from "./chat.js";
+import { clockText, clockWords, controlSeconds } from "./clock.js";
 import { rulesLinkAfter } from "./rules-link.js";
 import { h, mount } from "./dom.js";
 import { formatList, formatNumber, t } from "./i18n.js";
@@ -24,10 +25,6 @@ import { scoreList, sentence } from "./sentences.js";
 import { planOf, startGame } from "./start.js";
 import { timestampMs } from "./time.js";
 
-function clockText(ms: number): string {
-  const total = Math.max(0, Math.ceil(ms / 1000));
-  return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, "0")}`;
-}
 
 export interface GamePageContext {
   go: (hash: string) => void;
@@ -100,16 +97,33 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     }
   };
 
+  // When each summary was read: a clock on vacation stands at what was left then.
+  const seen = new WeakMap<object, number>();
+  const seenAt = (summary: object | undefined): number => {
+    if (summary === undefined) return Date.now();
+    if (!seen.has(summary)) seen.set(summary, Date.now());
+    return seen.get(summary)!;
+  };
   const drawClocks = (): void => {
     const st = status();
-    const perMove = game?.summary?.timeControl?.perMove;
-    const perMoveMs = perMove ? Number(perMove.seconds) * 1000 + perMove.nanos / 1e6 : 0;
+    const perMoveMs = controlSeconds(game?.summary?.timeControl) * 1000;
     const deadline = timestampMs(game?.summary?.turnDeadline);
+    const away = game?.summary?.vacationSeats ?? [];
     legend.querySelectorAll<HTMLElement>(".clock").forEach((clock) => {
       const seat = Number(clock.dataset.seat);
-      const running = st !== undefined && !st.over && st.toAct.includes(seat) && deadline !== undefined;
-      clock.textContent = clockText(running ? deadline - Date.now() : perMoveMs);
+      const toAct = st !== undefined && !st.over && st.toAct.includes(seat) && deadline !== undefined;
+      // A player on vacation: the clock stands still (the deadline already counts the time away).
+      const onVacation = away.includes(seat);
+      const running = toAct && !onVacation;
+      const left = toAct ? deadline - (onVacation ? seenAt(game?.summary) : Date.now()) : perMoveMs;
+      const text = clockText(left);
+      if (clock.textContent !== text) {
+        clock.textContent = text;
+        // Days and hours for a screen reader in words ("2 days, 5 hours"), not "2 d 5 h".
+        clock.setAttribute("aria-label", t("game:page.clockLeft", { time: clockWords(left) }));
+      }
       clock.classList.toggle("running", running);
+      clock.classList.toggle("on-vacation", onVacation);
     });
   };
 
@@ -145,6 +159,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
           h("span", { class: "swatch", style: `background:${colours[i] ?? "#888"}` }),
           playerName(client, summary.players.find((p) => p.seat === i)?.player, i === seat ? t("game:page.nameYou", { name }) : name, gameId),
           h("span", { class: "rating" }, ratings.get(summary.players.find((p) => p.seat === i)?.player?.playerId ?? "") ?? ""),
+          summary.vacationSeats.includes(i) ? h("span", { class: "vacation-badge", "data-seat": i }, t("game:page.onVacation")) : undefined,
           h("span", { class: "clock", "data-seat": i }),
         ),
       ),

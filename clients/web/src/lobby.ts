@@ -4,7 +4,7 @@
 // built from the catalogue's specs, never hard-coded.
 import { fromJson } from "@bufbuild/protobuf";
 import { openChallengesSection } from "./challenges.js";
-import { chosenClock, clockSelect } from "./clock.js";
+import { chosenClock, clockSelect, timeControlOf } from "./clock.js";
 import { h, mount } from "./dom.js";
 import { friendsBox } from "./friends.js";
 import { nameList, nameOf } from "./names.js";
@@ -116,7 +116,7 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
     }, "find");
     const room = button(t("lobby.room"), async () => {
       const n = count();
-      const created = await client.createRoom(type.game, { options: optionsFor(type, form, n), seats: n, perMoveS: Number(clock.value) });
+      const created = await client.createRoom(type.game, { options: optionsFor(type, form, n), seats: n, ...timeControlOf(Number(clock.value)) });
       go(`#/room/${created.code}`);
     }, "room");
     const bots = [1, 2, 3].map((level) => button(t("lobby.bot", { level }), async () => go(`#/game/${await startGame(client, plan("bot", level), signal)}`), `bot bot-${level}`));

@@ -1,7 +1,8 @@
 // The app's entry: sign in (kept across reloads), then a page per location hash:
 //   #/ lobby · #/room/CODE · #/game/ID (play or watch) · #/replay/ID · #/leaderboards ·
 //   #/tournaments · #/tournament/ID · #/player/USERNAME (a profile) · #/account (my account and settings) ·
-//   #/staff/... (admin.ts) · #/howto/GAME (also before signing in)
+//   #/staff/... (admin.ts) · #/howto/GAME (also before signing in) · #/inbox (notices) ·
+//   #/inbox/settings (notices, e-mail, vacation) · #/email/confirm?token=… (also before signing in)
 import { accountPage } from "./account.js";
 import { accountEvents } from "./account-events.js";
 import { staffPage } from "./admin.js";
@@ -14,6 +15,7 @@ import { langSwitcher, t } from "./i18n.js";
 import { leaderboardsPage } from "./leaderboards.js";
 import { lobbyPage } from "./lobby.js";
 import { Metrics } from "./metrics.js";
+import { bell, emailLinkPage, inboxPage, noticeSettingsPage } from "./notices.js";
 import { profilePage } from "./profile.js";
 import { replayPage } from "./replay.js";
 import { roomPage } from "./room.js";
@@ -98,6 +100,8 @@ async function start(): Promise<void> {
     }
     // #/game/ID/tournament/TID: a tournament's game, with the way back to its tournament.
     const [, kind, id, , parent] = location.hash.split("/");
+    // A mail's link (confirm the address, unsubscribe) works signed in or not: the token is the proof.
+    if (kind === "email" && id) return emailLinkPage(root, client, id);
     if (client.session === undefined) {
       accountEvents.stop();
       closeTray();
@@ -110,12 +114,14 @@ async function start(): Promise<void> {
     user.closest("header")?.after(challengeTray(client, go));
     const out = h("button", { class: "signout" }, t("auth.signOut"));
     out.addEventListener("click", () => void signOut(client).finally(route));
-    mount(user, ...accountLinks(client), out);
+    mount(user, bell(client, page.signal), ...accountLinks(client), out);
     if (kind === "howto" && id) howToPage(root, id, client);
     else if (kind === "game" && id) gamePage(root, client, id, { go, metrics, tournamentId: parent }, page.signal);
     else if (kind === "room" && id) roomPage(root, client, id, go, page.signal);
     else if (kind === "replay" && id) replayPage(root, client, id, page.signal);
     else if (kind === "player" && id) profilePage(root, client, decodeURIComponent(id), page.signal);
+    else if (kind === "inbox" && id === "settings") noticeSettingsPage(root, client, page.signal);
+    else if (kind === "inbox") inboxPage(root, client, page.signal);
     else if (kind === "account") accountPage(root, client, page.signal, () => go("#/"));
     else if (kind === "staff") staffPage(root, client, location.hash, go, page.signal);
     else if (kind === "leaderboards") leaderboardsPage(root, client, page.signal);

@@ -1,6 +1,7 @@
 // Starting a game the way the lobby offers it (a bot, a match, solo), kept as a plan so the result
 // screen can offer "Play again" with the same game, options, table size and clock.
 import { fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
+import { timeControlOf } from "./clock.js";
 import { games, type TafelClient } from "./sdk.js";
 
 export interface Plan {
@@ -9,6 +10,7 @@ export interface Plan {
   level?: number;
   options: JsonValue;
   seats: number;
+  /** Seconds a move; whole days a move are a correspondence game (clock.ts timeControlOf). */
   perMoveS: number;
 }
 
@@ -24,11 +26,11 @@ export async function startGame(client: TafelClient, plan: Plan, signal: AbortSi
   const options = fromJson(games.GameOptionsSchema, plan.options);
   let gameId = "";
   if (plan.how === "match") {
-    for await (const update of client.findMatchUpdates(plan.game, { options, minSeats: plan.seats, maxSeats: plan.seats, perMoveS: plan.perMoveS, signal })) {
+    for await (const update of client.findMatchUpdates(plan.game, { options, minSeats: plan.seats, maxSeats: plan.seats, ...timeControlOf(plan.perMoveS), signal })) {
       if (update.status.case === "matched") gameId = update.status.value.gameId;
     }
   } else {
-    const created = await client.createRoom(plan.game, { options, seats: plan.how === "solo" ? 1 : plan.seats, perMoveS: plan.perMoveS });
+    const created = await client.createRoom(plan.game, { options, seats: plan.how === "solo" ? 1 : plan.seats, ...timeControlOf(plan.perMoveS) });
     // A bot a free seat (Colour Square: up to five), each a request of its own the pools serve.
     if (plan.how === "bot") for (let seat = 1; seat < plan.seats; seat++) await client.requestBot(created.code, plan.level ?? 1);
     gameId = created.gameId || (await client.waitRoomStarted(created.code, signal)).gameId;

@@ -4,6 +4,7 @@
 // told so at the top (their clock is running), and the game's page links back here.
 import { fromJson } from "@bufbuild/protobuf";
 import { chatChannel, chatPane } from "./chat.js";
+import { clockOptions, timeControlInit } from "./clock.js";
 import { h, mount } from "./dom.js";
 import { nameLink, nameList } from "./names.js";
 import { reconnectingIn, untilLanded } from "./retry.js";
@@ -51,6 +52,7 @@ export function tournamentsPage(root: HTMLElement, client: TafelClient, go: (has
   const capacity = h("input", { name: "capacity", type: "number", min: 2, value: 8 });
   const starts = h("input", { name: "starts", type: "datetime-local" });
   const rated = h("input", { name: "rated", type: "checkbox" });
+  const clock = h("select", { name: "clock", class: "clock-choice" }, ...clockOptions(60));
   const form = h(
     "form",
     { class: "create-tournament" },
@@ -61,6 +63,7 @@ export function tournamentsPage(root: HTMLElement, client: TafelClient, go: (has
     h("label", {}, tr("tournament.roundsLabel"), " ", rounds),
     h("label", {}, tr("tournament.capacity"), " ", capacity),
     h("label", {}, tr("tournament.startsLabel"), " ", starts),
+    h("label", {}, tr("lobby.clock"), " ", clock),
     h("label", {}, rated, ` ${tr("tournament.ratedLabel")}`),
     h("button", { type: "submit", class: "create" }, tr("tournament.createButton")),
   );
@@ -79,6 +82,7 @@ export function tournamentsPage(root: HTMLElement, client: TafelClient, go: (has
         rounds: Number(rounds.value),
         capacity: Number(capacity.value),
         rated: rated.checked,
+        timeControl: timeControlInit(Number(clock.value)),
         startsAt: startsAt === undefined ? undefined : { seconds: BigInt(Math.floor(startsAt / 1000)), nanos: 0 },
         options: fromJson(games.GameOptionsSchema, { [game.value]: {} }),
       })
