@@ -276,7 +276,15 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     rating_sweeper = RatingSweeper(book, interval_s=extra.rating_sweep_s, lag_s=extra.rating_sweep_lag_s)
     tournament_store = TournamentStore(layer)
     runner = TournamentRunner(
-        layer, tournament_store, directory, actions, book, sweep_interval_s=extra.tournament_sweep_s
+        layer,
+        tournament_store,
+        directory,
+        actions,
+        book,
+        sweep_interval_s=extra.tournament_sweep_s,
+        arena_wave_s=extra.arena_wave_s,
+        arena_standings_s=extra.arena_standings_s,
+        arena_shortest_s=extra.arena_min_s,
     )
     feed = TournamentFeed(layer, redis_client(server.redis_url, max_connections=2))  # own client: XREAD BLOCK
     # The game-end path (Records calls its hooks in order): ratings first (awaited), then the

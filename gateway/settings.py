@@ -48,7 +48,10 @@ Rooms (RoomSettings): ``TAFEL_ROOM_TTL_S`` (3600), ``TAFEL_ROOM_STARTED_TTL_S`` 
 handed to a pool whose bot has not joined by then is re-queued while its room needs a bot).
 
 Ratings and tournaments (RatingsTournamentsSettings): ``TAFEL_TOURNAMENT_SWEEP_S`` (5) how often
-running tournaments are checked and due ones started; ``TAFEL_RATING_SWEEP_S`` (30) and
+running tournaments are checked and due ones started; ``TAFEL_ARENA_WAVE_S`` (2) how often a running
+arena pairs its free players (a wave), ``TAFEL_ARENA_STANDINGS_S`` (5) how often at most it sends
+live standings to watchers, ``TAFEL_ARENA_MIN_S`` (300) the shortest arena allowed (tests set less);
+``TAFEL_RATING_SWEEP_S`` (30) and
 ``TAFEL_RATING_SWEEP_LAG_S`` (300) how often the ratings backstop reads recent records and how far
 behind its cursor it looks again; ``TAFEL_RATING_APPLIED_TTL_S`` (90 days) how long a game's
 "rating applied" marker is kept.
@@ -225,6 +228,9 @@ class RoomSettings:
 @dataclass(frozen=True)
 class RatingsTournamentsSettings:
     tournament_sweep_s: float = 5.0
+    arena_wave_s: float = 2.0
+    arena_standings_s: float = 5.0
+    arena_min_s: float = 300.0
     rating_sweep_s: float = 30.0
     rating_sweep_lag_s: float = 300.0
     rating_applied_ttl_s: int = 90 * 86_400
@@ -234,6 +240,9 @@ class RatingsTournamentsSettings:
         env = Env(environ)
         return cls(
             tournament_sweep_s=env.number("TAFEL_TOURNAMENT_SWEEP_S", 5.0, 0.05, 3600.0),
+            arena_wave_s=env.number("TAFEL_ARENA_WAVE_S", 2.0, 0.05, 60.0),
+            arena_standings_s=env.number("TAFEL_ARENA_STANDINGS_S", 5.0, 0.0, 600.0),
+            arena_min_s=env.number("TAFEL_ARENA_MIN_S", 300.0, 1.0, 300.0),
             rating_sweep_s=env.number("TAFEL_RATING_SWEEP_S", 30.0, 0.05, 3600.0),
             rating_sweep_lag_s=env.number("TAFEL_RATING_SWEEP_LAG_S", 300.0, 1.0, 7 * 86_400.0),
             rating_applied_ttl_s=env.integer("TAFEL_RATING_APPLIED_TTL_S", 90 * 86_400, 3600, 10 * 365 * 86_400),

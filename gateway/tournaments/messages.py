@@ -6,7 +6,7 @@ from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, tournaments_pb2
 
 from gateway.timecontrol import time_control_of
-from gateway.tournaments import engine
+from gateway.tournaments import arena, engine
 from gateway.tournaments.model import Format, Game, Round, State, game_points
 from gateway.tournaments.store import Loaded
 
@@ -15,6 +15,7 @@ FORMATS: dict[Format, int] = {
     Format.ROUND_ROBIN: tournaments_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN,
     Format.KNOCKOUT: tournaments_pb2.TOURNAMENT_FORMAT_KNOCKOUT,
     Format.TABLES: tournaments_pb2.TOURNAMENT_FORMAT_TABLES,
+    Format.ARENA: tournaments_pb2.TOURNAMENT_FORMAT_ARENA,
 }
 FORMAT_OF: dict[int, Format] = {v: k for k, v in FORMATS.items()}
 STATES: dict[str, int] = {
@@ -55,10 +56,14 @@ def tournament(loaded: Loaded) -> tournaments_pb2.Tournament:
         out.started_at.FromMilliseconds(loaded.started_ms)
     if loaded.finished_ms:
         out.finished_at.FromMilliseconds(loaded.finished_ms)
+    if spec.arena_ms:
+        out.arena_duration.FromMilliseconds(spec.arena_ms)
+        if loaded.started_ms:
+            out.ends_at.FromMilliseconds(loaded.started_ms + spec.arena_ms)
     state = loaded.state
     if state is not None:
         out.rounds = engine.total_rounds(state)
-        out.current_round = len(state.rounds)
+        out.current_round = 0 if state.arena is not None else len(state.rounds)
     return out
 
 
@@ -87,7 +92,10 @@ def game(tid: str, state: State, number: int, g: Game) -> tournaments_pb2.Tourna
         out.scores.extend(result.scores)
         out.missed.extend(result.is_missed(s) for s in range(len(g.seats)))
         out.absent.extend(result.is_absent(s) for s in range(len(g.seats)))
-        out.points.extend(game_points(g, s, state.config.bye_points) for s in range(len(g.seats)))
+        if state.arena is not None:
+            out.points.extend(float(x) for x in arena.points_of(state, g.board))
+        else:
+            out.points.extend(game_points(g, s, state.config.bye_points) for s in range(len(g.seats)))
     return out
 
 
@@ -100,7 +108,10 @@ def round_message(tid: str, state: State, rnd: Round) -> tournaments_pb2.Tournam
     )
 
 
-def standings(state: State) -> list[tournaments_pb2.Standing]:
+def standings(state: State, limit: int = 0) -> list[tournaments_pb2.Standing]:
+    """`limit`: only the first so many (an arena's live standings); 0 = all."""
+    if state.arena is not None:
+        return arena_standings(state, limit)
     out: list[tournaments_pb2.Standing] = []
     for row in engine.standings(state):
         entrant = state.entrant(row.player_id)
@@ -126,7 +137,35 @@ def standings(state: State) -> list[tournaments_pb2.Standing]:
     return out
 
 
+def arena_standings(state: State, limit: int = 0) -> list[tournaments_pb2.Standing]:
+    out: list[tournaments_pb2.Standing] = []
+    for row in arena.standings(state, limit):
+        entrant = state.entrant(row.player_id)
+        t = row.tally
+        out.append(
+            tournaments_pb2.Standing(
+                rank=row.rank,
+                player=player((row.player_id, entrant.username, entrant.guest)),
+                seed=row.seed,
+                rating=entrant.rating,
+                points=float(t.points),
+                games=t.games,
+                wins=t.wins,
+                draws=t.draws,
+                losses=t.losses,
+                withdrawn=row.withdrawn,
+                streak=t.streak,
+                paused=t.paused,
+                performance=round(t.performance, 1),
+                banned=row.player_id in state.banned,
+            )
+        )
+    return out
+
+
 def rounds_completed(state: State) -> int:
+    if state.arena is not None:
+        return 0  # an arena has no rounds
     if state.finished:
         return len(state.rounds)
     return len(state.rounds) - (0 if engine.round_done(state) else 1)

@@ -37,6 +37,7 @@ from gateway.actions import Actions
 from gateway.games import GameDirectory
 from gateway.ratings.book import RatingBook
 from gateway.tournaments import engine, messages
+from gateway.tournaments.arena_runner import ArenaDriver, is_arena_game
 from gateway.tournaments.model import Entrant, Format, Game, Result, State
 from gateway.tournaments.notices import SOON_MS, RoundNotices
 from gateway.tournaments.store import Loaded, TournamentStore, now_ms
@@ -97,6 +98,9 @@ class TournamentRunner:
         *,
         sweep_interval_s: float = 5.0,
         start_concurrency: int = 8,
+        arena_wave_s: float = 2.0,
+        arena_standings_s: float = 5.0,
+        arena_shortest_s: float = 300.0,
     ) -> None:
         self.redis = redis
         self.store = store
@@ -110,14 +114,20 @@ class TournamentRunner:
         # Tournament notices to players' inboxes (none until the composition root sets an inbox).
         self.notices = RoundNotices(store)
         self.sweeper = Loop("tournament sweeper", self._sweep_step, every_s=sweep_interval_s, log=log)
+        # Arenas pair in waves on a clock of their own (arena_runner.py); advance hands them over.
+        self.arena = ArenaDriver(
+            self, wave_s=arena_wave_s, standings_s=arena_standings_s, shortest_s=arena_shortest_s
+        )
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
     def start(self) -> None:
         self.sweeper.start()
+        self.arena.loop.start()
 
     async def stop(self) -> None:
         await self.sweeper.stop()
+        await self.arena.loop.stop()
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
@@ -146,7 +156,7 @@ class TournamentRunner:
         """The game-end hook: a tournament game ended; move its tournament on (in the background,
         so the move that ended the game is not held up)."""
         tid = tournament_of(record.game_id)
-        if tid is not None:
+        if tid is not None and not is_arena_game(record.game_id):  # an arena's next wave takes it
             self._spawn(tid)
 
     async def _sweep_step(self) -> None:
@@ -252,6 +262,10 @@ class TournamentRunner:
                 loaded = await self.store.load(tid)
                 if loaded is None or loaded.status != "running" or loaded.state is None:
                     return
+                if loaded.state.arena is not None:
+                    await self.arena.wave(loaded)
+                    return
+                self.arena.not_arena(tid)
                 state, events = await self._step(tid, loaded.state, loaded.spec.schedule)
                 if state == loaded.state:
                     break

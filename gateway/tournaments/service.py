@@ -18,6 +18,7 @@ from gateway.catalogue import Catalogue
 from gateway.lobby import LobbySettings, canonical_options, per_move_ms
 from gateway.paging import decode_offset, encode_offset, page_size_of
 from gateway.tournaments import messages
+from gateway.tournaments.arena_runner import duration_ms as arena_duration_ms
 from gateway.tournaments.feed import FeedClosed, SlowWatcher, TournamentFeed
 from gateway.tournaments.model import MIN_TABLE, Format
 from gateway.tournaments.runner import TournamentRunner
@@ -113,6 +114,10 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
             raise invalid("BAD_CAPACITY", f"capacity must be {MIN_CAPACITY}..{MAX_CAPACITY}", field="capacity")
         if fmt is Format.TABLES and capacity < MIN_TABLE:
             raise invalid("BAD_CAPACITY", f"tables need room for at least {MIN_TABLE} players", field="capacity")
+        arena_ms = 0
+        if fmt is Format.ARENA:
+            lasts = request.arena_duration
+            arena_ms = arena_duration_ms(lasts.seconds, lasts.nanos, shortest_ms=self.runner.arena.shortest_ms)
         starts_at = request.starts_at.ToMilliseconds() if request.HasField("starts_at") else 0
         if request.HasField("starts_at") and starts_at <= 0:
             raise invalid("BAD_START", "starts_at must be a time after 1970", field="starts_at")
@@ -131,6 +136,7 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
             organiser=(organiser.player_id, organiser.username, bool(organiser.guest)),
             rated=request.rated,
             created_ms=now_ms(),
+            arena_ms=arena_ms,
         )
 
     @refusing(UNAVAILABLE)
@@ -272,6 +278,15 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
                     raise precondition("ALREADY_STARTED", f"the tournament is {current.status}")
         after = await self._load(request.tournament_id)
         return tournaments_pb2.CancelTournamentResponse(tournament=messages.tournament(after))
+
+    @refusing(UNAVAILABLE)
+    async def PauseArenaPlay(
+        self, request: tournaments_pb2.PauseArenaPlayRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> tournaments_pb2.PauseArenaPlayResponse:
+        caller = self.auth.identity(context.invocation_metadata()).player()
+        loaded = await self._load(request.tournament_id)
+        after = await self.runner.arena.pause_play(loaded.spec.tournament_id, caller.player_id, request.paused)
+        return tournaments_pb2.PauseArenaPlayResponse(tournament=messages.tournament(after))
 
     # -- watching -----------------------------------------------------------------------------------
 

@@ -81,6 +81,7 @@ class Spec:
     late_join_until_round: int = 0
     round_times_ms: tuple[int, ...] = ()  # rounds 2, 3, ...
     manual_rounds: bool = False
+    arena_ms: int = 0  # an arena's duration (0: other formats)
     days_per_move: int = 0  # correspondence: per_move_ms is these days
 
     @property
@@ -118,6 +119,7 @@ class Spec:
                 "lj": self.late_join_until_round,
                 "rt": list(self.round_times_ms),
                 "man": int(self.manual_rounds),
+                "ad": self.arena_ms,
                 "dpm": self.days_per_move,
             },
             separators=(",", ":"),
@@ -151,6 +153,7 @@ class Spec:
             late_join_until_round=int(d.get("lj", 0)),
             round_times_ms=tuple(int(x) for x in d.get("rt", ())),
             manual_rounds=bool(d.get("man", 0)),
+            arena_ms=int(d.get("ad", 0)),
             days_per_move=int(d.get("dpm", 0)),
         )
 
@@ -375,6 +378,13 @@ class TournamentStore:
 
     async def mark_started(self, tid: str, game_id: str) -> None:
         await self.redis.call("HSET", tournament_key(tid, "started"), game_id, "1")
+
+    async def started_among(self, tid: str, game_ids: Sequence[str]) -> set[str]:
+        """Which of these games were created (an arena asks about the games it is playing only)."""
+        if not game_ids:
+            return set()
+        raw: Any = await self.redis.call("HMGET", tournament_key(tid, "started"), *game_ids)
+        return {gid for gid, hit in zip(game_ids, raw, strict=True) if hit is not None}
 
     async def due(self, now: int) -> list[str]:
         raw: Any = await self.redis.call("ZRANGEBYSCORE", TOURNAMENTS_DUE, "-inf", now, "LIMIT", 0, 100)
