@@ -111,6 +111,7 @@ class TournamentRunner:
         self._starting = asyncio.Semaphore(start_concurrency)
         self._locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._queued: set[str] = set()
         # Tournament notices to players' inboxes (none until the composition root sets an inbox).
         self.notices = RoundNotices(store)
         self.sweeper = Loop("tournament sweeper", self._sweep_step, every_s=sweep_interval_s, log=log)
@@ -137,9 +138,23 @@ class TournamentRunner:
         self._tasks.clear()
 
     def _spawn(self, tid: str) -> None:
-        task = spawn(self._advance_or_sweep(tid), f"tournament advance {tid}", log=log)
+        # One advance waiting per tournament is enough: it reads every record there is when it
+        # runs. (A Swiss of 10,000 ends 5,000 games a round: an advance queued for each, one after
+        # another, each loading the whole state and every unfinished game's record.)
+        if tid in self._queued:
+            return
+        self._queued.add(tid)
+        task = spawn(self._advance_queued(tid), f"tournament advance {tid}", log=log)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _advance_queued(self, tid: str) -> None:
+        try:
+            async with self._lock(tid):  # the advance running now, if any, ends first
+                pass
+        finally:
+            self._queued.discard(tid)
+        await self._advance_or_sweep(tid)
 
     async def _advance_or_sweep(self, tid: str) -> None:
         """Advance now; a failure is left to the sweep, woken to retry at once: it logs a run of
