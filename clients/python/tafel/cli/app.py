@@ -59,7 +59,12 @@ class ChatLog(RichLog):
 
 
 def clock_text(seconds: float) -> str:
+    """ "0:42", "12:05"; from an hour on "5 h 12 min", from a day on "2 d 5 h" (correspondence)."""
     seconds = max(0, int(seconds))
+    if seconds >= 86400:
+        return _("{days} d {hours} h").format(days=seconds // 86400, hours=seconds % 86400 // 3600)
+    if seconds >= 3600:
+        return _("{hours} h {minutes} min").format(hours=seconds // 3600, minutes=seconds % 3600 // 60)
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
@@ -286,6 +291,9 @@ class GameApp(App[str]):
             else:
                 line = _("waiting for {names}").format(names=waiting)
             line += ("   " + _("clock: {left}").format(left=left)) if left else ""
+            away = [self.seating.name(s) for s in status.to_act if s in self.state.summary.vacation_seats]
+            if away:  # their clock stands still (the deadline moves on while they are away)
+                line += "   " + _("on vacation: {names}").format(names=", ".join(away))
             for offer in theirs:
                 key = OFFER_KEYS.get(offer.kind, "")
                 line += "   " + _("{offer} offered: {key} accepts, n declines").format(

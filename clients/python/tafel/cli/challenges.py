@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tafel.cli.describe import game_title
-from tafel.cli.shared import console_connection, id_column
+from tafel.cli.shared import console_connection, id_column, per_move
 from tafel.cli.words import decline_word, local_time, parse_duration, span
 from tafel.client import TafelClient
 from tafel.errors import TafelError
@@ -82,7 +82,11 @@ async def challenge(client: TafelClient, args: argparse.Namespace, console: Cons
     # The stream is live before the challenge is made: its answer cannot come unseen.
     async with client.event_stream(max_retries=None) as events:
         made = await client.create_challenge(
-            args.game, username=args.name, rated=args.rated, per_move_s=per_move_seconds(args.per_move), seat=args.seat
+            args.game,
+            username=args.name,
+            rated=args.rated,
+            **per_move(per_move_seconds(args.per_move), args.days),
+            seat=args.seat,
         )
         whom = player_name(made.challenged, args.name)
         console.print(
@@ -110,7 +114,7 @@ async def challenge_bot(client: TafelClient, args: argparse.Namespace, console: 
     """A bot accepts at once; its room starts the game when the bot sits down (Ctrl-C leaves the
     room, which closes it)."""
     made = await client.create_challenge(
-        args.game, bot_level=args.bot, per_move_s=per_move_seconds(args.per_move), seat=args.seat
+        args.game, bot_level=args.bot, **per_move(per_move_seconds(args.per_move), args.days), seat=args.seat
     )
     whom = _("Bot (level {level})").format(level=made.bot_level)
     console.print(

@@ -25,6 +25,11 @@
     tafel profile NAME                   # ratings with their history, last games, results against you
     tafel settings [--chat on|off] [--challenges everyone|followed|nobody]
     tafel account password | export [--output FILE] | delete
+    tafel inbox [--unread] | read ID|--all | clear ID|--all | wait   # your notices
+    tafel notices [--inbox KIND=off] [--email KIND=on] [--quiet 22:00-07:00] [--digest on --digest-hour 8]
+    tafel email [ADDRESS | --confirm TOKEN | --remove]
+    tafel vacation [start [--hours N] | end]   # your days-long games' clocks stand still
+    tafel play connect4 --days 3         # a correspondence game: 1, 2, 3, 5, 7, 10 or 14 days a move
 
 The options --server, --user and --register go before or after the subcommand. The password comes
 from TAFEL_PASSWORD or a prompt (never the command line: it would show in `ps` and the history).
@@ -57,12 +62,14 @@ from tafel.errors import (
 )
 from tafel.i18n import LANGUAGES, _, number
 from tafel.play.v1 import safety_pb2
-from tafel.requests import enum_names
+from tafel.requests import DAYS_PER_MOVE, enum_names
 
 GAMES = ("connect4", "plus4", "coloursquare")
 SAFETY_COMMANDS = frozenset({"block", "unblock", "mute", "unmute", "blocked", "report", "standing", "account"})
 PEOPLE_COMMANDS = frozenset({"friends", "follow", "unfollow", "profile", "settings"})
+NOTICE_COMMANDS = frozenset({"inbox", "notices", "email", "vacation"})
 DEFAULT_SERVER = "127.0.0.1:50051"
+DAYS_HELP = _("a correspondence game: days per move (1, 2, 3, 5, 7, 10 or 14)")
 
 
 def server_and_account(user_help: str) -> tuple[argparse.ArgumentParser, argparse._ArgumentGroup]:
@@ -133,7 +140,9 @@ def parser() -> argparse.ArgumentParser:
         default=0,
         help=_("table size for --new-room (default: the game's most); with --vs-bot, you and SEATS-1 bots (default 2)"),
     )
-    play.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help=_("seconds per move"))
+    timing = play.add_mutually_exclusive_group()
+    timing.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help=_("seconds per move"))
+    timing.add_argument("--days", type=int, default=None, choices=DAYS_PER_MOVE, metavar="N", help=DAYS_HELP)
     play.add_argument(
         "--watchable",
         action="store_true",
@@ -168,9 +177,7 @@ def parser() -> argparse.ArgumentParser:
     bot.add_argument("--games", type=int, default=0, help=_("stop after N games (0 = forever)"))
     bot.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help=_("the clock it searches for"))
 
-    tour = command(
-        "tournament", _("list, create, join, play, watch or direct tournaments (see `tafel tournament -h`)")
-    )
+    tour = command("tournament", _("list, create, join, play, watch or direct tournaments (see `tafel tournament -h`)"))
     from tafel.cli.tournaments import add_arguments
 
     add_arguments(tour, GAMES)
@@ -187,7 +194,9 @@ def parser() -> argparse.ArgumentParser:
     duel.add_argument("game", choices=GAMES)
     duel.add_argument("--bot", type=int, choices=(1, 2, 3), metavar="LEVEL", help=_("challenge a bot of level 1-3"))
     duel.add_argument("--rated", action="store_true", help=_("a rated game (casual by default; guests play casual)"))
-    duel.add_argument("--per-move", default=None, metavar="TIME", help=_("time per move: 30s, 2m, 1m30s"))
+    duel_timing = duel.add_mutually_exclusive_group()
+    duel_timing.add_argument("--per-move", default=None, metavar="TIME", help=_("time per move: 30s, 2m, 1m30s"))
+    duel_timing.add_argument("--days", type=int, default=None, choices=DAYS_PER_MOVE, metavar="N", help=DAYS_HELP)
     duel.add_argument(
         "--seat", choices=("first", "second"), default=None, help=_("move first or second (default: drawn)")
     )
@@ -234,6 +243,9 @@ def parser() -> argparse.ArgumentParser:
     from tafel.cli.people import add_commands
 
     add_commands(command)
+    from tafel.cli.notices import add_commands as add_notice_commands
+
+    add_notice_commands(command)
     account = command("account", _("change your password, export your data or delete your account"))
     account.add_argument("action", choices=("password", "export", "delete"))
     account.add_argument(
@@ -327,6 +339,13 @@ async def run(args: argparse.Namespace, console: Console) -> int:
             people_account(args)
             await sign_in(client, args.user, args.password, args.register, console, args.name)
             return await people(client, args, console)
+        if args.command in NOTICE_COMMANDS:
+            from tafel.cli.notices import needs_account as notices_account
+            from tafel.cli.notices import notices
+
+            notices_account(args)
+            await sign_in(client, args.user, args.password, args.register, console, args.name)
+            return await notices(client, args, console)
         await sign_in(client, args.user, args.password, args.register, console, args.name)
         if args.command == "play":
             from tafel.cli.playing import play

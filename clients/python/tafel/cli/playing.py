@@ -14,7 +14,7 @@ from tafel.i18n import _, ngettext
 
 
 async def play(client: TafelClient, args: argparse.Namespace, console: Console) -> int:
-    timing = per_move(args.per_move)
+    timing = per_move(args.per_move, args.days)
     options = table_options(args)
     title = game_title(args.game)
     public = True  # matchmaking games are listed and open to spectators; a room's only if it says so

@@ -60,7 +60,10 @@ def translate_bindings(node: Any) -> None:
         bindings[key] = [replace(b, description=_(b.description)) if b.description else b for b in listed]
 
 
-def per_move(seconds: float | None) -> dict[str, Any]:
+def per_move(seconds: float | None, days: int | None = None) -> dict[str, Any]:
+    """The clock options for the SDK: seconds a move, or days a move (correspondence)."""
+    if days:
+        return {"days_per_move": days}
     return {"per_move_s": seconds} if seconds else {}
 
 

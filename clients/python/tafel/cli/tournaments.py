@@ -24,7 +24,7 @@ from tafel.i18n import N_, _, ngettext, number
 from tafel.names import player_name
 from tafel.play.v1 import play_pb2
 from tafel.play.v1 import tournaments_pb2 as tp
-from tafel.requests import duration
+from tafel.requests import DAYS_PER_MOVE, duration
 
 FORMATS = {
     "swiss": tp.TOURNAMENT_FORMAT_SWISS,
@@ -84,6 +84,14 @@ def add_arguments(tour: argparse.ArgumentParser, games: Sequence[str]) -> None:
     tour.add_argument("--rounds", type=int, default=None, help=_("create, edit: rounds (swiss, tables)"))
     tour.add_argument("--capacity", type=int, default=None, help=_("create, edit: most players (default 64)"))
     tour.add_argument("--per-move", type=float, default=None, metavar="SECONDS", help=_("create: seconds per move"))
+    tour.add_argument(
+        "--days",
+        type=int,
+        default=None,
+        choices=DAYS_PER_MOVE,
+        metavar="N",
+        help=_("create: days per move (correspondence)"),
+    )
     tour.add_argument("--minutes", type=int, default=None, help=_("create: how long an arena lasts (5-1440)"))
     tour.add_argument("--new-name", default=None, help=_("edit: the new name"))
     tour.add_argument("--starts-at", default=None, metavar="TIME", help=_("create, edit: when it starts (local time)"))
@@ -411,7 +419,9 @@ async def tournaments(client: TafelClient, args: argparse.Namespace, console: Co
 async def create(client: TafelClient, args: argparse.Namespace, console: Console) -> int:
     fields: dict[str, Any] = {"name": args.target, "game": args.game, "format": FORMATS[args.format]}
     fields.update(settings(args))
-    if args.per_move:
+    if args.days:
+        fields["time_control"] = {"days_per_move": args.days}
+    elif args.per_move:
         fields["time_control"] = {"per_move": duration(args.per_move)}
     if args.format == "arena":
         fields["arena_duration"] = duration(60 * (args.minutes or 30))
