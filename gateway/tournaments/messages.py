@@ -31,7 +31,8 @@ def player(entry: tuple[str, str, bool]) -> play_pb2.Player:
     return play_pb2.Player(player_id=entry[0], username=entry[1], guest=entry[2])
 
 
-def tournament(loaded: Loaded) -> tournaments_pb2.Tournament:
+def tournament(loaded: Loaded, *, director: bool = False) -> tournaments_pb2.Tournament:
+    """`director`: the caller may direct it (sees the invitation code)."""
     spec = loaded.spec
     out = tournaments_pb2.Tournament(
         tournament_id=spec.tournament_id,
@@ -47,7 +48,21 @@ def tournament(loaded: Loaded) -> tournaments_pb2.Tournament:
         players=[player(p) for p in loaded.players],
         rated=spec.rated,
         min_players=spec.min_players,
+        late_join_until_round=spec.late_join_until_round,
+        manual_rounds=spec.manual_rounds,
+        can_direct=director,
+        invitation_code=spec.invitation_code if director else "",
+        player_count=len(loaded.players),
     )
+    out.entry.min_rating = spec.min_rating
+    out.entry.min_rated_games = spec.min_rated_games
+    out.entry.invitation_required = bool(spec.invitation_code)
+    if spec.reg_opens_ms:
+        out.registration_opens_at.FromMilliseconds(spec.reg_opens_ms)
+    if spec.reg_closes_ms:
+        out.registration_closes_at.FromMilliseconds(spec.reg_closes_ms)
+    for at in spec.round_times_ms:
+        out.round_start_times.add().FromMilliseconds(at)
     out.time_control.CopyFrom(time_control_of(spec.per_move_ms))
     out.created_at.FromMilliseconds(spec.created_ms)
     if spec.starts_at_ms:
@@ -64,6 +79,12 @@ def tournament(loaded: Loaded) -> tournaments_pb2.Tournament:
     if state is not None:
         out.rounds = engine.total_rounds(state)
         out.current_round = 0 if state.arena is not None else len(state.rounds)
+        out.paused = state.paused
+        out.terminated = state.terminated
+        nxt = len(state.rounds) + 1
+        at = spec.schedule.time_of(nxt)
+        if at and not state.finished and nxt <= out.rounds and state.released < nxt and not spec.manual_rounds:
+            out.next_round_at.FromMilliseconds(at)
     return out
 
 
@@ -72,13 +93,22 @@ def game(tid: str, state: State, number: int, g: Game) -> tournaments_pb2.Tourna
         board=g.board,
         decider=g.decider,
         players=[player((p, state.entrant(p).username, state.entrant(p).guest)) for p in g.seats],
+        round=number,
+        correction_reason=g.note,
     )
     if g.bye:
         out.state = tournaments_pb2.TOURNAMENT_GAME_STATE_BYE
         out.points.append(state.config.bye_points)
         return out
     result = g.result
-    if result is not None and result.unplayed:
+    if g.aborted:
+        out.game_id = engine.game_id(tid, number, g)
+        out.state = tournaments_pb2.TOURNAMENT_GAME_STATE_ABORTED
+        return out
+    if g.note:
+        out.game_id = engine.game_id(tid, number, g)
+        out.state = tournaments_pb2.TOURNAMENT_GAME_STATE_CORRECTED
+    elif result is not None and result.unplayed:
         out.state = tournaments_pb2.TOURNAMENT_GAME_STATE_FORFEITED
     else:
         out.game_id = engine.game_id(tid, number, g)
@@ -132,6 +162,7 @@ def standings(state: State, limit: int = 0) -> list[tournaments_pb2.Standing]:
                 byes=row.byes,
                 withdrawn=row.withdrawn,
                 reached_round=row.reached,
+                banned=row.player_id in state.banned,
             )
         )
     return out

@@ -486,6 +486,13 @@ class TournamentRunner:
         assert after is not None
         return after
 
+    async def after_withdrawal(self, tid: str, player_id: str) -> None:
+        """What follows a director's removal (already saved): the games made, the player's running
+        game resigned, the round moved on."""
+        await self._advance_or_sweep(tid)
+        await self._resign_running(tid, player_id)
+        await self._advance_or_sweep(tid)
+
     async def _resign_running(self, tid: str, player_id: str) -> None:
         if self.actions is None:
             return

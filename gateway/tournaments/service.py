@@ -19,6 +19,7 @@ from gateway.lobby import LobbySettings, canonical_options, per_move_ms
 from gateway.paging import decode_offset, encode_offset, page_size_of
 from gateway.tournaments import messages
 from gateway.tournaments.arena_runner import duration_ms as arena_duration_ms
+from gateway.tournaments.directing import DirectorMethods, directors_fields
 from gateway.tournaments.feed import FeedClosed, SlowWatcher, TournamentFeed
 from gateway.tournaments.model import MIN_TABLE, Format
 from gateway.tournaments.runner import TournamentRunner
@@ -49,7 +50,7 @@ def new_tournament_id() -> str:
     return "t" + secrets.token_hex(8)
 
 
-class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
+class TournamentServicer(DirectorMethods, tournaments_pb2_grpc.TournamentServiceServicer):
     def __init__(
         self,
         auth: Authenticator,
@@ -78,7 +79,11 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
 
     # -- create -------------------------------------------------------------------------------------
 
-    async def _spec(self, request: tournaments_pb2.CreateTournamentRequest, organiser: Any) -> Spec:
+    async def _spec(
+        self, request: tournaments_pb2.CreateTournamentRequest, organiser: Any, *, open_from: int = 2
+    ) -> Spec:
+        """A new tournament's spec, checked (`organiser` None: an update's, whose caller keeps the
+        tournament's organiser; `open_from`: its first round not yet started)."""
         check_id("request_id", request.request_id)
         name = request.name.strip()
         if not 1 <= len(name) <= MAX_NAME:
@@ -133,10 +138,13 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
             per_move_ms=per_move_ms(self.settings, request.time_control),
             capacity=capacity,
             starts_at_ms=starts_at,
-            organiser=(organiser.player_id, organiser.username, bool(organiser.guest)),
+            organiser=(organiser.player_id, organiser.username, bool(organiser.guest))
+            if organiser
+            else ("", "", False),
             rated=request.rated,
             created_ms=now_ms(),
             arena_ms=arena_ms,
+            **directors_fields(request, fmt, rounds, starts_at, open_from=open_from),
         )
 
     @refusing(UNAVAILABLE)
@@ -150,7 +158,7 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
         if not tid:
             raise Refused(grpc.StatusCode.ABORTED, "ID_TAKEN", "retry")
         loaded = await self._load(tid)
-        return tournaments_pb2.CreateTournamentResponse(tournament=messages.tournament(loaded))
+        return tournaments_pb2.CreateTournamentResponse(tournament=self._answer(loaded, caller))
 
     # -- reads --------------------------------------------------------------------------------------
 
@@ -158,15 +166,15 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
     async def GetTournament(
         self, request: tournaments_pb2.GetTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> tournaments_pb2.GetTournamentResponse:
-        self.auth.identity(context.invocation_metadata())
+        caller = self.auth.identity(context.invocation_metadata())
         loaded = await self._load(request.tournament_id)
-        return tournaments_pb2.GetTournamentResponse(tournament=messages.tournament(loaded))
+        return tournaments_pb2.GetTournamentResponse(tournament=self._answer(loaded, caller))
 
     @refusing(UNAVAILABLE)
     async def ListTournaments(
         self, request: tournaments_pb2.ListTournamentsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> tournaments_pb2.ListTournamentsResponse:
-        self.auth.identity(context.invocation_metadata())
+        caller = self.auth.identity(context.invocation_metadata())
         status = "all"
         if request.state:
             if request.state not in messages.STATE_NAME:
@@ -184,7 +192,7 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
         for tid in ids[:size]:
             loaded = await self.store.load(tid)
             if loaded is not None:
-                out.tournaments.append(messages.tournament(loaded))
+                out.tournaments.append(self._answer(loaded, caller))
         return out
 
     @refusing(UNAVAILABLE)
@@ -225,6 +233,7 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
     ) -> tournaments_pb2.JoinTournamentResponse:
         caller = self.auth.identity(context.invocation_metadata()).player()
         loaded = await self._load(request.tournament_id)
+        await self.may_join(loaded, caller, request.invitation_code)
         event = tournaments_pb2.TournamentEvent(player_joined=tournaments_pb2.TournamentPlayerJoined(player=caller))
         reply = await self.store.join(
             loaded.spec.tournament_id,
@@ -236,10 +245,14 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
             raise not_found(request.tournament_id)
         if reply == -2:
             raise precondition("TOURNAMENT_FULL", "the tournament is full")
+        if reply == -4:
+            raise Refused(
+                grpc.StatusCode.PERMISSION_DENIED, "BANNED_FROM_TOURNAMENT", "a director removed you for good"
+            )
         if reply == -1:
-            raise precondition("NOT_REGISTERING", "registration has closed")
+            await self.late_join(request.tournament_id, caller)  # Swiss, until its round; else refused
         after = await self._load(request.tournament_id)
-        return tournaments_pb2.JoinTournamentResponse(tournament=messages.tournament(after))
+        return tournaments_pb2.JoinTournamentResponse(tournament=self._answer(after, caller))
 
     @refusing(UNAVAILABLE)
     async def LeaveTournament(
@@ -248,7 +261,7 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
         caller = self.auth.identity(context.invocation_metadata()).player()
         loaded = await self._load(request.tournament_id)
         after = await self.runner.leave(loaded.spec.tournament_id, caller)
-        return tournaments_pb2.LeaveTournamentResponse(tournament=messages.tournament(after))
+        return tournaments_pb2.LeaveTournamentResponse(tournament=self._answer(after, caller))
 
     @refusing(UNAVAILABLE)
     async def StartTournament(
@@ -258,7 +271,7 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
         loaded = await self._load(request.tournament_id)
         by = None if self.director(caller.player_id) else caller.player_id
         after = await self.runner.start_tournament(loaded.spec.tournament_id, by=by)
-        return tournaments_pb2.StartTournamentResponse(tournament=messages.tournament(after))
+        return tournaments_pb2.StartTournamentResponse(tournament=self._answer(after, caller))
 
     @refusing(UNAVAILABLE)
     async def CancelTournament(
@@ -277,7 +290,7 @@ class TournamentServicer(tournaments_pb2_grpc.TournamentServiceServicer):
                 if current.status != "cancelled":
                     raise precondition("ALREADY_STARTED", f"the tournament is {current.status}")
         after = await self._load(request.tournament_id)
-        return tournaments_pb2.CancelTournamentResponse(tournament=messages.tournament(after))
+        return tournaments_pb2.CancelTournamentResponse(tournament=self._answer(after, caller))
 
     @refusing(UNAVAILABLE)
     async def PauseArenaPlay(

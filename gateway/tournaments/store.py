@@ -82,7 +82,6 @@ class Spec:
     round_times_ms: tuple[int, ...] = ()  # rounds 2, 3, ...
     manual_rounds: bool = False
     arena_ms: int = 0  # an arena's duration (0: other formats)
-    days_per_move: int = 0  # correspondence: per_move_ms is these days
 
     @property
     def schedule(self) -> Schedule:
@@ -120,7 +119,6 @@ class Spec:
                 "rt": list(self.round_times_ms),
                 "man": int(self.manual_rounds),
                 "ad": self.arena_ms,
-                "dpm": self.days_per_move,
             },
             separators=(",", ":"),
         )
@@ -154,7 +152,6 @@ class Spec:
             round_times_ms=tuple(int(x) for x in d.get("rt", ())),
             manual_rounds=bool(d.get("man", 0)),
             arena_ms=int(d.get("ad", 0)),
-            days_per_move=int(d.get("dpm", 0)),
         )
 
 
