@@ -23,7 +23,7 @@ from typing import Any
 
 import grpc
 from redis.exceptions import RedisError
-from tafel.play.v1 import challenges_pb2, challenges_pb2_grpc
+from tafel.play.v1 import challenges_pb2, challenges_pb2_grpc, notices_pb2
 
 from gateway.auth import Authenticator, Identity
 from gateway.bot_requests import check_level
@@ -43,6 +43,7 @@ from gateway.challenges.store import (
 from gateway.events.feed import AccountEvents
 from gateway.games import GameDirectory
 from gateway.lobby import LobbySettings, canonical_options, check_game, per_move_ms
+from gateway.notices.inbox import Inbox, notice_id
 from gateway.rules_router import RulesRouter
 from gateway.standing.store import StandingStore
 from gateway.timecontrol import time_control_of
@@ -100,6 +101,7 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
         settings: LobbySettings,
         bot_game: Callable[[Identity, challenges_pb2.Challenge], Awaitable[str]] | None = None,
         may_challenge: Callable[[str, str], Awaitable[bool]] | None = None,
+        inbox: Inbox | None = None,
     ) -> None:
         self.auth = auth
         self.store = store
@@ -114,9 +116,26 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
         # (challenger, challenged) -> whether the challenged player's ChallengePolicy takes it
         # (gateway/people); None: everyone may.
         self.may_challenge = may_challenge
+        self.inbox = inbox  # the challenged player's CHALLENGE_RECEIVED (gateway/notices)
 
     async def _tell(self, challenge: challenges_pb2.Challenge) -> None:
         await self.events.append(parties(challenge), challenges_pb2.AccountEvent(challenge=challenge))
+
+    async def _notice(self, challenge: challenges_pb2.Challenge) -> None:
+        """A pending challenge to a player: a notice in their inbox (once per challenge, so a retried
+        request completes a notice a failure left unmade)."""
+        pending = challenge.status == challenges_pb2.CHALLENGE_STATUS_PENDING
+        if self.inbox is None or not challenge.challenged.player_id or not pending:
+            return
+        note = notices_pb2.Notification(
+            notification_id=notice_id("challenge", challenge.challenge_id),
+            kind=notices_pb2.NOTIFICATION_KIND_CHALLENGE_RECEIVED,
+            challenge_id=challenge.challenge_id,
+            game=challenge.game,
+            player=challenge.challenger,
+        )
+        note.at.CopyFrom(challenge.created_at)
+        await self.inbox.notify(challenge.challenged.player_id, note)
 
     # -- making one --------------------------------------------------------------------------------
 
@@ -205,6 +224,7 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
         if request.bot_level:
             return challenges_pb2.CreateChallengeResponse(challenge=await self._bot_takes(me, challenge))
         await self._tell(challenge)
+        await self._notice(challenge)
         return challenges_pb2.CreateChallengeResponse(challenge=challenge)
 
     async def _again(self, me: Identity, challenge_id: str) -> challenges_pb2.Challenge:
@@ -213,6 +233,8 @@ class ChallengeServicer(challenges_pb2_grpc.ChallengeServiceServicer):
         status, challenge = await self.store.load(challenge_id)
         if status == PENDING and challenge.bot_level and self.bot_game is not None:
             return await self._bot_takes(me, challenge)
+        if status == PENDING:
+            await self._notice(challenge)
         return challenge
 
     async def _bot_takes(self, me: Identity, challenge: challenges_pb2.Challenge) -> challenges_pb2.Challenge:

@@ -20,8 +20,9 @@ from typing import Any
 
 from tafel.play.v1 import challenges_pb2, notices_pb2, play_pb2
 
-from gateway.events.feed import KEEP_EVENTS, KEEP_S, events_key, wake_channel
+from gateway.events.feed import KEEP_EVENTS, KEEP_S, contacts_key, events_key, wake_channel
 from kit.errors import invalid
+from kit.proto_players import replace_player
 from kit.redis.keys import (
     inbox_key,
     inbox_named_key,
@@ -169,8 +170,14 @@ class Inbox:
         if not int(new):
             return False
         named = stored.player.player_id
-        if named and named != player_id:
-            await self.redis.call("SADD", inbox_named_key(named), player_id)
+        if named and named != player_id:  # found again when the named player is erased or renamed
+            await self.redis.many(
+                [
+                    ("SADD", inbox_named_key(named), player_id),
+                    ("SADD", contacts_key(named), player_id),
+                    ("EXPIRE", contacts_key(named), KEEP_S),
+                ]
+            )
         for hook in list(self.hooks):
             try:
                 await hook(player_id, stored)
@@ -259,19 +266,21 @@ class Inbox:
             [("DEL", key) for key in (*keys.inbox(), keys.seen, keys.seq, inbox_named_key(player_id))]
         )
 
-    async def replace_player(self, player_id: str, new: play_pb2.Player) -> None:
-        """Every kept notice in others' inboxes that names the player names `new` instead."""
+    async def replace_player(self, player_id: str, new: play_pb2.Player, *, erase: bool = False) -> None:
+        """Every kept notice in others' inboxes that names the player names `new` instead (a rename,
+        or an erasure's placeholder: `erase` also forgets where the player was named)."""
         owners = await self.redis.call("SMEMBERS", inbox_named_key(player_id))
         for owner in owners:
-            owner_id = text(owner)
-            keys = keys_of(owner_id)
-            flat = await self.redis.call("HGETALL", keys.notices)
+            notices = inbox_key(text(owner))
+            flat = await self.redis.call("HGETALL", notices)
             rewritten: list[Any] = []
             for i in range(0, len(flat), 2):
+                if player_id.encode() not in flat[i + 1]:
+                    continue
                 note = notices_pb2.Notification.FromString(flat[i + 1])
-                if note.player.player_id == player_id:
-                    note.player.CopyFrom(new)
+                if replace_player(note, player_id, new):
                     rewritten += [flat[i], note.SerializeToString()]
             if rewritten:
-                await self.redis.run(script("notices/rewrite"), [keys.notices], rewritten)
-        await self.redis.call("DEL", inbox_named_key(player_id))
+                await self.redis.run(script("notices/rewrite"), [notices], rewritten)
+        if erase:
+            await self.redis.call("DEL", inbox_named_key(player_id))

@@ -25,6 +25,9 @@ from tafel.play.v1 import challenges_pb2, play_pb2, safety_pb2, social_pb2
 
 from gateway.auth import GUEST_PREFIX, USERNAME, Authenticator, Identity
 from gateway.events.feed import contacts_key, events_key
+from gateway.notices.export import notices_export
+from gateway.notices.inbox import Inbox
+from gateway.notices.settings import NoticeSettingsStore
 from gateway.people.store import PeopleStore
 from gateway.ratings.book import RatingBook
 from gateway.standing.consequences import Consequences
@@ -94,6 +97,8 @@ class AccountLife:
         book: RatingBook,
         tournaments: TournamentStore,
         people: PeopleStore | None = None,
+        inbox: Inbox | None = None,
+        notice_settings: NoticeSettingsStore | None = None,
     ) -> None:
         self.redis = redis
         self.auth = auth
@@ -102,6 +107,8 @@ class AccountLife:
         self.book = book
         self.tournaments = tournaments
         self.people = people  # follows and settings (gateway/people); None: a platform without them
+        self.inbox = inbox  # notices (gateway/notices); None: a platform without them
+        self.notice_settings = notice_settings
 
     # -- where a player appears under their id ----------------------------------------------------
 
@@ -246,6 +253,8 @@ class AccountLife:
         await self.book.rename(row.player_id, new_username)
         if self.people is not None:
             await self.people.renamed(row.player_id, new_username)
+        if self.inbox is not None:
+            await self.inbox.replace_player(row.player_id, renamed)
         role = await self.store.role_of(row.player_id)
         commands: list[Any] = [
             ("HSET", AUDIT_NAMES, row.alias, json.dumps({"id": row.player_id, "name": new_username}))
@@ -311,6 +320,9 @@ class AccountLife:
                     "challenge_policy": policy_name.removeprefix("CHALLENGE_POLICY_").lower(),
                 },
             }
+        notices: dict[str, Any] = {}
+        if self.inbox is not None and self.notice_settings is not None:
+            notices = {"notifications": await notices_export(self.inbox, self.notice_settings, pid)}
         document = {
             "format": "tafel-export-1",
             "exported_at": iso(int(time.time() * 1000)),
@@ -326,6 +338,7 @@ class AccountLife:
             "blocked": [p.username for p in blocked],
             "muted": [p.username for p in muted],
             **people,
+            **notices,
             "reports_made": reports,
             "warnings": [{"message": w.message, "at": iso(w.at_ms)} for w in await self.store.warnings(pid)],
             "sanctions": [
@@ -355,6 +368,11 @@ class AccountLife:
         await self._replace_in_reports(pid, placeholder)
         await self._replace_in_social(pid, placeholder)
         await self._replace_in_chat(pid, placeholder, erase=True)
+        if self.inbox is not None:  # others' notices that name them, then their own inbox
+            await self.inbox.replace_player(pid, placeholder, erase=True)
+            await self.inbox.erase(pid)
+        if self.notice_settings is not None:
+            await self.notice_settings.erase(pid)
         await self.tournaments.replace_player(pid, placeholder.player_id, placeholder.username)
         await self.book.erase(pid)
         if self.people is not None:
