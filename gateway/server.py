@@ -50,9 +50,12 @@ from gateway.chat.store import ChatStore, avoided_by
 from gateway.clocks import Clocks
 from gateway.events.feed import AccountEvents, GameAnnouncer
 from gateway.events.service import EventServicer
+from gateway.correspondence import Correspondence
 from gateway.games import GameDirectory
 from gateway.limits import CallLimiter
 from gateway.lobby import LobbyServicer
+from gateway.mail.assembly import SERVICE as EMAIL_SERVICE
+from gateway.mail.assembly import MailParts, build_mail
 from gateway.metrics import GatewayMetrics
 from gateway.notices.inbox import Inbox
 from gateway.notices.service import NotificationServicer
@@ -61,6 +64,8 @@ from gateway.offers.service import Offers
 from gateway.people.presence import Presence, announcing
 from gateway.people.service import PeopleServicer
 from gateway.people.store import PeopleStore
+from gateway.vacation.service import VacationServicer
+from gateway.vacation.store import VacationStore
 from gateway.play.registration import add_game_service
 from gateway.play.service import GameServicer
 from gateway.ratings.book import RatingBook
@@ -150,8 +155,10 @@ def service_names() -> list[str]:
     people = social_pb2.DESCRIPTOR.services_by_name
     names.extend(people[name].full_name for name in ("ChatService", "FriendService", "ProfileService"))
     names.append(notices_pb2.DESCRIPTOR.services_by_name["NotificationService"].full_name)
+    names.append(notices_pb2.DESCRIPTOR.services_by_name["VacationService"].full_name)
     admin = admin_pb2.DESCRIPTOR.services_by_name
     names.extend(admin[name].full_name for name in ("ModerationService", "AdminService"))
+    names.append(EMAIL_SERVICE)
     return [str(name) for name in names]
 
 
@@ -185,8 +192,10 @@ class Gateway:
     challenge_sweeper: ChallengeSweeper
     presence: Presence | None = None  # this gateway's hold on its players' presence: let go on a stop
     chat_hub: ChatHub | None = None  # chat's fan-out (gateway/chat): its watches end on a stop
+    mail: MailParts | None = None  # e-mail (gateway/mail): its sender and digest loop stop on a stop
     inbox: Inbox | None = None  # notices (gateway/notices): the one way every feature hands one in
     notice_settings: NoticeSettingsStore | None = None
+    correspondence: Correspondence | None = None  # correspondence notices and warnings: swept until a stop
 
     @property
     def port(self) -> int:
@@ -215,8 +224,12 @@ class Gateway:
         await self.rating_sweeper.stop()
         await self.bot_sweeper.stop()
         await self.challenge_sweeper.stop()
+        if self.mail is not None:
+            await self.mail.stop()
         await self.feed.close()
         await self.clocks.stop()
+        if self.correspondence is not None:
+            await self.correspondence.stop()
         await self.hub.close()
         with contextlib.suppress(Exception):
             await self.lobby.close()
@@ -297,6 +310,8 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         arena_standings_s=extra.arena_standings_s,
         arena_shortest_s=extra.arena_min_s,
     )
+    # Rounds started and starting soon, directors' announcements and corrections reach the inbox.
+    runner.notices.inbox = inbox
     feed = TournamentFeed(layer, redis_client(server.redis_url, max_connections=2))  # own client: XREAD BLOCK
     # The game-end path (Records calls its hooks in order): ratings first (awaited), then the
     # tournament (in the background). Registered here because the runner itself applies actions,
@@ -340,6 +355,16 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     )
     challenge_sweeper = ChallengeSweeper(challenge_store, events)
     consequences = Consequences(layer, actions, runner)
+    # E-mail (gateway/mail): immediate mails hang off the inbox; every gateway sends from the outbox.
+    mail = build_mail(
+        layer,
+        settings.mail,
+        key=settings.token_secret,
+        auth=auth,
+        inbox=inbox,
+        notice_settings=notice_settings,
+        directory=directory,
+    )
     life = AccountLife(
         layer,
         auth,
@@ -348,6 +373,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         book,
         tournament_store,
         people=people,
+        mail=mail.mailer,
         inbox=inbox,
         notice_settings=notice_settings,
     )
@@ -368,6 +394,14 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     ratings = RatingServicer(auth, book)
     friends = PeopleServicer(auth, layer, people, presence, standing_store, book)
     notifications = NotificationServicer(auth, inbox, notice_settings)
+    # Correspondence games (gateway/correspondence.py): their notices, the warnings before a
+    # deadline, and vacations' standing clocks.
+    vacation_store = VacationStore(layer, allowance_ms=settings.vacation_days * 86_400_000)
+    correspondence = Correspondence(layer, directory, vacation_store, inbox, max_wait_s=settings.warning_max_wait_s)
+    actions.correspondence = correspondence
+    directory.started = correspondence.started
+    directory.vacation_seats = correspondence.vacation_seats
+    vacations = VacationServicer(auth, vacation_store, correspondence)
     tournaments = TournamentServicer(
         auth, tournament_store, runner, feed, router, settings, director=lambda pid: standing.role(pid) in DIRECTORS
     )
@@ -387,7 +421,9 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         social_pb2_grpc.add_FriendServiceServicer_to_server(friends, grpc_server)
         social_pb2_grpc.add_ProfileServiceServicer_to_server(friends, grpc_server)
         social_pb2_grpc.add_ChatServiceServicer_to_server(chat, grpc_server)
+        mail.register(grpc_server)
         notices_pb2_grpc.add_NotificationServiceServicer_to_server(notifications, grpc_server)
+        notices_pb2_grpc.add_VacationServiceServicer_to_server(vacations, grpc_server)
 
     # Per-peer and per-player limits on the public port; the internal secret guards rules services
     # only (internal=False: this port is public).
@@ -398,10 +434,12 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     standing.start(pubsub)  # roles and sanctions, shared by every gateway
     hub.start()
     clocks.start(actions.on_due)
+    correspondence.start()
     rating_sweeper.start()
     bot_sweeper.start()
     challenge_sweeper.start()
     presence.start()
+    mail.start()
     runner.start()
     feed.start()
     await lobby.start()
@@ -440,6 +478,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         challenge_sweeper=challenge_sweeper,
         presence=presence,
         chat_hub=chat_hub,
+        mail=mail,
         inbox=inbox,
         notice_settings=notice_settings,
     )
