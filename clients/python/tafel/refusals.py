@@ -177,7 +177,9 @@ REFUSALS: dict[str, str] = {
     # correspondence, notices, e-mail and vacations
     "BAD_DAYS_PER_MOVE": N_("correspondence takes 1, 2, 3, 5, 7, 10 or 14 days a move"),
     "BAD_NOTIFICATION_ID": N_("that is not a notice id"),
-    "BAD_NOTIFICATION_SETTINGS": N_("those notice settings are out of range (quiet hours within a day, the digest hour 0-23)"),
+    "BAD_NOTIFICATION_SETTINGS": N_(
+        "those notice settings are out of range (quiet hours within a day, the digest hour 0-23)"
+    ),
     "BAD_TIME_ZONE": N_("that is not a time zone name (e.g. Europe/Amsterdam)"),
     "EMAIL_NEEDS_ACCOUNT": N_("guests have no e-mail; register first"),
     "BAD_EMAIL": N_("that is not an e-mail address"),
