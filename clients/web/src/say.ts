@@ -24,6 +24,11 @@ function facts(error: TafelError): Record<string, string> {
   const seconds = /wait (\d+) s/.exec(error.detail)?.[1];
   const wait = Number.isFinite(ms) ? ms : seconds !== undefined ? Number(seconds) * 1000 : NaN;
   out.wait = Number.isFinite(wait) ? formatDuration(Math.max(1000, Math.ceil(wait / 1000) * 1000)) : t("reasons:general.a_moment");
+  // A tournament's entry: when registration opens, the rating or rated games it needs.
+  const opens = Date.parse(error.metadata.opens_at ?? "");
+  out.opens_at = Number.isNaN(opens) ? "?" : formatDateTime(opens);
+  out.min_rating = error.metadata.min_rating ?? "?";
+  out.min_rated_games = error.metadata.min_rated_games ?? "?";
   return out;
 }
 
