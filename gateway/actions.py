@@ -13,7 +13,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Awaitable
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import grpc
 from google.protobuf import timestamp_pb2
@@ -58,12 +58,29 @@ class Applied(NamedTuple):
     stamp: timestamp_pb2.Timestamp | None = None
 
 
+CORRESPONDENCE_S = CORRESPONDENCE_MS / 1000.0
+
+
+class FollowUp(Protocol):
+    """What follows an action in a correspondence game, and a due deadline's last word."""
+
+    async def after_action(
+        self, meta: GameMeta, request: rules_pb2.ApplyMoveRequest, status: games_pb2.GameStatus
+    ) -> None: ...
+
+    async def postpone(self, meta: GameMeta, due: Due) -> bool:
+        """Whether the due turn's deadline moved on (a vacation) instead of running out."""
+        ...
+
+
 class Actions:
     def __init__(self, directory: GameDirectory, router: RulesRouter, clocks: Clocks, records: Records) -> None:
         self.directory = directory
         self.router = router
         self.clocks = clocks
         self.records = records
+        # Correspondence games' follow-up (gateway/correspondence.py), set by the composition root.
+        self.correspondence: FollowUp | None = None
 
     def apply(
         self,
@@ -143,6 +160,8 @@ class Actions:
         response = await self.router.apply(meta.game, request, timeout_s=timeout_s)
         if not response.clock_armed:  # a replayed answer: arm again (idempotent)
             settled = await self.settle(meta, response.status)
+            if self.correspondence is not None and meta.per_move_s >= CORRESPONDENCE_S:
+                await self.correspondence.after_action(meta, request, response.status)
             if response.HasField("turn_deadline") and not response.status.over:
                 # The deadline kept with the first answer: the clock holds only the current
                 # version's, so a retry after the game moved on would otherwise get none.
@@ -154,6 +173,10 @@ class Actions:
         self.clocks.armed(deadline)
         if response.status.over:
             await self.end(meta, response.status)
+        if self.correspondence is not None and meta.per_move_s >= CORRESPONDENCE_S:
+            # Its notices, warnings and a vacation's standing clock (slow games only: the real-time
+            # move path does not come here).
+            await self.correspondence.after_action(meta, request, response.status)
         return Applied(response, deadline / 1000.0, stamp) if deadline > 0 else Applied(response, None)
 
     async def settle(self, meta: GameMeta, status: games_pb2.GameStatus) -> float | None:
@@ -185,6 +208,9 @@ class Actions:
         if not due.seats:  # an ended game's finalise deadline: the process that ended it died first
             return await self.finish_ended(meta)
         seat = due.seats[0]
+        if self.correspondence is not None and meta.per_move_s >= CORRESPONDENCE_S:
+            if await self.correspondence.postpone(meta, due):
+                return True
         try:
             rid = timeout_request_id(due.version, seat)
             await self.apply(meta, seat, expected_version=due.version, request_id=rid, time_out=True)

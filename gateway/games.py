@@ -39,7 +39,7 @@ from tafel.rules.v1 import rules_pb2
 from gateway.clocks import Clocks
 from gateway.paging import page_size_of
 from gateway.rules_router import RulesRouter
-from gateway.timecontrol import time_control_of
+from gateway.timecontrol import is_correspondence, time_control_of
 from kit import timesource
 from kit.errors import Refused, invalid
 from kit.ids import check_id
@@ -229,6 +229,10 @@ class GameDirectory:
         # by the start that wrote it. Every way a game starts comes through start_game.
         self.announce = announce
         self._cache: OrderedDict[str, GameMeta] = OrderedDict()
+        # Correspondence games (gateway/correspondence.py, set by the composition root): told of a
+        # start (the first YOUR_TURN, warnings), asked which seats are on vacation (summaries).
+        self.started: Callable[[GameMeta, games_pb2.GameStatus, float | None], Awaitable[None]] | None = None
+        self.vacation_seats: Callable[[GameMeta], Awaitable[list[int]]] | None = None
 
     async def start_game(
         self,
@@ -314,6 +318,8 @@ class GameDirectory:
             await self.layer.many([("ZADD", key, created_ms, game_id) for key in listing])
         if written and self.announce is not None:
             await self.announce(meta)
+        if self.started is not None and not created.status.over and is_correspondence(round(per_move_s * 1000)):
+            await self.started(meta, created.status, deadline)
         return game_id
 
     async def _run_start(self, keys: list[str], args: list[Any], followed_by: Followup | None) -> Any:
@@ -401,6 +407,8 @@ class GameDirectory:
             deadline = await self.clocks.deadline(game_id, status.version)
             if deadline is not None:
                 summary.turn_deadline.FromMilliseconds(int(deadline * 1000))
+            if self.vacation_seats is not None and is_correspondence(round(meta.per_move_s * 1000)):
+                summary.vacation_seats.extend(await self.vacation_seats(meta))
         return summary
 
     async def _summaries(self, game_ids: Sequence[str]) -> list[play_pb2.GameSummary]:

@@ -48,9 +48,9 @@ from gateway.chat.hub import ChatHub
 from gateway.chat.service import ChatServicer
 from gateway.chat.store import ChatStore, avoided_by
 from gateway.clocks import Clocks
+from gateway.correspondence import Correspondence
 from gateway.events.feed import AccountEvents, GameAnnouncer
 from gateway.events.service import EventServicer
-from gateway.correspondence import Correspondence
 from gateway.games import GameDirectory
 from gateway.limits import CallLimiter
 from gateway.lobby import LobbyServicer
@@ -64,8 +64,6 @@ from gateway.offers.service import Offers
 from gateway.people.presence import Presence, announcing
 from gateway.people.service import PeopleServicer
 from gateway.people.store import PeopleStore
-from gateway.vacation.service import VacationServicer
-from gateway.vacation.store import VacationStore
 from gateway.play.registration import add_game_service
 from gateway.play.service import GameServicer
 from gateway.ratings.book import RatingBook
@@ -88,6 +86,8 @@ from gateway.tournaments.feed import TournamentFeed
 from gateway.tournaments.runner import TournamentRunner
 from gateway.tournaments.service import TournamentServicer
 from gateway.tournaments.store import TournamentStore
+from gateway.vacation.service import VacationServicer
+from gateway.vacation.store import VacationStore
 from gateway.watch.hub import EventHub
 from gateway.web.server import start_edge
 from kit.errors import Refused
@@ -481,6 +481,7 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
         mail=mail,
         inbox=inbox,
         notice_settings=notice_settings,
+        correspondence=correspondence,
     )
 
 

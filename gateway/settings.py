@@ -28,6 +28,11 @@ Core (GatewaySettings):
   ``TAFEL_GAME_TTL_S`` how long a game's gateway metadata lives after its last move (7 days),
   ``TAFEL_PRESENCE_LEASE_S`` how long a gateway's hold on its players' presence lasts unrenewed
   (60; renewed every third of it): a killed gateway's players turn offline within about this.
+- Correspondence (1-14 days a move, TimeControl.days_per_move, beyond TAFEL_MAX_PER_MOVE_S):
+  ``TAFEL_VACATION_DAYS`` each account's yearly vacation allowance (30; gateway/vacation),
+  ``TAFEL_WARNING_MAX_WAIT_S`` the longest the "time running out" sweeper sleeps (1).
+  A test moves every process's clock with ``TAFEL_TIME_OFFSET_FILE`` and ``TAFEL_TEST_TIME=on``
+  together (kit/timesource.py; never in production).
 - Calls to the rules services: ``TAFEL_INTERNAL_SECRET`` (sent on every call; the rules services
   set the same), ``TAFEL_RULES_TLS_CA`` (PEM: the CA that signed the rules services' certificates;
   set = TLS to them), ``TAFEL_RULES_TLS_CERT`` / ``TAFEL_RULES_TLS_KEY`` (the gateway's client
@@ -313,6 +318,8 @@ class GatewaySettings:
     record_ttl_s: int = 0
     game_ttl_s: int = 7 * 24 * 3600
     presence_lease_s: float = 60.0
+    vacation_days: int = 30
+    warning_max_wait_s: float = 1.0
     rules_tls_ca_file: str = ""
     rules_tls_cert_file: str = ""
     rules_tls_key_file: str = ""
@@ -366,6 +373,8 @@ class GatewaySettings:
             record_ttl_s=env.integer("TAFEL_RECORD_TTL_S", 0, 0, 10 * 365 * 24 * 3600),
             game_ttl_s=env.integer("TAFEL_GAME_TTL_S", 7 * 24 * 3600, 60, 365 * 24 * 3600),
             presence_lease_s=env.number("TAFEL_PRESENCE_LEASE_S", 60.0, 0.5, 3600.0),
+            vacation_days=env.integer("TAFEL_VACATION_DAYS", 30, 0, 366),
+            warning_max_wait_s=env.number("TAFEL_WARNING_MAX_WAIT_S", 1.0, 0.01, 60.0),
             rules_tls_ca_file=rules_ca,
             rules_tls_cert_file=rules_cert,
             rules_tls_key_file=rules_key,

@@ -103,8 +103,25 @@ def claimed_key(shard: int) -> str:
 
 
 def clock_key(game_id: str) -> str:
-    """hash: v the version the deadline belongs to, d the deadline (ms since the epoch)."""
+    """hash: v the version the deadline belongs to, d the deadline (ms since the epoch); b
+    "<version>|<ms>" the deadline that version was armed with, once a vacation moved d (written by
+    clocks/extend only)."""
     return f"{game_prefix(game_id)}:clock"
+
+
+# Correspondence warnings. Owner: gateway/correspondence.py (ZADD/ZREM; claimed with clocks/claim,
+# as the deadlines are): "time running out" 24 h and 1 h before a correspondence turn deadline, in
+# sets beside the shard's deadlines and swept like them.
+
+
+def warnings_key(shard: int) -> str:
+    """zset: member "<game id>|<version>|<seat>|<hours>", score when to warn (ms)."""
+    return f"tafel:{shard_tag(shard)}:warnings"
+
+
+def warnings_claimed_key(shard: int) -> str:
+    """zset: the shard's warnings being sent, score the claim's lease end (ms)."""
+    return f"tafel:{shard_tag(shard)}:warnings:claimed"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -362,6 +379,21 @@ def player_key(player_id: str, part: str) -> str:
         first), sanctions (list: JSON, every sanction ever, newest first), reports-made and
         reports-about (zsets of report ids by time)."""
     return f"tafel:{{p:{player_id}}}:{part}"
+
+
+# Vacations. Owner: gateway/vacation (scripts lua/vacation/). Under the player's {p:<id>} tag.
+
+
+def vacation_key(player_id: str) -> str:
+    """hash: s the vacation in progress's start (ms; absent: none), e its end (ms), y the UTC year
+    whose allowance `u` (ms used, whole hours) counts."""
+    return player_key(player_id, "vacation")
+
+
+def vacation_log_key(player_id: str) -> str:
+    """zset: the player's vacations of the last year and a half, member "<start ms>|<end ms>" (the
+    one in progress with its planned end), score the start: the time each clock stood still."""
+    return player_key(player_id, "vacation-log")
 
 
 REPORTS = "tafel:{reports}"

@@ -195,6 +195,7 @@ GATEWAY_SCRIPTS = (
     "chat/send",
     "clocks/arm",
     "clocks/claim",
+    "clocks/extend",
     "games/start",
     "leases/release",
     "matchmaking/cancel",
@@ -231,4 +232,6 @@ GATEWAY_SCRIPTS = (
     "tournaments/save",
     "tournaments/start",
     "tournaments/unregister",
+    "vacation/end",
+    "vacation/start",
 )
