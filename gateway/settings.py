@@ -61,6 +61,15 @@ live standings to watchers, ``TAFEL_ARENA_MIN_S`` (300) the shortest arena allow
 behind its cursor it looks again; ``TAFEL_RATING_APPLIED_TTL_S`` (90 days) how long a game's
 "rating applied" marker is kept.
 
+E-mail (MailSettings, gateway/mail): ``TAFEL_SMTP_HOST`` the relay (unset = no relay: every mail
+is written to the log instead, as under `make run`), ``TAFEL_SMTP_PORT`` (587 with STARTTLS, else
+25), ``TAFEL_SMTP_USER`` / ``TAFEL_SMTP_PASSWORD`` (AUTH, optional), ``TAFEL_SMTP_STARTTLS`` (1/0,
+default 1 when a user is set), ``TAFEL_MAIL_FROM`` (the sender, default ``tafel <noreply@localhost>``),
+``TAFEL_PUBLIC_URL`` (where the mails' links point: the web app and the web edge, default
+``http://127.0.0.1:8080``), ``TAFEL_MAIL_RETRY_S`` (30: the first wait after a failed send, doubling
+to an hour), ``TAFEL_MAIL_MAX_WAIT_S`` (5: the longest the sender sleeps between looks at the
+outbox), ``TAFEL_MAIL_LEASE_S`` (120: a claimed mail's lease; longer than a send can take).
+
 The web edge (WebSettings, gateway/web):
 - ``TAFEL_WEB_PORT``: the edge's HTTP port; unset = no edge, ``0`` = any free port (tests).
 - ``TAFEL_WEB_HOST``: the address it binds (default: the gateway's ``TAFEL_HOST``).
@@ -301,6 +310,44 @@ class WebSettings:
 
 
 @dataclass(frozen=True)
+class MailSettings:
+    smtp_host: str = ""  # "" = no relay: mails go to the log
+    smtp_port: int = 25
+    smtp_user: str = ""
+    smtp_password: str = field(default="", repr=False)
+    smtp_starttls: bool = False
+    sender: str = "tafel <noreply@localhost>"
+    public_url: str = "http://127.0.0.1:8080"
+    retry_s: float = 30.0
+    max_wait_s: float = 5.0
+    lease_s: float = 120.0
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> MailSettings:
+        env = Env(environ)
+        user = env.text("TAFEL_SMTP_USER", "")
+        starttls = env.choice("TAFEL_SMTP_STARTTLS", "1" if user else "0", ("0", "1")) == "1"
+        public_url = env.text("TAFEL_PUBLIC_URL", "http://127.0.0.1:8080").rstrip("/")
+        if not public_url.startswith(("http://", "https://")):
+            raise ConfigError(f"TAFEL_PUBLIC_URL must be an http(s) URL, got {public_url!r}")
+        sender = env.text("TAFEL_MAIL_FROM", "tafel <noreply@localhost>")
+        if "@" not in sender:
+            raise ConfigError(f"TAFEL_MAIL_FROM must be an address, got {sender!r}")
+        return cls(
+            smtp_host=env.text("TAFEL_SMTP_HOST", ""),
+            smtp_port=env.integer("TAFEL_SMTP_PORT", 587 if starttls else 25, 1, 65535),
+            smtp_user=user,
+            smtp_password=env.text("TAFEL_SMTP_PASSWORD", ""),
+            smtp_starttls=starttls,
+            sender=sender,
+            public_url=public_url,
+            retry_s=env.number("TAFEL_MAIL_RETRY_S", 30.0, 0.01, 86_400.0),
+            max_wait_s=env.number("TAFEL_MAIL_MAX_WAIT_S", 5.0, 0.01, 300.0),
+            lease_s=env.number("TAFEL_MAIL_LEASE_S", 120.0, 1.0, 3600.0),
+        )
+
+
+@dataclass(frozen=True)
 class GatewaySettings:
     server: ServerSettings
     # game -> addresses of its rules service replicas
@@ -328,6 +375,7 @@ class GatewaySettings:
     rooms: RoomSettings = field(default_factory=RoomSettings)
     ratings_tournaments: RatingsTournamentsSettings = field(default_factory=RatingsTournamentsSettings)
     web: WebSettings = field(default_factory=lambda: WebSettings(port=None))
+    mail: MailSettings = field(default_factory=MailSettings)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> GatewaySettings:
@@ -383,4 +431,5 @@ class GatewaySettings:
             rooms=RoomSettings.from_env(env.environ),
             ratings_tournaments=RatingsTournamentsSettings.from_env(env.environ),
             web=WebSettings.from_env(env.environ),
+            mail=MailSettings.from_env(env.environ),
         )

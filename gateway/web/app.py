@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gateway.settings import WebSettings
 from gateway.web.codecs import JsonCodec, ProtoCodec
 from gateway.web.endpoints import endpoints_of
+from gateway.web.links import MailLinks
 from gateway.web.methods import Method
 
 API_PREFIX = "/tafel."
@@ -53,14 +54,17 @@ class ApiApplication(ConnectASGIApplication[Mapping[str, Any]]):
 
 
 class EdgeApplication:
-    def __init__(self, api: ApiApplication, static: ASGIApp | None) -> None:
+    def __init__(self, api: ApiApplication, static: ASGIApp | None, links: MailLinks | None = None) -> None:
         self.api = api
         self.static = static
+        self.links = links  # the pages behind the links in mails (gateway/web/links.py)
         self.not_found = PlainTextResponse("not found", status_code=404)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan" or scope.get("path", "").startswith(API_PREFIX):
             await self.api(scope, receive, send)
+        elif self.links is not None and self.links.serves(scope):
+            await self.links(scope, receive, send)
         elif scope["type"] == "http" and self.static is not None:
             try:
                 await self.static(scope, receive, send)
@@ -81,7 +85,7 @@ def build_app(methods: list[Method], settings: WebSettings, compressions: tuple[
         compressions=compressions,
     )
     static = StaticFiles(directory=settings.static_dir, html=True) if settings.static_dir is not None else None
-    app: ASGIApp = EdgeApplication(api, static)
+    app: ASGIApp = EdgeApplication(api, static, MailLinks(methods))
     if settings.origins:
         app = CORSMiddleware(
             app,

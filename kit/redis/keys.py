@@ -609,3 +609,45 @@ def notice_settings_key(player_id: str) -> str:
     absent = the defaults (gateway/notices/settings.py)."""
     return player_key(player_id, "notice-settings")
 
+
+
+# ---------------------------------------------------------------------------------------------
+# E-mail. Owner: gateway/mail (scripts in lua/mail/). The address under the player's {p:<id>} tag
+# (player_key(id, "email"): a hash — a the confirmed address, p a pending one, l the mails' language,
+# u the username (for the confirming page), ct/ce the live confirmation token's SHA-256 and expiry
+# (ms), cd the digest of the token that confirmed the address (a second click answers the same), n
+# the nonce the unsubscribe links of the confirmed address are signed with, sd/si "1" when the
+# digest / the immediate mails were unsubscribed; player_key(id, "email-rate"): a zset of the
+# confirmation mails of the last hour). The outbox under {mail},
+# one slot: a mail is queued, claimed and settled by one script each.
+
+MAIL = "tafel:{mail}"
+MAIL_DUE = f"{MAIL}:due"  # zset: queued mail ids by when they may go (ms)
+MAIL_CLAIMED = f"{MAIL}:claimed"  # zset: mail ids being sent, by the end of the sender's lease (ms)
+MAIL_DIGESTS = f"{MAIL}:digests"  # zset: player ids with a confirmed address, by their next digest look (ms)
+
+
+def mail_key(mail_id: str) -> str:
+    """hash: a queued mail — p the player, to, subject, text, unsub (the List-Unsubscribe URL),
+    tries. Deleted once sent (or given up); the ids are digests, never a player's id."""
+    return f"{MAIL}:m:{mail_id}"
+
+
+def mail_sent_key(mail_id: str) -> str:
+    """string: the mail went (or was given up), so the same id is never queued again (8 days)."""
+    return f"{MAIL}:sent:{mail_id}"
+
+
+def email_key(player_id: str) -> str:
+    """hash: the account's address (above)."""
+    return player_key(player_id, "email")
+
+
+def email_rate_key(player_id: str) -> str:
+    """zset: the account's confirmation mails of the last hour (member: the token's digest)."""
+    return player_key(player_id, "email-rate")
+
+
+def mail_player_key(player_id: str) -> str:
+    """set: the player's queued mail ids (erasure drops their mails)."""
+    return f"{MAIL}:p:{player_id}"
