@@ -25,6 +25,7 @@ from tafel.play.v1 import challenges_pb2, play_pb2, safety_pb2, social_pb2
 
 from gateway.auth import GUEST_PREFIX, USERNAME, Authenticator, Identity
 from gateway.events.feed import contacts_key, events_key
+from gateway.mail.mailer import Mailer
 from gateway.notices.export import notices_export
 from gateway.notices.inbox import Inbox
 from gateway.notices.settings import NoticeSettingsStore
@@ -97,6 +98,7 @@ class AccountLife:
         book: RatingBook,
         tournaments: TournamentStore,
         people: PeopleStore | None = None,
+        mail: Mailer | None = None,
         inbox: Inbox | None = None,
         notice_settings: NoticeSettingsStore | None = None,
     ) -> None:
@@ -107,6 +109,7 @@ class AccountLife:
         self.book = book
         self.tournaments = tournaments
         self.people = people  # follows and settings (gateway/people); None: a platform without them
+        self.mail = mail  # the e-mail address (gateway/mail); None: a platform without it
         self.inbox = inbox  # notices (gateway/notices); None: a platform without them
         self.notice_settings = notice_settings
 
@@ -339,6 +342,7 @@ class AccountLife:
             "muted": [p.username for p in muted],
             **people,
             **notices,
+            **({"email": await self.mail.export(pid)} if self.mail is not None else {}),
             "reports_made": reports,
             "warnings": [{"message": w.message, "at": iso(w.at_ms)} for w in await self.store.warnings(pid)],
             "sanctions": [
@@ -377,6 +381,8 @@ class AccountLife:
         await self.book.erase(pid)
         if self.people is not None:
             await self.people.erase(pid)
+        if self.mail is not None:
+            await self.mail.erase(pid)
         blocks, blocked_by, mutes, muted_by = await self.redis.many(
             [
                 ("HKEYS", player_key(pid, "blocks")),
