@@ -106,6 +106,7 @@ def summarize(args: argparse.Namespace, stats: Stats, elapsed: float, servers: l
             "p99": round(percentile(stats.first_matchmaking, 0.99) * 1000, 1),
         },
         "errors": dict(stats.errors),
+        **({"tournament_id": stats.tournament_id, "tournament": stats.tournament} if stats.tournament else {}),
         "servers": [
             {
                 "pid": s.pid,
@@ -158,6 +159,11 @@ def print_summary(summary: dict[str, Any]) -> None:
         print(
             f"  load generator CPU {summary['client_cpu_s']} s -> "
             f"{summary['client_cpu_us_per_move']} µs per move (on the same cores as the servers)"
+        )
+    for row in summary.get("tournament", {}).get("rounds", ()):
+        print(
+            f"  round {row['round']}: pairing {row['pairing_ms']} ms, {row['games']} games, every game's first "
+            f"move possible after p50 {row['round_start_p50_ms']} ms, max {row['round_start_max_ms']} ms"
         )
     print(f"  errors: {summary['errors'] or 'none'}")
     for server in summary["servers"]:
@@ -228,6 +234,9 @@ def parser() -> argparse.ArgumentParser:
     tournament.add_argument("--rounds", type=int, default=4)
     tournament.add_argument("--format", default="swiss", choices=("swiss", "round_robin", "knockout"))
     tournament.add_argument("--game", default="connect4", choices=("connect4", "plus4", "coloursquare"))
+    # Bots thinking like people: a log-normal pause before each move (tournament.py), median seconds.
+    tournament.add_argument("--think", type=float, default=0.0)
+    tournament.add_argument("--think-sigma", type=float, default=0.5)
     return root
 
 

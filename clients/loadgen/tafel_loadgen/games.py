@@ -7,6 +7,7 @@ import contextlib
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -39,13 +40,14 @@ async def connect4_fast(
     stats: Stats,
     shared: Shared,
     rng: random.Random,
-    think_s: float,
+    think_s: float | Callable[[], float],
     stream: PlayStream | None = None,
     watching: play_pb2.GetGameResponse | None = None,
 ) -> None:
     """Connect Four on the play stream with the board tracked from events (no reads per move).
     A player that keeps one `stream` open across games (as a busy client would) passes it in,
-    and `watching` when its search started the watch (PlayStream.find_and_watch)."""
+    and `watching` when its search started the watch (PlayStream.find_and_watch). `think_s`: a
+    fixed pause before each move, or a function drawing one per move."""
     async with game_on_stream(client, game_id, stream) as on:
         on.over = await _connect4_on(client, on.stream, game_id, seat, stats, shared, rng, think_s, watching)
 
@@ -58,7 +60,7 @@ async def _connect4_on(
     stats: Stats,
     shared: Shared,
     rng: random.Random,
-    think_s: float,
+    think_s: float | Callable[[], float],
     watching: play_pb2.GetGameResponse | None,
 ) -> bool:
     """Whether the game ended (else the run stopped first or a move failed)."""
@@ -82,7 +84,7 @@ async def _play_connect4(
     stats: Stats,
     shared: Shared,
     rng: random.Random,
-    think_s: float,
+    think_s: float | Callable[[], float],
     watching: play_pb2.GetGameResponse | None,
 ) -> bool:
     window = shared.window
@@ -97,8 +99,9 @@ async def _play_connect4(
         if seat in status.to_act:
             if time.monotonic() >= window.end:
                 return False  # the run is over: stop moving
-            if think_s:
-                await asyncio.sleep(think_s)
+            pause = think_s() if callable(think_s) else think_s
+            if pause:
+                await asyncio.sleep(pause)
             column = rng.choice(open_columns)
             shared.submitted[(game_id, status.version + 1)] = time.perf_counter()
             try:

@@ -25,6 +25,7 @@ class Stats:
     pings: int = 0
     client_cpu_s: float = 0.0  # the load generator's own CPU (its client processes), over their runs
     tournament_id: str = ""  # the tournament scenario's tournament
+    tournament: dict[str, Any] = field(default_factory=dict)  # its rounds' figures (tournament.py)
 
     def count_move(self, _answer: object = None) -> None:
         self.moves += 1

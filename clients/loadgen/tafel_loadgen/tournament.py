@@ -2,15 +2,32 @@
 
 An organiser creates and starts the tournament; a watcher follows its event stream; at every
 round start, each pairing's players play their game (random legal moves, on the play stream).
-Players share a few client connections (as one swarm process would).
+Players share a few client connections (as one swarm process would); with several gateways each
+connection balances over all of them (a gateway that dies leaves its players on the others).
+
+Bots that think like people (`--think M`): before each move a pause drawn from a log-normal
+distribution with median M seconds and shape `--think-sigma` (0.5: the middle half of the moves
+take 0.71-1.40 M, one in ten over 1.9 M), clipped to [M/4, 4 M].
+
+Measured besides the moves (summary "tournament"): per round, the pairing time (from the previous
+round's last game ending, as its players saw it, to the server's time on the TournamentRoundStarted
+event: the game-end hook, the results collected, the pairing, the save) and the round-start
+latency (from that event's time until each game's first mover has the game's view, i.e. its first
+move is possible: p50 and max, the max being "every game of the round can start"). One machine's
+clock for both.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import random
+import resource
 import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
 
 import grpc
 from tafel.autoplay import play_game
@@ -21,10 +38,12 @@ from tafel.play.v1 import tournaments_pb2
 
 from tafel_loadgen.games import Shared, connect4_fast
 from tafel_loadgen.progress import run_progress
-from tafel_loadgen.stats import Stats
+from tafel_loadgen.stats import Stats, percentile
 from tafel_loadgen.window import Window
 
 PLAYERS_PER_CHANNEL = 64
+# A game of a round just paired may take a while to exist at 10,000 players (5,000 games made).
+GAME_WAIT_S = 300.0
 FORMATS = {
     "swiss": tournaments_pb2.TOURNAMENT_FORMAT_SWISS,
     "round_robin": tournaments_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN,
@@ -33,17 +52,40 @@ FORMATS = {
 }
 
 
+def think_draw(median_s: float, sigma: float, rng: random.Random) -> Callable[[], float] | float:
+    """A pause before each move (see the module's docstring); 0: none."""
+    if median_s <= 0:
+        return 0.0
+    mu = math.log(median_s)
+
+    def draw() -> float:
+        pause: float = rng.lognormvariate(mu, sigma)
+        return min(max(pause, median_s / 4), median_s * 4)
+
+    return draw
+
+
+def _ts(at: Any) -> float:
+    return float(at.seconds) + float(at.nanos) / 1e9
+
+
 async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
     stats = Stats()
-    channels = [
-        grpc.aio.insecure_channel(targets[i % len(targets)])
-        for i in range((args.players + PLAYERS_PER_CHANNEL - 1) // PLAYERS_PER_CHANNEL)
-    ]
+    count = (args.players + PLAYERS_PER_CHANNEL - 1) // PLAYERS_PER_CHANNEL
+    if len(targets) > 1:
+        # Round robin over every gateway (the SDK's channel), so a gateway's death moves its
+        # players' calls to the others; the organiser (who watches) stays on the first.
+        channels = [(await TafelClient.connect(targets, own_connection=True)).channel for _ in range(count)]
+        organiser_channel = grpc.aio.insecure_channel(targets[0])
+    else:
+        channels = [grpc.aio.insecure_channel(targets[0]) for _ in range(count)]
+        organiser_channel = channels[0]
     players = [TafelClient(channels[i // PLAYERS_PER_CHANNEL]) for i in range(args.players)]
+    setup_began = time.perf_counter()
     for index in range(0, len(players), 64):
         await asyncio.gather(*(p.sign_in_as_guest() for p in players[index : index + 64]))
     by_id = {p.player.player_id: p for p in players}
-    organiser = TafelClient(channels[0])
+    organiser = TafelClient(organiser_channel)
     await organiser.sign_in_as_guest()
     tournament = await organiser.create_tournament(
         name=f"loadgen {args.players}",
@@ -57,24 +99,34 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
     stats.tournament_id = tid
     for index in range(0, len(players), 64):
         await asyncio.gather(*(p.join_tournament(tid) for p in players[index : index + 64]))
+    setup_s = time.perf_counter() - setup_began
+    print(f"  tournament {tid}: {args.players} players signed in and joined in {setup_s:.1f} s", flush=True)
     started = time.perf_counter()
+    start_at = time.time()
     await organiser.start_tournament(tid)
     rng = random.Random(args.seed)
     games: set[asyncio.Task[None]] = set()
     shared = Shared(Window.unbounded())
+    think = think_draw(getattr(args, "think", 0.0), getattr(args, "think_sigma", 0.5), rng)
+    paired_at: dict[int, float] = {}
+    last_end_at: dict[int, float] = {}
+    cpu_began = resource.getrusage(resource.RUSAGE_SELF)
+    first_move_possible: dict[int, list[float]] = defaultdict(list)
 
-    async def play(game: tournaments_pb2.TournamentGame) -> None:
+    async def play(number: int, game: tournaments_pb2.TournamentGame) -> None:
         seats = [(seat, by_id[p.player_id]) for seat, p in enumerate(game.players) if p.player_id in by_id]
         try:
             if args.game == "connect4":
                 # The lean loop: the board tracked from events, no reads per move.
-                await seats[0][1].wait_for_game(game.game_id)
+                await seats[0][1].wait_for_game(game.game_id, timeout_s=GAME_WAIT_S)
+                first_move_possible[number].append(time.time() - paired_at[number])
                 await asyncio.gather(
                     *(
-                        connect4_fast(client, game.game_id, seat, stats, shared, random.Random(rng.random()), 0.0)
+                        connect4_fast(client, game.game_id, seat, stats, shared, random.Random(rng.random()), think)
                         for seat, client in seats
                     )
                 )
+                last_end_at[number] = max(last_end_at.get(number, 0.0), time.time())
             else:
                 await asyncio.gather(
                     *(
@@ -95,9 +147,12 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
             kind = event.WhichOneof("kind")
             if kind == "round_started":
                 rounds += 1
+                number = event.round_started.round.number
+                paired_at[number] = _ts(event.at)
+                print(f"ROUND {number} paired", flush=True)  # tools.bench_tournament acts on these
                 for game in event.round_started.round.games:
                     if game.game_id:
-                        task = asyncio.ensure_future(play(game))
+                        task = asyncio.ensure_future(play(number, game))
                         games.add(task)
                         task.add_done_callback(games.discard)
             elif kind == "cancelled":
@@ -109,6 +164,12 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
         progress.update(bar, completed=rounds)
         await asyncio.gather(*games)
     wall = time.perf_counter() - started
+    cpu = resource.getrusage(resource.RUSAGE_SELF)
+    stats.client_cpu_s = cpu.ru_utime + cpu.ru_stime - cpu_began.ru_utime - cpu_began.ru_stime
+    stats.tournament = tournament_figures(start_at, paired_at, last_end_at, first_move_possible)
+    stats.tournament["wall_s"] = round(wall, 1)
+    stats.tournament["setup_s"] = round(setup_s, 1)
+    stats.tournament["rounds_played"] = rounds
     # Moves come from the finished games' records (every applied action).
     standings = await organiser.standings(tid)
     print(
@@ -121,6 +182,30 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
     for channel in channels:
         await channel.close()
     return stats
+
+
+def tournament_figures(
+    start_at: float,
+    paired_at: dict[int, float],
+    last_end_at: dict[int, float],
+    first_move_possible: dict[int, list[float]],
+) -> dict[str, Any]:
+    """Per round: pairing time and round-start latency (see the module's docstring), in ms."""
+    out: list[dict[str, Any]] = []
+    for number in sorted(paired_at):
+        # Round 1 is paired on the start call (the client's clock: the same machine's).
+        before = last_end_at.get(number - 1, start_at if number == 1 else 0.0)
+        waits = first_move_possible.get(number, [])
+        out.append(
+            {
+                "round": number,
+                "pairing_ms": round((paired_at[number] - before) * 1000, 1) if before else None,
+                "games": len(waits),
+                "round_start_p50_ms": round(percentile(waits, 0.5) * 1000, 1),
+                "round_start_max_ms": round(max(waits) * 1000, 1) if waits else 0.0,
+            }
+        )
+    return {"rounds": out}
 
 
 async def count_moves(client: TafelClient, tournament_id: str) -> int:
