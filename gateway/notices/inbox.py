@@ -25,6 +25,7 @@ from kit.errors import invalid
 from kit.proto_players import replace_player
 from kit.redis.keys import (
     inbox_key,
+    inbox_mentions_key,
     inbox_named_key,
     inbox_order_key,
     inbox_read_key,
@@ -174,6 +175,7 @@ class Inbox:
             await self.redis.many(
                 [
                     ("SADD", inbox_named_key(named), player_id),
+                    ("SADD", inbox_mentions_key(player_id), named),
                     ("SADD", contacts_key(named), player_id),
                     ("EXPIRE", contacts_key(named), KEEP_S),
                 ]
@@ -259,12 +261,14 @@ class Inbox:
     # -- erasure -------------------------------------------------------------------------------------
 
     async def erase(self, player_id: str) -> None:
-        """The player's inbox, gone; their name in others' notices replaced by `replace_player`
-        first (account erasure calls both)."""
+        """The player's inbox, gone, and their id from the bookkeeping of those their notices named;
+        their name in others' notices is replaced by `replace_player` first (erasure calls both)."""
         keys = keys_of(player_id)
-        await self.redis.many(
-            [("DEL", key) for key in (*keys.inbox(), keys.seen, keys.seq, inbox_named_key(player_id))]
-        )
+        named = await self.redis.call("SMEMBERS", inbox_mentions_key(player_id))
+        commands: list[Any] = [("SREM", inbox_named_key(text(other)), player_id) for other in named]
+        commands += [("SREM", contacts_key(text(other)), player_id) for other in named]
+        gone = (*keys.inbox(), keys.seen, keys.seq, inbox_named_key(player_id), inbox_mentions_key(player_id))
+        await self.redis.many([*commands, *[("DEL", key) for key in gone]])
 
     async def replace_player(self, player_id: str, new: play_pb2.Player, *, erase: bool = False) -> None:
         """Every kept notice in others' inboxes that names the player names `new` instead (a rename,
@@ -283,4 +287,5 @@ class Inbox:
             if rewritten:
                 await self.redis.run(script("notices/rewrite"), [notices], rewritten)
         if erase:
-            await self.redis.call("DEL", inbox_named_key(player_id))
+            forget: list[Any] = [("SREM", inbox_mentions_key(text(owner)), player_id) for owner in owners]
+            await self.redis.many([*forget, ("DEL", inbox_named_key(player_id))])

@@ -604,6 +604,12 @@ def inbox_named_key(player_id: str) -> str:
     return player_key(player_id, "inbox-named")
 
 
+def inbox_mentions_key(player_id: str) -> str:
+    """set: the players named in this account's notices: its erasure takes it out of their
+    inbox_named_key (and their event contacts)."""
+    return player_key(player_id, "inbox-mentions")
+
+
 def notice_settings_key(player_id: str) -> str:
     """string: the player's NotificationSettings (protobuf bytes, every kind listed) once changed;
     absent = the defaults (gateway/notices/settings.py)."""

@@ -19,9 +19,11 @@ import grpc
 import pytest
 from tafel.play.v1 import challenges_pb2, challenges_pb2_grpc, notices_pb2, notices_pb2_grpc, play_pb2
 
+from gateway.events.feed import contacts_key
 from gateway.notices.inbox import KEEP_NOTICES, Inbox, notice_id
 from gateway.notices.settings import NoticeSettingsStore
 from gateway.standing.store import DELETED_NAME
+from kit.redis.keys import inbox_named_key
 from kit.redis.layer import RedisLayer
 from tests.gateway.conftest import GatewaySystem
 from tests.gateway.harness import failure
@@ -277,5 +279,16 @@ async def test_export_and_erasure(gw_system: GatewaySystem) -> None:
             if await layer.client.type(key) == b"hash":
                 values: Any = (await layer.client.hgetall(key)).values()
                 assert alice_id.encode() not in b"".join(values)
+
+        # The recipient erased: nothing of theirs stays with the player their notice named.
+        carol = await register(gw_system.gateways[0].address, "names")
+        carol_id = carol.session.player.player_id
+        await challenge(carol, "e3", username=bob.name)
+        bob_id = bob.session.player.player_id
+        assert await layer.call("SISMEMBER", inbox_named_key(carol_id), bob_id)
+        await bob.accounts.DeleteAccount(play_pb2.DeleteAccountRequest(password=PASSWORD), metadata=bob.md)
+        assert not await layer.call("SISMEMBER", inbox_named_key(carol_id), bob_id)
+        assert not await layer.call("SISMEMBER", contacts_key(carol_id), bob_id)
+        assert [key async for key in layer.client.scan_iter(match=f"*{bob_id}*", count=1000)] == []
     finally:
         await layer.close()
