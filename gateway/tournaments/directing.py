@@ -337,6 +337,11 @@ class DirectorMethods(JoinMethods):
             raise precondition("NOT_RUNNING", f"the tournament is {loaded.status}")
         return loaded.state
 
+    def _next_round_state(self, loaded: Loaded) -> State:
+        if loaded.status == "finished":
+            raise precondition("NO_NEXT_ROUND", "every round has been played")
+        return self._running_state(loaded)
+
     def _answer(self, loaded: Loaded, caller: Any) -> tournaments_pb2.Tournament:
         """`caller`: a Player or an Identity (its player_id)."""
         return messages.tournament(loaded, director=self.directs(loaded, caller.player_id))
@@ -506,11 +511,11 @@ class DirectorMethods(JoinMethods):
     ) -> tournaments_pb2.StartNextRoundResponse:
         caller, first = await self._directing(context, request.tournament_id)
         tid = first.spec.tournament_id
-        self._running_state(first)
+        self._next_round_state(first)
         await self.runner.advance(tid)  # results already in count before deciding
 
         def compute(loaded: Loaded) -> Change | None:
-            state = self._running_state(loaded)
+            state = self._next_round_state(loaded)
             try:
                 released = engine.release(state)
             except engine.TournamentError as error:

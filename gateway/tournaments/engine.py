@@ -483,7 +483,9 @@ def correct(state: State, round_number: int, board: int, decider: int, ranks: Se
         return state
     scores = game.result.scores if game.result is not None and not game.result.unplayed else ()
     fixed = replace(game, result=Result(ranks=ranks, scores=scores), aborted=False, note=reason)
-    state = state.with_round(replace(rnd, games=tuple(fixed if g is game else g for g in rnd.games)))
+    rounds = list(state.rounds)  # any round, not only the current one (with_round's)
+    rounds[round_number - 1] = replace(rnd, games=tuple(fixed if g is game else g for g in rnd.games))
+    state = replace(state, rounds=tuple(rounds))
     if state.config.format is Format.KNOCKOUT:
         state = _knockout_follow_up(state, round_number, board)
     return state

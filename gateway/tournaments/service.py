@@ -317,7 +317,9 @@ class TournamentServicer(DirectorMethods, tournaments_pb2_grpc.TournamentService
         try:
             async for event in self.feed.watch(request.tournament_id, after, live=live):
                 yield tournaments_pb2.WatchTournamentResponse(event=event)
-                if event.WhichOneof("kind") in ("finished", "cancelled"):
+                # A live watch ends with the tournament; an ended one's stream is read to its end
+                # (a director's correction after the finish is part of it).
+                if live and event.WhichOneof("kind") in ("finished", "cancelled"):
                     return
         except FeedClosed:
             raise Refused(

@@ -33,6 +33,12 @@ def started(fmt: Format, count: int, rounds: int = 0) -> State:
 def test_correction_replaces_the_result_and_recomputes_standings() -> None:
     rng = random.Random(3)
     state = play_round(started(Format.SWISS, 8, rounds=3), rng)
+    later = play_round(engine.next_round(state), rng)  # an earlier round is corrected in place
+    game = next(g for g in later.rounds[0].games if not g.bye)
+    assert game.result is not None
+    moved = engine.correct(later, 1, game.board, 0, tuple(reversed(game.result.ranks)), "late")
+    assert len(moved.rounds) == 2 and moved.rounds[1] == later.rounds[1]
+    assert moved.rounds[0].game(game.board).note == "late"  # type: ignore[union-attr]
     game = next(g for g in state.rounds[0].games if not g.bye)
     assert game.result is not None
     flipped = tuple(reversed(game.result.ranks)) if len(set(game.result.ranks)) == 2 else (1, 2)
