@@ -68,7 +68,7 @@ export function arenaStandings(table: HTMLTableElement, standings: tournaments.S
 
 /** The player's own controls in a running arena: step away (not paired again) or come back. */
 export function arenaControls(client: TafelClient, t: tournaments.Tournament, mine: tournaments.Standing | undefined, done: () => void, fail: (error: unknown) => void): HTMLElement | undefined {
-  if (t.state !== TournamentState.RUNNING && t.state !== TournamentState.REGISTERING) return undefined;
+  if (t.state !== TournamentState.RUNNING) return undefined;
   if (mine === undefined || mine.withdrawn) return undefined;
   const paused = mine.paused;
   return h(
