@@ -364,7 +364,7 @@ class DirectorMethods(JoinMethods):
         if first.status == "running" and any(p not in UPDATABLE_RUNNING for p in paths):
             raise invalid("BAD_UPDATE_MASK", f"after the start only {sorted(UPDATABLE_RUNNING)} change")
         mask = field_mask_pb2.FieldMask(paths=paths)
-        specs: dict[int, Spec] = {}
+        specs: dict[tuple[int, int], Spec] = {}
 
         async def new_spec(loaded: Loaded) -> Spec:
             # Validated like a new tournament (the game's rules service is asked): once per read.
@@ -389,8 +389,9 @@ class DirectorMethods(JoinMethods):
                 raise precondition("ALREADY_STARTED", f"the tournament is {loaded.status}")
             if loaded.status == "running" and any(p not in UPDATABLE_RUNNING for p in paths):
                 raise invalid("BAD_UPDATE_MASK", f"after the start only {sorted(UPDATABLE_RUNNING)} change")
-            spec = specs.get(loaded.rev) or await new_spec(loaded)
-            specs[loaded.rev] = spec
+            version = (loaded.rev, loaded.registration_version)
+            spec = specs.get(version) or await new_spec(loaded)
+            specs[version] = spec
             state = None
             if loaded.status == "running" and loaded.state is not None and "rounds" in paths:
                 current = loaded.state

@@ -102,28 +102,32 @@ class RoundNotices:
             return
         spec = loaded.spec
         now = now_ms()
+        state = loaded.state
         if loaded.status == "registering":
             number, at, previous = 1, spec.starts_at_ms, 0
-            players = [play_pb2.Player(player_id=p, username=n, guest=g) for p, n, g in loaded.players]
-        elif loaded.status == "running" and loaded.state is not None and not loaded.state.finished:
-            state = loaded.state
+        elif loaded.status == "running" and state is not None and not state.finished:
             number = len(state.rounds) + 1
             if number > engine.total_rounds(state) or spec.manual_rounds:
                 return
             at = spec.schedule.time_of(number)
             previous = spec.schedule.time_of(number - 1) or loaded.started_ms
-            players = [
-                play_pb2.Player(player_id=e.player_id, username=e.username, guest=e.guest)
-                for e in state.entrants
-                if not state.is_withdrawn(e.player_id)
-            ]
         else:
             return
+        # Checked on every advance: the field is listed only once a notice is due and unsent.
         if not at or now >= at or now < at - soon_lead_ms(previous, at):
             return
         what = f"soon:{number}"
         if await self.store.noticed(spec.tournament_id, what):
             return
+        if state is None:
+            players = [play_pb2.Player(player_id=p, username=n, guest=g) for p, n, g in loaded.players]
+        else:
+            withdrawn = set(state.withdrawn)
+            players = [
+                play_pb2.Player(player_id=e.player_id, username=e.username, guest=e.guest)
+                for e in state.entrants
+                if e.player_id not in withdrawn
+            ]
         note = notices_pb2.Notification(
             notification_id=f"tsoon:{spec.tournament_id}:{number}",
             kind=notices_pb2.NOTIFICATION_KIND_ROUND_STARTING_SOON,

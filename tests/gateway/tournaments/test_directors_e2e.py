@@ -577,3 +577,46 @@ async def test_late_join_in_swiss(platform: Platform) -> None:
 async def _round_done(client: Client, tid: str, number: int) -> bool:
     got = await client.call("tournaments", "GetRound", T.GetRoundRequest(tournament_id=tid, round=number))
     return bool(got.round.finished)
+
+
+async def test_round_starting_soon_once_and_correspondence_rounds(platform: Platform) -> None:
+    organiser, a, b, c, d = await guests(platform, 5)
+    now = int(time.time() * 1000)
+    # A tournament that starts by itself in 30 minutes: its players hear of it (an hour ahead).
+    starts = create_request(name="tonight", format=T.TOURNAMENT_FORMAT_SWISS, rounds=2)
+    starts.starts_at.FromMilliseconds(now + 30 * 60_000)
+    first = (await organiser.call("tournaments", "CreateTournament", starts)).tournament.tournament_id
+    await join(a, first)
+    await join(b, first)
+    # A running one whose round 2 is planned 10 minutes after the start: 15 minutes ahead.
+    planned = create_request(name="planned", format=T.TOURNAMENT_FORMAT_SWISS, rounds=2, per_move_ms=60_000)
+    planned.round_start_times.add().FromMilliseconds(now + 10 * 60_000)
+    second = (await organiser.call("tournaments", "CreateTournament", planned)).tournament.tournament_id
+    await join(c, second)
+    await join(d, second)
+    await organiser.call("tournaments", "StartTournament", T.StartTournamentRequest(tournament_id=second))
+
+    async def soon(client: Client) -> list[notices_pb2.Notification]:
+        return [n for n in await notices(client) if n.kind == notices_pb2.NOTIFICATION_KIND_ROUND_STARTING_SOON]
+
+    for client, tid, number, at in ((a, first, 1, now + 30 * 60_000), (d, second, 2, now + 10 * 60_000)):
+        got = await until(lambda client=client: soon(client), timeout_s=20)
+        assert [(n.tournament_id, n.round, n.starts_at.ToMilliseconds()) for n in got] == [(tid, number, at)]
+    await asyncio.sleep(1.5)  # several sweeps later: still once
+    assert len(await soon(b)) == 1 and len(await soon(c)) == 1 and len(await soon(a)) == 1
+    started = [n for n in await notices(c) if n.kind == notices_pb2.NOTIFICATION_KIND_ROUND_STARTED]
+    assert [(n.round, bool(n.game_id)) for n in started] == [(1, True)]
+    await organiser.call("tournaments", "CancelTournament", T.CancelTournamentRequest(tournament_id=first))
+    await organiser.call("tournaments", "TerminateTournament", T.TerminateTournamentRequest(tournament_id=second))
+
+    # Correspondence: days a move (the shared lobby check), shown both ways.
+    days = create_request(name="by post", format=T.TOURNAMENT_FORMAT_SWISS, rounds=2)
+    days.time_control.Clear()
+    days.time_control.days_per_move = 3
+    made = (await organiser.call("tournaments", "CreateTournament", days)).tournament
+    assert made.time_control.days_per_move == 3 and made.time_control.per_move.seconds == 3 * 86_400
+    days.request_id = rid()
+    days.time_control.days_per_move = 4
+    assert (await refused(organiser, "CreateTournament", days))[:2] == (CODE.INVALID_ARGUMENT, "BAD_DAYS_PER_MOVE")
+    for client in (organiser, a, b, c, d):
+        await client.close()
