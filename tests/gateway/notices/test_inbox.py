@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from typing import Any
 
 from tafel.play.v1 import challenges_pb2, notices_pb2
 
+from gateway.auth import Identity
 from gateway.events.feed import events_key
-from gateway.notices.inbox import KEEP_NOTICES, Inbox, notice_id
+from gateway.notices.inbox import GUEST_INBOX_S, KEEP_NOTICES, Inbox, keys_of, notice_id
+from gateway.notices.settings import NoticeSettingsStore
 from kit.redis.layer import RedisLayer
 from kit.redis.replies import pairs
 
@@ -121,3 +124,24 @@ async def test_the_cap_drops_the_oldest_read_notice_first_then_the_oldest(layer:
     drops = [e.inbox for e in await events(layer, player) if e.HasField("inbox") and e.inbox.cleared_ids]
     assert [list(d.cleared_ids) for d in drops] == [["turn:g:10"], ["turn:g:20"], ["turn:g:0"]]
     assert drops[-1].unread == KEEP_NOTICES
+
+
+async def test_a_guests_inbox_expires_and_a_switched_off_kind_is_not_kept(layer: RedisLayer) -> None:
+    guest = secrets.token_hex(6)
+    inbox = Inbox(layer, NoticeSettingsStore(layer))
+    assert await inbox.notify(guest, note("turn:g:1"), guest=True)
+    await inbox.notify(guest, note("turn:g:2"), guest=True)
+    await inbox.mark_read(guest, ["turn:g:1"])  # the read set is made now: it expires too
+    keys = keys_of(guest)
+    for key in (*keys.inbox(), keys.seen, keys.seq):
+        assert 0 < int(await layer.call("TTL", key)) <= GUEST_INBOX_S, key
+
+    player = secrets.token_hex(6)
+    me = Identity(player_id=player, username="someone", guest=False, expires_at=time.time() + 3600)
+    off = notices_pb2.NotificationSettings()
+    off.preferences.add(kind=TURN, inbox=False)
+    await NoticeSettingsStore(layer).update(me, off)
+    assert not await inbox.notify(player, note("turn:g:1"))
+    assert await inbox.notify(player, note("over:g", kind=notices_pb2.NOTIFICATION_KIND_GAME_OVER))
+    assert [n.notification_id for n in (await inbox.listing(player)).notifications] == ["over:g"]
+    assert int(await layer.call("TTL", keys_of(player).notices)) == -1  # an account's is kept
