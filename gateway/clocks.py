@@ -11,6 +11,9 @@ with its games' keys. The claimed sets are written only here.
 After an applied action whose answer did not arm the clock (a replayed answer, the game's
 creation), the gateway arms it from the new GameStatus with clocks/arm.
 
+A correspondence turn's deadline may move after it was armed (its player's vacation: clocks/extend,
+gateway/correspondence.py, which Actions.on_due asks before timing a correspondence seat out).
+
 Every replica runs a sweeper covering every shard. It claims due deadlines (moved to the claimed
 set with a lease, so a replica that dies mid-timeout leaves the claim to be taken again when the
 lease ends) with one script for all shards on a single Redis, one script per shard, all sent at

@@ -358,8 +358,8 @@ class Correspondence:
             await self.layer.call("ZREM", claimed, member)
             return
         at = deadline - hours * HOUR_MS
-        if at > now:  # the deadline moved on (a vacation): adjust re-armed it for then
-            await self.layer.call("ZREM", claimed, member)
+        if at > now:  # not yet (the deadline moved on): back in the set for then
+            await self.layer.many([("ZADD", warnings_key(game_shard(gid)), at, member), ("ZREM", claimed, member)])
             return
         note = notices_pb2.Notification(
             notification_id=notice_id("due", gid, version, seat, hours),

@@ -1,7 +1,8 @@
 -- arm(): set a game's turn deadline. Included (-- include: clocks/arm_function) by clocks/arm,
 -- the gateway's own arming, and by rules/commit, which arms in the same script as the move (one
 -- round trip a move). The clock keys are gateway/clocks.py's (kit/redis/keys.py, "Turn clocks"):
--- this function is the only Lua that writes them, so their layout lives in one place.
+-- this function is the only Lua that arms them, so their layout lives in one place (clocks/extend
+-- only moves a correspondence turn's standing deadline, a vacation's: gateway/correspondence.py).
 -- An older version never overwrites a newer one; the previous deadline leaves the zset. A new turn
 -- gets now + per-move time; when the seats to act are a proper subset of those before (a
 -- simultaneous round still being filled in) the round keeps its deadline.
