@@ -18,6 +18,7 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from tafel.play.v1 import notices_pb2, notices_pb2_grpc, play_pb2, tournaments_pb2
 
+from tests.gateway.standing.helpers import grant
 from tests.gateway.tournaments.e2e import Bot, Client, Platform, rid, watch_until_over
 from tests.keyspace import emptied
 
@@ -619,4 +620,35 @@ async def test_round_starting_soon_once_and_correspondence_rounds(platform: Plat
     days.time_control.days_per_move = 4
     assert (await refused(organiser, "CreateTournament", days))[:2] == (CODE.INVALID_ARGUMENT, "BAD_DAYS_PER_MOVE")
     for client in (organiser, a, b, c, d):
+        await client.close()
+
+
+async def test_organiser_and_admin_roles_direct_every_tournament(platform: Platform) -> None:
+    creator = (await guests(platform, 1))[0]
+    staff = []
+    for role in ("organiser", "admin", "moderator"):
+        client = Client(platform.addresses, 0)
+        client._connect()
+        name = f"d{role[:3]}{rid()[:10]}"
+        made = await client.accounts.Register(play_pb2.RegisterRequest(username=name, password="password-123"))
+        client.session = made.session
+        await grant(platform.redis_url, name, role)
+        staff.append(client)
+    organiser, admin, moderator = staff
+    tid = (await create(creator, format=T.TOURNAMENT_FORMAT_SWISS, rounds=2)).tournament_id
+
+    async def directs(client: Client) -> bool:
+        return (await get(client, tid)).can_direct
+
+    await until(lambda: directs(organiser), timeout_s=20)  # the role reaches the gateway's tables
+    await until(lambda: directs(admin), timeout_s=20)
+    rename = T.UpdateTournamentRequest(tournament_id=tid, settings=T.CreateTournamentRequest(name="renamed"))
+    rename.update_mask.paths.append("name")
+    assert (await organiser.call("tournaments", "UpdateTournament", rename)).tournament.name == "renamed"
+    assert (await admin.call("tournaments", "UpdateTournament", rename)).tournament.can_direct
+    assert not await directs(moderator)
+    assert (await refused(moderator, "UpdateTournament", rename))[:2] == (CODE.PERMISSION_DENIED, "NOT_ORGANISER")
+    entries = await audit(creator, tid)
+    assert [e.director.player_id for e in entries] == [organiser.player.player_id, admin.player.player_id]
+    for client in (creator, *staff):
         await client.close()
