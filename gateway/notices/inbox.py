@@ -3,9 +3,9 @@
 Every change is one script in the account's {p:<id>} slot that also appends its AccountEvent to the
 account's event stream (the stream gateway/events/feed.py writes, same MAXLEN, expiry and
 wake-up), so a notice is never stored without its event or told without being stored, on a single
-Redis and on a Cluster alike. What is outside that slot comes after, and is only bookkeeping for
-erasure: the "named" set of the player a notice names (a crash between the two leaves a name
-that an erasure does not rewrite in one inbox, never a wrong notice).
+Redis and on a Cluster alike. What is outside that slot is bookkeeping for erasure and renames
+(where a notice names another player), written before the notice: a crash between the two leaves
+an entry that points at nothing, never a notice whose name an erasure would miss.
 """
 
 from __future__ import annotations
@@ -149,6 +149,19 @@ class Inbox:
         now_ms = int(time.time() * 1000)
         event = challenges_pb2.AccountEvent(notification=stored)
         event.at.FromMilliseconds(now_ms)
+        named = stored.player.player_id
+        if named and named != player_id:
+            # Where the named player is found again (erased or renamed): other slots, so first; a
+            # crash before the notice leaves an entry that names nothing, never the other way.
+            book: list[Any] = [
+                ("SADD", inbox_named_key(named), player_id),
+                ("SADD", inbox_mentions_key(player_id), named),
+                ("SADD", contacts_key(named), player_id),
+                ("EXPIRE", contacts_key(named), KEEP_S),
+            ]
+            if guest:
+                book.append(("EXPIRE", inbox_mentions_key(player_id), GUEST_INBOX_S))
+            await self.redis.many(book)
         keys = keys_of(player_id)
         new, _unread = await self.redis.run(
             script("notices/notify"),
@@ -170,16 +183,6 @@ class Inbox:
         )
         if not int(new):
             return False
-        named = stored.player.player_id
-        if named and named != player_id:  # found again when the named player is erased or renamed
-            await self.redis.many(
-                [
-                    ("SADD", inbox_named_key(named), player_id),
-                    ("SADD", inbox_mentions_key(player_id), named),
-                    ("SADD", contacts_key(named), player_id),
-                    ("EXPIRE", contacts_key(named), KEEP_S),
-                ]
-            )
         for hook in list(self.hooks):
             try:
                 await hook(player_id, stored)
