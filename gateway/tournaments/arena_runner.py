@@ -63,13 +63,14 @@ class ArenaDriver:
         self.standings_ms = int(standings_s * 1000)
         self.shortest_ms = int(shortest_s * 1000)
         self.loop = Loop("arena waves", self._tick, every_s=wave_s, log=log)
+        self.lease_ms = max(1, int(wave_s * 900))  # a wave per period among all replicas
         # Running tournaments seen here that are not arenas (a spec never changes its format).
         self._other: set[str] = set()
 
     async def _tick(self) -> None:
         failed: Exception | None = None
         for tid in await self.runner.store.running():
-            if tid in self._other:
+            if tid in self._other or not await self.runner.store.wave_lease(tid, self.lease_ms):
                 continue
             try:
                 await self.runner.advance(tid)

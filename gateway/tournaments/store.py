@@ -8,6 +8,7 @@ too); tournaments are few and small, one slot holds them all.
   order), ``started_ms``, ``finished_ms``.
 - ``...:t:<id>:reg`` zset player -> registration order; ``...:t:<id>:who`` hash player -> JSON.
 - ``...:t:<id>:started`` hash: tournament game ids whose games were created.
+- ``...:t:<id>:wave`` string: an arena's wave lease (a few seconds), so replicas take turns.
 - ``...:t:<id>:events`` stream: TournamentEvent bytes (field ``e``), written in the same script as
   the state change they describe, so watchers see each change exactly once.
 - ``tafel:{tour}:list:all`` and ``tafel:{tour}:list:<status>`` zsets by creation time;
@@ -375,6 +376,18 @@ class TournamentStore:
 
     async def mark_started(self, tid: str, game_id: str) -> None:
         await self.redis.call("HSET", tournament_key(tid, "started"), game_id, "1")
+
+    async def wave_lease(self, tid: str, ms: int) -> bool:
+        """Whether this replica takes an arena's next wave (a lease of `ms`, the first to ask gets
+        it): replicas take turns instead of each reading the whole arena every wave."""
+        return bool(await self.redis.call("SET", tournament_key(tid, "wave"), "1", "NX", "PX", ms))
+
+    async def started_among(self, tid: str, game_ids: Sequence[str]) -> set[str]:
+        """Which of these games were created (an arena asks about the games it is playing only)."""
+        if not game_ids:
+            return set()
+        raw: Any = await self.redis.call("HMGET", tournament_key(tid, "started"), *game_ids)
+        return {gid for gid, hit in zip(game_ids, raw, strict=True) if hit is not None}
 
     async def started_among(self, tid: str, game_ids: Sequence[str]) -> set[str]:
         """Which of these games were created (an arena asks about the games it is playing only)."""
