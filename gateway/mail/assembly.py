@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,15 +14,17 @@ from typing import Any
 import grpc
 from tafel.play.v1 import notices_pb2, notices_pb2_grpc, play_pb2
 
-from gateway.auth import Authenticator
+from gateway.auth import Authenticator, Identity
 from gateway.games import GameDirectory
-from gateway.mail.mailer import Mailer
+from gateway.mail.mailer import IMMEDIATE_KINDS, Mailer
+from gateway.mail.model import DIGEST, IMMEDIATE
 from gateway.mail.outbox import LogTransport, Outbox, SmtpTransport, Transport
 from gateway.mail.service import EmailServicer
 from gateway.mail.store import MailStore
 from gateway.notices.inbox import Inbox
 from gateway.notices.settings import NoticeSettingsStore
 from gateway.settings import MailSettings
+from kit import timesource
 from kit.errors import Refused
 from kit.redis.keys import player_games_key
 from kit.redis.layer import RedisLayer
@@ -76,7 +77,7 @@ def build_mail(
     inbox: Inbox,
     notice_settings: NoticeSettingsStore,
     directory: GameDirectory,
-    clock: Callable[[], float] = time.time,
+    clock: Callable[[], float] = timesource.now_s,  # the platform's (a test may move it)
     transport: Transport | None = None,
 ) -> MailParts:
     async def unread_of(player_id: str) -> list[notices_pb2.Notification]:
@@ -101,6 +102,17 @@ def build_mail(
                 break
         return waiting
 
+    async def stop_kind(player_id: str, kind: str) -> None:
+        """Unsubscribe: the switch in the player's notice settings, so their settings page shows it
+        off and turning it on again there works."""
+        current = await notice_settings.get(player_id)
+        if kind == DIGEST:
+            current.email_digest = False
+        for preference in current.preferences:
+            if kind == IMMEDIATE and preference.kind in IMMEDIATE_KINDS:
+                preference.email = False
+        await notice_settings.update(Identity(player_id, "", guest=False, expires_at=0.0), current)
+
     store = MailStore(layer)
     outbox = Outbox(
         layer,
@@ -119,6 +131,7 @@ def build_mail(
         settings_of=notice_settings.get,
         unread_of=unread_of,
         waiting_of=waiting_of,
+        stop_kind=stop_kind,
         clock=clock,
         max_wait_s=settings.max_wait_s,
     )

@@ -46,6 +46,7 @@ LOOK_BATCH = 50
 DIGEST_NOTICES = 30  # the most notices one digest lists (the inbox link shows the rest)
 
 SettingsOf = Callable[[str], Awaitable[notices_pb2.NotificationSettings]]
+StopKind = Callable[[str, str], Awaitable[None]]  # (player id, DIGEST | IMMEDIATE): turn it off
 UnreadOf = Callable[[str], Awaitable[list[notices_pb2.Notification]]]
 WaitingOf = Callable[[str], Awaitable[list[play_pb2.GameSummary]]]
 
@@ -65,6 +66,7 @@ class Mailer:
         settings_of: SettingsOf,
         unread_of: UnreadOf,
         waiting_of: WaitingOf,
+        stop_kind: StopKind,
         clock: Callable[[], float] = time.time,
         max_wait_s: float = 5.0,
     ) -> None:
@@ -75,6 +77,7 @@ class Mailer:
         self.settings_of = settings_of
         self.unread_of = unread_of
         self.waiting_of = waiting_of
+        self.stop_kind = stop_kind
         self.clock = clock
         self.max_wait_s = max_wait_s
         self._loop: Loop | None = None
@@ -104,7 +107,7 @@ class Mailer:
         if note.kind not in IMMEDIATE_KINDS:
             return
         address = await self.store.get(player_id)
-        if not address.address or address.stopped(IMMEDIATE):
+        if not address.address:
             return
         settings = await self.settings_of(player_id)
         if not email_on(settings, note.kind):
@@ -168,9 +171,8 @@ class Mailer:
             return False
         settings = await self.settings_of(player_id)
         queued = False
-        if settings.email_digest and not address.stopped(DIGEST):
-            if in_digest_hour(now_ms, settings.time_zone, settings.digest_hour):
-                queued = await self._digest(player_id, address, settings, now_ms)
+        if settings.email_digest and in_digest_hour(now_ms, settings.time_zone, settings.digest_hour):
+            queued = await self._digest(player_id, address, settings, now_ms)
         at = next_digest_look_ms(now_ms, settings.time_zone, settings.digest_hour)
         await self.store.layer.call("ZADD", MAIL_DIGESTS, "XX", at, player_id)
         return queued
@@ -200,6 +202,4 @@ class Mailer:
             "address": address.address or None,
             "pending_address": address.pending or None,
             "language": address.language,
-            "digest_unsubscribed": address.stopped_digest,
-            "immediate_unsubscribed": address.stopped_immediate,
         }

@@ -43,8 +43,7 @@ class EmailServicer(notices_pb2_grpc.EmailServiceServicer):
         address = await self.store.get(claim.player_id)
         if not address.address or not claim.valid_for(self.mailer.key, address.nonce):
             raise bad_token()
-        if not await self.store.unsubscribe(claim.player_id, address.nonce, claim.kind):
-            raise bad_token()  # the address changed between the read and the write
+        await self.mailer.stop_kind(claim.player_id, claim.kind)
         return claim.kind
 
     @refusing(UNAVAILABLE)

@@ -8,7 +8,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.mail.model import CONFIRM_TTL_MS, CONFIRMS_PER_HOUR, DIGEST, RATE_WINDOW_MS
+from gateway.mail.model import CONFIRM_TTL_MS, CONFIRMS_PER_HOUR, RATE_WINDOW_MS
 from kit.redis.keys import MAIL_DIGESTS, email_key, email_rate_key, mail_player_key
 from kit.redis.layer import RedisLayer
 from kit.redis.replies import text
@@ -22,11 +22,6 @@ class Address:
     language: str = "en"
     username: str = ""
     nonce: str = ""  # the confirmed address's unsubscribe links are signed with it
-    stopped_digest: bool = False
-    stopped_immediate: bool = False
-
-    def stopped(self, kind: str) -> bool:
-        return self.stopped_digest if kind == DIGEST else self.stopped_immediate
 
 
 @dataclass(frozen=True)
@@ -40,9 +35,9 @@ class MailStore:
         self.layer = layer
 
     async def get(self, player_id: str) -> Address:
-        row: Any = await self.layer.call("HMGET", email_key(player_id), "a", "p", "l", "u", "n", "sd", "si")
-        a, p, lang, user, nonce, sd, si = (text(v) if v is not None else "" for v in row)
-        return Address(a, p, lang or "en", user, nonce, sd == "1", si == "1")
+        row: Any = await self.layer.call("HMGET", email_key(player_id), "a", "p", "l", "u", "n")
+        a, p, lang, user, nonce = (text(v) if v is not None else "" for v in row)
+        return Address(a, p, lang or "en", user, nonce)
 
     async def set(
         self, player_id: str, address: str, language: str, username: str, token_digest: str, now_ms: int
@@ -77,10 +72,6 @@ class MailStore:
 
     async def schedule_digest(self, player_id: str, at_ms: int) -> None:
         await self.layer.call("ZADD", MAIL_DIGESTS, at_ms, player_id)
-
-    async def unsubscribe(self, player_id: str, nonce: str, kind: str) -> bool:
-        field = "sd" if kind == DIGEST else "si"
-        return bool(int(await self.layer.run(script("mail/unsubscribe"), [email_key(player_id)], [nonce, field])))
 
     async def erase(self, player_id: str, drop_mails: Any) -> None:
         """The address, its tokens (their digests and the nonce), the rate window, the digest

@@ -622,9 +622,9 @@ def notice_settings_key(player_id: str) -> str:
 # (player_key(id, "email"): a hash — a the confirmed address, p a pending one, l the mails' language,
 # u the username (for the confirming page), ct/ce the live confirmation token's SHA-256 and expiry
 # (ms), cd the digest of the token that confirmed the address (a second click answers the same), n
-# the nonce the unsubscribe links of the confirmed address are signed with, sd/si "1" when the
-# digest / the immediate mails were unsubscribed; player_key(id, "email-rate"): a zset of the
-# confirmation mails of the last hour). The outbox under {mail},
+# the nonce the unsubscribe links of the confirmed address are signed with (what an unsubscribe
+# turns off is in the notice settings); player_key(id, "email-rate"): a zset of the confirmation
+# mails of the last hour). The outbox under {mail},
 # one slot: a mail is queued, claimed and settled by one script each.
 
 MAIL = "tafel:{mail}"

@@ -204,7 +204,6 @@ GATEWAY_SCRIPTS = (
     "mail/retry",
     "mail/set",
     "mail/settle",
-    "mail/unsubscribe",
     "matchmaking/cancel",
     "matchmaking/claim",
     "matchmaking/claim_enqueue",

@@ -43,6 +43,7 @@ from kit.redis.layer import RedisLayer
 from tests.gateway.harness import SECRET, Proc, spawn_gateway, spawn_rules
 from tests.gateway.mail.relay import Relay, body
 from tests.gateway.standing.helpers import PASSWORD, Person, register
+from tests.gateway.standing.test_erasure import occurrences
 from tests.keyspace import alone
 from tools.redis_server import free_port
 
@@ -166,8 +167,19 @@ def token_in(text: str, marker: str) -> str:
     return found.group(1)
 
 
+async def current_settings(who: Person) -> notices_pb2.NotificationSettings:
+    answer = await notices(who).GetNotificationSettings(N.GetNotificationSettingsRequest(), metadata=who.md)
+    found: notices_pb2.NotificationSettings = answer.settings
+    return found
+
+
+async def immediate_on(who: Person) -> bool:
+    kinds = {p.kind: p.email for p in (await current_settings(who)).preferences}
+    return kinds[N.NOTIFICATION_KIND_TIME_RUNNING_OUT]
+
+
 async def settings(who: Person, **changes: Any) -> None:
-    current = (await notices(who).GetNotificationSettings(N.GetNotificationSettingsRequest(), metadata=who.md)).settings
+    current = await current_settings(who)
     for name, value in changes.items():
         if name == "quiet_hours":
             current.quiet_hours.CopyFrom(value)
@@ -457,7 +469,7 @@ async def test_unsubscribe_by_the_rpc_and_by_the_one_click_post(
         # Opening the link (or a scanner fetching it) changes nothing: a page with a button.
         page = await http.get(url, headers={"accept-language": "de-DE,de;q=0.9"})
         assert page.status_code == 200 and "Abbestellen" in page.text and 'method="post"' in page.text
-        assert not (await parts.store.get(pid)).stopped_immediate
+        assert await immediate_on(who)
         # RFC 8058: the mail client's POST.
         done = await http.post(
             url, content="List-Unsubscribe=One-Click", headers={"content-type": "application/x-www-form-urlencoded"}
@@ -467,7 +479,7 @@ async def test_unsubscribe_by_the_rpc_and_by_the_one_click_post(
         assert again.status_code == 200  # idempotent
         bad = await http.post(url.replace("token=", "token=x"), content="List-Unsubscribe=One-Click")
         assert bad.status_code == 404
-    assert (await parts.store.get(pid)).stopped_immediate
+    assert not await immediate_on(who)  # the switch in their settings: the settings page shows it
     await inbox.notify(pid, time_running_out("time:g-u:2:1", "g-u"))
     await asyncio.sleep(1.0)
     assert len(system.relay.to(address)) == 2  # no more immediate mails
@@ -478,6 +490,7 @@ async def test_unsubscribe_by_the_rpc_and_by_the_one_click_post(
     try:
         answer = await emails(who, channel).Unsubscribe(N.UnsubscribeRequest(token=digest_token), timeout=10)
         assert answer.stopped == "digest"
+        assert not (await current_settings(who)).email_digest
         code, reason, _ = await refused(emails(who, channel).Unsubscribe(N.UnsubscribeRequest(token="x.d.y")))
         assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "BAD_EMAIL_TOKEN")
     finally:
@@ -487,12 +500,14 @@ async def test_unsubscribe_by_the_rpc_and_by_the_one_click_post(
     )
     await settings(who, digest_hour=dt.datetime.fromtimestamp(clock(), dt.UTC).hour, time_zone="")
     assert not await parts.mailer.look(pid, parts.outbox.now_ms())  # something waits, but no digest
-    # A new address (confirmed) is a new subscription: the old links no longer touch it.
+    # Turned on again in the settings, it goes again.
+    await settings(who, email_digest=True)
+    assert await parts.mailer.look(pid, parts.outbox.now_ms())
+    # A new address's links are its own: the old address's no longer verify.
     newer = f"new-{address}"
     await emails(who).SetEmail(N.SetEmailRequest(address=newer), metadata=who.md, timeout=10)
     (mail,) = await system.relay.wait_for(newer)
     await emails(who).ConfirmEmail(N.ConfirmEmailRequest(token=token_in(body(mail), "token=")), timeout=10)
-    assert not (await parts.store.get(pid)).stopped_immediate
     code, reason, _ = await refused(emails(who).Unsubscribe(N.UnsubscribeRequest(token=url.split("token=")[1])))
     assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "BAD_EMAIL_TOKEN")
 
@@ -516,6 +531,8 @@ async def test_export_and_erasure(system: MailSystem, local: tuple[MailParts, In
     for key in (email_key(pid), email_rate_key(pid), mail_player_key(pid)):
         assert not await system.layer.call("EXISTS", key), key
     assert await system.layer.call("ZSCORE", MAIL_DIGESTS, pid) is None
+    # Nothing of them anywhere: not the id, the name (in the address), a token or a queued mail.
+    assert occurrences(system.redis_url, [pid.encode(), who.name.encode()]) == []
     # No queued mail of theirs is left anywhere in the outbox.
     for member in await system.layer.call("ZRANGE", MAIL_DUE, 0, -1):
         fields: Any = await system.layer.call("HGET", f"tafel:{{mail}}:m:{member.decode()}", "p")
