@@ -49,7 +49,7 @@ from gateway.rules_router import RulesRouter
 from gateway.vacation.store import VacationStore
 from kit import timesource
 from kit.redis.game_reads import GameReads
-from kit.redis.keys import GAME_SHARDS, warnings_key
+from kit.redis.keys import GAME_SHARDS, clock_key, game_keys, meta_key, warnings_key
 from kit.redis.layer import RedisLayer
 from kit.timesource import write_offset
 from tools.redis_server import free_port, start_redis
@@ -94,6 +94,23 @@ async def used_memory(layer: RedisLayer) -> int:
     return int(info["used_memory"])
 
 
+async def memory_by_key(layer: RedisLayer, game_ids: list[str]) -> None:
+    """MEMORY USAGE of a sample of games' own keys, by kind (the rest of a game's share is its
+    members in the shared sets: deadlines, warnings, live lists)."""
+    sample = random.Random(7).sample(game_ids, min(200, len(game_ids)))
+    kinds = {
+        "rules state": lambda g: game_keys(g).state,
+        "events": lambda g: game_keys(g).events,
+        "metadata": meta_key,
+        "clock": clock_key,
+    }
+    parts = []
+    for name, key_of in kinds.items():
+        sizes: Any = await layer.many([("MEMORY", "USAGE", key_of(g), "SAMPLES", "0") for g in sample])
+        parts.append(f"{name} {sum(int(s or 0) for s in sizes) / len(sample):.0f}")
+    print("bytes a game by key (MEMORY USAGE, 200 games): " + ", ".join(parts))
+
+
 async def settled(_: Due) -> bool:
     return True
 
@@ -118,6 +135,8 @@ async def run(url: str, rules: str, games: int, per_player: int, sweeps: int) ->
         slots = asyncio.Semaphore(64)
         started = time.perf_counter()
 
+        made_ids: list[str] = []
+
         async def one() -> None:
             async with slots:
                 pair = rng.sample(players, 2)
@@ -129,6 +148,7 @@ async def run(url: str, rules: str, games: int, per_player: int, sweeps: int) ->
                     rated=False,
                     origin="bench",
                 )
+                made_ids.append(game_id)
                 meta = await directory.meta(game_id)
                 await actions.apply(
                     meta,
@@ -149,6 +169,7 @@ async def run(url: str, rules: str, games: int, per_player: int, sweeps: int) ->
         warnings = sum([int(n) for n in await layer.many([("ZCARD", warnings_key(k)) for k in range(GAME_SHARDS)])])
         print(f"made {games} games in {made_s:.0f} s ({inbox.notes} notices); warnings pending: {warnings}")
         print(f"Redis used_memory: {before} -> {after} bytes: {(after - before) / games:.0f} bytes a game")
+        await memory_by_key(layer, made_ids)
 
         async def clock_pass() -> tuple[int, float | None]:
             return await clocks.sweep_once(settled)
