@@ -389,13 +389,6 @@ class TournamentStore:
         raw: Any = await self.redis.call("HMGET", tournament_key(tid, "started"), *game_ids)
         return {gid for gid, hit in zip(game_ids, raw, strict=True) if hit is not None}
 
-    async def started_among(self, tid: str, game_ids: Sequence[str]) -> set[str]:
-        """Which of these games were created (an arena asks about the games it is playing only)."""
-        if not game_ids:
-            return set()
-        raw: Any = await self.redis.call("HMGET", tournament_key(tid, "started"), *game_ids)
-        return {gid for gid, hit in zip(game_ids, raw, strict=True) if hit is not None}
-
     async def due(self, now: int) -> list[str]:
         raw: Any = await self.redis.call("ZRANGEBYSCORE", TOURNAMENTS_DUE, "-inf", now, "LIMIT", 0, 100)
         return [text(x) for x in raw]
