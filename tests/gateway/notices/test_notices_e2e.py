@@ -17,6 +17,7 @@ from typing import Any
 
 import grpc
 import pytest
+from tafel.admin.v1 import admin_pb2
 from tafel.play.v1 import challenges_pb2, challenges_pb2_grpc, notices_pb2, notices_pb2_grpc, play_pb2
 
 from gateway.events.feed import contacts_key
@@ -28,7 +29,8 @@ from kit.redis.layer import RedisLayer
 from tests.gateway.conftest import GatewaySystem
 from tests.gateway.harness import failure
 from tests.gateway.social.streams import Events
-from tests.gateway.standing.helpers import PASSWORD, Person, register, sign_in
+from tests.gateway.standing.helpers import PASSWORD, Person, register, sign_in, unique
+from tests.gateway.standing.test_moderation_e2e import staff
 
 N = notices_pb2
 TURN = N.NOTIFICATION_KIND_YOUR_TURN
@@ -292,3 +294,17 @@ async def test_export_and_erasure(gw_system: GatewaySystem) -> None:
         assert [key async for key in layer.client.scan_iter(match=f"*{bob_id}*", count=1000)] == []
     finally:
         await layer.close()
+
+
+async def test_a_rename_reaches_the_notices_that_name_the_player(gw_system: GatewaySystem) -> None:
+    moderator = await staff(gw_system)
+    rude = await register(gw_system.gateways[0].address, "rudename")
+    other = await register(gw_system.gateways[1].address, "told")
+    await challenge(rude, "n1", username=other.name)
+    new_name = unique("polite")
+    await moderator.moderation.RenameAccount(
+        admin_pb2.RenameAccountRequest(username=rude.name, new_username=new_name, reason="offensive name"),
+        metadata=moderator.md,
+    )
+    kept = (await listed(other)).notifications
+    assert [(n.player.player_id, n.player.username) for n in kept] == [(rude.session.player.player_id, new_name)]
