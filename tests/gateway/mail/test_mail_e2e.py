@@ -40,7 +40,7 @@ from gateway.rules_router import RulesRouter
 from gateway.settings import MailSettings
 from kit.redis.keys import MAIL_CLAIMED, MAIL_DIGESTS, MAIL_DUE, email_key, email_rate_key, mail_player_key
 from kit.redis.layer import RedisLayer
-from tests.gateway.harness import SECRET, Proc, spawn_gateway, spawn_rules
+from tests.gateway.harness import SECRET, Proc, new_id, seating, spawn_gateway, spawn_rules
 from tests.gateway.mail.relay import Relay, body
 from tests.gateway.standing.helpers import PASSWORD, Person, register
 from tests.gateway.standing.test_erasure import occurrences
@@ -58,6 +58,7 @@ class MailSystem:
     gateways: list[Proc]
     web_url: str
     layer: RedisLayer
+    rules: str  # the Connect Four rules service's address
 
     @property
     def address(self) -> str:
@@ -88,7 +89,7 @@ async def system(redis_url: str, relay: Relay) -> AsyncIterator[MailSystem]:
                 spawn_gateway(url, {"connect4": rules.address}, name="mail-gw-0", TAFEL_WEB_PORT=str(web_port), **env)
             )
             gateways.append(spawn_gateway(url, {"connect4": rules.address}, name="mail-gw-1", **env))
-            yield MailSystem(url, relay, gateways, public, layer)
+            yield MailSystem(url, relay, gateways, public, layer, rules.address)
         finally:
             await layer.close()
             for proc in (*gateways, rules):
@@ -112,7 +113,7 @@ async def local(system: MailSystem, relay: Relay) -> AsyncIterator[tuple[MailPar
     whose new notices reach them (as a gateway's do)."""
     clock = Clock(dt.datetime.now(dt.UTC) + dt.timedelta(days=3))
     settings = MailSettings(smtp_host="127.0.0.1", smtp_port=relay.port, public_url=system.web_url, retry_s=0.2)
-    router = RulesRouter({})
+    router = RulesRouter({"connect4": (system.rules,)})
     directory = GameDirectory(system.layer, router, Clocks(system.layer, ttl_s=3600), game_ttl_s=3600)
     inbox = Inbox(system.layer, NoticeSettingsStore(system.layer))
     auth = Authenticator(system.layer, secret=SECRET.encode(), token_ttl_s=3600)
@@ -201,6 +202,12 @@ async def confirmed(system: MailSystem, who: Person, language: str = "en") -> st
     answer = await emails(who).ConfirmEmail(N.ConfirmEmailRequest(token=token), timeout=10)
     assert answer.email.confirmed
     return address
+
+
+async def correspondence_game(system: MailSystem, players: list[play_pb2.Player]) -> str:
+    """A Connect Four game of 3 days a move, the first player to move."""
+    async with seating(system.redis_url, {"connect4": system.rules}) as seats:
+        return await seats.start(players, per_move_s=3 * 86_400.0)
 
 
 def time_running_out(note_id: str, game_id: str = "g-1") -> notices_pb2.Notification:
@@ -409,6 +416,9 @@ async def test_the_daily_digest(system: MailSystem, local: tuple[MailParts, Inbo
     # Nothing waits: no digest, even in the hour.
     clock.set(at(0, 9, 5))
     assert not await parts.mailer.look(pid, parts.outbox.now_ms())
+    # A correspondence game (3 days a move) waits for their move.
+    opponent = await register(system.address, "opp")
+    game_id = await correspondence_game(system, [who.session.player, opponent.session.player])
     # A challenge (e-mail on by default) and a your-turn notice (off by default) arrive.
     challenger = play_pb2.Player(player_id="0" * 24, username="Ria")
     await inbox.notify(
@@ -432,21 +442,31 @@ async def test_the_daily_digest(system: MailSystem, local: tuple[MailParts, Inbo
     digest = mails[1]
     assert digest["Subject"] == "tafel: wat er op je wacht"
     text = body(digest)
-    assert "Ria daagt je uit" in text and "aan zet" not in text
+    assert "Ria daagt je uit" in text and "Jij bent aan zet" not in text
+    assert "Partijen waarin jij aan zet bent:" in text
+    assert f"connect4 tegen {opponent.name}: {system.web_url}/#/game/{game_id}" in text
     assert digest["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
-    # The next day, with everything read: nothing.
+    # The next day, with everything read: the game still waits, and it alone is listed.
     await notices(who).MarkNotificationsRead(N.MarkNotificationsReadRequest(all=True), metadata=who.md)
     clock.set(at(1, 9, 1))
+    assert await parts.mailer.look(pid, parts.outbox.now_ms())
+    await parts.outbox.step()
+    text = body((await system.relay.wait_for(address, 3, timeout_s=3))[2])
+    assert game_id in text and "Ongelezen" not in text
+    # Once the game is over and everything read: nothing.
+    await who.games.Resign(play_pb2.ResignRequest(game_id=game_id, request_id=new_id()), metadata=who.md)
+    await notices(who).MarkNotificationsRead(N.MarkNotificationsReadRequest(all=True), metadata=who.md)
+    clock.set(at(2, 9, 1))
     assert not await parts.mailer.look(pid, parts.outbox.now_ms())
     # Turned off in the settings: none either.
     await inbox.notify(
         pid, N.Notification(notification_id="challenge:c-10", kind=N.NOTIFICATION_KIND_CHALLENGE_RECEIVED)
     )
     await settings(who, email_digest=False)
-    clock.set(at(2, 9, 1))
+    clock.set(at(3, 9, 1))
     assert not await parts.mailer.look(pid, parts.outbox.now_ms())
     await settings(who, email_digest=True)
-    clock.set(at(3, 9, 1))
+    clock.set(at(4, 9, 1))
     assert await parts.mailer.look(pid, parts.outbox.now_ms())
 
 
