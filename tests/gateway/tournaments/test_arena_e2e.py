@@ -253,3 +253,92 @@ async def test_arena_refusals(platform: Platform) -> None:
     assert reason_of(refused.value) == "NOT_RUNNING"
     for client in (organiser, outsider):
         await client.close()
+
+
+async def rounds_games(client: Client, tid: str) -> list[T.TournamentGame]:
+    return list((await client.call("tournaments", "GetRound", T.GetRoundRequest(tournament_id=tid))).round.games)
+
+
+async def settled(client: Client, tid: str, timeout_s: float = 30.0) -> list[T.TournamentGame]:
+    """The arena's games once none is being played."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        games = await rounds_games(client, tid)
+        if all(g.state != T.TOURNAMENT_GAME_STATE_PLAYING for g in games) or time.monotonic() > deadline:
+            return games
+        await asyncio.sleep(0.2)
+
+
+async def test_directors_tools_on_an_arena(platform: Platform, db: Redis) -> None:
+    """A director's pause pairs no one (games being played go on), resume pairs again, a removed
+    player is paired no more, a corrected result recounts the points, terminate ends it (games
+    being played aborted, not counted)."""
+    organiser = await Client(platform.addresses, 0).sign_in()
+    players = [await Client(platform.addresses, i).sign_in() for i in range(6)]
+    tournament = await create_arena(organiser, 120)
+    tid = tournament.tournament_id
+    for p in players:
+        await p.call("tournaments", "JoinTournament", T.JoinTournamentRequest(tournament_id=tid))
+    stop = asyncio.Event()
+    running = [asyncio.create_task(Bot(p, seed=70 + i, think_s=0.05).run(stop)) for i, p in enumerate(players)]
+    await organiser.call("tournaments", "StartTournament", T.StartTournamentRequest(tournament_id=tid))
+    try:
+        await asyncio.sleep(3)
+        await organiser.call("tournaments", "PauseTournament", T.PauseTournamentRequest(tournament_id=tid))
+        held = await settled(organiser, tid)
+        await asyncio.sleep(1.5)  # waves come and go: none pairs
+        assert len(await rounds_games(organiser, tid)) == len(held), "a paused arena pairs no one"
+        await organiser.call("tournaments", "ResumeTournament", T.ResumeTournamentRequest(tournament_id=tid))
+        for _ in range(50):
+            if len(await rounds_games(organiser, tid)) > len(held):
+                break
+            await asyncio.sleep(0.1)
+        assert len(await rounds_games(organiser, tid)) > len(held), "paired again once resumed"
+        gone = players[0].player.player_id
+        await organiser.call(
+            "tournaments", "RemovePlayer", T.RemovePlayerRequest(tournament_id=tid, player_id=gone, reason="test")
+        )
+        removed_at = len(await rounds_games(organiser, tid))
+        await asyncio.sleep(2.5)
+        first = held[0]
+        flipped = list(reversed(first.ranks)) if first.ranks[0] != first.ranks[1] else [1, 2]
+        corrected = await organiser.call(
+            "tournaments",
+            "CorrectResult",
+            T.CorrectResultRequest(tournament_id=tid, round=0, board=first.board, ranks=flipped, reason="dispute"),
+        )
+        assert corrected.game.state == T.TOURNAMENT_GAME_STATE_CORRECTED and list(corrected.game.ranks) == flipped
+        await organiser.call(
+            "tournaments", "TerminateTournament", T.TerminateTournamentRequest(tournament_id=tid, reason="done")
+        )
+    finally:
+        stop.set()
+        await asyncio.gather(*running)
+    info = await organiser.call("tournaments", "GetTournament", T.GetTournamentRequest(tournament_id=tid))
+    assert info.tournament.state == T.TOURNAMENT_STATE_FINISHED and info.tournament.terminated
+    games = await rounds_games(organiser, tid)
+    assert not [g for g in games[removed_at:] if gone in {p.player_id for p in g.players}], "removed: paired no more"
+    await asyncio.sleep(1.0)
+    assert len(await rounds_games(organiser, tid)) == len(games), "nothing paired after the end"
+    counted = [g for g in games if g.state in (T.TOURNAMENT_GAME_STATE_FINISHED, T.TOURNAMENT_GAME_STATE_CORRECTED)]
+    assert all(
+        g.state
+        in (T.TOURNAMENT_GAME_STATE_FINISHED, T.TOURNAMENT_GAME_STATE_CORRECTED, T.TOURNAMENT_GAME_STATE_ABORTED)
+        for g in games
+    )
+    outcomes = {g.game_id: list(g.ranks) for g in counted}
+    for g in counted:
+        if g.state == T.TOURNAMENT_GAME_STATE_FINISHED:
+            raw = await db.get(record_key(g.game_id))
+            assert isinstance(raw, bytes)
+            assert list(play_pb2.GameRecord.FromString(raw).outcome.ranks) == outcomes[g.game_id]
+    assert outcomes[first.game_id] == flipped
+    expected = recount(counted, outcomes)
+    final = await organiser.call("tournaments", "GetStandings", T.GetStandingsRequest(tournament_id=tid))
+    assert final.final
+    for row in final.standings:
+        t = expected[row.player.player_id]
+        assert (row.points, row.streak, row.games) == (t["points"], t["streak"], t["games"]), row.player.username
+        assert row.withdrawn == (row.player.player_id == gone)
+    for client in (organiser, *players):
+        await client.close()
