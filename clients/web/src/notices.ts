@@ -4,7 +4,7 @@
 // (AccountEvent.notification) adds one, and every read or clear on any tab or device
 // (AccountEvent.inbox) says the count outright, so every open page shows the same badge.
 import { accountEvents } from "./account-events.js";
-import { h, mount } from "./dom.js";
+import { h, mount, s as svg } from "./dom.js";
 import { titleOf } from "./games/index.js";
 import { formatDateTime, formatDuration, formatNumber, formatRelative, lang, t } from "./i18n.js";
 import { nameOf } from "./names.js";
@@ -63,12 +63,21 @@ class Unread {
 
 export const unread = new Unread();
 
+/** A bell drawn, not an emoji: not every machine has a font with one. */
+function bellIcon(): SVGElement {
+  return svg(
+    "svg",
+    { class: "bell-icon", viewBox: "0 0 24 24", width: 22, height: 22, "aria-hidden": "true", focusable: "false" },
+    svg("path", { fill: "currentColor", d: "M12 22a2.5 2.5 0 0 0 2.45-2h-4.9A2.5 2.5 0 0 0 12 22zm7-6v-5a7 7 0 0 0-5.5-6.84V3.5a1.5 1.5 0 0 0-3 0v.66A7 7 0 0 0 5 11v5l-2 2v1h18v-1z" }),
+  );
+}
+
 /** The header's bell: a link to the inbox whose badge shows the unread count (until `signal`,
  * the page's life: the header is drawn again with each page). */
 export function bell(client: TafelClient, signal: AbortSignal): HTMLElement {
   unread.follow(client);
   const badge = h("span", { class: "badge", "aria-hidden": "true", hidden: true });
-  const link = h("a", { class: "bell", href: "#/inbox", title: t("notices.bell") }, h("span", { class: "bell-icon", "aria-hidden": "true" }, "🔔"), badge);
+  const link = h("a", { class: "bell", href: "#/inbox", title: t("notices.bell") }, bellIcon(), badge);
   unread.on((count) => {
     badge.hidden = count === 0;
     badge.textContent = count > 99 ? "99+" : formatNumber(count);
