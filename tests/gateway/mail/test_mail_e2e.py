@@ -557,3 +557,27 @@ async def test_export_and_erasure(system: MailSystem, local: tuple[MailParts, In
     for member in await system.layer.call("ZRANGE", MAIL_DUE, 0, -1):
         fields: Any = await system.layer.call("HGET", f"tafel:{{mail}}:m:{member.decode()}", "p")
         assert fields != pid.encode()
+
+
+# -- no relay ----------------------------------------------------------------------------------------
+
+
+async def test_without_a_relay_the_mails_go_to_the_log(redis_url: str) -> None:
+    """`make run`: no TAFEL_SMTP_HOST, the same sender writes each mail, link and all, to the log."""
+    with alone(redis_url, 4) as url:
+        gateway = spawn_gateway(url, {}, name="mail-log-gw", TAFEL_LOG_LEVEL="INFO", TAFEL_MAIL_MAX_WAIT_S="0.1")
+        try:
+            who = await register(gateway.address, "logged")
+            await emails(who).SetEmail(N.SetEmailRequest(address=address_for(who)), metadata=who.md, timeout=10)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                lines = [line for line in gateway.output if "no SMTP relay configured" in line]
+                if lines:
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError("no mail in the log")
+            assert address_for(who) in lines[0] and "#/email/confirm?token=" in lines[0]
+            await who.channel.close()
+        finally:
+            gateway.stop()
