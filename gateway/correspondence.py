@@ -329,12 +329,16 @@ class Correspondence:
         )
         members = [text(raw) for reply in replies for raw in reply[0]]
         candidates = [float(x) for reply in replies for x in reply[1:] if x not in (b"", "", None)]
-        for member in members:
-            try:
-                await self._warn(member, now)
-            except Refused as refused:  # the inbox refused: leave the claim for its lease
-                log.warning("warning not sent", extra={"member": member, "reason": refused.reason})
+        # A batch at once (several round trips each): many due together (a tournament round's
+        # games began together) go out at many a millisecond, not one by one.
+        await asyncio.gather(*(self._warn_logged(member, now) for member in members))
         return len(members), (min(candidates) if candidates else None)
+
+    async def _warn_logged(self, member: str, now: int) -> None:
+        try:
+            await self._warn(member, now)
+        except (Refused, RedisError) as error:  # left claimed: taken again when its lease ends
+            log.warning("warning not sent", extra={"member": member, "error": str(error)})
 
     async def _warn(self, member: str, now: int) -> None:
         parts = member.split("|")

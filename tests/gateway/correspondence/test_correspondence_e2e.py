@@ -71,6 +71,7 @@ class Platform:
         """Move every process's clock so that it is `at_ms` now."""
         self.offset_ms = at_ms - int(time.time() * 1000)
         write_offset(self.offset_file, self.offset_ms)
+        time.sleep(0.03)  # every process reads the file again within 5 ms (kit/timesource.py)
 
 
 @pytest.fixture(scope="module")
