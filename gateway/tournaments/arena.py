@@ -23,12 +23,10 @@ recount of every game (`recompute` rebuilds the tallies from the games, for a co
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
-from gateway.tournaments.model import Format, Game, Result, Round, State
+from gateway.tournaments.model import Arena, Format, Game, Result, Round, State, Tally
 
 ROUND = 0  # an arena game's round number (TournamentGame.round)
 WIN, DRAW = 2, 1
@@ -37,37 +35,6 @@ PERFORMANCE_STEP = 500.0
 # How far down the order a player looks for an opponent other than their last one: a bound on the
 # work per player (only one or two are ever ruled out, so a few suffice).
 LOOK_AHEAD = 8
-
-
-@dataclass(frozen=True)
-class Tally:
-    """One player's arena so far."""
-
-    points: int = 0
-    streak: int = 0  # wins in a row now
-    games: int = 0
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-    # Sum over games of the opponent's rating ±500 (win/loss): performance = this / games.
-    rating_sum: float = 0.0
-    firsts: int = 0  # games in seat 0
-    last: str = ""  # the opponent of the latest game ("" = none yet)
-    board: int = 0  # the game being played (0 = free)
-    paused: bool = False
-
-    @property
-    def performance(self) -> float:
-        return self.rating_sum / self.games if self.games else 0.0
-
-
-@dataclass(frozen=True)
-class Arena:
-    tallies: Mapping[str, Tally]
-    # Arena points per seat of each decided game, by board.
-    points: Mapping[int, tuple[int, ...]] = dataclasses.field(default_factory=dict)
-    # The time of the last standings event (the driver sends them at most every few seconds).
-    standings_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -343,53 +310,6 @@ def standings(state: State, limit: int = 0) -> list[Standing]:
         if limit and len(out) >= limit:
             break
     return out
-
-
-# -- JSON ------------------------------------------------------------------------------------------
-
-
-def to_data(arena: Arena) -> Any:
-    return {
-        "t": {
-            pid: [
-                t.points,
-                t.streak,
-                t.games,
-                t.wins,
-                t.draws,
-                t.losses,
-                t.rating_sum,
-                t.firsts,
-                t.last,
-                t.board,
-                int(t.paused),
-            ]
-            for pid, t in arena.tallies.items()
-        },
-        "p": {str(board): list(pts) for board, pts in arena.points.items()},
-        "s": arena.standings_ms,
-    }
-
-
-def from_data(data: Any) -> Arena:
-    tallies = {
-        str(pid): Tally(
-            int(v[0]),
-            int(v[1]),
-            int(v[2]),
-            int(v[3]),
-            int(v[4]),
-            int(v[5]),
-            float(v[6]),
-            int(v[7]),
-            str(v[8]),
-            int(v[9]),
-            bool(v[10]),
-        )
-        for pid, v in data["t"].items()
-    }
-    points = {int(board): tuple(int(x) for x in pts) for board, pts in data["p"].items()}
-    return Arena(tallies, points, int(data.get("s", 0)))
 
 
 def points_of(state: State, board: int) -> Sequence[int]:

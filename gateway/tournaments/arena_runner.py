@@ -19,20 +19,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import grpc
 from tafel.play.v1 import play_pb2, tournaments_pb2
 
 from gateway.tournaments import arena, engine, messages
 from gateway.tournaments.model import Format, Game, Result, State
-from gateway.tournaments.store import Loaded, now_ms
+from gateway.tournaments.store import Loaded, TournamentStore, now_ms
 from kit.errors import Refused, invalid
 from kit.loops import Loop
 from kit.redis.keys import record_key
-
-if TYPE_CHECKING:
-    from gateway.tournaments.runner import TournamentRunner
+from kit.redis.layer import RedisLayer
 
 log = logging.getLogger("tafel.gateway.tournaments")
 
@@ -55,11 +54,30 @@ def duration_ms(seconds: int, nanos: int, *, shortest_ms: int = MIN_DURATION_MS)
     return ms
 
 
+class ArenaHost(Protocol):
+    """What the driver uses of TournamentRunner (which owns it): its Redis, store, lock-holding
+    advance (which hands an arena back to `wave`) and game start."""
+
+    redis: RedisLayer
+    store: TournamentStore
+
+    async def advance(self, tid: str) -> None: ...
+
+    async def _start_game(self, loaded: Loaded, state: State, game_id: str, g: Game) -> None: ...
+
+
 class ArenaDriver:
     def __init__(
-        self, runner: TournamentRunner, *, wave_s: float = 2.0, standings_s: float = 5.0, shortest_s: float = 300.0
+        self,
+        runner: ArenaHost,
+        *,
+        result_of: Callable[[play_pb2.GameRecord], Result],
+        wave_s: float = 2.0,
+        standings_s: float = 5.0,
+        shortest_s: float = 300.0,
     ) -> None:
         self.runner = runner
+        self.result_of = result_of
         self.standings_ms = int(standings_s * 1000)
         self.shortest_ms = int(shortest_s * 1000)
         self.loop = Loop("arena waves", self._tick, every_s=wave_s, log=log)
@@ -156,8 +174,6 @@ class ArenaDriver:
 
     async def _results(self, tid: str, state: State) -> dict[int, Result]:
         """The results of the games being played that have ended (their record exists)."""
-        from gateway.tournaments.runner import result_of
-
         playing = arena.playing(state)
         if not playing:
             return {}
@@ -176,7 +192,7 @@ class ArenaDriver:
             if seated != list(g.seats) or len(record.outcome.ranks) != len(g.seats):
                 log.warning("arena game record does not match its pairing", extra={"game_id": gid})
                 continue
-            out[g.board] = result_of(record)
+            out[g.board] = self.result_of(record)
         return out
 
     async def _ensure_games(self, loaded: Loaded, state: State) -> None:

@@ -16,10 +16,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from gateway.tournaments.arena import Arena
+from typing import Any
 
 
 class Format(StrEnum):
@@ -144,6 +141,40 @@ class Round:
             if game.board == board and game.decider == decider:
                 return game
         return None
+
+
+# -- the arena's tallies (arena.py keeps its rules) -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tally:
+    """One player's arena so far."""
+
+    points: int = 0
+    streak: int = 0  # wins in a row now
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    # Sum over games of the opponent's rating ±500 (win/loss): performance = this / games.
+    rating_sum: float = 0.0
+    firsts: int = 0  # games in seat 0
+    last: str = ""  # the opponent of the latest game ("" = none yet)
+    board: int = 0  # the game being played (0 = free)
+    paused: bool = False
+
+    @property
+    def performance(self) -> float:
+        return self.rating_sum / self.games if self.games else 0.0
+
+
+@dataclass(frozen=True)
+class Arena:
+    tallies: Mapping[str, Tally]
+    # Arena points per seat of each decided game, by board.
+    points: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    # The time of the last standings event (the driver sends them at most every few seconds).
+    standings_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -286,9 +317,7 @@ def to_json(state: State) -> str:
     if state.banned:
         data["ban"] = list(state.banned)
     if state.arena is not None:
-        from gateway.tournaments.arena import to_data
-
-        data["a"] = to_data(state.arena)
+        data["a"] = arena_to_data(state.arena)
     return json.dumps(data, separators=(",", ":"))
 
 
@@ -329,11 +358,51 @@ def from_json(text: str | bytes) -> State:
 
 
 def _arena_from(data: Any) -> Arena | None:
-    if data is None:
-        return None
-    from gateway.tournaments.arena import from_data
+    return None if data is None else arena_from_data(data)
 
-    return from_data(data)
+
+def arena_to_data(arena: Arena) -> Any:
+    return {
+        "t": {
+            pid: [
+                t.points,
+                t.streak,
+                t.games,
+                t.wins,
+                t.draws,
+                t.losses,
+                t.rating_sum,
+                t.firsts,
+                t.last,
+                t.board,
+                int(t.paused),
+            ]
+            for pid, t in arena.tallies.items()
+        },
+        "p": {str(board): list(pts) for board, pts in arena.points.items()},
+        "s": arena.standings_ms,
+    }
+
+
+def arena_from_data(data: Any) -> Arena:
+    tallies = {
+        str(pid): Tally(
+            int(v[0]),
+            int(v[1]),
+            int(v[2]),
+            int(v[3]),
+            int(v[4]),
+            int(v[5]),
+            float(v[6]),
+            int(v[7]),
+            str(v[8]),
+            int(v[9]),
+            bool(v[10]),
+        )
+        for pid, v in data["t"].items()
+    }
+    points = {int(board): tuple(int(x) for x in pts) for board, pts in data["p"].items()}
+    return Arena(tallies, points, int(data.get("s", 0)))
 
 
 def _game_to(g: Game) -> list[Any]:

@@ -117,7 +117,11 @@ class TournamentRunner:
         self.sweeper = Loop("tournament sweeper", self._sweep_step, every_s=sweep_interval_s, log=log)
         # Arenas pair in waves on a clock of their own (arena_runner.py); advance hands them over.
         self.arena = ArenaDriver(
-            self, wave_s=arena_wave_s, standings_s=arena_standings_s, shortest_s=arena_shortest_s
+            self,
+            result_of=result_of,
+            wave_s=arena_wave_s,
+            standings_s=arena_standings_s,
+            shortest_s=arena_shortest_s,
         )
 
     # -- lifecycle ----------------------------------------------------------------------------------
