@@ -70,6 +70,8 @@ class EmailServicer(notices_pb2_grpc.EmailServiceServicer):
             )
         if result.mail:
             await self.mailer.send_confirmation(me.player_id, address, language, name, token)
+        elif not address:
+            await self.mailer.outbox.drop_player(me.player_id)  # removed: nothing queued goes out either
         return N.SetEmailResponse(email=address_proto(await self.store.get(me.player_id)))
 
     @refusing(UNAVAILABLE)

@@ -33,12 +33,21 @@ from gateway.auth import Authenticator
 from gateway.clocks import Clocks
 from gateway.games import GameDirectory
 from gateway.mail.assembly import MailParts, build_mail
-from gateway.mail.outbox import SmtpTransport
+from gateway.mail.model import mail_id
+from gateway.mail.outbox import Mail, Outbox, SmtpTransport
 from gateway.notices.inbox import Inbox
 from gateway.notices.settings import NoticeSettingsStore
 from gateway.rules_router import RulesRouter
 from gateway.settings import MailSettings
-from kit.redis.keys import MAIL_CLAIMED, MAIL_DIGESTS, MAIL_DUE, email_key, email_rate_key, mail_player_key
+from kit.redis.keys import (
+    MAIL_CLAIMED,
+    MAIL_DIGESTS,
+    MAIL_DUE,
+    email_key,
+    email_rate_key,
+    mail_key,
+    mail_player_key,
+)
 from kit.redis.layer import RedisLayer
 from tests.gateway.harness import SECRET, Proc, new_id, seating, spawn_gateway, spawn_rules
 from tests.gateway.mail.relay import Relay, body
@@ -264,9 +273,17 @@ async def test_set_and_confirm_through_the_link(system: MailSystem) -> None:
         emails(who).ConfirmEmail(N.ConfirmEmailRequest(token=token_in(body(mail), "token=")), timeout=10)
     )
     assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "BAD_EMAIL_TOKEN")
-    # Empty removes it.
+    # Empty removes it, and what was still queued for it (held by quiet hours, say) never goes.
+    pid = who.session.player.player_id
+    note = N.Notification(notification_id="time:g-r:1:1", kind=N.NOTIFICATION_KIND_TIME_RUNNING_OUT, game_id="g-r")
+    held = Mail(mail_id("notice", pid, note.notification_id), pid, address, "held", "held")
+    assert await Outbox(system.layer, SmtpTransport("127.0.0.1", system.relay.port), sender="t@x.org").queue(
+        held, int(time.time() * 1000) + 86_400_000
+    )
     answer = await emails(who).SetEmail(N.SetEmailRequest(address=""), metadata=who.md, timeout=10)
     assert answer.email == N.EmailAddress()
+    assert not await system.layer.call("EXISTS", mail_key(held.mail_id))
+    assert await system.layer.call("ZSCORE", MAIL_DUE, held.mail_id) is None
 
 
 async def test_refusals(system: MailSystem) -> None:
