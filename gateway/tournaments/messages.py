@@ -143,6 +143,7 @@ def standings(state: State, limit: int = 0) -> list[tournaments_pb2.Standing]:
     if state.arena is not None:
         return arena_standings(state, limit)
     out: list[tournaments_pb2.Standing] = []
+    banned = frozenset(state.banned)
     for row in engine.standings(state):
         entrant = state.entrant(row.player_id)
         out.append(
@@ -162,7 +163,7 @@ def standings(state: State, limit: int = 0) -> list[tournaments_pb2.Standing]:
                 byes=row.byes,
                 withdrawn=row.withdrawn,
                 reached_round=row.reached,
-                banned=row.player_id in state.banned,
+                banned=row.player_id in banned,
             )
         )
     return out
