@@ -164,14 +164,14 @@ bench-deploy: images
 # all three games through two gateways, matchmaking, rooms, clocks, records, ratings, tournaments,
 # the game store's scripts (one slot per game, the batch SPUBLISHed on its shard channel), and a ban
 # reaching the other gateway, an account's erasure (a scan of every master), the account event
-# stream, challenges, offers and chat on the cluster too.
+# stream, challenges, offers, chat and the mail outbox on the cluster too.
 CLUSTER_E2E := tests/services/kit/test_store.py tests/gateway/test_gateway_play.py tests/gateway/test_matchmaking_e2e.py \
   tests/gateway/test_matchmaking_blocks.py \
   tests/gateway/test_rooms_e2e.py tests/gateway/test_gateway_records.py tests/gateway/test_gateway_clocks.py \
   tests/gateway/tournaments/test_tournament_e2e.py tests/gateway/tournaments/test_tournament_games_e2e.py \
   tests/gateway/ratings/test_rating_book.py tests/clients/test_sdk.py \
   tests/gateway/standing/test_moderation_e2e.py tests/gateway/standing/test_erasure.py \
-  tests/gateway/social
+  tests/gateway/social tests/gateway/mail
 test: gen/.stamp $(DEV) native ts web chromium redis loadgen-go
 	$(VENV)/bin/buf lint
 	$(VENV)/bin/buf breaking --against $(BASELINE)
