@@ -72,6 +72,7 @@ def test_typescript_sdk_under_node(platform: Platform) -> None:
             "safety and account life",
             "challenges and offers",
             "chat and following",
+            "notices, vacations and e-mail",
         ):
             assert f"{suite} over {transport}" in passed, output
     assert "play stream over native gRPC" in passed, output  # Play is native gRPC only
