@@ -205,7 +205,7 @@ async def run(url: str, rules: str, games: int, per_player: int, sweeps: int) ->
         sent = inbox.notes - sent_before
         print(
             f"24 h warnings due at once: {claimed_total} claimed in {passes - 1} passes, {sent} sent, "
-            f"{wall_s:.1f} s ({claimed_total / wall_s:.0f} a second, one process sending one at a time)"
+            f"{wall_s:.1f} s ({claimed_total / wall_s:.0f} a second; one process, each claimed batch of 100 at once)"
         )
     finally:
         await router.close()
