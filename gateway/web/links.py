@@ -69,7 +69,12 @@ class LinkContext:
 
     def __init__(self, scope: Scope) -> None:
         client = scope.get("client")
-        self._peer = f"ipv4:{client[0]}:{client[1]}" if client else "unknown"
+        if not client:
+            self._peer = "unknown"
+        elif ":" in client[0]:
+            self._peer = f"ipv6:[{client[0]}]:{client[1]}"  # as grpc names peers (limits.peer_host)
+        else:
+            self._peer = f"ipv4:{client[0]}:{client[1]}"
 
     def invocation_metadata(self) -> tuple[tuple[str, str | bytes], ...]:
         return ()
