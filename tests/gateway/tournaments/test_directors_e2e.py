@@ -519,7 +519,13 @@ async def test_terminate_mid_round(platform: Platform) -> None:
     for p in players:
         await join(p, tid)
     await organiser.call("tournaments", "StartTournament", T.StartTournamentRequest(tournament_id=tid))
-    # Nobody moves: round 1's games are being played when the director ends it.
+    # Nobody moves. A game being played decided by the director: ended first, then decided.
+    decide = T.CorrectResultRequest(tournament_id=tid, round=1, board=2, ranks=[1, 2], reason="opponent absent")
+    decided = await organiser.call("tournaments", "CorrectResult", decide)
+    assert decided.game.state == T.TOURNAMENT_GAME_STATE_CORRECTED and decided.game.points[0] == 1
+    over = await watcher.call("games", "GetGame", play_pb2.GetGameRequest(game_id=decided.game.game_id))
+    assert over.summary.status.over
+    # Round 1's other game is being played when the director ends the tournament.
     ended = await organiser.call(
         "tournaments", "TerminateTournament", T.TerminateTournamentRequest(tournament_id=tid, reason="fire alarm")
     )
@@ -527,18 +533,21 @@ async def test_terminate_mid_round(platform: Platform) -> None:
     again = await organiser.call("tournaments", "TerminateTournament", T.TerminateTournamentRequest(tournament_id=tid))
     assert again.tournament.terminated
     got = await watcher.call("tournaments", "GetRound", T.GetRoundRequest(tournament_id=tid, round=1))
-    assert {g.state for g in got.round.games} == {T.TOURNAMENT_GAME_STATE_ABORTED}
+    assert [g.state for g in got.round.games] == [T.TOURNAMENT_GAME_STATE_ABORTED, T.TOURNAMENT_GAME_STATE_CORRECTED]
     for g in got.round.games:
         game = await watcher.call("games", "GetGame", play_pb2.GetGameRequest(game_id=g.game_id))
         assert game.summary.status.over
     standings = await watcher.call("tournaments", "GetStandings", T.GetStandingsRequest(tournament_id=tid))
-    assert standings.final and {s.points for s in standings.standings} == {0.0}
-    assert all(s.games == 0 for s in standings.standings)
+    assert standings.final and sorted(s.points for s in standings.standings) == [0.0, 0.0, 0.0, 1.0]
+    assert sum(s.games for s in standings.standings) == 2  # the corrected game only
     events = await stored_events(watcher, tid)
     assert kinds(events).count("finished") == 1
     final = events[-1].finished
     assert final.terminated and final.reason == "fire alarm" and len(final.standings) == 4
-    assert [(e.action, e.reason) for e in await audit(organiser, tid)] == [("TerminateTournament", "fire alarm")]
+    assert [(e.action, e.reason) for e in await audit(organiser, tid)] == [
+        ("CorrectResult", "opponent absent"),
+        ("TerminateTournament", "fire alarm"),
+    ]
     for client in (organiser, watcher, *players):
         await client.close()
 
@@ -605,6 +614,13 @@ async def test_round_starting_soon_once_and_correspondence_rounds(platform: Plat
         assert [(n.tournament_id, n.round, n.starts_at.ToMilliseconds()) for n in got] == [(tid, number, at)]
     await asyncio.sleep(1.5)  # several sweeps later: still once
     assert len(await soon(b)) == 1 and len(await soon(c)) == 1 and len(await soon(a)) == 1
+    # A gateway killed and started again (its sweep starts over): still once.
+    for gateway in platform.gateways:
+        gateway.kill()
+    platform.gateways.clear()
+    platform.start_gateways(1)
+    await asyncio.sleep(2.0)
+    assert [len(await soon(x)) for x in (a, b, c, d)] == [1, 1, 1, 1]
     started = [n for n in await notices(c) if n.kind == notices_pb2.NOTIFICATION_KIND_ROUND_STARTED]
     assert [(n.round, bool(n.game_id)) for n in started] == [(1, True)]
     await organiser.call("tournaments", "CancelTournament", T.CancelTournamentRequest(tournament_id=first))
