@@ -18,7 +18,9 @@ GetStandings has them all), and at the end `finished` with every place.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import secrets
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -81,14 +83,21 @@ class ArenaDriver:
         self.standings_ms = int(standings_s * 1000)
         self.shortest_ms = int(shortest_s * 1000)
         self.loop = Loop("arena waves", self._tick, every_s=wave_s, log=log)
-        self.lease_ms = max(1, int(wave_s * 900))  # a wave per period among all replicas
-        # Running tournaments seen here that are not arenas (a spec never changes its format).
+        # One replica drives each arena while it lives (a lease it renews every wave; a few waves
+        # without it and another takes over) and keeps the arena as it last saved it: a wave then
+        # reads the revision, not the whole state (a 2,000-player arena's JSON is most of a wave).
+        self.holder = secrets.token_hex(8)
+        self.lease_ms = max(1, int(wave_s * 2500))
+        self._kept: dict[str, Loaded] = {}
+        # Running tournaments seen here that are (not) arenas (a spec never changes its format).
         self._other: set[str] = set()
+        self._arenas: set[str] = set()
 
     async def _tick(self) -> None:
         failed: Exception | None = None
         for tid in await self.runner.store.running():
-            if tid in self._other or not await self.runner.store.wave_lease(tid, self.lease_ms):
+            if tid in self._other or not await self.runner.store.wave_lease(tid, self.lease_ms, self.holder):
+                self._kept.pop(tid, None)  # another replica drives it: what is kept here goes stale
                 continue
             try:
                 await self.runner.advance(tid)
@@ -101,6 +110,29 @@ class ArenaDriver:
         self._other.add(tid)
         if len(self._other) > 10_000:
             self._other.clear()
+        if len(self._arenas) > 10_000:
+            self._arenas.clear()
+
+    def drives(self, tid: str) -> bool:
+        """Whether `tid` is an arena, so its waves come from this loop (on whichever replica holds
+        its lease): the tournament sweep leaves it alone."""
+        return tid in self._arenas
+
+    def keeps(self, tid: str) -> bool:
+        """Whether this replica keeps the arena parsed (TournamentRunner.advance then calls
+        `wave_kept` instead of reading the state)."""
+        return tid in self._kept
+
+    async def wave_kept(self, tid: str) -> None:
+        """A wave from the arena as kept here when no one has written it since, else as read."""
+        kept = self._kept.get(tid)
+        if kept is not None and await self.runner.store.revision(tid) == (kept.rev, "running"):
+            await self.wave(kept)
+            return
+        self._kept.pop(tid, None)
+        loaded = await self.runner.store.load(tid)
+        if loaded is not None and loaded.state is not None and loaded.state.arena is not None:
+            await self.wave(loaded)
 
     # -- a wave -------------------------------------------------------------------------------------
 
@@ -108,14 +140,14 @@ class ArenaDriver:
         """One wave (the caller holds the tournament's lock): results, pairings, the end; then the
         games being played are made sure to exist."""
         tid = loaded.spec.tournament_id
+        self._arenas.add(tid)
         current: Loaded | None = loaded
         saved: State | None = None
         for _ in range(ATTEMPTS):
-            if current is None or current.status != "running" or current.state is None:
+            if current is None or current.status != "running" or current.state is None or current.state.finished:
+                self._kept.pop(tid, None)
                 return
             state = current.state
-            if state.finished:
-                return
             results = await self._results(tid, state)
             now = now_ms()
             ends = current.started_ms + current.spec.arena_ms
@@ -123,6 +155,7 @@ class ArenaDriver:
             new = step.state
             if new is state:
                 saved = state
+                self._kept[tid] = current
                 break
             events: list[tournaments_pb2.TournamentEvent] = []
             for g in step.finished:
@@ -163,8 +196,13 @@ class ArenaDriver:
             reply = await self.runner.store.save(current, new, events)
             if reply == 1:
                 saved = new
+                if new.finished:
+                    self._kept.pop(tid, None)
+                else:  # the script bumped the revision by one
+                    self._kept[tid] = dataclasses.replace(current, rev=current.rev + 1, state=new)
                 break
             if reply == -1:
+                self._kept.pop(tid, None)
                 return
             current = await self.runner.store.load(tid)
         else:

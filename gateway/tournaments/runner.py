@@ -196,6 +196,8 @@ class TournamentRunner:
             if soon is not None:
                 await self.notices.starting_soon(soon)
         for tid in await self.store.running():
+            if self.arena.drives(tid):
+                continue  # the arena's own loop waves it
             try:
                 await self.advance(tid)
             except Exception as error:
@@ -276,6 +278,9 @@ class TournamentRunner:
 
     async def advance(self, tid: str) -> None:
         async with self._lock(tid):
+            if self.arena.keeps(tid):  # parsed here since its last save: no need to read it all
+                await self.arena.wave_kept(tid)
+                return
             loaded: Loaded | None = None
             for _ in range(ATTEMPTS):
                 loaded = await self.store.load(tid)

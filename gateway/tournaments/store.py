@@ -8,7 +8,7 @@ too); tournaments are few and small, one slot holds them all.
   order), ``started_ms``, ``finished_ms``.
 - ``...:t:<id>:reg`` zset player -> registration order; ``...:t:<id>:who`` hash player -> JSON.
 - ``...:t:<id>:started`` hash: tournament game ids whose games were created.
-- ``...:t:<id>:wave`` string: an arena's wave lease (a few seconds), so replicas take turns.
+- ``...:t:<id>:wave`` string: the replica driving an arena's waves (a lease of a few seconds).
 - ``...:t:<id>:events`` stream: TournamentEvent bytes (field ``e``), written in the same script as
   the state change they describe, so watchers see each change exactly once.
 - ``tafel:{tour}:list:all`` and ``tafel:{tour}:list:<status>`` zsets by creation time;
@@ -377,10 +377,22 @@ class TournamentStore:
     async def mark_started(self, tid: str, game_id: str) -> None:
         await self.redis.call("HSET", tournament_key(tid, "started"), game_id, "1")
 
-    async def wave_lease(self, tid: str, ms: int) -> bool:
-        """Whether this replica takes an arena's next wave (a lease of `ms`, the first to ask gets
-        it): replicas take turns instead of each reading the whole arena every wave."""
-        return bool(await self.redis.call("SET", tournament_key(tid, "wave"), "1", "NX", "PX", ms))
+    async def wave_lease(self, tid: str, ms: int, holder: str) -> bool:
+        """Whether `holder` (a replica) drives an arena's waves: the first to ask holds it, and
+        keeps it by asking again within `ms`; when it stops, another takes over. One replica does
+        the waves (and keeps the arena parsed) instead of each reading the whole arena every wave."""
+        key = tournament_key(tid, "wave")
+        if await self.redis.call("SET", key, holder, "NX", "PX", ms):
+            return True
+        if text(await self.redis.call("GET", key) or b"") != holder:
+            return False
+        await self.redis.call("PEXPIRE", key, ms)
+        return True
+
+    async def revision(self, tid: str) -> tuple[int, str]:
+        """A tournament's state revision and status, without reading the state."""
+        rev, status = await self.redis.call("HMGET", tournament_key(tid), "rev", "status")
+        return int(rev or 0), text(status or b"")
 
     async def started_among(self, tid: str, game_ids: Sequence[str]) -> set[str]:
         """Which of these games were created (an arena asks about the games it is playing only)."""
