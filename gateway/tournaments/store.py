@@ -231,6 +231,9 @@ class TournamentStore:
                 commands.append(
                     ("HSET", tournament_key(tid), "state", to_json(dataclasses.replace(replaced, entrants=entrants)))
                 )
+                # A new revision: a writer holding the state read before (an arena's driver keeps
+                # it between waves) must read it again rather than write the old names back.
+                commands.append(("HINCRBY", tournament_key(tid), "rev", 1))
             if in_spec:
                 decoded = Spec.decode(tid, text(spec).replace(f'"{player_id}"', f'"{new_id}"'))
                 organiser = (new_id, new_name, decoded.organiser[2])
