@@ -196,16 +196,18 @@ class TournamentStore:
 
     async def replace_player(self, player_id: str, new_id: str, new_name: str) -> None:
         """An erased account: every tournament it was in names `new_id` / `new_name` instead
-        (registration, state, events), its results kept."""
+        (registration, state, events, a ban, the directors' audit), its results kept."""
         new = play_pb2.Player(player_id=new_id, username=new_name)
         for raw_tid in await self.redis.call("ZRANGE", tournament_list_key(), 0, -1):
             tid = text(raw_tid)
-            who, score, state, spec = await self.redis.many(
+            who, score, state, spec, banned, audit = await self.redis.many(
                 [
                     ("HGET", tournament_key(tid, "who"), player_id),
                     ("ZSCORE", tournament_key(tid, "reg"), player_id),
                     ("HGET", tournament_key(tid), "state"),
                     ("HGET", tournament_key(tid), "spec"),
+                    ("SISMEMBER", tournament_key(tid, "banned"), player_id),
+                    ("LRANGE", tournament_key(tid, "audit"), 0, -1),
                 ]
             )
             quoted = f'"{player_id}"'.encode()
@@ -240,7 +242,16 @@ class TournamentStore:
                 commands.append(
                     ("HSET", tournament_key(tid), "spec", dataclasses.replace(decoded, organiser=organiser).encode())
                 )
-            await self.redis.many(commands)
+            if banned:
+                commands += [
+                    ("SREM", tournament_key(tid, "banned"), player_id),
+                    ("SADD", tournament_key(tid, "banned"), new_id),
+                ]
+            if any(player_id.encode() in row for row in audit):
+                rows = [_audit_renamed(text(row), player_id, new_id, new_name) for row in audit]
+                commands += [("DEL", tournament_key(tid, "audit")), ("RPUSH", tournament_key(tid, "audit"), *rows)]
+            if commands:
+                await self.redis.many(commands)
             await replace_player_in_stream(
                 self.redis, tournament_events_key(tid), tournaments_pb2.TournamentEvent, player_id, new
             )
@@ -517,3 +528,11 @@ def audit_entry(director: tuple[str, str, bool], action: str, detail: str, reaso
         {"at": now_ms(), "by": list(director), "action": action, "detail": detail, "reason": reason},
         separators=(",", ":"),
     )
+
+
+def _audit_renamed(row: str, player_id: str, new_id: str, new_name: str) -> str:
+    entry = json.loads(row)
+    if entry["by"][0] == player_id:
+        entry["by"] = [new_id, new_name, entry["by"][2]]
+    entry["detail"] = str(entry["detail"]).replace(player_id, new_id)
+    return json.dumps(entry, separators=(",", ":"))

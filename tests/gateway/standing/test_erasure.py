@@ -127,6 +127,12 @@ async def test_deletion_leaves_nothing_personal(gw_system: GatewaySystem, seats:
         metadata=leaver.md,
         timeout=10,
     )
+    # A director's action: the audit names the leaver as the director.
+    await tstub.Announce(
+        tournaments_pb2.AnnounceRequest(tournament_id=created.tournament.tournament_id, text="hi", request_id="a1"),
+        metadata=leaver.md,
+        timeout=10,
+    )
 
     # Social: a challenge accepted (its game announced on both streams), a rematch offered after
     # that game, a pending open challenge; the other player's event stream names the leaver.
