@@ -22,8 +22,8 @@ from playwright.sync_api import Browser, Page, expect
 from tests.gateway.mail.relay import Relay, body
 from tests.keyspace import with_db
 from tests.web_app.app import TIMEOUT_MS, register
-from tests.web_app.conftest import SCREENSHOTS
 from tests.web_app.i18n_check import assert_fits, assert_no_english
+from tests.web_app.test_access import check
 from tests.web_app.test_challenges import DESKTOP, PASSWORD, PHONE, game_id, shoot
 from tools.platform import Platform
 
@@ -187,6 +187,7 @@ def test_badge_inbox_follow_vacation_and_email(browser: Browser, web_url: str, r
 
         # The inbox and the settings in Dutch and German: no English left, nothing wider than a phone.
         b.set_viewport_size(PHONE)
+        problems: list[str] = []
         for lang, title in (("nl", "Meldingen"), ("de", "Benachrichtigungen")):
             b.evaluate(f"() => localStorage.setItem('tafel.lang', '{lang}')")
             for page, heading in (("#/inbox", title), ("#/inbox/settings", "Vakantie" if lang == "nl" else "Urlaub")):
@@ -196,7 +197,9 @@ def test_badge_inbox_follow_vacation_and_email(browser: Browser, web_url: str, r
                 b.wait_for_timeout(300)  # the settings and the list read
                 assert_no_english(b, lang, ignore=(ann, ben, mailbox, "UTC", "Connect Four", "E-mail"))
                 assert_fits(b)
-                b.screenshot(path=SCREENSHOTS / f"notices-{page.split('/')[-1]}-{lang}-phone.png", full_page=True)
+                # axe (no serious or critical faults), 44 px targets; a phone screenshot.
+                check(b, f"notices-{page.split('/')[-1]}-{lang}", problems)
+        assert not problems, "\n".join(problems)
     finally:
         a_context.close()
         b_context.close()

@@ -299,8 +299,9 @@ function noticeSettings(client: TafelClient, signal: AbortSignal): HTMLElement {
           "tr",
           { "data-kind": kindCode(p.kind) },
           h("th", { scope: "row" }, name),
-          h("td", {}, h("input", { type: "checkbox", class: "inbox", checked: p.inbox, "aria-label": `${name}: ${t("notices.settings.inbox")}` })),
-          h("td", {}, h("input", { type: "checkbox", class: "email", checked: p.email, "aria-label": `${name}: ${t("notices.settings.email")}` })),
+          // The label around each box makes the whole cell its target (44 px on a phone).
+          h("td", {}, h("label", { class: "cell-check" }, h("input", { type: "checkbox", class: "inbox", checked: p.inbox, "aria-label": `${name}: ${t("notices.settings.inbox")}` }))),
+          h("td", {}, h("label", { class: "cell-check" }, h("input", { type: "checkbox", class: "email", checked: p.email, "aria-label": `${name}: ${t("notices.settings.email")}` }))),
         );
       }),
     );
