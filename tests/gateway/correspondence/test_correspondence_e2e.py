@@ -1,9 +1,9 @@
 """Correspondence games through the public API of a real gateway and rules service on a real Redis,
 on a moved clock (kit/timesource.py: every process reads the test's offset file), never slept.
 
-A 3-day Connect Four game over a simulated week: the first YOUR_TURN, a move, the 24 h warning, a
+A 3-day Connect Four game over a simulated week, two gateways sweeping: the first YOUR_TURN, a move, the 24 h warning, a
 vacation (the opponent told, the clock standing still, the seat shown on vacation), the platform
-stopped and started again while time passes, the 1 h warning after the restart, a move, both
+killed and started again while time passes, the 1 h warning after the restart, a move, both
 warnings again, the timeout at the exact moved deadline and GAME_OVER: every clock event once, and
 each inbox says exactly that. Then the refusals (time controls, vacations) and the answers that
 carry days_per_move."""
@@ -37,7 +37,7 @@ DAY = 24 * HOUR
 
 @dataclass
 class Platform:
-    """One rules service and one gateway on the test's clock; restartable."""
+    """One rules service and two gateways (both sweep) on the test's clock; restartable."""
 
     url: str
     offset_file: str
@@ -52,17 +52,29 @@ class Platform:
         rules = spawn(
             "connect4-rules", "services.connect4", {"REDIS_URL": self.url, "TAFEL_PORT": str(free_port()), **self.env}
         )
-        gateway = spawn_gateway(self.url, {"connect4": rules.address}, TAFEL_WARNING_MAX_WAIT_S="0.2", **self.env)
-        self.procs = [rules, gateway]
+        gateways = [
+            spawn_gateway(
+                self.url, {"connect4": rules.address}, name=f"gateway-{i}", TAFEL_WARNING_MAX_WAIT_S="0.2", **self.env
+            )
+            for i in range(2)
+        ]
+        self.procs = [rules, *gateways]
 
-    def stop(self) -> None:
+    def stop(self, *, kill: bool = False) -> None:
         for proc in reversed(self.procs):
-            proc.stop()
+            if kill:
+                proc.kill()
+            else:
+                proc.stop()
         self.procs = []
 
     @property
     def address(self) -> str:
         return self.procs[-1].address
+
+    @property
+    def other_address(self) -> str:
+        return self.procs[1].address
 
     def now_ms(self) -> int:
         return int(time.time() * 1000) + self.offset_ms
@@ -162,7 +174,7 @@ def ms(stamp: Any) -> int:
 
 async def test_a_three_day_game_over_a_simulated_week(platform: Platform) -> None:
     t0 = platform.now_ms()
-    a, b = await register(platform.address, "corra"), await register(platform.address, "corrb")
+    a, b = await register(platform.address, "corra"), await register(platform.other_address, "corrb")
     game_id, room = await correspondence_game(a, b, 3)
     assert room.time_control.days_per_move == 3 and room.time_control.per_move.ToSeconds() == 3 * 86_400
     view = await game(a, game_id)
@@ -197,12 +209,12 @@ async def test_a_three_day_game_over_a_simulated_week(platform: Platform) -> Non
     deadline2 = ms(summary.turn_deadline)
     assert deadline2 == deadline1 + DAY
 
-    # The platform stops; time passes beyond the first deadline (the vacation ends by itself) and
-    # to half an hour before the moved one; it starts again.
-    platform.stop()
+    # The platform is killed (-9, every process); time passes beyond the first deadline (the
+    # vacation ends by itself) and to half an hour before the moved one; it starts again.
+    platform.stop(kill=True)
     platform.advance_to(deadline2 - 30 * 60_000)
     platform.start()
-    a, b = await sign_in(a, platform.address), await sign_in(b, platform.address)
+    a, b = await sign_in(a, platform.address), await sign_in(b, platform.other_address)
     mover, other = (a, b) if first == 0 else (b, a)
     await eventually(lambda: _has(other, "TIME_RUNNING_OUT", 1), "the 1 h warning after the restart")
     summary = (await game(other, game_id)).summary
