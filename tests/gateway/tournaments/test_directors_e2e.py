@@ -579,6 +579,38 @@ async def test_late_join_in_swiss(platform: Platform) -> None:
     standings = await organiser.call("tournaments", "GetStandings", T.GetStandingsRequest(tournament_id=tid))
     row = next(s for s in standings.standings if s.player.player_id == late.player.player_id)
     assert row.games + row.byes == 1 and row.seed == 5
+
+    # After the start: only some fields change, rounds not below those played.
+    def update(mask: list[str], **settings: Any) -> T.UpdateTournamentRequest:
+        request = T.UpdateTournamentRequest(tournament_id=tid, settings=T.CreateTournamentRequest(**settings))
+        request.update_mask.paths.extend(mask)
+        return request
+
+    assert (await refused(organiser, "UpdateTournament", update(["capacity"], capacity=8)))[:2] == (
+        CODE.INVALID_ARGUMENT,
+        "BAD_UPDATE_MASK",
+    )
+    fewer = update(["rounds", "late_join_until_round"], rounds=1)
+    assert (await refused(organiser, "UpdateTournament", fewer))[1] == "BAD_ROUNDS"
+    more = await organiser.call("tournaments", "UpdateTournament", update(["name", "rounds"], name="longer", rounds=4))
+    assert more.tournament.rounds == 4 and more.tournament.name == "longer" and more.tournament.current_round == 2
+    # Refusals of a running tournament's director.
+    stranger = T.RemovePlayerRequest(tournament_id=tid, player_id=too_late.player.player_id)
+    assert (await refused(organiser, "RemovePlayer", stranger))[:2] == (CODE.FAILED_PRECONDITION, "NOT_A_PLAYER")
+    bye = next(g for g in second.round.games if g.state == T.TOURNAMENT_GAME_STATE_BYE)
+    on_bye = T.CorrectResultRequest(tournament_id=tid, round=2, board=bye.board, ranks=[1], reason="x")
+    assert (await refused(organiser, "CorrectResult", on_bye))[:2] == (
+        CODE.FAILED_PRECONDITION,
+        "GAME_NOT_CORRECTABLE",
+    )
+    nowhere = T.CorrectResultRequest(tournament_id=tid, round=2, board=9, ranks=[1, 2], reason="x")
+    assert (await refused(organiser, "CorrectResult", nowhere))[1] == "NO_SUCH_GAME"
+    paging = T.ListTournamentGamesRequest(tournament_id=tid, page_size=-1)
+    assert (await refused(organiser, "ListTournamentGames", paging))[:2] == (CODE.INVALID_ARGUMENT, "BAD_PAGE_SIZE")
+    for _ in range(2):  # idempotent
+        paused = await organiser.call("tournaments", "PauseTournament", T.PauseTournamentRequest(tournament_id=tid))
+        assert paused.tournament.paused
+    assert [e.action for e in await audit(organiser, tid)] == ["StartNextRound", "UpdateTournament", "PauseTournament"]
     await organiser.call("tournaments", "TerminateTournament", T.TerminateTournamentRequest(tournament_id=tid))
     for client in (organiser, *players):
         await client.close()
