@@ -6,7 +6,9 @@ in its entry point, and its composition root hands them down: a rules service re
 ``RulesSettings`` (services/kit/main.py), a gateway ``GatewaySettings`` (gateway/settings.py, which
 lists the gateway's own variables). Nothing else reads the environment, except kit/grpc_polling.py:
 ``TAFEL_GRPC_EVENT_ENGINE=1`` keeps gRPC's own defaults (gRPC reads GRPC_EXPERIMENTS when it is
-imported, so that module sets it before any setting can be read).
+imported, so that module sets it before any setting can be read), and kit/timesource.py: a test's
+moved clock (``TAFEL_TIME_OFFSET_FILE`` with ``TAFEL_TEST_TIME=on``), the same from the first line
+for every caller.
 
 Every server (ServerSettings):
 - ``REDIS_URL`` (required), ``TAFEL_HOST`` (127.0.0.1), ``TAFEL_PORT`` (the process's default),
