@@ -23,6 +23,8 @@ export function accountPage(root: HTMLElement, client: TafelClient, signal: Abor
       h("p", {}, h("strong", {}, nameOf(player)), player.displayName ? (player.guest ? ` (${player.username})` : ` ${t("account.signsInAs", { name: player.username })}`) : "", player.guest ? ` ${t("account.guest")}` : "", " · ", role, player.guest ? "" : " · ", player.guest ? "" : h("a", { href: profileHref(player.username), class: "my-profile" }, t("account.myProfile"))),
       displayNameCard(client),
       settingsCard(client, signal),
+      // Notices, e-mail and vacation have a page of their own (notices.ts), also reached from the inbox.
+      h("p", { class: "notice-settings-link" }, h("a", { href: "#/inbox/settings" }, t("account.noticeSettings"))),
       h("section", { class: "card" }, h("h3", {}, t("account.standing")), standing),
       h("section", { class: "card" }, h("h3", {}, t("account.blocked")), blocked),
       ...(player.guest ? [guestNote()] : [passwordCard(client), exportCard(client), deleteCard(client, signedOut)]),
