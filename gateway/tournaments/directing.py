@@ -403,7 +403,9 @@ class DirectorMethods(JoinMethods):
                     current, config=dataclasses.replace(current.config, rounds=spec.rounds or current.config.rounds)
                 )
             view = dataclasses.replace(loaded, spec=spec, state=state or loaded.state)
-            event = _event(updated=tournaments_pb2.TournamentUpdated(tournament=messages.tournament(view)))
+            shown = messages.tournament(view)
+            del shown.players[:]  # player_count stays: an update of 10,000 players' Swiss stays small
+            event = _event(updated=tournaments_pb2.TournamentUpdated(tournament=shown))
             starts = spec.starts_at_ms if loaded.status == "registering" else -1
             reply = await self.store.direct(
                 loaded,
