@@ -7,6 +7,7 @@ in a correspondence pool."""
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 
 from tafel.client import TafelClient
@@ -57,6 +58,10 @@ async def test_inbox_lists_reads_and_clears_notices_and_waits_for_new_ones(platf
         waiting.keys("C-c")
         waiting.close()
         waiting = None
+
+        # `tafel games`: the 3-day game with its clock in days and hours.
+        screen = await run("games", env, game_id)
+        assert re.search(r"(2 d 23 h|3 d 0 h)", screen), screen
 
         listed = await ben.list_notifications()
         assert listed.unread == 2

@@ -61,7 +61,7 @@ from tafel.errors import (
     Unavailable,
 )
 from tafel.i18n import LANGUAGES, _, number
-from tafel.play.v1 import safety_pb2
+from tafel.play.v1 import play_pb2, safety_pb2
 from tafel.requests import DAYS_PER_MOVE, enum_names
 
 GAMES = ("connect4", "plus4", "coloursquare")
@@ -409,7 +409,7 @@ async def list_games(client: TafelClient, live: bool, console: Console) -> int:
     if running:
         table = Table(title=_("your games in progress (tafel watch GAME_ID)"))
         id_column(table, _("game id"), [g.game_id for g in running])
-        for header in (_("game"), _("players"), _("to move")):
+        for header in (_("game"), _("players"), _("to move"), _("clock")):
             table.add_column(header)
         for summary in running:
             names = seat_names(summary.players, None)
@@ -418,6 +418,7 @@ async def list_games(client: TafelClient, live: bool, console: Console) -> int:
                 game_title(summary.game),
                 ", ".join(names),
                 ", ".join(names[s] for s in summary.status.to_act if s < len(names)),
+                time_left_text(summary),
             )
         console.print(table)
     records = await client.list_records(player_id=client.player.player_id)
@@ -436,6 +437,19 @@ async def list_games(client: TafelClient, live: bool, console: Console) -> int:
         )
     console.print(table if records.records else _("no finished games yet"))
     return 0
+
+
+def time_left_text(summary: play_pb2.GameSummary) -> str:
+    """The mover's time left ("2 d 5 h"), "on vacation" when they are away (their clock stands)."""
+    import time
+
+    from tafel.cli.app import clock_text
+
+    if not summary.HasField("turn_deadline"):
+        return ""
+    left = clock_text(summary.turn_deadline.seconds - time.time())
+    away = any(seat in summary.vacation_seats for seat in summary.status.to_act)
+    return _("{left}, on vacation").format(left=left) if away else left
 
 
 async def leaderboard(client: TafelClient, game: str, console: Console) -> int:
