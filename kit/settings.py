@@ -21,8 +21,11 @@ Every server (ServerSettings):
   certificates it signed), ``TAFEL_INTERNAL_SECRET`` (16+ characters: gateway -> rules calls),
 - ``TAFEL_HEALTH_CHECK_S`` (5: how often the health service's answer is checked again, kit/health.py).
 
-A rules service (RulesSettings) besides: ``TAFEL_LIVE_TTL_S`` (7 days: an untouched running game
-expires, 15/16 to all of it after its last move: lua/rules/commit.lua), ``TAFEL_FINISHED_TTL_S``
+A rules service (RulesSettings) besides: ``TAFEL_LIVE_TTL_S`` (60 days: an untouched running game
+expires, 15/16 to all of it after its last move: lua/rules/commit.lua; until its first move a
+game's keys have only this TTL, later at least its clock's, so it must outlast the longest first
+turn: a correspondence game's 14 days and a year's vacation allowance; a real-time game is timed
+out long before it matters), ``TAFEL_FINISHED_TTL_S``
 (1 hour: a finished game's live keys), ``TAFEL_CACHE_GAMES`` (10,000 decoded states in memory),
 ``TAFEL_RULES_BASE_URL`` (where docs/ is published).
 """
@@ -165,7 +168,7 @@ class RulesSettings:
         env = Env(environ)
         return cls(
             server=ServerSettings.from_env(env, default_port=default_port),
-            live_ttl_s=env.integer("TAFEL_LIVE_TTL_S", 7 * 24 * 3600, 60, 365 * 24 * 3600),
+            live_ttl_s=env.integer("TAFEL_LIVE_TTL_S", 60 * 24 * 3600, 60, 400 * 24 * 3600),
             finished_ttl_s=env.integer("TAFEL_FINISHED_TTL_S", 3600, 1, 30 * 24 * 3600),
             cache_games=env.integer("TAFEL_CACHE_GAMES", 10_000, 0, 10_000_000),
             rules_base_url=env.text("TAFEL_RULES_BASE_URL", ""),
