@@ -111,6 +111,7 @@ class TournamentRunner:
         self._starting = asyncio.Semaphore(start_concurrency)
         self._locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._noticing: set[str] = set()  # tournaments whose notices are being sent
         self._queued: set[str] = set()
         # Tournament notices to players' inboxes (none until the composition root sets an inbox).
         self.notices = RoundNotices(store)
@@ -300,8 +301,27 @@ class TournamentRunner:
                 raise _refused(grpc.StatusCode.ABORTED, "BUSY", "the tournament kept changing")
             if loaded is not None and loaded.state is not None and not loaded.state.finished:
                 await self._ensure_games(loaded)
+                self._notices_later(loaded)
+
+    def _notices_later(self, loaded: Loaded) -> None:
+        """The round's notices in the background (10,000 players' inboxes take seconds: not
+        under the tournament's lock, nor in the sweep's way); one batch per tournament at a time.
+        A batch cut short is sent again by a later advance (store.noticed marks a finished one)."""
+        tid = loaded.spec.tournament_id
+        if self.notices.inbox is None or tid in self._noticing:
+            return
+        self._noticing.add(tid)
+
+        async def send() -> None:
+            try:
                 await self.notices.round_started(loaded)
                 await self.notices.starting_soon(loaded)
+            finally:
+                self._noticing.discard(tid)
+
+        task = spawn(send(), f"tournament notices {tid}", log=log)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _step(
         self, tid: str, state: State, schedule: engine.Schedule | None = None
