@@ -448,6 +448,9 @@ async def start_gateway(settings: GatewaySettings) -> Gateway:
     metrics.gauge("tafel_gateway_chat_watches", "Open chat watches", lambda: float(chat_hub.watchers))
     metrics.gauge("tafel_gateway_subscribed_games", "Game channels subscribed", lambda: float(hub.channels))
     metrics.gauge("tafel_gateway_timeouts_applied", "Turn deadlines settled", lambda: float(clocks.fired))
+    warned, postponed = "Correspondence warnings sent (new notices)", "Due deadlines moved on by a vacation"
+    metrics.gauge("tafel_gateway_warnings_sent", warned, lambda: float(correspondence.warned))
+    metrics.gauge("tafel_gateway_deadlines_postponed", postponed, lambda: float(correspondence.postponed))
     metrics.gauge("tafel_gateway_mails_sent", "Mails this gateway handed to the relay", lambda: float(mail.outbox.sent))
     metrics.gauge("tafel_gateway_mails_given_up", "Mails this gateway gave up on", lambda: float(mail.outbox.failed))
     metrics.serve(server.metrics_port, server.host)
