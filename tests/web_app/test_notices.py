@@ -144,6 +144,14 @@ def test_badge_inbox_follow_vacation_and_email(browser: Browser, web_url: str, r
             expect_badge(tab, 0)
         expect(b2.locator("ul.notices li.notice.unread")).to_have_count(0)
 
+        # The lobby's "My games": whose move it is in the days-long game, and the time left.
+        for page, says in ((a, r"(2 d 23 h|3 d 0 h) left"), (b2, r"your move, (2 d 23 h|3 d 0 h) left")):
+            page.goto(web_url + "#/")
+            expect(page.locator("ul.mine li").filter(has=page.locator(f"a[href='#/game/{game}']"))).to_contain_text(
+                re.compile(says), timeout=TIMEOUT_MS
+            )
+        a.goto(web_url + f"#/game/{game}")
+
         # A vacation of two days: A's game page shows B away; ended, the mark is gone.
         b2.goto(web_url + "#/inbox/settings")
         vacation = b2.locator("section.vacation")

@@ -4,7 +4,7 @@
 // built from the catalogue's specs, never hard-coded.
 import { fromJson } from "@bufbuild/protobuf";
 import { openChallengesSection } from "./challenges.js";
-import { chosenClock, clockSelect, timeControlOf } from "./clock.js";
+import { chosenClock, clockSelect, clockText, timeControlOf } from "./clock.js";
 import { h, mount } from "./dom.js";
 import { friendsBox } from "./friends.js";
 import { nameList, nameOf } from "./names.js";
@@ -133,12 +133,20 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
     mount(live, ...response.games.map((g) => h("li", {}, h("a", { href: `#/game/${g.gameId}`, class: "watch", title: t("lobby.watch", { game: gameLine(g.game, g.players) }) }, titleOf(g.game)), ": ", ...nameList(g.players.map((p) => p.player), versus()))));
     if (response.games.length === 0) mount(live, h("li", {}, t("lobby.noLive")));
   }, fail);
+  // A days-long game says whose move it is and the time left ("your move, 2 d 5 h left").
+  const waiting = (g: play.GameSummary): string => {
+    const deadline = timestampMs(g.turnDeadline);
+    if (g.status?.over || !g.timeControl?.daysPerMove || deadline === undefined) return "";
+    const mine = g.players.filter((p) => p.player?.playerId === client.player.playerId).map((p) => p.seat);
+    const left = t("lobby.timeLeft", { time: clockText(deadline - Date.now()) });
+    return ` · ${g.status?.toAct.some((seat) => mine.includes(seat)) ? t("lobby.yourMove", { left }) : left}`;
+  };
   client.listMyGames().then((response) => {
     if (response.games.length === 0) return mount(mine, h("li", {}, t("lobby.noMine")));
     mount(
       mine,
       ...response.games.map((g) =>
-        h("li", {}, h("a", { href: g.status?.over ? `#/replay/${g.gameId}` : `#/game/${g.gameId}`, title: gameLine(g.game, g.players) }, titleOf(g.game)), ": ", ...nameList(g.players.map((p) => p.player), versus()), ` · ${t(g.status?.over ? "lobby.finished" : "lobby.inPlay")} · ${formatDateTime(timestampMs(g.createdAt) ?? 0)}`),
+        h("li", {}, h("a", { href: g.status?.over ? `#/replay/${g.gameId}` : `#/game/${g.gameId}`, title: gameLine(g.game, g.players) }, titleOf(g.game)), ": ", ...nameList(g.players.map((p) => p.player), versus()), ` · ${t(g.status?.over ? "lobby.finished" : "lobby.inPlay")}${waiting(g)} · ${formatDateTime(timestampMs(g.createdAt) ?? 0)}`),
       ),
     );
   }, fail);
