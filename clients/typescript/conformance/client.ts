@@ -6,6 +6,7 @@
 //   node dist/conformance/client.js --server HOST:PORT --token TOKEN --game GAME --events [--count N]
 //        [--decline REASON] [--draw accept|decline] [--rematch] [--follow NAME]
 //   node dist/conformance/client.js --server HOST:PORT --token TOKEN --game GAME --chat GAME_ID [--say TEXT] [--count N]
+//   node dist/conformance/client.js --server HOST:PORT --token TOKEN --game GAME --tournament ID [--code CODE] [--count N]
 //
 // --room: join, play the seat the room gives to the end with legal moves, exit 0 (--resign: resign
 // at the first turn). --watch: print every event as a JSON line {"event_id": ...} from the first to
@@ -20,7 +21,10 @@
 // offline) and "game_id"; exit 0 once N presence changes of theirs are printed. --chat: watch the
 // game's players' channel, printing each line as {"message_id", "author", "text"}, resuming after a
 // cut from the last id printed; once live, say TEXT (--say); exit 0 once N lines by others are
-// printed. What makes it
+// printed. --tournament: join (with --code, the invitation code), follow the tournament's events
+// from the start, printing each as {"event_id", "kind"} and resuming after a cut from the last id
+// printed, and play every game a round or the arena pairs it in as soon as it is paired; exit 0
+// when the tournament is over, or after N games (--count; 0 = until the end). What makes it
 // pass is the SDK: one request id per move for every attempt, refusals answered by reading the game
 // again, waiting on the watch stream (not polling), watches resuming from the last id printed.
 
@@ -71,6 +75,28 @@ async function playToTheEnd(client: TafelClient, game: string, gameId: string, r
     }
     current = await client.getGame(room.gameId);
   }
+}
+
+/** --tournament: a player that joins and plays every game it is paired in (see the top). */
+async function playTournament(client: TafelClient, game: string, tournamentId: string, code: string, count: number): Promise<number> {
+  const me = (await client.me()).playerId;
+  await client.joinTournament(tournamentId, code);
+  let played = 0;
+  // The SDK's feed resumes after a cut from the last event it gave (nothing lost or twice).
+  for await (const event of client.watchTournament(tournamentId)) {
+    const kind = event.kind.case;
+    process.stdout.write(`${JSON.stringify({ event_id: event.eventId, kind: kind === undefined ? null : kind.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`) })}\n`);
+    const paired = kind === "roundStarted" ? (event.kind.value.round?.games ?? []) : kind === "arenaGameStarted" && event.kind.value.game ? [event.kind.value.game] : [];
+    for (const g of paired) {
+      if (g.gameId && g.players.some((p) => p.playerId === me)) {
+        await playToTheEnd(client, game, g.gameId);
+        played += 1;
+        if (count && played >= count) return 0;
+      }
+    }
+    if (kind === "finished" || kind === "cancelled") return 0;
+  }
+  return 0;
 }
 
 async function watch(client: TafelClient, gameId: string): Promise<number> {
@@ -222,13 +248,15 @@ async function main(): Promise<number> {
       follow: { type: "string", default: "" },
       chat: { type: "string" },
       say: { type: "string", default: "" },
+      tournament: { type: "string" },
+      code: { type: "string", default: "" },
     },
   });
-  if (!values.server || !values.token || !values.game || !(values.room || values.watch || values.events || values.chat) || !["accept", "decline"].includes(values.draw ?? "")) {
+  if (!values.server || !values.token || !values.game || !(values.room || values.watch || values.events || values.chat || values.tournament) || !["accept", "decline"].includes(values.draw ?? "")) {
     process.stderr.write(
       "usage: client.js --server HOST:PORT --token TOKEN --game GAME (--room CODE [--resign] | --watch GAME_ID |\n" +
         "       --events [--count N] [--decline REASON] [--draw accept|decline] [--rematch] [--follow NAME] |\n" +
-        "       --chat GAME_ID [--say TEXT] [--count N])\n",
+        "       --chat GAME_ID [--say TEXT] [--count N] | --tournament ID [--code CODE] [--count N])\n",
     );
     return 64;
   }
@@ -240,6 +268,7 @@ async function main(): Promise<number> {
       return await follow(client, values.game, options);
     }
     if (values.chat) return await chat(client, values.chat, values.say ?? "", Number(values.count));
+    if (values.tournament) return await playTournament(client, values.game, values.tournament, values.code ?? "", Number(values.count));
     return values.watch ? await watch(client, values.watch) : await playRoom(client, values.game, values.room ?? "", values.resign ?? false);
   } catch (error) {
     if (error instanceof Unavailable) {

@@ -1,6 +1,7 @@
-"""Every conformance scenario by name: the game scenarios (scenarios.py) and the social ones
-(social.py, the client's --events mode), and running one with its time limit. Its own module so
-that social.py can build on scenarios.py's helpers without an import cycle."""
+"""Every conformance scenario by name: the game scenarios (scenarios.py), the social ones
+(social.py, the client's --events mode) and the tournaments' (tournaments.py, --tournament),
+and running one with its time limit. Its own module so that social.py can build on scenarios.py's
+helpers without an import cycle."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from typing import Any
 from tafel.conformance.scenarios import SCENARIOS as GAME_SCENARIOS
 from tafel.conformance.scenarios import Failed, Result, Settings
 from tafel.conformance.social import SOCIAL
+from tafel.conformance.tournaments import TOURNAMENTS
 
-SCENARIOS: dict[str, Callable[[Settings], Awaitable[dict[str, Any]]]] = {**GAME_SCENARIOS, **SOCIAL}
+SCENARIOS: dict[str, Callable[[Settings], Awaitable[dict[str, Any]]]] = {**GAME_SCENARIOS, **SOCIAL, **TOURNAMENTS}
 
 
 async def run_scenario(name: str, settings: Settings) -> Result:

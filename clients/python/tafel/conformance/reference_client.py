@@ -6,6 +6,7 @@ interface the kit launches (docs/clients.md, "The conformance kit"):
     CLIENT --server HOST:PORT --token TOKEN --game GAME --events [--count N] [--decline REASON]
            [--draw accept|decline] [--rematch] [--follow NAME]
     CLIENT --server HOST:PORT --token TOKEN --game GAME --chat GAME_ID [--say TEXT] [--count N]
+    CLIENT --server HOST:PORT --token TOKEN --game GAME --tournament ID [--code CODE] [--count N]
 
 --room: join the room, play the seat it gives to the end of the game with legal moves (a
 level-1 bot chooses), exit 0. --resign: resign at the first turn instead. --watch: print every
@@ -26,6 +27,12 @@ exit 0 once N presence changes of theirs have been printed.
 JSON line {"message_id": ..., "author": ..., "text": ...}, resuming after a cut from the last id
 printed; once the watch is live say TEXT there (--say; one request id, resent as is). Exit 0 once
 N lines (--count) by others have been printed.
+
+--tournament: join the tournament (with --code, its invitation code), follow its events from the
+start, printing each as a JSON line {"event_id": ..., "kind": ...} and resuming after a cut from
+the last id printed, and play every game a round or the arena pairs it in (round_started,
+arena_game_started) to the end with legal moves, as soon as it is paired. Exit 0 when the
+tournament is over, or once N games (--count; 0 = until the end) have been played.
 
 What makes it pass: every move carries a request id and a retry after UNAVAILABLE resends the
 same request (the SDK's unary calls do); a refusal (ABORTED: the game moved on; FAILED_PRECONDITION:
@@ -89,7 +96,10 @@ class ReferenceClient:
     async def play(self, code: str, resign: bool) -> int:
         await self.client.join_room(code)
         room = await self.client.wait_room_started(code)
-        game_id = room.game_id
+        return await self.play_game(room.game_id, resign)
+
+    async def play_game(self, game_id: str, resign: bool = False) -> int:
+        """This player's seat of `game_id`, played with legal moves until the game is over."""
         game = await self.client.wait_for_game(game_id)
         seat = game.seat
         status, view, last = game.summary.status, game.view, game.last_event_id
@@ -125,6 +135,32 @@ class ReferenceClient:
                 if response.event.WhichOneof("kind") == "ended":
                     return 0
         return 1
+
+    # -- a tournament (--tournament) ------------------------------------------------------------------
+
+    async def tournament(self, tournament_id: str, code: str, count: int) -> int:
+        me = (await self.client.me()).player_id
+        await self.client.join_tournament(tournament_id, invitation_code=code)
+        played = 0
+        # The SDK's feed resumes after a cut from the last event it gave (nothing lost or twice).
+        async for event in self.client.watch_tournament(tournament_id, max_retries=None):
+            kind = event.WhichOneof("kind")
+            print(json.dumps({"event_id": event.event_id, "kind": kind}), flush=True)
+            if kind == "round_started":
+                paired = list(event.round_started.round.games)
+            elif kind == "arena_game_started":
+                paired = [event.arena_game_started.game]
+            else:
+                paired = []
+            for game in paired:
+                if game.game_id and any(p.player_id == me for p in game.players):
+                    await self.play_game(game.game_id)
+                    played += 1
+                    if count and played >= count:
+                        return 0
+            if kind in ("finished", "cancelled"):
+                return 0
+        return 0
 
     # -- the account's event stream (--events) ------------------------------------------------------
 
@@ -273,6 +309,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     mode.add_argument("--watch", help="print this game's events, resuming after cuts")
     mode.add_argument("--events", action="store_true", help="follow the account's event stream (challenges, offers)")
     mode.add_argument("--chat", metavar="GAME_ID", help="watch the game's players' chat, resuming after cuts")
+    mode.add_argument("--tournament", metavar="ID", help="join the tournament and play its games")
+    parser.add_argument("--code", default="", help="--tournament: the invitation code")
     parser.add_argument("--resign", action="store_true", help="resign at the first turn")
     parser.add_argument("--count", type=int, default=1, help="--events: games to play (or challenges to decline)")
     parser.add_argument("--decline", default="", metavar="REASON", help="--events: decline challenges with REASON")
@@ -295,6 +333,8 @@ async def run(args: argparse.Namespace, kind: type[ReferenceClient] = ReferenceC
                 return await player.follow(options)
             if args.chat:
                 return await player.chat(args.chat, args.say, args.count)
+            if args.tournament:
+                return await player.tournament(args.tournament, args.code, args.count)
             return await player.play(args.room, args.resign)
         except Unavailable as error:
             print(f"gave up: {error}", file=sys.stderr)
