@@ -342,3 +342,52 @@ async def test_directors_tools_on_an_arena(platform: Platform, db: Redis) -> Non
         assert row.withdrawn == (row.player.player_id == gone)
     for client in (organiser, *players):
         await client.close()
+
+
+async def test_a_player_who_misses_a_game_is_paused_and_comes_back(platform: Platform) -> None:
+    """No move made, the game lost on time: paused (not paired again) until PauseArenaPlay(false)."""
+    organiser = await Client(platform.addresses, 0).sign_in()
+    players = [await Client(platform.addresses, i).sign_in() for i in range(4)]
+    tournament = await create_arena(organiser, 30, per_move_s=1.0)
+    tid = tournament.tournament_id
+    for p in players:
+        await p.call("tournaments", "JoinTournament", T.JoinTournamentRequest(tournament_id=tid))
+    stop = asyncio.Event()
+    idle = players[0]
+    me = idle.player.player_id
+    bots = [Bot(p, seed=90 + i, think_s=0.05, idle=p is idle) for i, p in enumerate(players)]
+    running = [asyncio.create_task(b.run(stop)) for b in bots]
+    await organiser.call("tournaments", "StartTournament", T.StartTournamentRequest(tournament_id=tid))
+
+    async def row() -> T.Standing:
+        got = await organiser.call("tournaments", "GetStandings", T.GetStandingsRequest(tournament_id=tid))
+        found: T.Standing = next(s for s in got.standings if s.player.player_id == me)
+        return found
+
+    try:
+        for _ in range(100):
+            if (await row()).paused:
+                break
+            await asyncio.sleep(0.1)
+        missed = await row()
+        assert missed.paused and missed.games == 1 and missed.losses == 1
+        (first,) = [g for g in await rounds_games(organiser, tid) if me in {p.player_id for p in g.players}]
+        assert list(first.missed) == [p.player_id == me for p in first.players]
+        await asyncio.sleep(1.5)
+        assert len([g for g in await rounds_games(organiser, tid) if me in {p.player_id for p in g.players}]) == 1
+        bots[0].idle = False
+        await idle.call("tournaments", "PauseArenaPlay", T.PauseArenaPlayRequest(tournament_id=tid, paused=False))
+        for _ in range(100):
+            mine = [g for g in await rounds_games(organiser, tid) if me in {p.player_id for p in g.players}]
+            if len(mine) > 1:
+                break
+            await asyncio.sleep(0.1)
+        assert len(mine) > 1 and not (await row()).paused, "back in the pairing"
+        await organiser.call(
+            "tournaments", "TerminateTournament", T.TerminateTournamentRequest(tournament_id=tid, reason="enough")
+        )
+    finally:
+        stop.set()
+        await asyncio.gather(*running)
+    for client in (organiser, *players):
+        await client.close()
