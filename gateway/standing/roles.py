@@ -77,6 +77,8 @@ POLICY: dict[str, Access] = {
             "StartRoom": SIGNED_IN,
             "GetRoom": SIGNED_IN,
             "WatchRoom": SIGNED_IN,
+            "ListMySearches": SIGNED_IN,
+            "CancelSearch": SIGNED_IN,
         },
     ),
     **_service(
