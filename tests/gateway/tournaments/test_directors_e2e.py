@@ -1,4 +1,4 @@
-"""The director's tools end to end: real rules service, a real gateway and Redis, bots that play
+"""The director's tools end to end: real rules service, two gateways and Redis, bots that play
 random legal moves through the public API, the organiser directing through TournamentService, a
 watcher, the players' inboxes (NotificationService)."""
 
@@ -33,7 +33,7 @@ def platform(redis_url: str) -> Iterator[Platform]:
     made = Platform(emptied(redis_url, DB), ("connect4",))
     try:
         made.start_rules()
-        made.start_gateways(1)
+        made.start_gateways(2)  # two replicas: a director on one, the sweep on both
         yield made
     finally:
         made.stop()
@@ -650,7 +650,7 @@ async def test_round_starting_soon_once_and_correspondence_rounds(platform: Plat
     for gateway in platform.gateways:
         gateway.kill()
     platform.gateways.clear()
-    platform.start_gateways(1)
+    platform.start_gateways(2)
     await asyncio.sleep(2.0)
     assert [len(await soon(x)) for x in (a, b, c, d)] == [1, 1, 1, 1]
     started = [n for n in await notices(c) if n.kind == notices_pb2.NOTIFICATION_KIND_ROUND_STARTED]
