@@ -73,7 +73,7 @@ class InboxPort(Protocol):
     """gateway/notices' Inbox: stores the notice once (by id), as the player's settings say, and
     tells the account's event stream; True when it was new."""
 
-    async def notify(self, player_id: str, note: notices_pb2.Notification) -> bool: ...
+    async def notify(self, player_id: str, note: notices_pb2.Notification, *, guest: bool = False) -> bool: ...
 
 
 def notice_id(kind: str, *parts: object) -> str:
@@ -109,11 +109,13 @@ class Correspondence:
 
     # -- notices ------------------------------------------------------------------------------------
 
-    async def _notify(self, player_id: str, note: notices_pb2.Notification) -> bool:
+    async def _notify(self, meta: GameMeta, player_id: str, note: notices_pb2.Notification) -> bool:
         if self.inbox is None:
             return False
         note.at.FromMilliseconds(timesource.now_ms())
-        return await self.inbox.notify(player_id, note)
+        # A guest's inbox expires with the guest (gateway/notices): say which it is.
+        guest = any(pid == player_id and is_guest for pid, _, is_guest in meta.players)
+        return await self.inbox.notify(player_id, note, guest=guest)
 
     @staticmethod
     def _player(meta: GameMeta, seat: int) -> play_pb2.Player:
@@ -143,7 +145,7 @@ class Correspondence:
                     outcome=status.outcome,
                     seat=seat,
                 )
-                await self._notify(player_id, note)
+                await self._notify(meta, player_id, note)
             return
         to_act = list(status.to_act)
         deadline = await self.adjust(meta, version, to_act, warn=True)
@@ -166,7 +168,7 @@ class Correspondence:
                 note.player.CopyFrom(by)
             if deadline:
                 note.deadline.FromMilliseconds(deadline)
-            await self._notify(player_id, note)
+            await self._notify(meta, player_id, note)
         if moved and by is not None:
             for seat, (player_id, _, _) in enumerate(meta.players):
                 if player_id == mover_id or player_id in told:
@@ -180,7 +182,7 @@ class Correspondence:
                     seat=seat,
                     player=by,
                 )
-                await self._notify(player_id, note)
+                await self._notify(meta, player_id, note)
 
     # -- the deadline and its warnings --------------------------------------------------------------
 
@@ -289,7 +291,7 @@ class Correspondence:
                 )
                 if vacation.end_ms is not None:
                     note.until.FromMilliseconds(vacation.end_ms)
-                await self._notify(other, note)
+                await self._notify(meta, other, note)
 
     async def vacation_seats(self, meta: GameMeta) -> list[int]:
         away = await self.vacations.on_vacation([p[0] for p in meta.players], timesource.now_ms())
@@ -374,7 +376,7 @@ class Correspondence:
             hours_left=hours,
         )
         note.deadline.FromMilliseconds(deadline)
-        if await self._notify(meta.players[seat][0], note):
+        if await self._notify(meta, meta.players[seat][0], note):
             self.warned += 1
         await self.layer.many([("ZREM", claimed, member), ("ZREM", warnings_key(game_shard(gid)), member)])
 
