@@ -51,6 +51,7 @@ log = logging.getLogger("tafel.gateway.tournaments")
 
 GAME_ID = re.compile(r"^(t[0-9a-f]{16})-r([0-9]+)b([0-9]+)(?:d([0-9]+))?$")
 ATTEMPTS = 50
+ADVANCE_GAP = 3.0
 
 
 def tournament_of(game_id: str) -> str | None:
@@ -113,6 +114,7 @@ class TournamentRunner:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._noticing: set[str] = set()  # tournaments whose notices are being sent
         self._queued: set[str] = set()
+        self._advance_after: dict[str, float] = {}
         # Tournament notices to players' inboxes (none until the composition root sets an inbox).
         self.notices = RoundNotices(store)
         self.sweeper = Loop("tournament sweeper", self._sweep_step, every_s=sweep_interval_s, log=log)
@@ -154,12 +156,22 @@ class TournamentRunner:
         task.add_done_callback(self._tasks.discard)
 
     async def _advance_queued(self, tid: str) -> None:
+        loop = asyncio.get_running_loop()
         try:
             async with self._lock(tid):  # the advance running now, if any, ends first
                 pass
+            # A big tournament's advance (its whole state read and written) takes a while; the
+            # game ends meanwhile wait ADVANCE_GAP times that before the next, so the bookkeeping
+            # keeps to about a quarter of the event loop instead of all of it while a round is
+            # played (a round's end is seen up to that much later; milliseconds at a club's size).
+            wait = self._advance_after.pop(tid, 0.0) - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
         finally:
             self._queued.discard(tid)
+        began = loop.time()
         await self._advance_or_sweep(tid)
+        self._advance_after[tid] = loop.time() + ADVANCE_GAP * (loop.time() - began)
 
     async def _advance_or_sweep(self, tid: str) -> None:
         """Advance now; a failure is left to the sweep, woken to retry at once: it logs a run of
