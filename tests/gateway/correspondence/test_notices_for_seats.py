@@ -26,7 +26,8 @@ class Recording:
         self.notes: dict[str, notices_pb2.Notification] = {}
         self.sent: list[tuple[str, str]] = []
 
-    async def notify(self, player_id: str, note: notices_pb2.Notification) -> bool:
+    async def notify(self, player_id: str, note: notices_pb2.Notification, *, guest: bool = False) -> bool:
+        assert not guest, "these seats are accounts: their inbox must not expire like a guest's"
         key = f"{player_id}/{note.notification_id}"
         self.sent.append((player_id, N.NotificationKind.Name(note.kind).removeprefix("NOTIFICATION_KIND_")))
         new = key not in self.notes
