@@ -2,7 +2,8 @@
 loopback: whole games of all three games, a watch and a search resuming after a dropped connection,
 typed refusals and retries, block / mute / report and an account's life (issue 35), the account's
 event stream resumed after a cut, challenges, offers and a rematch (issue 36), a game's chat
-resumed after a cut and a followed player's presence, profile and settings (issue 37), over native
+resumed after a cut and a followed player's presence, profile and settings (issue 37), a directed
+Swiss and an arena's pause (issue 38), over native
 gRPC, Connect and gRPC-Web (the web edge); the Play stream over native gRPC, reopening after a cut
 connection. Then against a platform with TLS (a private CA: native gRPC and the HTTPS edge, a
 refused certificate), and against two gateways one of which is stopped gracefully mid-game (the
@@ -73,6 +74,7 @@ def test_typescript_sdk_under_node(platform: Platform) -> None:
             "challenges and offers",
             "chat and following",
             "notices, vacations and e-mail",
+            "tournament directing",
         ):
             assert f"{suite} over {transport}" in passed, output
     assert "play stream over native gRPC" in passed, output  # Play is native gRPC only
