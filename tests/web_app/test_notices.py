@@ -160,8 +160,9 @@ def test_badge_inbox_follow_vacation_and_email(browser: Browser, web_url: str, r
         vacation.locator("select[name=vacation-length]").select_option(label="2 days")
         vacation.get_by_role("button", name="Start vacation").click()
         expect(vacation.locator(".vacation-state")).to_contain_text("You are on vacation until", timeout=TIMEOUT_MS)
-        a.reload()
+        # A's open game page hears of it by the OPPONENT_ON_VACATION notice (no reload).
         expect(a.locator(".legend .vacation-badge")).to_have_text("on vacation", timeout=TIMEOUT_MS)
+        expect(a.locator(".legend .clock.on-vacation")).to_have_count(1)
         shoot(b2, "notices-settings")
         vacation.get_by_role("button", name="End vacation").click()
         expect(vacation.locator(".vacation-state")).to_have_text("You are not on vacation.", timeout=TIMEOUT_MS)

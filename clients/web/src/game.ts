@@ -8,6 +8,7 @@ import { drawConnect4 } from "./boards/connect4.js";
 import { drawPlus4 } from "./boards/plus4.js";
 import type { Board, BoardContext } from "./boards/board.js";
 import { announce } from "./boards/access.js";
+import { accountEvents } from "./account-events.js";
 import { chatChannel, chatPane } from "./chat.js";
 import { clockText, clockWords, controlSeconds } from "./clock.js";
 import { rulesLinkAfter } from "./rules-link.js";
@@ -287,6 +288,11 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
         }
       });
   };
+
+  // A notice about this game (an opponent gone on vacation: no game event says so) reads it again.
+  accountEvents.on((event) => {
+    if (event.kind.case === "notification" && event.kind.value.gameId === gameId) scheduleRefresh();
+  }, signal);
 
   const loadRatings = async (): Promise<void> => {
     const summary = game?.summary;
