@@ -166,6 +166,10 @@ class Correspondence:
             )
             if by is not None:
                 note.player.CopyFrom(by)
+            else:  # the game's start: name an opponent, so a client can say whom it is against
+                others = [other for other, (pid, _, _) in enumerate(meta.players) if pid != player_id]
+                if others:
+                    note.player.CopyFrom(self._player(meta, others[0]))
             if deadline:
                 note.deadline.FromMilliseconds(deadline)
             await self._notify(meta, player_id, note)

@@ -183,6 +183,8 @@ async def test_a_three_day_game_over_a_simulated_week(platform: Platform) -> Non
     assert view.summary.time_control.days_per_move == 3
     assert abs(ms(view.summary.turn_deadline) - (t0 + 3 * DAY)) < 60_000
     await eventually(lambda: _has(mover, "YOUR_TURN"), "the first player told it is their turn")
+    first_turn = next(n for n in await notices(mover) if n.kind == N.NOTIFICATION_KIND_YOUR_TURN)
+    assert first_turn.player.player_id == other.session.player.player_id, "the start's notice names the opponent"
 
     # Version 0 -> 1: now the other player's turn, three days from now.
     await move(mover, game_id, 0, 3)
