@@ -25,7 +25,7 @@ from tests.clients.platform_fixture import ENV
 from tests.keyspace import with_db
 from tests.web_app.app import TIMEOUT_MS, register
 from tests.web_app.conftest import SCREENSHOTS
-from tests.web_app.test_access import axe_serious
+from tests.web_app.test_access import SMALL_TARGETS, axe_serious
 from tools.platform import Platform
 
 T = TypeVar("T")
@@ -140,6 +140,7 @@ def test_director_corrects_announces_and_exports(browser: Browser, web_url: str,
     director.set_viewport_size(PHONE)
     director.screenshot(path=SCREENSHOTS / "tournament-director-phone.png", full_page=True)
     assert director.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    assert director.evaluate(SMALL_TARGETS) == []  # every control a 44 px target on a phone
     sdk.run(lambda: sam.close())
     for context in contexts:
         context.close()
@@ -198,6 +199,7 @@ def test_arena_page_standings_streak_pause_and_back(browser: Browser, web_url: s
     expect(me).to_contain_text("(paused)")
     page.screenshot(path=SCREENSHOTS / "arena-phone.png", full_page=True)
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    assert page.evaluate(SMALL_TARGETS) == []
     assert axe_serious(page) == []
     page.get_by_role("button", name="Come back").click()
     expect(me).to_have_attribute("data-paused", "false", timeout=TIMEOUT_MS)

@@ -54,7 +54,8 @@ export interface DirectorPanel {
 }
 
 export function directorPanel(client: TafelClient, id: string, changed: () => void, signal: AbortSignal): DirectorPanel {
-  const message = h("p", { class: "message", role: "alert" });
+  // Its own classes: the tournament page's .message says the page's own failures (and "Reconnecting…").
+  const message = h("p", { class: "director-message", role: "alert" });
   const done = h("p", { class: "done", role: "status" });
   const fail = (error: unknown): void => {
     if (!signal.aborted) {
