@@ -26,6 +26,7 @@ def bench(**more: Any) -> dict[str, Any]:
         kill_round=0,
         kill_after_s=1.0,
         seed=38,
+        arena=0.0,
     )
     vars(args).update(more)
     return bench_tournament.run(args)
@@ -101,3 +102,12 @@ def test_engine_only_times_each_round() -> None:
     report = bench_tournament.engine_only(200, 3, seed=1)
     assert [row["round"] for row in report["rounds"]] == [1, 2, 3]
     assert all(row["pairing_ms"] >= 0 and row["state_kib"] > 0 for row in report["rounds"])
+
+
+def test_arena_of_40_for_half_a_minute() -> None:
+    report = bench(players=40, arena=0.5, think=0.1)
+    assert report["loadgen_exit"] == 0 and report["loadgen"]["errors"] == {}
+    arena = report["loadgen"]["tournament"]["arena"]
+    assert arena["games"] >= 20 and arena["same_opponent_twice_in_a_row"] == 0
+    assert arena["free_to_paired_again_ms"]["samples"] > 0
+    assert report["loadgen"]["games_finished"] == arena["games"]

@@ -160,6 +160,14 @@ def print_summary(summary: dict[str, Any]) -> None:
             f"  load generator CPU {summary['client_cpu_s']} s -> "
             f"{summary['client_cpu_us_per_move']} µs per move (on the same cores as the servers)"
         )
+    arena = summary.get("tournament", {}).get("arena")
+    if arena:
+        first, again = arena["paired_to_first_move_ms"], arena["free_to_paired_again_ms"]
+        print(
+            f"  arena: {arena['games']} games; paired -> first move possible p50 {first['p50']} ms, p99 "
+            f"{first['p99']} ms; free -> paired again p50 {again['p50']} ms, p99 {again['p99']} ms; "
+            f"same opponent twice in a row: {arena['same_opponent_twice_in_a_row']}"
+        )
     for row in summary.get("tournament", {}).get("rounds", ()):
         print(
             f"  round {row['round']}: pairing {row['pairing_ms']} ms, {row['games']} games, every game's first "
@@ -232,7 +240,8 @@ def parser() -> argparse.ArgumentParser:
     tournament = scenarios.add_parser("tournament")
     tournament.add_argument("--players", type=int, default=16)
     tournament.add_argument("--rounds", type=int, default=4)
-    tournament.add_argument("--format", default="swiss", choices=("swiss", "round_robin", "knockout"))
+    tournament.add_argument("--format", default="swiss", choices=("swiss", "round_robin", "knockout", "arena"))
+    tournament.add_argument("--minutes", type=float, default=10.0, help="arena: its duration")
     tournament.add_argument("--game", default="connect4", choices=("connect4", "plus4", "coloursquare"))
     # Bots thinking like people: a log-normal pause before each move (tournament.py), median seconds.
     tournament.add_argument("--think", type=float, default=0.0)

@@ -15,6 +15,11 @@ event: the game-end hook, the results collected, the pairing, the save) and the 
 latency (from that event's time until each game's first mover has the game's view, i.e. its first
 move is possible: p50 and max, the max being "every game of the round can start"). One machine's
 clock for both.
+
+`--format arena --minutes M`: an arena of M minutes; each game is played as the arena pairs it
+(TournamentArenaGameStarted). Measured: from the pairing's event to the game's first move being
+possible, and a player's wait between the end of a game and its next pairing; pairings with the
+same opponent twice in a row are counted (the arena must make none).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ FORMATS = {
     "round_robin": tournaments_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN,
     "knockout": tournaments_pb2.TOURNAMENT_FORMAT_KNOCKOUT,
     "tables": tournaments_pb2.TOURNAMENT_FORMAT_TABLES,
+    "arena": tournaments_pb2.TOURNAMENT_FORMAT_ARENA,
 }
 
 
@@ -87,13 +93,15 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
     by_id = {p.player.player_id: p for p in players}
     organiser = TafelClient(organiser_channel)
     await organiser.sign_in_as_guest()
+    arena = args.format == "arena"
     tournament = await organiser.create_tournament(
         name=f"loadgen {args.players}",
         game=args.game,
         format=FORMATS[args.format],
-        rounds=args.rounds,
+        rounds=0 if arena else args.rounds,
         capacity=args.players,
         time_control={"per_move": {"seconds": 60}},
+        **({"arena_duration": {"seconds": int(args.minutes * 60)}} if arena else {}),
     )
     tid = tournament.tournament_id
     stats.tournament_id = tid
@@ -112,21 +120,29 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
     last_end_at: dict[int, float] = {}
     cpu_began = resource.getrusage(resource.RUSAGE_SELF)
     first_move_possible: dict[int, list[float]] = defaultdict(list)
+    # Arena: each player's last game's end (client clock) and last opponent.
+    free_at: dict[str, float] = {}
+    last_opponent: dict[str, str] = {}
+    repair_waits: list[float] = []
+    repeats_in_a_row = 0
 
-    async def play(number: int, game: tournaments_pb2.TournamentGame) -> None:
+    async def play(number: int, game: tournaments_pb2.TournamentGame, paired: float) -> None:
         seats = [(seat, by_id[p.player_id]) for seat, p in enumerate(game.players) if p.player_id in by_id]
         try:
             if args.game == "connect4":
                 # The lean loop: the board tracked from events, no reads per move.
                 await seats[0][1].wait_for_game(game.game_id, timeout_s=GAME_WAIT_S)
-                first_move_possible[number].append(time.time() - paired_at[number])
+                first_move_possible[number].append(time.time() - paired)
                 await asyncio.gather(
                     *(
                         connect4_fast(client, game.game_id, seat, stats, shared, random.Random(rng.random()), think)
                         for seat, client in seats
                     )
                 )
-                last_end_at[number] = max(last_end_at.get(number, 0.0), time.time())
+                ended = time.time()
+                last_end_at[number] = max(last_end_at.get(number, 0.0), ended)
+                for p in game.players:
+                    free_at[p.player_id] = ended
             else:
                 await asyncio.gather(
                     *(
@@ -152,9 +168,24 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
                 print(f"ROUND {number} paired", flush=True)  # tools.bench_tournament acts on these
                 for game in event.round_started.round.games:
                     if game.game_id:
-                        task = asyncio.ensure_future(play(number, game))
+                        task = asyncio.ensure_future(play(number, game, paired_at[number]))
                         games.add(task)
                         task.add_done_callback(games.discard)
+            elif kind == "arena_game_started":
+                game = event.arena_game_started.game
+                at = _ts(event.at)
+                paired_at.setdefault(0, at)
+                ids = [p.player_id for p in game.players]
+                for p, other in ((ids[0], ids[-1]), (ids[-1], ids[0])):
+                    if p in free_at:
+                        repair_waits.append(at - free_at.pop(p))
+                    repeats_in_a_row += last_opponent.get(p) == other
+                    last_opponent[p] = other
+                task = asyncio.ensure_future(play(0, game, at))
+                games.add(task)
+                task.add_done_callback(games.discard)
+            elif kind == "finished" and arena:
+                print("ARENA finished", flush=True)
             elif kind == "cancelled":
                 stats.errors["TOURNAMENT_CANCELLED"] += 1
             elif kind == "game_finished":
@@ -170,6 +201,24 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
     stats.tournament["wall_s"] = round(wall, 1)
     stats.tournament["setup_s"] = round(setup_s, 1)
     stats.tournament["rounds_played"] = rounds
+    if arena:
+        waits = first_move_possible.get(0, [])
+        stats.tournament["arena"] = {
+            "minutes": args.minutes,
+            "games": len(waits),
+            "paired_to_first_move_ms": {
+                "p50": round(percentile(waits, 0.5) * 1000, 1),
+                "p99": round(percentile(waits, 0.99) * 1000, 1),
+                "max": round(max(waits, default=0.0) * 1000, 1),
+            },
+            "free_to_paired_again_ms": {
+                "p50": round(percentile(repair_waits, 0.5) * 1000, 1),
+                "p99": round(percentile(repair_waits, 0.99) * 1000, 1),
+                "samples": len(repair_waits),
+            },
+            "same_opponent_twice_in_a_row": repeats_in_a_row // 2,
+        }
+        stats.tournament["rounds"] = []
     # Moves come from the finished games' records (every applied action).
     standings = await organiser.standings(tid)
     print(
