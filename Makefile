@@ -14,7 +14,7 @@ STAMP  := $(VENV)/.installed-runtime
 DEV    := $(VENV)/.installed-dev
 PROTOS := $(shell find protos -name '*.proto')
 
-.PHONY: all install venv-python gen native ts web chromium redis loadgen-go docker images deploy-test swarm-upgrade bench-deploy soak lint typecheck test run reset bench bench-load fuzz chaos baseline clean
+.PHONY: all install venv-python gen native ts web chromium redis loadgen-go docker images deploy-test swarm-upgrade bench-deploy soak lint typecheck test run reset bench bench-load bench-tournament fuzz chaos baseline clean
 
 all: test
 
@@ -208,6 +208,12 @@ fuzz: gen/.stamp
 # "--signal term --duration 120 --games 50".
 chaos: gen/.stamp
 	$(PY) -m tools.chaos $(CHAOS_ARGS)
+
+# Tournaments at an organiser's size (tools/bench_tournament.py; docs/benchmarks.md): a 10,000-player
+# Swiss of Connect Four, 7 rounds, bots thinking ~2 s a move, standings checked against the records.
+# BENCH_TOURNAMENT_ARGS="--cluster --gateways 2 --kill-round 4" for the cluster run, "--arena 10 --players 2000" for the arena.
+bench-tournament: gen/.stamp $(DEV)
+	$(PY) -m tools.bench_tournament $(BENCH_TOURNAMENT_ARGS)
 
 # An hour of human-paced play with restarts: slopes, Redis census, audit (tools/soak.py; docs/benchmarks.md).
 soak: gen/.stamp
