@@ -25,6 +25,7 @@ from tests.clients.platform_fixture import ENV
 from tests.keyspace import with_db
 from tests.web_app.app import TIMEOUT_MS, register
 from tests.web_app.conftest import SCREENSHOTS
+from tests.web_app.i18n_check import assert_no_english
 from tests.web_app.test_access import SMALL_TARGETS, axe_serious
 from tools.platform import Platform
 
@@ -141,6 +142,17 @@ def test_director_corrects_announces_and_exports(browser: Browser, web_url: str,
     director.screenshot(path=SCREENSHOTS / "tournament-director-phone.png", full_page=True)
     assert director.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     assert director.evaluate(SMALL_TARGETS) == []  # every control a 44 px target on a phone
+    # The director's page in Dutch and German: no English left (the server's audit details and
+    # the director's own words aside).
+    director.set_viewport_size({"width": 1100, "height": 900})
+    for lang in ("nl", "de"):
+        director.locator(f".lang-switch .lang-{lang}").click()
+        expect(director.locator("section.director h3").first).not_to_have_text("Director's tools", timeout=TIMEOUT_MS)
+        expect(director.locator("table.audit tr[data-action]")).to_have_count(3, timeout=TIMEOUT_MS)
+        own_words = director.locator("table.audit td:nth-child(4), table.audit td:nth-child(5)").all_inner_texts()
+        assert_no_english(director, lang, ignore=(*own_words, "Round 2 starts after the break."))
+        director.screenshot(path=SCREENSHOTS / f"tournament-director-{lang}.png", full_page=True)
+    director.locator(".lang-switch .lang-en").click()
     sdk.run(lambda: sam.close())
     for context in contexts:
         context.close()
