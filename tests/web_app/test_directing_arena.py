@@ -87,6 +87,8 @@ def test_director_corrects_announces_and_exports(browser: Browser, web_url: str,
     # Before the start: an entry condition and a round time, sent as the fields changed.
     panel.locator("input[name=minRatedGames]").fill("0")
     panel.locator("input[name=capacity]").fill("16")
+    panel.get_by_label("Players need an invitation code").check()
+    panel.locator("input[name=invitationCode]").fill("club-2026")
     panel.get_by_role("button", name="Save the changes").click()
     expect(panel.locator(".done")).to_have_text("Saved.", timeout=TIMEOUT_MS)
     director.screenshot(path=SCREENSHOTS / "tournament-director.png", full_page=True)
@@ -94,9 +96,18 @@ def test_director_corrects_announces_and_exports(browser: Browser, web_url: str,
     tid = director.url.rsplit("/", 1)[-1]
     player.goto(f"{web_url}/#/tournament/{tid}")
     expect(player.locator("section.director")).to_have_count(0)  # players get no director's tools
+    expect(player.locator(".tournament-facts")).to_contain_text("Needs an invitation code.")
+    # Without the code: refused in words, the field kept; with it: in.
     player.get_by_role("button", name="Join").click()
+    expect(player.locator(".tournament .message")).to_contain_text(
+        "not this tournament's invitation code", timeout=TIMEOUT_MS
+    )
+    player.get_by_label("Invitation code").fill("club-2026")
+    player.get_by_role("button", name="Join").click()
+    expect(player.locator(".tournament-players li")).to_have_count(1, timeout=TIMEOUT_MS)
+    expect(player.locator(".tournament .message")).to_have_text("")
     sam = sdk.player("sam")
-    sdk.run(lambda: sam.join_tournament(tid))
+    sdk.run(lambda: sam.join_tournament(tid, invitation_code="club-2026"))
     expect(director.locator(".director-players li")).to_have_count(2, timeout=TIMEOUT_MS)
     director.get_by_role("button", name="Start now").click()
     expect(player.locator(".rounds a.my-game")).to_be_visible(timeout=TIMEOUT_MS)
