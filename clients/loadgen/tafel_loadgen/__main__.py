@@ -171,7 +171,8 @@ def print_summary(summary: dict[str, Any]) -> None:
     for row in summary.get("tournament", {}).get("rounds", ()):
         print(
             f"  round {row['round']}: pairing {row['pairing_ms']} ms, {row['games']} games, every game's first "
-            f"move possible after p50 {row['round_start_p50_ms']} ms, max {row['round_start_max_ms']} ms"
+            f"move possible after p50 {row['round_start_p50_ms']} ms, max {row['round_start_max_ms']} ms "
+            f"(games created after p50 {row.get('created_p50_ms')} ms, max {row.get('created_max_ms')} ms)"
         )
     print(f"  errors: {summary['errors'] or 'none'}")
     for server in summary["servers"]:

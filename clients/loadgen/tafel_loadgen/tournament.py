@@ -13,8 +13,10 @@ Measured besides the moves (summary "tournament"): per round, the pairing time (
 round's last game ending, as its players saw it, to the server's time on the TournamentRoundStarted
 event: the game-end hook, the results collected, the pairing, the save) and the round-start
 latency (from that event's time until each game's first mover has the game's view, i.e. its first
-move is possible: p50 and max, the max being "every game of the round can start"). One machine's
-clock for both.
+move is possible: p50 and max, the max being "every game of the round can start"; the view comes
+from the SDK's wait_for_game, which polls GetGame with a backoff of 50 ms to 1 s, so also the
+game's own created_at from that view, the server's side without the polling). One machine's
+clock for all of them.
 
 `--format arena --minutes M`: an arena of M minutes; each game is played as the arena pairs it
 (TournamentArenaGameStarted). Measured: from the pairing's event to the game's first move being
@@ -120,6 +122,7 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
     last_end_at: dict[int, float] = {}
     cpu_began = resource.getrusage(resource.RUSAGE_SELF)
     first_move_possible: dict[int, list[float]] = defaultdict(list)
+    created: dict[int, list[float]] = defaultdict(list)  # the game's own creation time (server)
     # Arena: each player's last game's end (client clock) and last opponent.
     free_at: dict[str, float] = {}
     last_opponent: dict[str, str] = {}
@@ -131,8 +134,9 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
         try:
             if args.game == "connect4":
                 # The lean loop: the board tracked from events, no reads per move.
-                await seats[0][1].wait_for_game(game.game_id, timeout_s=GAME_WAIT_S)
+                view = await seats[0][1].wait_for_game(game.game_id, timeout_s=GAME_WAIT_S)
                 first_move_possible[number].append(time.time() - paired)
+                created[number].append(_ts(view.summary.created_at) - paired)
                 await asyncio.gather(
                     *(
                         connect4_fast(client, game.game_id, seat, stats, shared, random.Random(rng.random()), think)
@@ -197,7 +201,7 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
     wall = time.perf_counter() - started
     cpu = resource.getrusage(resource.RUSAGE_SELF)
     stats.client_cpu_s = cpu.ru_utime + cpu.ru_stime - cpu_began.ru_utime - cpu_began.ru_stime
-    stats.tournament = tournament_figures(start_at, paired_at, last_end_at, first_move_possible)
+    stats.tournament = tournament_figures(start_at, paired_at, last_end_at, first_move_possible, created)
     stats.tournament["wall_s"] = round(wall, 1)
     stats.tournament["setup_s"] = round(setup_s, 1)
     stats.tournament["rounds_played"] = rounds
@@ -238,6 +242,7 @@ def tournament_figures(
     paired_at: dict[int, float],
     last_end_at: dict[int, float],
     first_move_possible: dict[int, list[float]],
+    created: dict[int, list[float]],
 ) -> dict[str, Any]:
     """Per round: pairing time and round-start latency (see the module's docstring), in ms."""
     out: list[dict[str, Any]] = []
@@ -245,6 +250,7 @@ def tournament_figures(
         # Round 1 is paired on the start call (the client's clock: the same machine's).
         before = last_end_at.get(number - 1, start_at if number == 1 else 0.0)
         waits = first_move_possible.get(number, [])
+        made = created.get(number, [])
         out.append(
             {
                 "round": number,
@@ -252,6 +258,9 @@ def tournament_figures(
                 "games": len(waits),
                 "round_start_p50_ms": round(percentile(waits, 0.5) * 1000, 1),
                 "round_start_max_ms": round(max(waits) * 1000, 1) if waits else 0.0,
+                # The same from the games' created_at: the server's side, without the SDK's polling.
+                "created_p50_ms": round(percentile(made, 0.5) * 1000, 1),
+                "created_max_ms": round(max(made) * 1000, 1) if made else 0.0,
             }
         )
     return {"rounds": out}
