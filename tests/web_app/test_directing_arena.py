@@ -113,6 +113,7 @@ def test_director_corrects_announces_and_exports(browser: Browser, web_url: str,
     expect(player.locator(".rounds a.my-game")).to_be_visible(timeout=TIMEOUT_MS)
 
     # The director decides the game: the player won (a dispute), with the reason shown to players.
+    panel.locator("details.correct-details summary").click()  # the games are listed on demand
     correct = panel.locator("form.correct-result")
     expect(correct.locator("select[name=correctGame] option")).to_have_count(1, timeout=TIMEOUT_MS)
     correct.get_by_label(f"pim{suffix} won").check()

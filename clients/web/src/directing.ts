@@ -229,6 +229,24 @@ export function directorPanel(client: TafelClient, id: string, changed: () => vo
     " ",
     h("button", { type: "submit" }, tr("directing.correct")),
   );
+  // Opened on demand: a big tournament's games are thousands, listed only while a director picks
+  // one (and again on each change while open), not on every event of the tournament.
+  const noGames = h("p", { class: "help", hidden: true }, tr("directing.noGames"));
+  const correcting = h("details", { class: "director-part correct-details" }, h("summary", {}, tr("directing.correctTitle")), noGames, correctForm);
+  const loadGames = async (t: tournaments.Tournament): Promise<void> => {
+    // The games a director may decide: every one but byes (and games ended by a termination).
+    const chosen = picked();
+    games = t.state === TournamentState.REGISTERING ? [] : (await client.tournamentGames(id)).filter((g) => g.state !== TournamentGameState.BYE && g.state !== TournamentGameState.ABORTED);
+    mount(gamePick, ...games.map((g, i) => h("option", { value: i }, gameLabel(g))));
+    const again = chosen === undefined ? -1 : games.findIndex((g) => g.round === chosen.round && g.board === chosen.board && g.decider === chosen.decider);
+    if (again >= 0) gamePick.value = String(again);
+    if (again < 0 || placesBox.childElementCount === 0) drawPlaces();
+    correctForm.hidden = games.length === 0;
+    noGames.hidden = games.length > 0;
+  };
+  correcting.addEventListener("toggle", () => {
+    if (correcting.open && current !== undefined) loadGames(current).catch(fail);
+  });
   correctForm.addEventListener("submit", (e) => {
     e.preventDefault();
     const g = picked();
@@ -268,7 +286,7 @@ export function directorPanel(client: TafelClient, id: string, changed: () => vo
     section(tr("directing.roundsTitle"), roundControls, terminate),
     section(tr("directing.settings"), settingsForm),
     section(tr("directing.players"), h("label", {}, tr("directing.removeReason"), " ", why), playerList),
-    section(tr("directing.correctTitle"), correctForm),
+    correcting,
     section(tr("directing.announceTitle"), announceForm),
     section(tr("directing.exportTitle"), h("div", { class: "actions" }, exportButton("csv"), exportButton("json")), files),
     section(tr("directing.auditTitle"), h("div", { class: "table-wrap", tabindex: 0, role: "region", "aria-label": tr("directing.auditTitle") }, audit)),
@@ -304,14 +322,7 @@ export function directorPanel(client: TafelClient, id: string, changed: () => vo
         );
       }),
     );
-    // The games a director may decide: every one but byes (and games ended by a termination).
-    const chosen = picked();
-    games = t.state === TournamentState.REGISTERING ? [] : (await client.tournamentGames(id)).filter((g) => g.state !== TournamentGameState.BYE && g.state !== TournamentGameState.ABORTED);
-    mount(gamePick, ...games.map((g, i) => h("option", { value: i }, gameLabel(g))));
-    const again = chosen === undefined ? -1 : games.findIndex((g) => g.round === chosen.round && g.board === chosen.board && g.decider === chosen.decider);
-    if (again >= 0) gamePick.value = String(again);
-    if (again < 0 || placesBox.childElementCount === 0) drawPlaces();
-    correctForm.hidden = games.length === 0;
+    if (correcting.open) await loadGames(t);
     const entries = await client.tournamentAudit(id);
     mount(
       audit,
