@@ -24,7 +24,7 @@ from tafel.rules.v1 import rules_pb2
 
 from gateway.bot_requests import BOT_REQUEST_HEADER, as_bot, settle_joined
 from gateway.matchmaking.matchmaker import Matchmaker
-from gateway.matchmaking.model import BucketSpec
+from gateway.matchmaking.model import BucketSpec, Leaving
 from gateway.matchmaking.ports import GameStarter, RatingSource
 from gateway.matchmaking.ratings_source import HashRatings
 from gateway.rooms import Rooms, normalize_code
@@ -356,19 +356,37 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
                 yield message
 
     async def match_updates(
-        self, player: play_pb2.Player, request: play_pb2.FindMatchRequest
+        self, player: play_pb2.Player, request: play_pb2.FindMatchRequest, leaving: Leaving | None = None
     ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]:
         """FindMatch for a signed-in player, on whatever carries it (its own call or the Play
-        stream): MatchQueued updates, then MatchFound. Raises Refused."""
+        stream): MatchQueued updates, then MatchFound. Raises Refused. `leaving`: the Play
+        stream's StopFinding marks it (a correspondence search withdrawn, not parked); a FindMatch
+        call's end cannot say it was asked for (CancelSearch is)."""
         spec = self._bucket_of(request, await self._describe(request.game))
         if request.request_id:
             check_id("request_id", request.request_id)
         await self.start()
         # Closed explicitly: when this generator is closed, the search (and its ticket) ends now,
         # not whenever the loop finalizes an abandoned generator.
-        async with contextlib.aclosing(self.matchmaker.find(spec, player, request.request_id)) as updates:
+        async with contextlib.aclosing(self.matchmaker.find(spec, player, request.request_id, leaving)) as updates:
             async for message in updates:
                 yield message
+
+    @lobby_call
+    async def ListMySearches(
+        self, request: play_pb2.ListMySearchesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.ListMySearchesResponse:
+        player = await self.auth.player(context)
+        return play_pb2.ListMySearchesResponse(searches=await self.matchmaker.waiting(player.player_id))
+
+    @lobby_call
+    async def CancelSearch(
+        self, request: play_pb2.CancelSearchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> play_pb2.CancelSearchResponse:
+        player = await self.auth.player(context)
+        check_game(self.router, request.game)
+        cancelled, game_id = await self.matchmaker.cancel_search(player.player_id, request.game)
+        return play_pb2.CancelSearchResponse(cancelled=cancelled, game_id=game_id)
 
     # -- rooms -----------------------------------------------------------------------------------
 

@@ -194,6 +194,8 @@ class MatchmakingSettings:
     fill_wait_s: float = 15.0  # a table at its minimum (not full) starts after this wait
     start_grace_s: float = 8.0  # a match not started after this is started by its waiters
     result_ttl_s: float = 900.0  # how long a match's result stays readable
+    # A correspondence search (a day or more a move) waits this long, its stream open or not.
+    correspondence_ttl_s: float = 7 * 86_400.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> MatchmakingSettings:
@@ -209,6 +211,7 @@ class MatchmakingSettings:
             fill_wait_s=env.number("TAFEL_MM_FILL_WAIT_S", 15.0, 0.0, 3600.0),
             start_grace_s=env.number("TAFEL_MM_START_GRACE_S", 8.0, 0.5, 600.0),
             result_ttl_s=env.number("TAFEL_MM_RESULT_TTL_S", 900.0, 10.0, 86_400.0),
+            correspondence_ttl_s=env.number("TAFEL_MM_CORRESPONDENCE_TTL_S", 7 * 86_400.0, 60.0, 30 * 86_400.0),
         )
 
     def window(self, waited_s: float) -> int:

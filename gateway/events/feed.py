@@ -66,7 +66,9 @@ class GameAnnouncer:
         self.events = events
 
     async def __call__(self, meta: Any) -> None:
-        started = challenges_pb2.GameStarted(game_id=meta.game_id, game=meta.game, origin=meta.origin)
+        # A matched game is stored with origin "match"; the event names it as the contract does.
+        origin = "matchmaking" if meta.origin == "match" else meta.origin
+        started = challenges_pb2.GameStarted(game_id=meta.game_id, game=meta.game, origin=origin)
         started.players.extend(meta.seated_players())
         try:
             await self.events.append([p[0] for p in meta.players], challenges_pb2.AccountEvent(game_started=started))

@@ -46,7 +46,10 @@ every ``update_s``, so a block made while both wait holds from then on (MatchQue
 ``players``).
 
 Tickets carry a short lease renewed by their stream's gateway: a crashed gateway's tickets vanish
-within the lease, and every ticket has a hard expiry. Cancelling the call removes the ticket.
+within the lease, and every ticket has a hard expiry. Cancelling the call removes the ticket, but
+for a correspondence search (a day or more a move), which outlives its stream: a stream ending
+without StopFinding parks its ticket until its hard expiry, a week (lua/matchmaking/park.lua,
+matchmaker.py's docstring); CancelSearch withdraws it and searches.py lists it.
 
 A search may carry a request id (FindMatchRequest.request_id). Sent again with the same id — the
 SDK does so after a lost connection, through whichever gateway it reaches — it takes over the
@@ -73,5 +76,6 @@ The files, model to service (the settings, MatchmakingSettings, are in gateway/s
 - ratings_source.py  HashRatings, ratings from a hash when no rating book is wired
 - queue.py           MatchQueue: one bucket's scripts, one method each
 - claims.py          SearchClaims: one search per player per game
+- searches.py        WaitingSearches: the player's correspondence searches (ListMySearches)
 - matchmaker.py      Matchmaker: the waiting streams, the per-bucket workers, starting the games
 """

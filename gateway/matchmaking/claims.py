@@ -53,8 +53,10 @@ class SearchClaims:
         )
         return None if int(result[0]) == 1 else text(result[1])
 
-    async def refresh(self, player_id: str, game: str, token: str) -> None:
-        await self.layer.run(script("matchmaking/refresh"), [match_claim_key(player_id, game)], [token, self.lease_ms])
+    async def refresh(self, player_id: str, game: str, token: str, ttl_ms: int | None = None) -> None:
+        """Extend the claim by the lease (or `ttl_ms`: a parked correspondence search's, to its expiry)."""
+        ttl = self.lease_ms if ttl_ms is None else ttl_ms
+        await self.layer.run(script("matchmaking/refresh"), [match_claim_key(player_id, game)], [token, ttl])
 
     async def release(self, player_id: str, game: str, token: str) -> None:
         await self.layer.run(script("leases/release"), [match_claim_key(player_id, game)], [token])

@@ -4,6 +4,14 @@ Takes tickets for this process's searches (FindMatch calls and Play-stream searc
 buckets every tick (and a new ticket's bucket in the script that queues it), starts the games this
 process paired, and tells each waiting stream its game id and seat. One search per player per
 game (claims.py) is checked before a ticket is taken.
+
+A correspondence search (a day or more a move) outlives its stream: a stream that ends without
+StopFinding (a lost connection, a closed page, a stopping gateway) parks its ticket (park.lua:
+queued, unowned, its lease and claim set to its hard expiry, a week after it queued) instead of
+withdrawing it. The next search in its bucket, on any gateway, pairs with it and starts the game
+(its players learn it from GameStarted on their event streams); the player's next search for it
+takes it over; CancelSearch withdraws it; searches.py lists it. A real-time search leaves the queue
+with its stream, as before.
 """
 
 from __future__ import annotations
@@ -22,16 +30,27 @@ from tafel.play.v1 import play_pb2
 
 from gateway.games import Followup
 from gateway.matchmaking.claims import SearchClaims, claim_token
-from gateway.matchmaking.model import BucketSpec, MatchDetails, Taken, TicketStatus, new_ticket_id
+from gateway.matchmaking.model import BucketSpec, Leaving, MatchDetails, Taken, TicketStatus, new_ticket_id
 from gateway.matchmaking.ports import GameStarter, RatingSource
-from gateway.matchmaking.queue import MAX_MATCHES_PER_PAIRING, TAKEN_OVER, MatchQueue
+from gateway.matchmaking.queue import (
+    MAX_MATCHES_PER_PAIRING,
+    PAIRED,
+    PARKED,
+    TAKEN_OVER,
+    WITHDRAWN,
+    MatchQueue,
+)
 from gateway.matchmaking.ratings_source import DEFAULT_RATING
+from gateway.matchmaking.searches import WaitingSearches
 from gateway.settings import MatchmakingSettings
+from gateway.timecontrol import is_correspondence, time_control_of
+from kit import timesource
 from kit.errors import Refused
 from kit.loops import is_outage
 from kit.redis.keys import MATCHED_CHANNEL, clock_key
 from kit.redis.layer import RedisLayer
 from kit.redis.pubsub import PubSub, Subscription
+from kit.redis.replies import text
 from kit.redis.scripts import script
 from kit.retry import Attempts, Backoff, retrying
 from kit.tasks import supervise
@@ -83,10 +102,11 @@ class Matchmaker:
         ratings: RatingSource,
         settings: MatchmakingSettings,
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = timesource.now_s,
     ) -> None:
         self.queue = MatchQueue(layer, settings)
         self.claims = SearchClaims(layer, settings.lease_ms)
+        self.searches = WaitingSearches(layer)
         self.pubsub = pubsub
         self.starter = starter
         self.ratings = ratings
@@ -167,7 +187,7 @@ class Matchmaker:
     # -- a waiting stream ----------------------------------------------------------------------
 
     async def find(
-        self, spec: BucketSpec, player: play_pb2.Player, request_id: str = ""
+        self, spec: BucketSpec, player: play_pb2.Player, request_id: str = "", leaving: Leaving | None = None
     ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]:
         """Queue `player` and stream MatchQueued updates, then MatchFound. Raises Refused
         (ALREADY_EXISTS if the player searches for this game with other settings, DEADLINE_EXCEEDED when the
@@ -176,7 +196,8 @@ class Matchmaker:
         over the ticket (also one paired into a match the player was not told of: this search
         answers with it); the search that held it ends ABORTED/SEARCH_TAKEN_OVER, here at once,
         on another process at its next renewal. (ALREADY_QUEUED is left for a search of the game
-        in another bucket.)"""
+        in another bucket.) A correspondence search whose stream ends otherwise than by
+        `leaving.withdraw` stays queued (parked, see the module's docstring)."""
         if self._closing:
             raise Refused(grpc.StatusCode.UNAVAILABLE, "GATEWAY_STOPPING", "this gateway is stopping; search elsewhere")
         if spec.max_seats <= 1:
@@ -225,8 +246,11 @@ class Matchmaker:
             bucket.poke.set()
         elif len(taken.matches) >= MAX_MATCHES_PER_PAIRING:
             bucket.poke.set()  # the enqueue's pairing stopped at its limit: pair the rest now
+        slow = is_correspondence(spec.per_move_ms)
         done = False
         try:
+            if slow:  # listed for ListMySearches (a real-time search is listed nowhere: no write)
+                await self._note(spec, request_id, waiter)
             yield self._queued(waiter)
             while True:
                 try:
@@ -298,11 +322,13 @@ class Matchmaker:
             # of its match did that already: a second release was 2 round trips a game). In a
             # task of its own, so the cancellation of this one cannot stop it.
             if not (done and waiter.released):
-                ending = (
-                    self._cancel(spec, player.player_id, ticket_id, owner)
-                    if not done
-                    else self._release(spec, player.player_id, ticket_id)
-                )
+                ending: Awaitable[None]
+                if done:
+                    ending = self._release(spec, player.player_id, ticket_id)
+                elif slow and not (leaving is not None and leaving.withdraw) and waiter.status.kind != "failed":
+                    ending = self._park(spec, player.player_id, ticket_id, owner)
+                else:
+                    ending = self._cancel(spec, player.player_id, ticket_id, owner)
                 task = self._withdraw(spec, player, ticket_id, ending)
                 # The search ends once its ticket has left the queue (a caller that withdraws and
                 # searches again must not race its own old ticket); shielded, so a second
@@ -422,6 +448,66 @@ class Matchmaker:
 
         with contextlib.suppress(RedisError):  # the leases (ticket and claim) will drop them
             await retrying(withdraw, on=(RedisError,), attempts=3, backoff=_WITHDRAW_BACKOFF)
+
+    async def _park(self, spec: BucketSpec, player_id: str, ticket_id: str, owner: str) -> None:
+        """A correspondence search's stream ended unasked: its ticket and claim stay until its
+        hard expiry (unless paired meanwhile, or a newer search holds both)."""
+        token = claim_token(spec.bucket_id, ticket_id)
+
+        async def park() -> None:
+            now = self.now_ms()
+            kind, expiry = await self.queue.park(spec.bucket_id, ticket_id, owner, now, spec.per_move_ms)
+            if kind == PARKED:
+                await self.claims.refresh(player_id, spec.game, token, ttl_ms=max(1, expiry - now))
+            elif kind != TAKEN_OVER:  # paired (the start releases it too) or gone
+                await self.claims.release(player_id, spec.game, token)
+
+        with contextlib.suppress(RedisError):  # the leases (ticket and claim) will drop them
+            await retrying(park, on=(RedisError,), attempts=3, backoff=_WITHDRAW_BACKOFF)
+
+    async def _note(self, spec: BucketSpec, request_id: str, waiter: _Waiter) -> None:
+        search = play_pb2.WaitingSearch(
+            game=spec.game,
+            options=spec.options,
+            time_control=time_control_of(spec.per_move_ms),
+            min_seats=spec.min_seats,
+            max_seats=spec.max_seats,
+            request_id=request_id,
+            ticket_id=waiter.ticket_id,
+        )
+        search.queued_at.FromMilliseconds(waiter.enqueued_ms)
+        search.expires_at.FromMilliseconds(waiter.enqueued_ms + self.queue.hold_ms(spec.per_move_ms))
+        with contextlib.suppress(RedisError):  # not listed; it waits all the same
+            await self.searches.note(waiter.player_id, spec.bucket_id, search)
+
+    # -- the player's waiting searches (LobbyService.ListMySearches, CancelSearch) ---------------
+
+    async def waiting(self, player_id: str) -> list[play_pb2.WaitingSearch]:
+        """The player's correspondence searches still waiting, oldest first."""
+        return [noted.search for noted in await self.searches.waiting(player_id, self.now_ms())]
+
+    async def cancel_search(self, player_id: str, game: str) -> tuple[bool, str]:
+        """Withdraw the player's search for `game`, whoever holds it: (withdrawn, the game id when
+        it had been paired already). Idempotent."""
+        withdrawing = self._withdrawing.get((game, player_id))
+        if withdrawing is not None:  # a stream of it is ending here (parking): after that
+            with contextlib.suppress(Exception):
+                await asyncio.shield(withdrawing)
+        noted = await self.searches.get(player_id, game)
+        holder = await self.queue.layer.call("GET", self.claims.key(player_id, game))
+        if holder is not None:
+            bucket_id, _, ticket_id = text(holder).partition("|")
+        elif noted is not None:
+            bucket_id, ticket_id = noted.bucket_id, noted.search.ticket_id
+        else:
+            return False, ""
+        kind, game_id = await self.queue.withdraw_search(bucket_id, ticket_id)
+        if kind == PAIRED:  # told now: their next search queues afresh instead of answering this game
+            await self.queue.told(bucket_id, ticket_id)
+        await self.claims.release(player_id, game, claim_token(bucket_id, ticket_id))
+        await self.searches.forget(player_id, game, ticket_id)
+        expired = noted is not None and noted.search.ticket_id == ticket_id and noted.expires_ms <= self.now_ms()
+        return kind == WITHDRAWN and not expired, game_id
 
     async def _tell(self, spec: BucketSpec, waiter: _Waiter) -> None:
         """The player is told the match of `waiter`'s ticket (the bucket stops offering it to their
@@ -552,6 +638,7 @@ class Matchmaker:
             self.now_ms(),
             [w.owner for w in waiters],
             players=[w.player_id for w in waiters] if reread else (),
+            per_move_ms=spec.per_move_ms,
         )
         # The claims of the searches still queued get the same lease (one round trip: the
         # pipelined connection sends these together).

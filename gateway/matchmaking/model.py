@@ -81,5 +81,14 @@ class MatchDetails:
     started: bool
 
 
+@dataclass
+class Leaving:
+    """How a search's stream may end: set `withdraw` before cancelling it when the player asked
+    to stop (StopFinding). Without it a correspondence search outlives its stream (parked: see
+    Matchmaker.find); a real-time search leaves the queue either way."""
+
+    withdraw: bool = False
+
+
 def new_ticket_id() -> str:
     return secrets.token_urlsafe(12)  # 16 characters of [A-Za-z0-9_-]

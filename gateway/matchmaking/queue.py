@@ -10,6 +10,7 @@ from tafel.play.v1 import play_pb2
 
 from gateway.matchmaking.model import BucketSpec, FormedMatch, MatchDetails, Taken, TicketStatus
 from gateway.settings import MatchmakingSettings
+from gateway.timecontrol import is_correspondence
 from kit.redis.keys import MATCHED_CHANNEL, bucket_keys, player_key
 from kit.redis.layer import RedisLayer
 from kit.redis.replies import text
@@ -18,8 +19,9 @@ from kit.redis.scripts import script
 # One pairing call forms at most this many matches (keeping each script short); a worker that
 # hit the limit pairs again at once.
 MAX_MATCHES_PER_PAIRING = 200
-# What a withdrawal found (cancel.lua's answers).
+# What a withdrawal found (cancel.lua's answers; park.lua's too, PARKED for WITHDRAWN).
 WITHDRAWN, PAIRED, UNKNOWN, TAKEN_OVER = 1, 2, 0, 3
+PARKED = 1
 
 
 def _player(raw: Any) -> play_pb2.Player:
@@ -62,10 +64,16 @@ class MatchQueue:
             for n in range(len(player_ids))
         ]
 
-    @property
-    def _keys_ttl_ms(self) -> int:
+    def hold_ms(self, per_move_ms: int = 0) -> int:
+        """The longest a ticket of a bucket with this per-move time waits: a correspondence
+        search a week (its stream may end: park), a real-time one ticket_ttl_s."""
         s = self.settings
-        return int((s.ticket_ttl_s + s.result_ttl_s + s.lease_s) * 1000)
+        return int((s.correspondence_ttl_s if is_correspondence(per_move_ms) else s.ticket_ttl_s) * 1000)
+
+    def keys_ttl_ms(self, per_move_ms: int = 0) -> int:
+        """A bucket's keys outlive its longest ticket, its results and a lease."""
+        s = self.settings
+        return self.hold_ms(per_move_ms) + int((s.result_ttl_s + s.lease_s) * 1000)
 
     async def enqueue(
         self, bucket_id: str, ticket_id: str, player: play_pb2.Player, rating: float, now_ms: int
@@ -102,6 +110,7 @@ class MatchQueue:
         s = self.settings
         request_key = f"{player.player_id}|{request_id}" if request_id else ""
         pair_args = [*self._pairing(pairing), MAX_MATCHES_PER_PAIRING] if pairing is not None else []
+        per_move_ms = pairing.per_move_ms if pairing is not None else 0
         args: list[Any] = [
             ticket_id,
             player.player_id,
@@ -109,8 +118,8 @@ class MatchQueue:
             repr(float(rating)),
             now_ms,
             now_ms + s.lease_ms,
-            now_ms + int(s.ticket_ttl_s * 1000),
-            self._keys_ttl_ms,
+            now_ms + self.hold_ms(per_move_ms),
+            self.keys_ttl_ms(per_move_ms),
             request_key,
             owner,
         ]
@@ -141,6 +150,25 @@ class MatchQueue:
         result = await self.layer.run(script("matchmaking/cancel"), bucket_keys(bucket_id).all(), [ticket_id, owner])
         return int(result[0])
 
+    async def withdraw_search(self, bucket_id: str, ticket_id: str) -> tuple[int, str]:
+        """CancelSearch's withdrawal, whoever holds the ticket: (WITHDRAWN, ""), (PAIRED, its game
+        id) or (UNKNOWN, "")."""
+        result = await self.layer.run(script("matchmaking/cancel"), bucket_keys(bucket_id).all(), [ticket_id, ""])
+        kind = int(result[0])
+        return kind, text(result[1]).partition("|")[0] if kind == PAIRED else ""
+
+    async def park(self, bucket_id: str, ticket_id: str, owner: str, now_ms: int, per_move_ms: int) -> tuple[int, int]:
+        """A correspondence search's stream ended without withdrawing it: its ticket stays queued,
+        unowned, until its hard expiry (park.lua). (PARKED, the expiry ms), or (PAIRED | UNKNOWN |
+        TAKEN_OVER, 0)."""
+        result = await self.layer.run(
+            script("matchmaking/park"),
+            bucket_keys(bucket_id).all(),
+            [ticket_id, owner, now_ms, self.keys_ttl_ms(per_move_ms)],
+        )
+        kind = int(result[0])
+        return (kind, int(result[1])) if kind == PARKED else (kind, 0)
+
     async def cancel(self, bucket_id: str, ticket_id: str, owner: str = "") -> bool:
         """Remove a queued ticket; False when it was already paired or gone, or when `owner` no
         longer holds it (a resent search took it over)."""
@@ -154,6 +182,7 @@ class MatchQueue:
         owners: Sequence[str] = (),
         *,
         players: Sequence[str] = (),
+        per_move_ms: int = 0,
     ) -> list[TicketStatus]:
         """The tickets' statuses, their leases renewed; with `owners` (each ticket's stream), a
         ticket another search took over since is "taken_over" (its stream ends) and not renewed.
@@ -178,7 +207,7 @@ class MatchQueue:
         raw = await self.layer.run(
             script("matchmaking/renew"),
             keys,
-            [now_ms, now_ms + self.settings.lease_ms, self._keys_ttl_ms, blocks, *named],
+            [now_ms, now_ms + self.settings.lease_ms, self.keys_ttl_ms(per_move_ms), blocks, *named],
         )
         out: list[TicketStatus] = []
         for item in raw:
@@ -211,7 +240,7 @@ class MatchQueue:
         raw = await self.layer.run(
             script("matchmaking/pair"),
             bucket_keys(spec.bucket_id).all(),
-            [now_ms, *self._pairing(spec), self._keys_ttl_ms, MAX_MATCHES_PER_PAIRING],
+            [now_ms, *self._pairing(spec), self.keys_ttl_ms(spec.per_move_ms), MAX_MATCHES_PER_PAIRING],
         )
         return list(_formed(raw))
 

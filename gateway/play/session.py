@@ -24,6 +24,7 @@ from tafel.play.v1 import play_pb2
 
 from gateway.auth import Identity
 from gateway.games import GameMeta
+from gateway.matchmaking.model import Leaving
 from gateway.play.encoding import encode_batch, live_delivery, set_time
 from gateway.play.steps import GAME_STORE_UNAVAILABLE, ActionCounters, GameSteps
 from gateway.watch.event_ids import check_event_id
@@ -45,7 +46,7 @@ class MatchSource(Protocol):
     """The lobby's matchmaking as the Play stream uses it (gateway/lobby.py)."""
 
     def match_updates(
-        self, player: play_pb2.Player, request: play_pb2.FindMatchRequest
+        self, player: play_pb2.Player, request: play_pb2.FindMatchRequest, leaving: Leaving | None = None
     ) -> AsyncGenerator[play_pb2.FindMatchResponse, None]: ...
 
 
@@ -126,6 +127,8 @@ class PlaySession:
         self.actions: set[asyncio.Task[None]] = set()
         self.watches: dict[str, asyncio.Task[None]] = {}
         self.finds: dict[int, asyncio.Task[None]] = {}  # find_match correlation id -> its search
+        # Each search's Leaving: StopFinding marks it (a correspondence search then leaves the queue).
+        self.leavings: dict[asyncio.Task[None], Leaving] = {}
         self.reading_done = False
         self.broken = False  # the reader failed with a bug: the stream ends INTERNAL
         self.closed = False  # the response stream ended: answers of late actions are dropped
@@ -223,6 +226,7 @@ class PlaySession:
                 elif kind == "stop_finding":
                     finding = self.finds.pop(request.stop_finding.find_correlation_id, None)
                     if finding is not None:  # answered once the search has ended (its ticket is leaving)
+                        self._withdraw_search(finding)
                         finding.cancel()
                         await asyncio.wait((finding,))
                     stopped = play_pb2.PlayResponse(
@@ -387,20 +391,35 @@ class PlaySession:
     def _start_find(self, correlation: int, request: play_pb2.FindMatchRequest) -> None:
         previous = self.finds.pop(correlation, None)
         if previous is not None:  # the same request again (a resend): the new search replaces it
+            self._withdraw_search(previous)
             previous.cancel()
+        leaving = Leaving()
         task = supervise(
-            self.loop.create_task(self._find(correlation, request, previous)), "play stream search", log=log
+            self.loop.create_task(self._find(correlation, request, previous, leaving)), "play stream search", log=log
         )
+        self.leavings[task] = leaving
         self.finds[correlation] = task
 
         def done(finished: asyncio.Task[None]) -> None:
+            self.leavings.pop(finished, None)
             if self.finds.get(correlation) is finished:
                 del self.finds[correlation]
 
         task.add_done_callback(done)
 
+    def _withdraw_search(self, finding: asyncio.Task[None]) -> None:
+        """The player asked this search to stop: a correspondence search leaves the queue too
+        (the stream ending unasked would leave it queued)."""
+        leaving = self.leavings.get(finding)
+        if leaving is not None:
+            leaving.withdraw = True
+
     async def _find(
-        self, correlation: int, request: play_pb2.FindMatchRequest, previous: asyncio.Task[None] | None
+        self,
+        correlation: int,
+        request: play_pb2.FindMatchRequest,
+        previous: asyncio.Task[None] | None,
+        leaving: Leaving | None = None,
     ) -> None:
         lobby = self.lobby
         if previous is not None:
@@ -408,7 +427,7 @@ class PlaySession:
         try:
             if lobby is None:
                 raise Refused(grpc.StatusCode.UNIMPLEMENTED, "NO_LOBBY", "this gateway has no matchmaking")
-            async with contextlib.aclosing(lobby.match_updates(self.identity.player(), request)) as updates:
+            async with contextlib.aclosing(lobby.match_updates(self.identity.player(), request, leaving)) as updates:
                 async for update in updates:
                     if request.watch and update.WhichOneof("status") == "matched":
                         # FindMatchRequest.watch: an ordinary watch under the search's id, whose
