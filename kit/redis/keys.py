@@ -231,6 +231,13 @@ def match_claim_key(player_id: str, game: str) -> str:
     return f"tafel:{{mmp:{player_id}}}:{game}"
 
 
+def match_searches_key(player_id: str) -> str:
+    """hash: game -> "<bucket id>|" + WaitingSearch bytes, the player's correspondence searches
+    (ListMySearches; an entry counts while the game's claim still names its ticket). Beside the
+    claims, in {mmp:<player>} ("~" is in no game's name)."""
+    return f"tafel:{{mmp:{player_id}}}:~searches"
+
+
 def ratings_source_key(game: str) -> str:
     """hash: player id -> rating, what the matchmaker pairs by (written by the rating book)."""
     return f"tafel:ratings:{game}"
