@@ -371,7 +371,9 @@ class TafelClient:
         on_connection: Callable[[bool], Awaitable[None]] | None = None,
     ) -> AsyncIterator[play_pb2.FindMatchResponse]:
         """Queue for a game and yield each status until matched. Breaking out (or cancelling
-        the task) leaves the queue. A lost connection or a stopping gateway sends the search
+        the task) leaves the queue, except for a correspondence search (`days_per_move`), which
+        stays queued for a week until matched (the game comes as GameStarted on `my_events`) or
+        withdrawn with `cancel_search`. A lost connection or a stopping gateway sends the search
         again (same request id: it takes over its ticket) until it is matched.
 
         `max_retries` and `on_connection` as for `watch_with_deadlines` (the search is live again
@@ -407,6 +409,20 @@ class TafelClient:
             if update.WhichOneof("status") == "matched":
                 return update.matched
         raise TafelError("MATCH_ENDED", "the matchmaking stream ended without a match")
+
+    async def list_my_searches(self) -> list[play_pb2.WaitingSearch]:
+        """Your correspondence searches waiting for an opponent (they outlive the stream that
+        sent them), oldest first."""
+        response = await self._call(self.lobby.ListMySearches, play_pb2.ListMySearchesRequest())
+        return list(response.searches)
+
+    async def cancel_search(self, game: str) -> play_pb2.CancelSearchResponse:
+        """Withdraw your waiting search for `game` (idempotent): `cancelled` says whether one was
+        waiting; `game_id` names the game it started if it had been paired already."""
+        response: play_pb2.CancelSearchResponse = await self._call(
+            self.lobby.CancelSearch, play_pb2.CancelSearchRequest(game=game)
+        )
+        return response
 
     async def create_room(
         self,

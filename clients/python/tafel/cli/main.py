@@ -30,6 +30,7 @@
     tafel email [ADDRESS | --confirm TOKEN | --remove]
     tafel vacation [start [--hours N] | end]   # your days-long games' clocks stand still
     tafel play connect4 --days 3         # a correspondence game: 1, 2, 3, 5, 7, 10 or 14 days a move
+    tafel search [list] | cancel GAME    # your correspondence searches (they wait a week for you)
 
 The options --server, --user and --register go before or after the subcommand. The password comes
 from TAFEL_PASSWORD or a prompt (never the command line: it would show in `ps` and the history).
@@ -246,6 +247,9 @@ def parser() -> argparse.ArgumentParser:
     from tafel.cli.notices import add_commands as add_notice_commands
 
     add_notice_commands(command)
+    from tafel.cli.searches import add_commands as add_search_commands
+
+    add_search_commands(command)
     account = command("account", _("change your password, export your data or delete your account"))
     account.add_argument("action", choices=("password", "export", "delete"))
     account.add_argument(
@@ -346,6 +350,13 @@ async def run(args: argparse.Namespace, console: Console) -> int:
             notices_account(args)
             await sign_in(client, args.user, args.password, args.register, console, args.name)
             return await notices(client, args, console)
+        if args.command == "search":
+            from tafel.cli.notices import needs_account as search_account
+            from tafel.cli.searches import searches
+
+            search_account(args)  # a terminal guest is new each run: its searches are nobody's
+            await sign_in(client, args.user, args.password, args.register, console, args.name)
+            return await searches(client, args, console)
         await sign_in(client, args.user, args.password, args.register, console, args.name)
         if args.command == "play":
             from tafel.cli.playing import play
