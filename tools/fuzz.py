@@ -323,7 +323,7 @@ async def fuzz(
     for address, is_gateway in targets:
         async with grpc.aio.insecure_channel(address) as channel:
             # Rules services: with the internal secret, so the fuzz reaches their handlers (without it
-            # every call is refused before any handler runs: tests/gateway/test_security_e2e.py).
+            # every call is refused before any handler runs: tests/gateway/security/test_security_e2e.py).
             token: Any = internal_metadata(os.environ.get("TAFEL_INTERNAL_SECRET") or local_secret("internal-secret"))
             if is_gateway:
                 accounts = play_pb2_grpc.AccountServiceStub(channel)

@@ -25,7 +25,7 @@ from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2, play_pb2_grpc, tour
 
 from kit.redis.keys import bot_queue_key
 from tests.gateway.harness import Client, Proc, seating, spawn_gateway, spawn_rules
-from tests.gateway.test_background_failures import FAST, FROM_COPY, lines, packages_without
+from tests.gateway.health.test_background_failures import FAST, FROM_COPY, lines, packages_without
 from tools.platform import ROOT
 from tools.redis_server import RedisProcess, free_port, start_redis
 

@@ -2,7 +2,7 @@
 queued meanwhile leave in the same ApplyMoves message (gateway/rules_router.py MoveStream,
 TAFEL_RULES_BATCH_WAIT_MS): fewer messages, and so fewer wake-ups at both ends, for a bounded wait.
 The stream's far end here is a recording stub that answers every entry; the router against a real
-rules service is tests/gateway/test_rules_router_stream_calls.py's."""
+rules service is tests/gateway/rules/test_stream_calls.py's."""
 
 from __future__ import annotations
 
