@@ -445,7 +445,7 @@ class DirectorMethods(JoinMethods):
                 entry = next((p for p in loaded.players if p[0] == pid), None)
                 if entry is None:
                     if not request.ban:
-                        raise precondition("NOT_A_PLAYER", "that player does not take part in this tournament")
+                        raise precondition("NOT_ENTERED", "that player does not take part in this tournament")
                     return {"ban": pid, "audit": audit}
                 left.player.CopyFrom(messages.player(entry))
                 return {
@@ -456,7 +456,7 @@ class DirectorMethods(JoinMethods):
                 }
             state = self._running_state(loaded)
             if pid not in {e.player_id for e in state.entrants}:
-                raise precondition("NOT_A_PLAYER", "that player does not take part in this tournament")
+                raise precondition("NOT_ENTERED", "that player does not take part in this tournament")
             new = engine.ban(state, pid) if request.ban else engine.withdraw(state, pid)
             if new == state:
                 return None

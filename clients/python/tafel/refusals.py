@@ -206,6 +206,7 @@ REFUSALS: dict[str, str] = {
     "ALREADY_STARTED": N_("the tournament has started (or ended) already"),
     "NOT_RUNNING": N_("the tournament is not running"),
     "NOT_IN_TOURNAMENT": N_("you are not in this tournament"),
+    "NOT_ENTERED": N_("that player does not take part in this tournament"),
     "NOT_ORGANISER": N_("only the tournament's directors may do this"),
     "NOT_REGISTERED": N_("that player is not registered in this tournament"),
     "DUPLICATE_ENTRANT": N_("a player is registered twice"),

@@ -237,7 +237,7 @@ async def test_update_entry_conditions_and_refusals(platform: Platform) -> None:
         "BANNED_FROM_TOURNAMENT",
     )
     missing = T.RemovePlayerRequest(tournament_id=tid, player_id=carol.player.player_id)
-    assert (await refused(organiser, "RemovePlayer", missing))[1] == "NOT_A_PLAYER"
+    assert (await refused(organiser, "RemovePlayer", missing))[1] == "NOT_ENTERED"
     long_reason = T.RemovePlayerRequest(tournament_id=tid, player_id=bob.player.player_id, reason="x" * 201)
     assert (await refused(organiser, "RemovePlayer", long_reason))[:2] == (CODE.INVALID_ARGUMENT, "BAD_REASON")
     for method, request in (
@@ -596,7 +596,7 @@ async def test_late_join_in_swiss(platform: Platform) -> None:
     assert more.tournament.rounds == 4 and more.tournament.name == "longer" and more.tournament.current_round == 2
     # Refusals of a running tournament's director.
     stranger = T.RemovePlayerRequest(tournament_id=tid, player_id=too_late.player.player_id)
-    assert (await refused(organiser, "RemovePlayer", stranger))[:2] == (CODE.FAILED_PRECONDITION, "NOT_A_PLAYER")
+    assert (await refused(organiser, "RemovePlayer", stranger))[:2] == (CODE.FAILED_PRECONDITION, "NOT_ENTERED")
     bye = next(g for g in second.round.games if g.state == T.TOURNAMENT_GAME_STATE_BYE)
     on_bye = T.CorrectResultRequest(tournament_id=tid, round=2, board=bye.board, ranks=[1], reason="x")
     assert (await refused(organiser, "CorrectResult", on_bye))[:2] == (
