@@ -75,6 +75,7 @@ def test_typescript_sdk_under_node(platform: Platform) -> None:
             "chat and following",
             "notices, vacations and e-mail",
             "tournament directing",
+            "correspondence searches",
         ):
             assert f"{suite} over {transport}" in passed, output
     assert "play stream over native gRPC" in passed, output  # Play is native gRPC only

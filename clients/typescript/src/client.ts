@@ -39,6 +39,7 @@ import {
   type Room,
   type Session,
   type SubmitMoveResponse,
+  type WaitingSearch,
   type WatchGameResponse,
 } from "./gen/tafel/play/v1/play_pb.js";
 import { BotService } from "./gen/tafel/play/v1/bots_pb.js";
@@ -515,7 +516,9 @@ export class TafelClient {
   }
 
   /** Queue for a game and yield each status until matched. Breaking out of the loop (or aborting
-   * `signal`) leaves the queue. A lost connection or a stopping gateway sends the search again
+   * `signal`) leaves the queue, except for a correspondence search (`daysPerMove`), which stays
+   * queued for a week until matched (the game comes as gameStarted on `myEvents`) or withdrawn
+   * with `cancelSearch`. A lost connection or a stopping gateway sends the search again
    * with the same request id (it takes over its ticket, or gets the match it was paired into). */
   async *findMatchUpdates(game: string, opts: MatchOptions = {}): AsyncGenerator<FindMatchResponse> {
     const request = create(FindMatchRequestSchema, {
@@ -548,6 +551,19 @@ export class TafelClient {
       }
     }
     throw new TafelError("MATCH_ENDED", "the matchmaking stream ended without a match");
+  }
+
+  /** Your correspondence searches waiting for an opponent (they outlive the stream that sent
+   * them), oldest first. */
+  async listMySearches(): Promise<WaitingSearch[]> {
+    return (await this.call((o) => this.lobby.listMySearches({}, o))).searches;
+  }
+
+  /** Withdraw your waiting search for `game` (idempotent): `cancelled` says whether one was
+   * waiting; `gameId` names the game it started when it had been paired already. */
+  async cancelSearch(game: string): Promise<{ cancelled: boolean; gameId: string }> {
+    const answer = await this.call((o) => this.lobby.cancelSearch({ game }, o));
+    return { cancelled: answer.cancelled, gameId: answer.gameId };
   }
 
   async createRoom(game: string, opts: RoomOptions = {}): Promise<Room> {
