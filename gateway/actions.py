@@ -24,7 +24,7 @@ from tafel.rules.v1 import rules_pb2
 from gateway.clocks import CORRESPONDENCE_MS, Clocks, Due
 from gateway.games import GameDirectory, GameMeta
 from gateway.records import Records
-from gateway.rules_router import RulesRouter
+from gateway.rules import RulesRouter
 from kit.errors import Refused
 from kit.retry import Backoff, retrying
 

@@ -38,7 +38,7 @@ from tafel.rules.v1 import rules_pb2
 
 from gateway.clocks import Clocks
 from gateway.paging import page_size_of
-from gateway.rules_router import RulesRouter
+from gateway.rules import RulesRouter
 from gateway.timecontrol import is_correspondence, time_control_of
 from kit import timesource
 from kit.errors import Refused, invalid

@@ -72,7 +72,7 @@ from gateway.ratings.service import RatingServicer
 from gateway.ratings.sweeper import RatingSweeper
 from gateway.records import Records
 from gateway.rooms import Rooms
-from gateway.rules_router import RulesAccess, RulesRouter
+from gateway.rules import RulesAccess, RulesRouter
 from gateway.settings import GatewaySettings
 from gateway.standing.account_life import AccountLife
 from gateway.standing.consequences import Consequences

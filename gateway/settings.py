@@ -14,14 +14,14 @@ Core (GatewaySettings):
   ``TAFEL_RULES_CONNECT4=127.0.0.1:50061`` — ``host:port``, a comma-separated list for several
   replicas, or ``dns:///name:port``: a name resolving to one address per replica (a Kubernetes
   headless Service), looked up again every ``TAFEL_RULES_RESOLVE_S`` (5) and soon after a replica
-  fails (gateway/rules_discovery.py). Unset = ``127.0.0.1:<the catalog's default port>``; ``off`` =
+  fails (gateway/rules/discovery.py). Unset = ``127.0.0.1:<the catalog's default port>``; ``off`` =
   the game is not offered.
 - ``TAFEL_TOKEN_TTL_S`` session lifetime (default 1 day), ``TAFEL_PER_MOVE_S`` default per-move
   time (60), ``TAFEL_MIN_PER_MOVE_S`` / ``TAFEL_MAX_PER_MOVE_S`` the range a client may ask for
   (5 s .. 1 day), ``TAFEL_TICKET_TTL_S`` how long a matchmaking ticket waits (300; read into
   MatchmakingSettings.ticket_ttl_s), ``TAFEL_RULES_STREAMS`` long-lived ApplyMoves streams per
   rules replica (2), ``TAFEL_RULES_BATCH_WAIT_MS`` how long a rules stream holds an action for
-  others to join its message (1; 0 = none; gateway/rules_router.py), ``TAFEL_RULES_TIMEOUT_S`` how
+  others to join its message (1; 0 = none; gateway/rules/stream.py), ``TAFEL_RULES_TIMEOUT_S`` how
   long to wait for a rules service (5),
   ``TAFEL_CLOCK_MAX_WAIT_S`` the longest a clock sweeper sleeps between looks at Redis (1),
   ``TAFEL_RECORD_TTL_S`` how long a finished game's record is kept (0 = forever),

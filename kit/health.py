@@ -10,7 +10,7 @@ with its reason as a warning, SERVING again as info), not on every check.
 - ``scripts_loadable``: every Lua script the tier runs can be read from the installed package
   (an image without kit/redis/lua failed every search while saying SERVING) and is loaded in
   Redis (SCRIPT LOAD compiles it: a script Redis refuses is a reason too).
-Tiers add their own (the gateway: each game's rules service reachable, gateway/rules_router.py).
+Tiers add their own (the gateway: each game's rules service reachable, gateway/rules/router.py).
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ from gateway.clocks import Clocks, Due
 from gateway.correspondence import Correspondence
 from gateway.games import GameDirectory
 from gateway.records import Records
-from gateway.rules_router import RulesRouter
+from gateway.rules import RulesRouter
 from gateway.vacation.store import VacationStore
 from kit import timesource
 from kit.redis.game_reads import GameReads

@@ -32,7 +32,7 @@ from tafel.play.v1 import play_pb2, play_pb2_grpc
 
 from gateway.clocks import Clocks
 from gateway.games import GameDirectory
-from gateway.rules_router import RulesRouter
+from gateway.rules import RulesRouter
 from kit.redis.layer import RedisLayer
 from kit.server import install_event_loop
 from tools.redis_server import free_port, start_redis

@@ -44,7 +44,7 @@ from gateway.events.feed import AccountEvents
 from gateway.games import GameDirectory
 from gateway.lobby import LobbySettings, canonical_options, check_game, per_move_ms
 from gateway.notices.inbox import Inbox, notice_id
-from gateway.rules_router import RulesRouter
+from gateway.rules import RulesRouter
 from gateway.standing.store import StandingStore
 from gateway.timecontrol import time_control_of
 from kit.errors import Refused, invalid, refusing

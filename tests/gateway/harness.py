@@ -25,7 +25,7 @@ from tafel.play.v1 import play_pb2, play_pb2_grpc
 
 from gateway.clocks import Clocks
 from gateway.games import GameDirectory
-from gateway.rules_router import RulesRouter
+from gateway.rules import RulesRouter
 from kit.errors import reason_of
 from kit.redis.client import redis_client
 from kit.redis.game_reads import GameReads

@@ -13,7 +13,7 @@ from tafel.rules.v1 import rules_pb2
 from gateway.clocks import Clocks
 from gateway.correspondence import Correspondence
 from gateway.games import GameDirectory, GameMeta
-from gateway.rules_router import RulesRouter
+from gateway.rules import RulesRouter
 from gateway.vacation.store import VacationStore
 from kit.redis.layer import RedisLayer
 from tests.gateway.harness import c4_move, new_id

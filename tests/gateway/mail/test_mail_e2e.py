@@ -37,7 +37,7 @@ from gateway.mail.model import mail_id
 from gateway.mail.outbox import Mail, Outbox, SmtpTransport
 from gateway.notices.inbox import Inbox
 from gateway.notices.settings import NoticeSettingsStore
-from gateway.rules_router import RulesRouter
+from gateway.rules import RulesRouter
 from gateway.settings import MailSettings
 from kit.redis.keys import (
     MAIL_CLAIMED,

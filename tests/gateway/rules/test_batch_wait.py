@@ -1,5 +1,5 @@
 """A rules stream's writer holds the first entry it takes for `batch_wait_s`, so that entries
-queued meanwhile leave in the same ApplyMoves message (gateway/rules_router.py MoveStream,
+queued meanwhile leave in the same ApplyMoves message (gateway/rules/stream.py MoveStream,
 TAFEL_RULES_BATCH_WAIT_MS): fewer messages, and so fewer wake-ups at both ends, for a bounded wait.
 The stream's far end here is a recording stub that answers every entry; the router against a real
 rules service is tests/gateway/rules/test_stream_calls.py's."""
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from tafel.rules.v1 import rules_pb2
 
-from gateway.rules_router import MoveStream
+from gateway.rules.stream import MoveStream
 from gateway.settings import GatewaySettings
 from kit.settings import ConfigError
 

@@ -1,5 +1,5 @@
-"""The gateway finds its rules replicas by DNS (gateway/rules_discovery.py) and spreads games over
-them by rendezvous hashing (gateway/rules_router.py).
+"""The gateway finds its rules replicas by DNS (gateway/rules/discovery.py) and spreads games over
+them by rendezvous hashing (gateway/rules/placement.py).
 
 On loopback one name cannot easily resolve to several addresses, so the lookup is injected (a name
 -> 127.0.0.2:p, 127.0.0.3:p, ...: the whole of 127/8 is loopback on Linux) and the replicas are
@@ -23,8 +23,9 @@ import grpc
 import pytest
 from tafel.rules.v1 import rules_pb2
 
-from gateway.rules_discovery import Discovery, DnsTarget
-from gateway.rules_router import RulesAccess, RulesRouter, rendezvous
+from gateway.rules import RulesAccess, RulesRouter
+from gateway.rules.discovery import Discovery, DnsTarget
+from gateway.rules.placement import rendezvous
 from gateway.settings import parse_addresses
 from kit.errors import Refused
 from kit.settings import ConfigError

@@ -1,6 +1,6 @@
-"""The gateway's rules router sends game creations and views on its ApplyMoves streams when the
-service announces it (gateway/rules_router.py), and by the unary CreateGame / GetView to a service
-that does not (one that predates them): the same answers and refusals either way."""
+"""The gateway's rules router sends game creations and views on its ApplyMoves streams, as it
+does moves (gateway/rules/router.py): no unary call but DescribeGame, and the same answers and
+refusals as the service's unary calls give."""
 
 from __future__ import annotations
 
@@ -12,11 +12,10 @@ import grpc
 import pytest
 from tafel.rules.v1 import rules_pb2
 
-from gateway.rules_router import RulesRouter
+from gateway.rules import RulesRouter
 from kit.errors import Refused
 from services.connect4.codec import CODEC
 from services.connect4.rules import RULES
-from services.kit import service as service_module
 from tests.gateway.harness import c4_move
 from tests.services.rules_harness import Service, apply_request, new_id, rules_service
 
@@ -49,7 +48,7 @@ async def started_router(service: Service) -> tuple[RulesRouter, CountingStub]:
     router.start()
     (replica,) = router._sets["connect4"].replicas
     for stream in replica.streams:
-        await asyncio.wait_for(stream.announced.wait(), 5)
+        assert await stream.wait_up(5)
     stub = CountingStub(replica.stub)
     replica.stub = stub  # type: ignore[assignment]  # the streams keep the real one
     return router, stub
@@ -93,7 +92,7 @@ EXPECTED_REFUSALS = [
 ]
 
 
-async def test_creations_and_views_ride_the_streams_of_a_service_that_announces_them(service: Service) -> None:
+async def test_creations_and_views_ride_the_streams(service: Service) -> None:
     router, stub = await started_router(service)
     try:
         games = [new_id("g") for _ in range(40)]
@@ -103,18 +102,3 @@ async def test_creations_and_views_ride_the_streams_of_a_service_that_announces_
         assert stub.calls == []  # not one unary call
     finally:
         await router.close()
-
-
-async def test_a_service_that_does_not_announce_them_gets_unary_calls(
-    redis_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(service_module, "STREAM_CALLS", ())  # as a service from before them
-    async with rules_service(RULES, CODEC, redis_url) as service:
-        router, stub = await started_router(service)
-        try:
-            game_id = new_id("g")
-            await play_a_game_start(router, game_id)
-            assert stub.calls == ["CreateGame", "GetView", "GetView", "GetView"]
-            assert await refusals(router, game_id) == EXPECTED_REFUSALS
-        finally:
-            await router.close()

@@ -13,7 +13,8 @@ import grpc
 import pytest
 from tafel.rules.v1 import rules_pb2
 
-from gateway.rules_router import SWEEP_S, RulesRouter
+from gateway.rules import RulesRouter
+from gateway.rules.stream import SWEEP_S
 from kit.errors import Refused
 from tests.gateway.conftest import GatewaySystem
 from tests.gateway.harness import c4_move, new_id

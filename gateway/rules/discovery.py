@@ -4,7 +4,7 @@
 replica, its host resolved by gRPC) or a DNS name that answers one address per replica
 (``dns:///connect4:50060``: a Kubernetes headless Service). For a name, ``Discovery`` resolves it
 itself, every ``every_s`` and soon after the router sees a replica fail, and hands the current set
-to the router (gateway/rules_router.py), which keeps one channel and its long-lived streams per
+to the router (gateway/rules/router.py), which keeps one channel and its long-lived streams per
 address and spreads games over the set by rendezvous hashing.
 
 Why not gRPC's own ``dns:///`` resolver with ``round_robin``: the gateway's traffic to a replica is
