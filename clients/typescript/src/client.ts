@@ -100,6 +100,7 @@ import {
   type TournamentGame,
   type TournamentRound,
 } from "./gen/tafel/play/v1/tournaments_pb.js";
+import type { MoveOptions } from "./moves.js";
 import { PlayStream, type PlayStreamOptions } from "./play-stream.js";
 import { RequestIds } from "./request-ids.js";
 import { linkedAbort, resuming, sleep } from "./resume.js";
@@ -256,15 +257,6 @@ export interface RematchOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   /** With several seats in the game: which one answers. */
-  seat?: number;
-}
-
-export interface MoveOptions {
-  /** The version the move was made against; read from the server when unset. */
-  expectedVersion?: bigint;
-  /** Reuse to retry a move by hand; chosen by the SDK when unset. */
-  requestId?: string;
-  /** Only when one player holds several seats of a game. */
   seat?: number;
 }
 

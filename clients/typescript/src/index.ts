@@ -9,7 +9,6 @@ export type {
   EventStreamOptions,
   ExportedFile,
   MatchOptions,
-  MoveOptions,
   NoticeSettingsChange,
   RematchOptions,
   ReportOptions,
@@ -23,8 +22,8 @@ export type { Interceptor } from "@connectrpc/connect";
 export * from "./errors.js";
 export { eventPosition, isAfter, presenceOf } from "./events.js";
 export { playerName } from "./names.js";
-export { moves, options, placeOnCell, placeOnJoker, type GameName } from "./moves.js";
-export { PlayStream, type PlayStreamOptions } from "./play-stream.js";
+export { moves, options, placeOnCell, placeOnJoker, type GameName, type MoveOptions } from "./moves.js";
+export { PlayStream, type PlayConnection, type PlayStreamOptions } from "./play-stream.js";
 export { RequestIds } from "./request-ids.js";
 export { sleep } from "./resume.js";
 export { createWebTransport, type WebProtocol, type WebTransportOptions } from "./transports.js";

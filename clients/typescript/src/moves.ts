@@ -9,6 +9,16 @@ import * as connect4 from "./gen/tafel/connect4/v1/connect4_pb.js";
 import { GameMoveSchema, GameOptionsSchema, type GameMove, type GameOptions } from "./gen/tafel/games/v1/games_pb.js";
 import * as plus4 from "./gen/tafel/plus4/v1/plus4_pb.js";
 
+/** How a move or resignation is sent (TafelClient.submitMove, PlayStream.submitMove). */
+export interface MoveOptions {
+  /** The version the move was made against; read from the server when unset. */
+  expectedVersion?: bigint;
+  /** Reuse to retry a move by hand; chosen by the SDK when unset. */
+  requestId?: string;
+  /** Only when one player holds several seats of a game. */
+  seat?: number;
+}
+
 /** The machine names of the games (GameType.game). */
 export type GameName = "connect4" | "plus4" | "coloursquare";
 

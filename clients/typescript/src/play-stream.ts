@@ -18,7 +18,7 @@
 // once with the error: nothing waits forever.
 
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { certificateError, errorFor, fromCallError, TafelError, Unavailable } from "./errors.js";
 import { isAfter } from "./events.js";
 import type { GameMove } from "./gen/tafel/games/v1/games_pb.js";
@@ -31,8 +31,19 @@ import {
   type ResignResponse,
   type SubmitMoveResponse,
 } from "./gen/tafel/play/v1/play_pb.js";
-import type { MoveOptions, TafelClient } from "./client.js";
+import type { GameService } from "./gen/tafel/play/v1/play_pb.js";
+import type { MoveOptions } from "./moves.js";
+import type { RequestIds } from "./request-ids.js";
 import { sleep } from "./resume.js";
+
+/** What a stream needs from the client that opens it, and nothing more (TafelClient is one): the
+ * game service to open each connection on, the credentials of the moment (read again on every
+ * reconnect, so a refreshed session is used), and the client's request ids. */
+export interface PlayConnection {
+  readonly games: Pick<Client<typeof GameService>, "play">;
+  headers(): Record<string, string>;
+  readonly requestIds: RequestIds;
+}
 
 /** A queue read by one async iterator; `end` finishes it (with an error, if given). */
 class Channel<T> implements AsyncIterable<T> {
@@ -124,7 +135,7 @@ export class PlayStream {
   /** Settles once the stream has ended for good (never rejects). */
   readonly done: Promise<void>;
 
-  constructor(private readonly client: TafelClient, { batchResponses = true, maxReconnects = 20 }: PlayStreamOptions = {}) {
+  constructor(private readonly client: PlayConnection, { batchResponses = true, maxReconnects = 20 }: PlayStreamOptions = {}) {
     this.batchResponses = batchResponses;
     this.maxReconnects = maxReconnects;
     this.done = this.run();
