@@ -7,8 +7,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from tafel.cli.boards import Cursor, Seating, render_plus4
-from tafel.cli.replay import plus4_at
+from tafel.by_game.base import Cursor, Seating
+from tafel.by_game.plus4 import render as render_plus4
+from tafel.by_game.plus4 import view_at as plus4_at
 from tafel.games.v1 import games_pb2
 
 from services.kit.codec import GameEnvelope

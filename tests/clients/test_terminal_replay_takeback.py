@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from itertools import groupby
 
+from tafel.by_game.connect4 import view_at as connect4_at
 from tafel.cli.describe import describe, outcome_text
-from tafel.cli.replay import connect4_at, played
+from tafel.cli.replay import played
 from tafel.games.v1 import games_pb2
 
 from services.connect4.codec import CODEC

@@ -12,6 +12,7 @@ import grpc
 from google.protobuf.message import Message
 
 from tafel.autoplay import Strategy, play_game
+from tafel.by_game import REGISTRY
 from tafel.client import TafelClient
 from tafel.errors import TafelError, from_rpc_error
 from tafel.games.v1 import games_pb2
@@ -34,12 +35,13 @@ def random_strategy(game: str, rng: random.Random | None = None) -> Strategy:
     """Random legal moves from the view alone (the load generator's players)."""
     chooser = rng or random.Random()
 
-    def choose(view: games_pb2.GameView) -> Message:
-        if view.WhichOneof("game") == "connect4":
-            from tafel.connect4.v1 import connect4_pb2
+    module = REGISTRY.get(game)
+    if module is None or module.random_move is None:
+        return strategy_for(game, 1)
+    random_move = module.random_move
 
-            return connect4_pb2.Move(column=chooser.choice(list(view.connect4.legal_columns)))
-        return strategy_for(game, 1)(view)
+    def choose(view: games_pb2.GameView) -> Message:
+        return random_move(getattr(view, game), chooser)
 
     return choose
 

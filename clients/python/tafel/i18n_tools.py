@@ -32,7 +32,7 @@ SDK_MODULES = ("i18n.py", "refusals.py", "errors.py", "names.py")
 def sources() -> Iterator[Path]:
     for name in SDK_MODULES:
         yield PACKAGE / name
-    for path in sorted((PACKAGE / "cli").glob("*.py")):
+    for path in sorted([*(PACKAGE / "cli").glob("*.py"), *(PACKAGE / "by_game").glob("*.py")]):
         if str(path.relative_to(PACKAGE)) not in EXCLUDED:
             yield path
 

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from tafel.coloursquare.v1 import coloursquare_pb2
-from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2
-from tafel.plus4.v1 import plus4_pb2
 
-# Package of a game's messages -> the game's field name in every games.v1 union.
+# Package of a game's messages -> the game's field name in every games.v1 union, read from the
+# union itself so that a new game needs nothing here.
 _FIELD_BY_PACKAGE = {
-    "tafel.connect4.v1": "connect4",
-    "tafel.plus4.v1": "plus4",
-    "tafel.coloursquare.v1": "coloursquare",
+    field.message_type.file.package: field.name
+    for field in games_pb2.GameMove.DESCRIPTOR.oneofs_by_name["game"].fields
+    if field.message_type is not None
 }
 GAMES = tuple(_FIELD_BY_PACKAGE.values())
 
@@ -27,7 +25,7 @@ def _field(message: Message) -> str:
 
 
 def game_move(move: Message) -> games_pb2.GameMove:
-    """`connect4_pb2.Move(column=3)` (or any game's Move) -> GameMove; a GameMove passes through."""
+    """A game's own Move (e.g. `connect4_pb2.Move(column=3)`) -> GameMove; a GameMove passes through."""
     if isinstance(move, games_pb2.GameMove):
         return move
     union = games_pb2.GameMove()
@@ -54,8 +52,4 @@ def game_options(options: Message | None) -> games_pb2.GameOptions:
     return union
 
 
-def connect4_move(column: int) -> games_pb2.GameMove:
-    return games_pb2.GameMove(connect4=connect4_pb2.Move(column=column))
-
-
-__all__ = ["GAMES", "coloursquare_pb2", "connect4_move", "game_move", "game_options", "plus4_pb2", "put_game_move"]
+__all__ = ["GAMES", "game_move", "game_options", "put_game_move"]

@@ -13,12 +13,12 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, RichLog, Static
 
-from tafel.cli.boards import DIE_ENUM, Cursor, Seating, columns_of, connect4_move, plus4_move, render
+from tafel.by_game import REGISTRY, GameClient
+from tafel.cli.boards import Cursor, Seating, columns_of, render
 from tafel.cli.describe import describe, game_title, outcome_text, seat_names
 from tafel.cli.shared import BACK, LOST, sentence, translate_bindings
 from tafel.cli.words import offer_word
 from tafel.client import TafelClient
-from tafel.coloursquare.v1 import coloursquare_pb2 as cs
 from tafel.errors import AlreadyExists, IllegalMove, TafelError
 from tafel.i18n import N_, _, clock_time
 from tafel.names import player_name
@@ -43,7 +43,8 @@ PLAYER_ACTIONS = {
 }
 # What the keys of the offers say in the log ("d to accept"), by kind.
 OFFER_KEYS = {play_pb2.OFFER_KIND_DRAW: "d", play_pb2.OFFER_KIND_TAKEBACK: "u", play_pb2.OFFER_KIND_REMATCH: "m"}
-COLOURSQUARE_ONLY = {"row", "colour", "die", "joker", "send_placements", "clear"}
+# Keys some game uses (tafel/by_game/<game>.py `actions`): hidden where the game played has no use for them.
+GAME_ACTIONS = frozenset().union(*(module.actions for module in REGISTRY.values()))
 
 
 class EventLog(RichLog):
@@ -127,7 +128,6 @@ class GameApp(App[str]):
         self.deadline: float | None = None
         self.result = ""
         self.confirm: tuple[str, float] | None = None  # ("quit" | "resign", when asked)
-        self.round = -1
         self.reconnecting = False  # the game's events are lost until the watch is live again
         self.offers: dict[int, play_pb2.Offer] = {}  # pending offers in this game, by kind
         self.next_game = ""  # a rematch that started: the caller opens it after this screen
@@ -178,9 +178,7 @@ class GameApp(App[str]):
             return action == "cancel"
         if action in PLAYER_ACTIONS and self.seat is None:
             return False
-        if action in COLOURSQUARE_ONLY and self.game != "coloursquare":
-            return False
-        if action == "bonus" and self.game == "connect4":
+        if action in GAME_ACTIONS and (self.module is None or action not in self.module.actions):
             return False
         if action == "offer" and parameters:
             over = self.state is not None and self.state.summary.status.over
@@ -192,6 +190,17 @@ class GameApp(App[str]):
     def game(self) -> str:
         return (self.state.view.WhichOneof("game") or "") if self.state is not None else ""
 
+    @property
+    def module(self) -> GameClient | None:
+        """What this client knows of the game played (None: a game it does not know)."""
+        return REGISTRY.get(self.game)
+
+    @property
+    def own_view(self) -> object:
+        """The game's own View (the GameView union's field)."""
+        assert self.state is not None
+        return getattr(self.state.view, self.game)
+
     async def follow(self) -> None:
         # No retry limit: the screen waits for the platform as long as the person does (q leaves).
         watch = self.client.watch_with_deadlines(
@@ -201,8 +210,9 @@ class GameApp(App[str]):
             async for response in watch:
                 event = response.event
                 self.say(describe(event, self.seating.names))
-                if event.WhichOneof("kind") == "plus4" and event.plus4.WhichOneof("kind") == "disc_pushed":
-                    self.seating.last_column = event.plus4.disc_pushed.column
+                kind = event.WhichOneof("kind") or ""
+                if kind in REGISTRY:
+                    REGISTRY[kind].seen(getattr(event, kind), self.seating)
                 self.deadline = _seconds(response) if response.HasField("turn_deadline") else None
                 await self.refresh_game()
         except TafelError as error:
@@ -247,18 +257,8 @@ class GameApp(App[str]):
     def _keep_cursor_legal(self) -> None:
         """The cursor follows the view: no bonus disc once it is used, the right die for the role."""
         assert self.state is not None
-        view = self.state.view
-        if view.WhichOneof("game") == "plus4" and self.seat is not None:
-            supplies = view.plus4.supplies
-            if self.seat < len(supplies) and not supplies[self.seat].bonus:
-                self.cursor.bonus = False
-        if view.WhichOneof("game") == "coloursquare" and self.seat is not None:
-            square = view.coloursquare
-            if square.round != self.round:  # a new round: pick the die the role allows
-                self.round = square.round
-                self.cursor.placements.clear()
-                active = square.active_seat == self.seat or square.phase == cs.PHASE_FINAL
-                self.cursor.die = 0 if active else 4
+        if self.module is not None and self.seat is not None:
+            self.module.follow_view(self.own_view, self.cursor, self.seat)
 
     def show_status(self) -> None:
         """The status line, and the board again: its clocks count down."""
@@ -332,11 +332,10 @@ class GameApp(App[str]):
             self._redraw()
 
     def action_bonus(self) -> None:
-        if self.game == "coloursquare":
-            self.cursor.die = 3  # "b" picks the blue die in Colour Square
-        else:
-            self.cursor.bonus = not self.cursor.bonus
-            self._keep_cursor_legal()
+        if self.module is not None:
+            self.module.press_b(self.cursor)
+            if self.state is not None:
+                self._keep_cursor_legal()
         self._redraw()
 
     def action_die(self, die: int) -> None:
@@ -348,59 +347,28 @@ class GameApp(App[str]):
         self._redraw()
 
     def action_joker(self) -> None:
-        if self.state is None or self.game != "coloursquare":
+        if self.state is None or self.seat is None or self.module is None:
             return
-        sheet = next((p for p in self.state.view.coloursquare.players if p.seat == self.seat), None)
-        used = {p.joker for p in (*self.cursor.placements, *self.state.view.coloursquare.own_pending.placements)}
-        used |= {i for i, value in enumerate(sheet.jokers if sheet else []) if value}
-        free = [i for i in range(2) if i not in used]
-        if not free:
-            self.say(_("Both joker fields are used."))
-            return
-        if self._die_queued():
-            return
-        self.cursor.placements.append(cs.Placement(die=DIE_ENUM[self.cursor.die], joker=free[0]))
+        self.module.joker(self.own_view, self.cursor, self.seat, self.say)
         self._redraw()
 
     async def action_submit(self) -> None:
-        if self.state is None or self.seat is None:
+        if self.state is None or self.seat is None or self.module is None:
             return
-        if self.game == "coloursquare":
-            if self._die_queued():
-                return
-            # A coloured die can only go into a cell of its colour; the white die goes where `t` points.
-            colour = self.cursor.die if self.cursor.die < 4 else self.cursor.colour
-            cell = cs.Cell(row=self.cursor.row, column=self.cursor.column, colour=cs.Colour.ValueType(colour + 1))
-            self.cursor.placements.append(cs.Placement(die=DIE_ENUM[self.cursor.die], cell=cell))
+        module = self.module
+        move = module.submit(self.own_view, self.cursor, self.seat, self.say)
+        if move is None:  # a part of a move gathered (sent with the others later)
             self._redraw()
             return
-        move = connect4_move(self.cursor) if self.game == "connect4" else plus4_move(self.cursor)
-        if await self._send(move) and self.game == "plus4":
-            self.cursor.bonus = False  # the bonus disc is spent: the next push is an ordinary one
-
-    def _die_queued(self) -> bool:
-        """A die goes on the sheet once a turn: queued twice, the server would refuse the whole move
-        (SAME_DIE_TWICE) only when it is sent, so say it now, in words."""
-        die = DIE_ENUM[self.cursor.die]
-        if all(p.die != die for p in self.cursor.placements):
-            return False
-        self.say(
-            (
-                _("The red die is already placed: pick another die, or c to start again."),
-                _("The yellow die is already placed: pick another die, or c to start again."),
-                _("The green die is already placed: pick another die, or c to start again."),
-                _("The blue die is already placed: pick another die, or c to start again."),
-                _("The white die is already placed: pick another die, or c to start again."),
-            )[self.cursor.die]
-        )
-        return True
+        if await self._send(move):
+            module.moved(self.cursor)
 
     async def action_send_placements(self) -> None:
-        if self.state is None or self.game != "coloursquare":
+        if self.state is None or self.module is None:
             return
-        placements = list(self.cursor.placements)
-        self.cursor.placements.clear()
-        await self._send(cs.Move(placements=placements))
+        move = self.module.send_parts(self.cursor)
+        if move is not None:
+            await self._send(move)
 
     async def _send(self, move: object) -> bool:
         assert self.state is not None

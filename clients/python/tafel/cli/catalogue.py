@@ -8,9 +8,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from tafel.by_game import REGISTRY
 from tafel.cli.describe import game_title
 from tafel.client import TafelClient
-from tafel.i18n import N_, _, language, number
+from tafel.i18n import _, language, number
 from tafel.play.v1 import play_pb2
 
 
@@ -22,39 +23,14 @@ def rules_in_language(url: str, lang: str) -> str:
     return f"{url[: -len('.md')]}.{lang}.md"
 
 
-# (game, option field) -> (label, what it changes).
-OPTIONS: dict[tuple[str, str], tuple[str, str]] = {
-    ("connect4", "rows"): (N_("rows"), N_("the height of the board")),
-    ("connect4", "columns"): (N_("columns"), N_("the width of the board")),
-    ("plus4", "mode"): (N_("how to win"), N_("points, the first line, or rounds")),
-    ("plus4", "target"): (N_("target"), N_("the points (or rounds won) needed to win")),
-    ("plus4", "move_limit"): (N_("push limit"), N_("pushes in the whole game, after which the score decides")),
-    ("coloursquare", "side"): (N_("sheet"), N_("the side of the score sheet to play on")),
-    ("coloursquare", "target"): (N_("solo target"), N_("alone: the score to reach (0: none)")),
-    ("coloursquare", "timeouts_to_remove"): (
-        N_("timeouts before removal"),
-        N_("turns in a row a player may let run out before leaving the table"),
-    ),
-    ("coloursquare", "max_rounds"): (N_("round limit"), N_("the game ends after this many rounds at most")),
-}
-# A choice's value (an enum value name or a string) -> its words.
-CHOICES: dict[tuple[str, str], str] = {
-    ("plus4", "MODE_POINTS"): N_("points: first to the target in points"),
-    ("plus4", "MODE_FIRST_LINE"): N_("first line: the first completed line wins"),
-    ("plus4", "MODE_ROUNDS"): N_("rounds: each completed line wins a round, first to the target in rounds"),
-    ("coloursquare", "A"): N_("A: targets, purple and orange squares"),
-    ("coloursquare", "B"): N_("B: pre-printed cells and ranges"),
-}
-
-
 def option_label(game: str, spec: play_pb2.OptionSpec) -> str:
-    known = OPTIONS.get((game, spec.name))
+    known = _option_words(game, spec.name)
     return _(known[0]) if known else spec.name
 
 
 def option_text(game: str, spec: play_pb2.OptionSpec) -> str:
     """What the option does and which values it takes, in words."""
-    known = OPTIONS.get((game, spec.name))
+    known = _option_words(game, spec.name)
     what = _(known[1]) if known else spec.description
     if spec.WhichOneof("values") == "choice":
         choices = [choice_text(game, c) for c in spec.choice.choices]
@@ -73,8 +49,15 @@ def option_text(game: str, spec: play_pb2.OptionSpec) -> str:
 
 
 def choice_text(game: str, value: str) -> str:
-    known = CHOICES.get((game, value))
+    module = REGISTRY.get(game)
+    known = module.choice_words.get(value) if module else None
     return _(known) if known else value
+
+
+def _option_words(game: str, option: str) -> tuple[str, str] | None:
+    """(label, what it changes), from the game's module; None for an option it does not know."""
+    module = REGISTRY.get(game)
+    return module.option_words.get(option) if module else None
 
 
 async def catalogue(client: TafelClient, console: Console) -> int:

@@ -50,6 +50,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from tafel.by_game import REGISTRY
 from tafel.cli.shared import id_column, sentence
 from tafel.client import TafelClient
 from tafel.errors import (
@@ -65,7 +66,7 @@ from tafel.i18n import LANGUAGES, _, number
 from tafel.play.v1 import play_pb2, safety_pb2
 from tafel.requests import DAYS_PER_MOVE, enum_names
 
-GAMES = ("connect4", "plus4", "coloursquare")
+GAMES = tuple(REGISTRY)  # the games this client draws (tafel/by_game/)
 SAFETY_COMMANDS = frozenset({"block", "unblock", "mute", "unmute", "blocked", "report", "standing", "account"})
 PEOPLE_COMMANDS = frozenset({"friends", "follow", "unfollow", "profile", "settings"})
 NOTICE_COMMANDS = frozenset({"inbox", "notices", "email", "vacation"})

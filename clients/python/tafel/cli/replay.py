@@ -1,6 +1,6 @@
 """`tafel replay GAME_ID`: step through a finished game, one action (and the events it caused) at a
-time. Connect Four's board is rebuilt at every step from the recorded drops, Plus 4's from the frame
-each push reports (DiscPushed.frame); Colour Square shows its final position beside the steps."""
+time. The game's module draws the board at a step (`GameClient.replay`, tafel/by_game/); a game
+without one shows its final position beside the steps."""
 
 from __future__ import annotations
 
@@ -12,16 +12,15 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Static
 
-from tafel.cli.boards import Cursor, Seating, render, render_connect4, render_plus4
+from tafel.by_game import REGISTRY
+from tafel.cli.boards import Cursor, Seating, render
 from tafel.cli.describe import describe, game_title, outcome_text, seat_names
 from tafel.cli.shared import translate_bindings
 from tafel.client import TafelClient
-from tafel.connect4.v1 import connect4_pb2
 from tafel.errors import NotFound
 from tafel.games.v1 import games_pb2
 from tafel.i18n import N_, _
 from tafel.play.v1 import play_pb2
-from tafel.plus4.v1 import plus4_pb2
 
 SHOWN_STEPS = 12  # the steps listed above the current one
 
@@ -44,49 +43,6 @@ def played(steps: list[list[games_pb2.GameEvent]]) -> list[list[games_pb2.GameEv
             made[step[0].version] = done
         out.append(done)
     return out
-
-
-def connect4_at(final: connect4_pb2.View, events: list[games_pb2.GameEvent]) -> connect4_pb2.View:
-    """The Connect Four board after `events` (its drops, in order)."""
-    view = connect4_pb2.View(rows=final.rows or 6, columns=final.columns or 7)
-    columns = [connect4_pb2.Column() for _ in range(view.columns)]
-    moves = ""
-    for event in events:
-        if event.WhichOneof("kind") == "connect4":
-            dropped = event.connect4.disc_dropped
-            columns[dropped.column].seats.append(dropped.seat)
-            moves += str(dropped.column + 1)
-            del view.winning_cells[:]
-            view.winning_cells.extend(dropped.winning_cells)
-    view.board.extend(columns)
-    view.moves = moves
-    return view
-
-
-def plus4_at(final: plus4_pb2.View, events: list[games_pb2.GameEvent]) -> plus4_pb2.View:
-    """Plus 4 after `events`: the frame the last push left, the lines scored (points summed from
-    them), rounds won as RoundWon counts them. No supplies: the events do not report them."""
-    view = plus4_pb2.View(options=final.options, scores=[0, 0], round_wins=[0, 0], round=1)
-    view.frame.extend(plus4_pb2.Row(squares=[plus4_pb2.Square() for _ in row.squares]) for row in final.frame)
-    next_round = False
-    for event in events:
-        if event.WhichOneof("kind") != "plus4":
-            continue
-        kind = event.plus4.WhichOneof("kind")
-        if kind == "disc_pushed":
-            del view.frame[:]
-            view.frame.extend(event.plus4.disc_pushed.frame)
-            view.moves_made += 1
-            view.round += 1 if next_round else 0
-            next_round = False
-        elif kind == "line_scored":
-            line = event.plus4.line_scored
-            view.scored_lines.append(line)
-            view.scores[line.colour % 2] += line.points
-        elif kind == "round_won":
-            view.round_wins[:] = event.plus4.round_won.round_wins
-            next_round = event.plus4.round_won.frame_emptied
-    return view
 
 
 class ReplayApp(App[None]):
@@ -131,14 +87,11 @@ class ReplayApp(App[None]):
         seating = Seating(names=self.names)
         view = self.state.view
         board: RenderableType
-        game = view.WhichOneof("game")
-        if game == "connect4":
-            board = render_connect4(connect4_at(view.connect4, done), Cursor(), seating, playing=False)
-        elif game == "plus4":
-            last = self.at == len(self.steps) - 1  # the server's own view, supplies and all
-            pushed = [e.plus4.disc_pushed for e in self.steps[self.at] if e.plus4.HasField("disc_pushed")]
-            seating.last_column = pushed[0].column if pushed else None
-            board = render_plus4(view.plus4 if last else plus4_at(view.plus4, done), Cursor(), None, seating)
+        game = view.WhichOneof("game") or ""
+        module = REGISTRY.get(game)
+        if module is not None and module.replay is not None:
+            last = self.at == len(self.steps) - 1
+            board = module.replay(getattr(view, game), done, self.steps[self.at], last, seating)
         else:
             board = Group(Text(_("final position:"), style="dim"), render(view, Cursor(), None, seating))
         self.query_one("#board", Static).update(board)

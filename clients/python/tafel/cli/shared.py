@@ -13,10 +13,9 @@ from google.protobuf.message import Message
 from rich.console import Console
 from rich.table import Table
 
-from tafel.coloursquare.v1 import coloursquare_pb2
+from tafel.by_game import REGISTRY
 from tafel.errors import TafelError
 from tafel.i18n import N_, _
-from tafel.plus4.v1 import plus4_pb2
 from tafel.refusals import refusal_text
 
 
@@ -69,13 +68,5 @@ def per_move(seconds: float | None, days: int | None = None) -> dict[str, Any]:
 
 def table_options(args: argparse.Namespace) -> Message | None:
     """The game's own options from --target/--mode/--side (None: the game's defaults)."""
-    if args.game == "plus4" and (args.target or args.mode):
-        mode = {
-            "points": plus4_pb2.MODE_POINTS,
-            "first_line": plus4_pb2.MODE_FIRST_LINE,
-            "rounds": plus4_pb2.MODE_ROUNDS,
-        }
-        return plus4_pb2.Options(target=args.target, mode=mode[args.mode or "points"])
-    if args.game == "coloursquare" and (args.target or args.side):
-        return coloursquare_pb2.Options(target=args.target, side=args.side or "")
-    return None
+    module = REGISTRY.get(args.game)
+    return module.options_from_args(args) if module else None
