@@ -38,7 +38,7 @@ import unicodedata
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from tafel.play.v1 import play_pb2
@@ -81,6 +81,12 @@ def delay_after(failures: int, free: int) -> float:
     if failures < free:
         return 0.0
     return float(min(MAX_DELAY_S, 2.0 ** (failures - free)))
+
+
+class PlayerSource(Protocol):
+    """Who the caller is (the Authenticator below): what the lobby and the bot service ask of it."""
+
+    async def player(self, context: grpc.aio.ServicerContext[Any, Any]) -> play_pb2.Player: ...
 
 
 class HashQueue:

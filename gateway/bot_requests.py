@@ -46,6 +46,7 @@ import grpc
 from redis.exceptions import RedisError
 from tafel.play.v1 import bots_pb2, bots_pb2_grpc, play_pb2
 
+from gateway.auth import PlayerSource
 from kit.errors import Refused, invalid, is_outage, refusing
 from kit.loops import Loop
 from kit.redis.keys import BOTS_IN_FLIGHT, bot_pending_key, bot_queue_key, bot_signal_key
@@ -76,10 +77,6 @@ def bot_words(level: int) -> str:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-class PlayerSource(Protocol):
-    async def player(self, context: grpc.aio.ServicerContext[Any, Any]) -> play_pb2.Player: ...
 
 
 class RoomLookup(Protocol):

@@ -2,7 +2,7 @@
 
 Everything game-specific a gateway feature needs (seat ranges, option checks, rating pools,
 personal-best boards, table sizes) is read from these answers, never written in the gateway: a
-new game is a new rules service and a line in kit/catalog.py. The rules router is the catalogue
+new game is a new rules service and a line in kit/catalogue.py. The rules router is the catalogue
 in a running gateway (it asks each game's service once and keeps the answer); `Described` holds
 answers already at hand (tests, tools).
 """

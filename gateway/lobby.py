@@ -22,7 +22,9 @@ from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2, play_pb2_grpc
 from tafel.rules.v1 import rules_pb2
 
+from gateway.auth import PlayerSource
 from gateway.bot_requests import BOT_REQUEST_HEADER, as_bot, settle_joined
+from gateway.catalogue import Catalogue
 from gateway.matchmaking.matchmaker import Matchmaker
 from gateway.matchmaking.model import BucketSpec, Leaving
 from gateway.matchmaking.ports import GameStarter, RatingSource
@@ -46,19 +48,6 @@ lobby_call = refusing("the lobby's storage is unavailable; retry", internal="the
 # What the lobby needs from the rest of the gateway
 
 
-class PlayerSource(Protocol):
-    async def player(self, context: grpc.aio.ServicerContext[Any, Any]) -> play_pb2.Player: ...
-
-
-class GameCatalog(Protocol):
-    @property
-    def games(self) -> tuple[str, ...]: ...
-
-    def offers(self, game: str) -> bool: ...
-
-    async def describe(self, game: str, *, timeout_s: float | None = None) -> rules_pb2.DescribeGameResponse: ...
-
-
 class LobbySettings(Protocol):
     @property
     def per_move_s(self) -> float: ...
@@ -74,10 +63,10 @@ class LobbySettings(Protocol):
 # Validation
 
 
-def check_game(catalog: GameCatalog, game: str) -> None:
+def check_game(catalogue: Catalogue, game: str) -> None:
     if not game:
         raise invalid("GAME_MISSING", "name the game to play (see ListGameTypes)", field="game")
-    if len(game) > MAX_GAME_NAME or not catalog.offers(game):
+    if len(game) > MAX_GAME_NAME or not catalogue.offers(game):
         shown = game[:MAX_GAME_NAME]
         raise invalid("UNKNOWN_GAME", f"there is no game type {shown} here (see ListGameTypes)", field="game")
 
@@ -262,7 +251,7 @@ class LobbyServicer(play_pb2_grpc.LobbyServiceServicer):
         layer: RedisLayer,
         authenticator: PlayerSource,
         directory: GameStarter,
-        router: GameCatalog,
+        router: Catalogue,
         settings: LobbySettings,
         *,
         pubsub: PubSub,

@@ -10,11 +10,11 @@ Core (GatewaySettings):
 - ``REDIS_URL`` (required)
 - ``TAFEL_TOKEN_SECRET`` (required): the key that signs session tokens, at least 16 characters;
   every gateway replica must share it.
-- ``TAFEL_RULES_<GAME>`` for each game in kit.catalog.GAMES, e.g.
+- ``TAFEL_RULES_<GAME>`` for each game in kit.catalogue.GAMES, e.g.
   ``TAFEL_RULES_CONNECT4=127.0.0.1:50061`` — ``host:port``, a comma-separated list for several
   replicas, or ``dns:///name:port``: a name resolving to one address per replica (a Kubernetes
   headless Service), looked up again every ``TAFEL_RULES_RESOLVE_S`` (5) and soon after a replica
-  fails (gateway/rules/discovery.py). Unset = ``127.0.0.1:<the catalog's default port>``; ``off`` =
+  fails (gateway/rules/discovery.py). Unset = ``127.0.0.1:<the catalogue's default port>``; ``off`` =
   the game is not offered.
 - ``TAFEL_TOKEN_TTL_S`` session lifetime (default 1 day), ``TAFEL_PER_MOVE_S`` default per-move
   time (60), ``TAFEL_MIN_PER_MOVE_S`` / ``TAFEL_MAX_PER_MOVE_S`` the range a client may ask for
@@ -91,7 +91,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kit.catalog import DEFAULT_PORTS, GAMES
+from kit.catalogue import DEFAULT_PORTS, GAMES
 from kit.settings import ConfigError, Env, ServerSettings
 
 DEFAULT_GATEWAY_PORT = 50051

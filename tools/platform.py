@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kit.catalog import DEFAULT_PORTS, GAMES
+from kit.catalogue import DEFAULT_PORTS, GAMES
 from tools.redis_cluster import RedisClusterProcess, start_cluster
 from tools.redis_server import RedisProcess, free_port, start_redis
 

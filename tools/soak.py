@@ -50,7 +50,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from kit.catalog import GAMES
+from kit.catalogue import GAMES
 from tools.chaos import Audit, ChaosSettings, audit_all, audited_player, loadgen, restart, settle
 from tools.chaos import Report as AuditReport
 from tools.platform import Platform

@@ -14,7 +14,7 @@ from tafel.play.v1 import challenges_pb2
 
 from gateway.auth import Identity
 from gateway.bot_requests import queue_bot
-from gateway.lobby import GameCatalog
+from gateway.catalogue import Catalogue
 from gateway.rooms import Rooms
 from kit.redis.layer import RedisLayer
 
@@ -30,14 +30,14 @@ def challenger_first(preference: challenges_pb2.SeatPreference.ValueType) -> boo
 
 
 class BotChallenges:
-    def __init__(self, layer: RedisLayer, rooms: Rooms, catalog: GameCatalog) -> None:
+    def __init__(self, layer: RedisLayer, rooms: Rooms, catalogue: Catalogue) -> None:
         self.layer = layer
         self.rooms = rooms
-        self.catalog = catalog
+        self.catalogue = catalogue
 
     async def __call__(self, challenger: Identity, challenge: challenges_pb2.Challenge) -> str:
         """Seat the challenger and ask for the bot; answers the room's code."""
-        description = await self.catalog.describe(challenge.game)
+        description = await self.catalogue.describe(challenge.game)
         host = challenger.player()
         room = await self.rooms.create(
             game=challenge.game,

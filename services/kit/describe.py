@@ -2,7 +2,7 @@
 ranges, rules page, and how the platform rates it (rating pools, solo personal bests).
 
 Everything the gateway knows of a game comes from this answer, so a new game is a new rules
-service and a line in kit/catalog.py; `load_game` is how tests and tools reach a catalogued game's
+service and a line in kit/catalogue.py; `load_game` is how tests and tools reach a catalogued game's
 rules without a server.
 """
 
@@ -46,7 +46,7 @@ def describe_game(
 
 
 def load_game(package: str) -> tuple[Rules[Any, Any, Any, Any, Any], GameCodec[Any, Any, Any, Any, Any]]:
-    """The RULES and CODEC of a rules service package (kit.catalog.GAMES' values): every game
+    """The RULES and CODEC of a rules service package (kit.catalogue.GAMES' values): every game
     package has a `rules` module with RULES and a `codec` module with CODEC."""
     rules = importlib.import_module(f"{package}.rules").RULES
     codec = importlib.import_module(f"{package}.codec").CODEC

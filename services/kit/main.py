@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from kit import logs, timesource
-from kit.catalog import rules_url
+from kit.catalogue import rules_url
 from kit.health import HEALTH_TIMEOUT_S, redis_reachable, scripts_loadable
 from kit.redis.layer import RedisLayer
 from kit.redis.migrations import LayoutMismatch, check_layout

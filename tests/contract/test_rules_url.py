@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kit.catalog import GAMES, RULES_PAGES, rules_url
+from kit.catalogue import GAMES, RULES_PAGES, rules_url
 
 ROOT = Path(__file__).resolve().parents[2]
 

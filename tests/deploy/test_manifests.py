@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from gateway.settings import GatewaySettings
-from kit.catalog import GAMES
+from kit.catalogue import GAMES
 from kit.server import LIVENESS
 from tests.clients.platform_fixture import ENV
 from tools import check_deploy

@@ -11,7 +11,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from kit.catalog import RULES_PAGES
+from kit.catalogue import RULES_PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGUAGES = {"en": "English", "nl": "Nederlands", "de": "Deutsch"}

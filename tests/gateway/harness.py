@@ -111,7 +111,7 @@ def spawn_gateway(
     redis_url: str, rules: dict[str, str], name: str = "gateway", python_args: Sequence[str] = (), **env: str
 ) -> Proc:
     routes = {f"TAFEL_RULES_{game.upper()}": address for game, address in rules.items()}
-    from kit.catalog import GAMES
+    from kit.catalogue import GAMES
 
     for game in GAMES:
         routes.setdefault(f"TAFEL_RULES_{game.upper()}", "off")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from tafel.rules.v1 import rules_pb2
 
 from gateway.catalogue import Described
-from kit.catalog import GAMES
+from kit.catalogue import GAMES
 from services.kit.describe import describe_game, load_game
 
 

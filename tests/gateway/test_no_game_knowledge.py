@@ -1,7 +1,7 @@
 """The gateway knows no game: no catalogued game's name appears in its code (names, attributes,
 string literals), only in comments and docstrings. Seat ranges, options, rating pools and boards
 come from each rules service's DescribeGame (gateway/catalogue.py), so a new game is a new rules
-service and a line in kit/catalog.py."""
+service and a line in kit/catalogue.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import ast
 import re
 from pathlib import Path
 
-from kit.catalog import GAMES
+from kit.catalogue import GAMES
 
 GATEWAY = Path(__file__).resolve().parents[2] / "gateway"
 

@@ -1,4 +1,4 @@
-"""Every game in the catalogue (kit/catalog.py) runs the conformance suite and describes itself
+"""Every game in the catalogue (kit/catalogue.py) runs the conformance suite and describes itself
 so the gateway needs no code of its own for it: a new game is checked by being listed, it cannot
 skip these. The configurations come from the game's own description: default options at every
 seat count, then each choice of every choice option and both ends of every integer range (at the
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kit.catalog import GAMES, RULES_PAGES
+from kit.catalogue import GAMES, RULES_PAGES
 from services.kit import conformance
 from services.kit.describe import describe_game, load_game
 from services.kit.game import InvalidOptions, OptionSpec, Rules
@@ -49,7 +49,7 @@ def values_of(spec: OptionSpec) -> list[int | str]:
 @pytest.mark.parametrize(("game", "package"), CATALOGUE)
 def test_every_seat_count_plays_by_the_rules(game: str, package: str) -> None:
     rules, codec = load_game(package)
-    assert rules.name == game, f"kit/catalog.py lists {package} as {game}, its rules call it {rules.name}"
+    assert rules.name == game, f"kit/catalogue.py lists {package} as {game}, its rules call it {rules.name}"
     for seats in range(rules.min_seats, rules.max_seats + 1):
         conformance.run_suite(rules, codec, rules.default_options(), seats, seeds=range(2))
 

@@ -19,7 +19,7 @@ from typing import Any, cast
 import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
-from kit.catalog import GAMES
+from kit.catalogue import GAMES
 from tests.web_app.app import TIMEOUT_MS, place_coloursquare_round, version, wait_for_version_after
 from tests.web_app.conftest import SCREENSHOTS
 from tests.web_app.i18n_check import LOCALES, assert_no_english

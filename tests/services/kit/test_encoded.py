@@ -15,7 +15,7 @@ from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2
 
 from kit import wire
-from kit.catalog import GAMES
+from kit.catalogue import GAMES
 from services.kit import encoded
 from services.kit.codec import GameEnvelope, outcome_to_proto
 from services.kit.describe import load_game
