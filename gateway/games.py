@@ -20,10 +20,7 @@ Metadata never changes after creation, so each gateway keeps a bounded in-memory
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import json
-import math
 import secrets
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
@@ -37,7 +34,7 @@ from tafel.play.v1 import play_pb2
 from tafel.rules.v1 import rules_pb2
 
 from gateway.clocks import Clocks
-from gateway.paging import page_size_of
+from gateway.paging import PageCursor, page_size_of, zpage_newest
 from gateway.rules import RulesRouter
 from gateway.timecontrol import is_correspondence, time_control_of
 from kit import timesource
@@ -151,62 +148,6 @@ def _meta_from_row(game_id: str, row: dict[bytes, bytes]) -> GameMeta:
         created_at=int(row[b"c"]) / 1000.0,
         shown=tuple((str(p[3]), int(p[4])) if len(p) > 4 else ("", 0) for p in players),
     )
-
-
-@dataclass(frozen=True)
-class PageCursor:
-    phase: str
-    score: float
-    member: str
-
-    def encode(self) -> str:
-        raw = json.dumps([self.phase, self.score, self.member], separators=(",", ":")).encode()
-        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-    @classmethod
-    def decode(cls, token: str, phases: tuple[str, ...]) -> PageCursor | None:
-        """The cursor a page token names, or Refused(INVALID_ARGUMENT) for anything this service
-        did not issue: a crafted token must never reach Redis (NaN is a score Redis refuses, and
-        its error would read as an outage that clients retry forever)."""
-        if not token:
-            return None
-        try:
-            if len(token) > 512:
-                raise ValueError
-            data: Any = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-            phase, score, member = data
-            if not isinstance(phase, str) or phase not in phases or not isinstance(member, str):
-                raise ValueError
-            if isinstance(score, bool) or not isinstance(score, (int, float)) or math.isnan(score):
-                raise ValueError
-            return cls(phase, float(score), member)
-        except (binascii.Error, ValueError, TypeError):
-            raise invalid("BAD_PAGE_TOKEN", "page_token is not a token this service issued") from None
-
-
-async def zpage_newest(
-    layer: RedisLayer, key: str, size: int, after: tuple[float, str] | None
-) -> tuple[list[tuple[str, float]], bool]:
-    """Members of a sorted set from the highest score down, after (score, member) when given.
-    Returns up to `size` members and whether more follow."""
-    results: list[tuple[str, float]] = []
-    top: Any = "+inf" if after is None else after[0]
-    offset = 0
-    while len(results) <= size:
-        want = size + 1 - len(results) + 16
-        rows: Any = await layer.client.zrevrangebyscore(key, top, "-inf", start=offset, num=want, withscores=True)
-        if not rows:
-            break
-        offset += len(rows)
-        for raw, score in rows:
-            member = raw.decode() if isinstance(raw, bytes) else str(raw)
-            # Equal scores come in descending member order: skip up to and including the cursor.
-            if after is not None and score == after[0] and member >= after[1]:
-                continue
-            results.append((member, float(score)))
-        if len(rows) < want:
-            break
-    return results[:size], len(results) > size
 
 
 class GameDirectory:

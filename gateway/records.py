@@ -29,8 +29,8 @@ import grpc
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 
-from gateway.games import GameMeta, PageCursor, zpage_newest
-from gateway.paging import page_size_of
+from gateway.games import GameMeta
+from gateway.paging import PageCursor, page_size_of, zpage_newest
 from kit.errors import Refused
 from kit.ids import check_id
 from kit.redis.game_reads import GameReads

@@ -16,7 +16,7 @@ from tafel.games.v1 import games_pb2
 from gateway.actions import rules_request_id, timeout_request_id
 from gateway.auth import Authenticator
 from gateway.clocks import Clocks, Due
-from gateway.games import PageCursor, zpage_newest
+from gateway.paging import PageCursor, zpage_newest
 from gateway.settings import GatewaySettings
 from gateway.watch import watcher as watch_module
 from gateway.watch.hub import EventHub
