@@ -18,10 +18,13 @@ PROTOS := $(shell find protos -name '*.proto')
 
 all: test
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml packages/tafel-rules/pyproject.toml
 	@echo "venv from $(PYTHON): $$($(PYTHON) --version)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	# the games' pure rules, a package of their own (the SDK's bots use it too): editable, first, so
+	# the platform's dependency on it is met from the checkout
+	$(PY) -m pip install -q -e packages/tafel-rules
 	$(PY) -m pip install -q -e '.[gen,embedded-redis]'
 	$(PY) tools/install_gen_path.py
 	touch $(STAMP)

@@ -4,12 +4,13 @@ ones inside functions and under `if TYPE_CHECKING:`: a function-level import is 
 dependency, only a later one.
 
 From the bottom:
-- pure rules modules (services/<game>/*.py but their codec and entry point, services/kit/game.py):
-  the standard library and each other, nothing else: no grpc, redis, generated (`tafel.*`) or
-  protobuf code, so the bots and the services share one implementation of each game;
+- the pure rules (packages/tafel-rules: `tafel_rules`, its own package, the contract
+  tafel_rules.game and each game): the standard library and each other, nothing else: no grpc,
+  redis, generated (`tafel.*`) or protobuf code, so the bots and the services share one
+  implementation of each game, and the SDK installs it without the servers;
 - kit/: no services, gateway or SDK code;
 - services/ (the rules tier): kit, pure rules, generated code; no gateway or SDK code; the rules
-  tier's own kit (services/kit) imports no game package;
+  tier's own kit (services/kit) imports no game (no game package, no game of tafel_rules);
 - gateway/: kit and generated code; no rules-service code at all (no game package, no
   services.kit) and no SDK code;
 - the Python SDK (clients/python/tafel): generated code and pure rules; no kit, services or gateway
@@ -31,10 +32,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # Source folders and the module name each one's files have.
-PACKAGES = {"kit": "kit", "services": "services", "gateway": "gateway", "clients/python/tafel": "tafel"}
-GAME_PACKAGE_OTHER_THAN_RULES = ("codec", "__main__")  # a game package's modules that are not pure
-# The rules contract, and the package __init__s that importing a rules module runs first.
-PURE_KIT_MODULES = frozenset({"services", "services.kit", "services.kit.game"})
+PACKAGES = {
+    "packages/tafel-rules/tafel_rules": "tafel_rules",
+    "kit": "kit",
+    "services": "services",
+    "gateway": "gateway",
+    "clients/python/tafel": "tafel",
+}
+# The modules of the rules package that are not a game.
+RULES_NOT_A_GAME = frozenset({"tafel_rules", "tafel_rules.game"})
 # Remaining gateway -> services.kit imports, to shrink to nothing (empty: the gateway is free of it).
 GATEWAY_SERVICES_KIT_ALLOWLIST: frozenset[tuple[str, str]] = frozenset()
 
@@ -95,12 +101,7 @@ def graph_of(root: Path) -> tuple[dict[str, Module], list[Edge]]:
 
 
 def is_pure_rules(name: str) -> bool:
-    parts = name.split(".")
-    if name in PURE_KIT_MODULES:
-        return True
-    if len(parts) < 2 or parts[0] != "services" or parts[1] == "kit":
-        return False
-    return len(parts) == 2 or parts[2] not in GAME_PACKAGE_OTHER_THAN_RULES
+    return name.split(".")[0] == "tafel_rules"
 
 
 def tier_of(name: str, known: dict[str, Module]) -> str:
@@ -110,8 +111,10 @@ def tier_of(name: str, known: dict[str, Module]) -> str:
         return "kit"
     if top == "gateway":
         return "gateway"
+    if top == "tafel_rules":
+        return "pure"
     if top == "services":
-        return "pure" if is_pure_rules(name) else "services"
+        return "services"
     if top == "tafel":
         # The SDK's modules and the generated code share the `tafel` namespace; generated
         # modules are the ones no SDK file defines.
@@ -122,8 +125,13 @@ def tier_of(name: str, known: dict[str, Module]) -> str:
 
 
 def game_package(name: str) -> str | None:
+    """The game a module belongs to: a rules service's package, or a game of the rules package."""
     parts = name.split(".")
-    return parts[1] if len(parts) >= 2 and parts[0] == "services" and parts[1] != "kit" else None
+    if len(parts) >= 2 and parts[0] == "services" and parts[1] != "kit":
+        return parts[1]
+    if len(parts) >= 2 and parts[0] == "tafel_rules" and ".".join(parts[:2]) not in RULES_NOT_A_GAME:
+        return parts[1]
+    return None
 
 
 ALLOWED = {
@@ -209,8 +217,8 @@ def test_the_walk_sees_every_tier(repository: tuple[dict[str, Module], list[Edge
     known, edges = repository
     tiers = {tier_of(name, known) for name in known}
     assert tiers == {"kit", "pure", "services", "gateway", "sdk"}
-    for game in ("connect4", "plus4", "coloursquare"):
-        assert is_pure_rules(f"services.{game}.rules") and f"services.{game}.rules" in known
+    for game in ("connect4", "plus4", "coloursquare.rules"):
+        assert is_pure_rules(f"tafel_rules.{game}") and f"tafel_rules.{game}" in known
     assert len(edges) > 500  # the walk really reads the imports
 
 
@@ -236,11 +244,11 @@ def test_no_import_cycles(repository: tuple[dict[str, Module], list[Edge]]) -> N
 
 BROKEN = {
     "kit/uses_gateway.py": "from gateway.server import serve\n",
-    "services/connect4/rules.py": "import grpc\n",
-    "services/plus4/rules.py": "def later() -> None:\n    from tafel.plus4.v1 import plus4_pb2\n",
-    "services/plus4/codec.py": "from services.plus4.rules import RULES\nfrom tafel.plus4.v1 import plus4_pb2\n",
-    "services/kit/store.py": "from services.connect4 import rules\n",
-    "gateway/ratings.py": "from services.coloursquare.scoring import ranking\n",
+    "packages/tafel-rules/tafel_rules/connect4.py": "import grpc\n",
+    "packages/tafel-rules/tafel_rules/plus4.py": "def later() -> None:\n    from tafel.plus4.v1 import plus4_pb2\n",
+    "services/plus4/codec.py": "from tafel_rules.plus4 import RULES\nfrom tafel.plus4.v1 import plus4_pb2\n",
+    "services/kit/store.py": "from tafel_rules import connect4\n",
+    "gateway/ratings.py": "from tafel_rules.coloursquare.scoring import ranking\n",
     "gateway/games.py": "from services.kit.store import GameStore\n",
     "clients/python/tafel/client.py": "from tafel.play_stream import PlayStream\nfrom kit.errors import Refused\n",
     "clients/python/tafel/play_stream.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
@@ -253,17 +261,23 @@ def test_the_check_catches_each_kind_of_bad_import(tmp_path: Path) -> None:
         path = tmp_path / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source, encoding="utf-8")
-    for package in ("services", "services/connect4", "services/plus4", "services/coloursquare", "services/kit"):
+    for package in (
+        "packages/tafel-rules/tafel_rules",
+        "packages/tafel-rules/tafel_rules/coloursquare",
+        "services",
+        "services/plus4",
+        "services/kit",
+    ):
         (tmp_path / package).mkdir(parents=True, exist_ok=True)
         (tmp_path / package / "__init__.py").touch()
-    (tmp_path / "services/coloursquare/scoring.py").write_text("import json\n", encoding="utf-8")
+    (tmp_path / "packages/tafel-rules/tafel_rules/coloursquare/scoring.py").write_text("import json\n", encoding="utf-8")
     found = "\n".join(violations(tmp_path))
     for expected in (
         "kit.uses_gateway (kit/uses_gateway.py:1) is kit and imports gateway.server (gateway)",
-        "services.connect4.rules (services/connect4/rules.py:1) is pure and imports grpc (external)",
-        "services.plus4.rules (services/plus4/rules.py:2) is pure and imports tafel.plus4.v1 (generated)",
-        "services.kit.store (services/kit/store.py:1): the rules tier's kit imports a game, services.connect4.rules",
-        "gateway.ratings (gateway/ratings.py:1) is gateway and imports services.coloursquare.scoring (pure)",
+        "tafel_rules.connect4 (packages/tafel-rules/tafel_rules/connect4.py:1) is pure and imports grpc (external)",
+        "tafel_rules.plus4 (packages/tafel-rules/tafel_rules/plus4.py:2) is pure and imports tafel.plus4.v1 (generated)",
+        "services.kit.store (services/kit/store.py:1): the rules tier's kit imports a game, tafel_rules.connect4",
+        "gateway.ratings (gateway/ratings.py:1) is gateway and imports tafel_rules.coloursquare.scoring (pure)",
         "gateway.games (gateway/games.py:1) is gateway and imports services.kit.store (services)",
         "tafel.client (clients/python/tafel/client.py:2) is sdk and imports kit.errors (kit)",
         "import cycle: tafel.client -> tafel.play_stream",
@@ -271,4 +285,4 @@ def test_the_check_catches_each_kind_of_bad_import(tmp_path: Path) -> None:
         assert expected in found
     # What the tiers may do is not reported: a codec imports generated code and its rules.
     assert "services.plus4.codec" not in found
-    assert "services.coloursquare.scoring" not in found.replace("imports services.coloursquare.scoring", "")
+    assert "tafel_rules.coloursquare.scoring" not in found.replace("imports tafel_rules.coloursquare.scoring", "")

@@ -26,7 +26,7 @@ from kit.redis.keys import meta_key
 from kit.redis.layer import RedisLayer
 from kit.server import install_event_loop
 from services.connect4.codec import CODEC
-from services.connect4.rules import RULES, Options
+from tafel_rules.connect4 import RULES, Options
 from services.kit.metrics import RulesMetrics
 from services.kit.service import RulesServicer
 from services.kit.store import GameStore

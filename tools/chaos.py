@@ -11,7 +11,7 @@ rules service (tools/platform.py, as `make run` starts them), then for `--durati
   SIGTERM (`--signal kill|term|both`) and is started again (same port) a moment later.
 
 Then it lets every game end (players stop moving; the turn clocks time the rest out), and checks:
-every record replayed from the start through the pure rules module (services/connect4/rules.py:
+every record replayed from the start through the pure rules module (packages/tafel-rules/tafel_rules/connect4.py:
 each move legal, versions 1..n, the same outcome); every acknowledged move in its game's record
 at its version; no seat with more moves applied than requests it sent (applied twice); games
 started / finished / stuck (not over after the settle) / lost (started, never created or gone);
@@ -44,9 +44,9 @@ from tafel.play.v1 import play_pb2
 
 from kit.redis.keys import game_keys, game_of_meta_key, meta_pattern, record_key
 from services.connect4.codec import CODEC
-from services.connect4.rules import RULES
+from tafel_rules.connect4 import RULES
 from services.kit.codec import GameEnvelope
-from services.kit.game import IllegalMove
+from tafel_rules.game import IllegalMove
 from tools.platform import Platform
 from tools.redis_server import start_redis
 

@@ -127,12 +127,15 @@ def source_tree(target: Path) -> Path:
 
 
 def platform_wheel(target: Path) -> Path:
-    """The tafel-platform wheel alone (tests/deploy/test_wheel.py checks what it holds)."""
+    """The tafel-platform wheel (tests/deploy/test_wheel.py checks what it holds), and beside it the
+    wheel of the games' pure rules (packages/tafel-rules), the one dependency not on an index."""
     target.mkdir(parents=True, exist_ok=True)
     tree = source_tree(target / "source")
-    _run(
-        sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(target), str(tree), quiet=True
-    )
+    for project in (tree, tree / "packages" / "tafel-rules"):
+        _run(
+            sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(target), str(project),
+            quiet=True,
+        )
     shutil.rmtree(tree)
     (wheel,) = target.glob("tafel_platform-*.whl")
     return wheel

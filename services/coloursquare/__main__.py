@@ -4,7 +4,7 @@ import kit.grpc_polling  # noqa: F401  (first: gRPC reads its experiments when i
 
 # isort: split
 from services.coloursquare.codec import CODEC
-from services.coloursquare.rules import RULES
+from tafel_rules.coloursquare.rules import RULES
 from services.kit.main import serve_rules
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from tafel.coloursquare.v1 import coloursquare_pb2 as pb
 
-from services.coloursquare.legal import legal_placements
-from services.coloursquare.model import (
+from tafel_rules.coloursquare.legal import legal_placements
+from tafel_rules.coloursquare.model import (
     COLOURS,
     Cell,
     ColourSquareCalled,
@@ -36,7 +36,7 @@ from services.coloursquare.model import (
     Status,
     View,
 )
-from services.coloursquare.sheets import SHEETS, Kind, Sheet
+from tafel_rules.coloursquare.sheets import SHEETS, Kind, Sheet
 from services.kit.codec import MalformedMessage
 
 _DIE_TO_PB: dict[str, pb.Die.ValueType] = {

@@ -4,7 +4,7 @@ import kit.grpc_polling  # noqa: F401  (first: gRPC reads its experiments when i
 
 # isort: split
 from services.connect4.codec import CODEC
-from services.connect4.rules import RULES
+from tafel_rules.connect4 import RULES
 from services.kit.main import serve_rules
 
 if __name__ == "__main__":

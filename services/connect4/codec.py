@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tafel.connect4.v1 import connect4_pb2 as pb
 
-from services.connect4.rules import (
+from tafel_rules.connect4 import (
     MAX_SIZE,
     RESIGNED,
     RULES,
@@ -17,7 +17,7 @@ from services.connect4.rules import (
     notation,
     replay,
 )
-from services.kit.game import PLATFORM_ENDINGS, Outcome
+from tafel_rules.game import PLATFORM_ENDINGS, Outcome
 
 
 class Connect4Codec:

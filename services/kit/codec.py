@@ -13,7 +13,7 @@ from google.protobuf.message import Message
 from tafel.games.v1 import games_pb2
 
 from kit import wire
-from services.kit.game import GameEnded, Outcome, Resigned, TakenBack, TimedOut
+from tafel_rules.game import GameEnded, Outcome, Resigned, TakenBack, TimedOut
 
 StateT = TypeVar("StateT")
 MoveT = TypeVar("MoveT")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.kit.codec import GameCodec, GameEnvelope
-from services.kit.game import PLATFORM_ENDINGS, IllegalMove, Rules
+from tafel_rules.game import PLATFORM_ENDINGS, IllegalMove, Rules
 
 
 @dataclass

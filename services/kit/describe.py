@@ -14,7 +14,7 @@ from typing import Any
 from tafel.rules.v1 import rules_pb2
 
 from services.kit.codec import GameCodec, GameEnvelope
-from services.kit.game import Rules
+from tafel_rules.game import Rules
 
 
 def describe_game(

@@ -16,7 +16,7 @@ from tafel.rules.v1 import rules_pb2
 
 from kit.wire import embedded, key_of, string_field, timestamp, timestamp_ns, uint_field, varint
 from services.kit.codec import outcome_to_proto
-from services.kit.game import Outcome
+from tafel_rules.game import Outcome
 
 _RESPONSE_VERSION = key_of(rules_pb2.ApplyMoveResponse, "version")
 _RESPONSE_EVENTS = key_of(rules_pb2.ApplyMoveResponse, "events")

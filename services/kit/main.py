@@ -16,7 +16,7 @@ from kit.redis.scripts import RULES_SCRIPTS
 from kit.server import BindError, RunningServer, install_event_loop, run_until_signalled, start_server
 from kit.settings import ConfigError, RulesSettings
 from services.kit.codec import GameCodec
-from services.kit.game import Rules
+from tafel_rules.game import Rules
 from services.kit.metrics import RulesMetrics
 from services.kit.service import RulesServicer, add_rules_service, service_names
 from services.kit.store import GameStore

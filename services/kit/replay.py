@@ -16,7 +16,7 @@ from typing import Any
 from tafel.games.v1 import games_pb2
 
 from services.kit.codec import GameEnvelope, MalformedMessage
-from services.kit.game import ABORTED, DRAW_AGREED, IllegalMove, Rules
+from tafel_rules.game import ABORTED, DRAW_AGREED, IllegalMove, Rules
 
 
 class ReplayFailed(Exception):

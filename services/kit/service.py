@@ -33,7 +33,7 @@ from kit.wire import add_pre_encoded
 from services.kit import encoded
 from services.kit.codec import GameCodec, GameEnvelope, MalformedMessage, outcome_to_proto
 from services.kit.describe import describe_game
-from services.kit.game import (
+from tafel_rules.game import (
     ABORTED,
     DRAW_AGREED,
     GAME_OVER,

@@ -5,7 +5,7 @@ import kit.grpc_polling  # noqa: F401  (first: gRPC reads its experiments when i
 # isort: split
 from services.kit.main import serve_rules
 from services.plus4.codec import CODEC
-from services.plus4.rules import RULES
+from tafel_rules.plus4 import RULES
 
 if __name__ == "__main__":
     serve_rules(RULES, CODEC)

@@ -11,8 +11,8 @@ from typing import Final
 
 from tafel.plus4.v1 import plus4_pb2 as pb
 
-from services.kit.game import InvalidOptions, Outcome
-from services.plus4.rules import (
+from tafel_rules.game import InvalidOptions, Outcome
+from tafel_rules.plus4 import (
     LINES,
     Disc,
     DiscFellOut,

@@ -14,7 +14,7 @@ from tafel.games.v1 import games_pb2
 
 from services.kit.codec import GameEnvelope
 from services.plus4.codec import CODEC
-from services.plus4.rules import RULES, Mode, Plus4Options
+from tafel_rules.plus4 import RULES, Mode, Plus4Options
 
 ENVELOPE = GameEnvelope(CODEC)
 

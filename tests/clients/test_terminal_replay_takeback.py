@@ -12,9 +12,9 @@ from tafel.cli.replay import played
 from tafel.games.v1 import games_pb2
 
 from services.connect4.codec import CODEC
-from services.connect4.rules import RULES, Move, Options
+from tafel_rules.connect4 import RULES, Move, Options
 from services.kit.codec import GameEnvelope, outcome_to_proto
-from services.kit.game import Outcome, TakenBack
+from tafel_rules.game import Outcome, TakenBack
 
 ENVELOPE = GameEnvelope(CODEC)
 

@@ -17,7 +17,7 @@ import pytest
 
 from tools.images import ROOT, platform_wheel
 
-PACKAGES = ("kit", "services", "gateway", "tools")
+PACKAGES = ("kit", "services", "gateway", "tools", "packages/tafel-rules/tafel_rules")
 # Files in the package folders that are for people, not read by the code.
 NOT_READ = (".md", ".sh")
 
@@ -28,7 +28,7 @@ import importlib, json, pkgutil, sys
 import redis
 root = sys.argv[1]
 loaded = []
-for package in ("kit", "services", "gateway"):
+for package in ("kit", "services", "gateway", "tafel_rules"):
     module = importlib.import_module(package)
     assert module.__file__.startswith(root), (package, module.__file__)
     for info in pkgutil.walk_packages(module.__path__, package + "."):
@@ -46,7 +46,7 @@ for name in (*scripts.RULES_SCRIPTS, *scripts.GATEWAY_SCRIPTS):
     found = scripts.script(name)
     shas[name] = client.script_load(found.source)
     assert shas[name] == found.sha, name
-from services.coloursquare import sheets
+from tafel_rules.coloursquare import sheets
 assert str(sheets.SHEET_DIR).startswith(root) and sheets.SHEETS
 print(json.dumps({"modules": loaded, "lua": names, "loaded": sorted(shas), "sheets": sorted(sheets.SHEETS)}))
 """
@@ -69,6 +69,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "--target",
             str(target),
             str(wheel),
+            *map(str, wheel.parent.glob("tafel_rules-*.whl")),  # its dependency that is not on an index
         ],
         check=True,
         timeout=300,
@@ -85,6 +86,8 @@ def test_the_wheel_holds_every_file_of_the_packages(installed: Path) -> None:
     wheel = next((installed.parent / "dist").glob("*.whl"))
     with zipfile.ZipFile(wheel) as archive:
         inside = {name for name in archive.namelist() if not name.startswith("tafel_platform-")}
+    with zipfile.ZipFile(next((installed.parent / "dist").glob("tafel_rules-*.whl"))) as archive:
+        inside |= {f"packages/tafel-rules/{name}" for name in archive.namelist() if not name.startswith("tafel_rules-")}
     missing = sorted(tracked_package_files() - inside)
     assert not missing, f"not in the wheel (pyproject.toml's package data): {missing}"
     assert any(name.endswith(".lua") for name in inside) and any(name.endswith(".json") for name in inside)
@@ -112,5 +115,5 @@ def test_the_installed_package_loads_every_module_script_and_sheet(installed: Pa
     lua = {str(p.relative_to(ROOT / "kit/redis/lua").with_suffix("")) for p in (ROOT / "kit/redis/lua").rglob("*.lua")}
     assert set(found["lua"]) == lua
     assert found["loaded"] and set(found["loaded"]) <= lua
-    assert "gateway.server" in found["modules"] and "services.connect4.rules" in found["modules"]
+    assert "gateway.server" in found["modules"] and "tafel_rules.connect4" in found["modules"]
     assert found["sheets"]

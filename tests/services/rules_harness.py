@@ -17,7 +17,7 @@ from kit.redis.layer import RedisLayer
 from kit.server import RunningServer
 from kit.settings import RulesSettings
 from services.kit.codec import GameCodec
-from services.kit.game import Rules
+from tafel_rules.game import Rules
 from services.kit.main import start_rules_service
 
 

@@ -15,7 +15,7 @@ import pytest
 from kit.catalogue import GAMES, RULES_PAGES
 from services.kit import conformance
 from services.kit.describe import describe_game, load_game
-from services.kit.game import InvalidOptions, OptionSpec, Rules
+from tafel_rules.game import InvalidOptions, OptionSpec, Rules
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOGUE = sorted(GAMES.items())

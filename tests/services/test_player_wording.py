@@ -10,14 +10,14 @@ import pytest
 
 from gateway.rooms import _not_enough, normalize_code
 from kit.errors import Refused
-from services.coloursquare.model import Move as SquareMove
-from services.coloursquare.model import Options as SquareOptions
-from services.coloursquare.rules import RULES as SQUARE
-from services.connect4.rules import RULES as CONNECT4
-from services.connect4.rules import Move as DropMove
-from services.kit.game import IllegalMove
-from services.plus4.rules import RULES as PLUS4
-from services.plus4.rules import Move as PushMove
+from tafel_rules.coloursquare.model import Move as SquareMove
+from tafel_rules.coloursquare.model import Options as SquareOptions
+from tafel_rules.coloursquare.rules import RULES as SQUARE
+from tafel_rules.connect4 import RULES as CONNECT4
+from tafel_rules.connect4 import Move as DropMove
+from tafel_rules.game import IllegalMove
+from tafel_rules.plus4 import RULES as PLUS4
+from tafel_rules.plus4 import Move as PushMove
 
 PROGRAMMER = re.compile(r"\bseat \d|\(s\)|\b[A-Z]{3,}_[A-Z_]+\b")
 

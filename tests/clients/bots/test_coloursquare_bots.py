@@ -21,11 +21,11 @@ from tafel.bots.coloursquare import (
 )
 from tafel.coloursquare.v1 import coloursquare_pb2 as pb
 
-from services.coloursquare import rules as cs
+from tafel_rules.coloursquare import rules as cs
 from services.coloursquare.codec import CODEC
-from services.coloursquare.model import Options, Phase, Placement, SquareClosed, State
-from services.coloursquare.moves import legal_round_moves
-from services.coloursquare.scoring import breakdown
+from tafel_rules.coloursquare.model import Options, Phase, Placement, SquareClosed, State
+from tafel_rules.coloursquare.moves import legal_round_moves
+from tafel_rules.coloursquare.scoring import breakdown
 from tests.clients.bots.referee import coloursquare_game
 
 RULES = cs.RULES

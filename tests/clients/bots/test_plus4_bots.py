@@ -11,8 +11,8 @@ import pytest
 from tafel.bots.plus4 import Plus4Bot, state_from_view
 from tafel.plus4.v1 import plus4_pb2 as pb
 
-from services.kit.game import IllegalMove
-from services.plus4 import rules as p4
+from tafel_rules.game import IllegalMove
+from tafel_rules import plus4 as p4
 from services.plus4.codec import CODEC
 from tests.clients.bots.referee import plus4_match
 
@@ -25,7 +25,7 @@ def view_of(state: p4.Plus4State) -> pb.View:
 
 @pytest.mark.parametrize("mode", list(MODES))
 def test_the_view_reads_back_as_the_rules_state(mode: str) -> None:
-    """The bots search with the rules module itself (services.plus4.rules.next_state), so only
+    """The bots search with the rules module itself (tafel_rules.plus4.next_state), so only
     reading the view can go wrong: in random games (small targets and move limits, so rounds and
     every ending occur) the state read from each view is the rules' state, less the history of
     scored lines no rule reads."""

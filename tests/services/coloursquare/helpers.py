@@ -7,10 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from services.coloursquare.model import Cell, Die, Joker, Move, Options, Placement, Player, State, Status
-from services.coloursquare.rules import RULES, sheet_of, with_roll
-from services.coloursquare.scoring import breakdown
-from services.coloursquare.sheets import SHEETS
+from tafel_rules.coloursquare.model import Cell, Die, Joker, Move, Options, Placement, Player, State, Status
+from tafel_rules.coloursquare.rules import RULES, sheet_of, with_roll
+from tafel_rules.coloursquare.scoring import breakdown
+from tafel_rules.coloursquare.sheets import SHEETS
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "coloursquare" / "coloursquare.json"
 

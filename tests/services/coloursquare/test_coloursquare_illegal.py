@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from services.coloursquare.model import Cell, Die, Joker, Move, Options, Placement, State
-from services.coloursquare.rules import RULES, with_roll
-from services.kit.game import IllegalMove
+from tafel_rules.coloursquare.model import Cell, Die, Joker, Move, Options, Placement, State
+from tafel_rules.coloursquare.rules import RULES, with_roll
+from tafel_rules.game import IllegalMove
 from tests.services.coloursquare.helpers import full, mv, play_round, player, table
 
 

@@ -8,9 +8,9 @@ import itertools
 import random
 
 from services.coloursquare.codec import CODEC
-from services.coloursquare.legal import legal_placements
-from services.coloursquare.model import Move, Options, Phase, Placement, State
-from services.coloursquare.rules import RULES
+from tafel_rules.coloursquare.legal import legal_placements
+from tafel_rules.coloursquare.model import Move, Options, Phase, Placement, State
+from tafel_rules.coloursquare.rules import RULES
 
 
 def composed(singles: tuple[Placement, ...], must: int, most: int) -> set[Move]:

@@ -9,10 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from services.coloursquare.model import DICE, Cell, Die, Joker, Move, Options, Phase, Placement, State, Target
-from services.coloursquare.moves import FinalMoves
-from services.coloursquare.rules import RULES, sheet_of
-from services.kit.game import IllegalMove
+from tafel_rules.coloursquare.model import DICE, Cell, Die, Joker, Move, Options, Phase, Placement, State, Target
+from tafel_rules.coloursquare.moves import FinalMoves
+from tafel_rules.coloursquare.rules import RULES, sheet_of
+from tafel_rules.game import IllegalMove
 
 
 def _legal(state: State, seat: int, move: Move) -> bool:

@@ -10,10 +10,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.coloursquare.model import Options, Phase, State
-from services.coloursquare.rules import RULES
-from services.coloursquare.scoring import breakdown
-from services.coloursquare.sheets import SHEETS
+from tafel_rules.coloursquare.model import Options, Phase, State
+from tafel_rules.coloursquare.rules import RULES
+from tafel_rules.coloursquare.scoring import breakdown
+from tafel_rules.coloursquare.sheets import SHEETS
 
 SEEDS = st.integers(min_value=0, max_value=2**64 - 1)
 

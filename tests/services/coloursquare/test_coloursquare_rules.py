@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from services.coloursquare.model import (
+from tafel_rules.coloursquare.model import (
     ALL_REMOVED,
     COLOUR_SQUARE,
     ROUND_LIMIT,
@@ -26,8 +26,8 @@ from services.coloursquare.model import (
     SquareClosed,
     SquareCrossed,
 )
-from services.coloursquare.rules import RULES, with_roll
-from services.kit.game import GameEnded, IllegalMove, Resigned, TimedOut
+from tafel_rules.coloursquare.rules import RULES, with_roll
+from tafel_rules.game import GameEnded, IllegalMove, Resigned, TimedOut
 from tests.services.coloursquare.helpers import (
     cell_value,
     full,

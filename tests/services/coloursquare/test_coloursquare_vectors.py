@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from services.coloursquare.model import Options, Phase, State
-from services.coloursquare.rules import RULES, with_roll
+from tafel_rules.coloursquare.model import Options, Phase, State
+from tafel_rules.coloursquare.rules import RULES, with_roll
 from tests.services.coloursquare.helpers import load_vectors, snapshot, to_move
 
 VECTORS = load_vectors()

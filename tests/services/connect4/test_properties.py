@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from tafel.connect4.v1 import connect4_pb2 as pb
 
 from services.connect4.codec import CODEC
-from services.connect4.rules import RULES, Move, Options, notation, replay
+from tafel_rules.connect4 import RULES, Move, Options, notation, replay
 from services.kit import conformance
-from services.kit.game import IllegalMove
+from tafel_rules.game import IllegalMove
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "connect4"
 

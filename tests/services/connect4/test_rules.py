@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.connect4.rules import (
+from tafel_rules.connect4 import (
     BOARD_FULL,
     COLUMN_FULL,
     COLUMN_OUT_OF_RANGE,
@@ -20,7 +20,7 @@ from services.connect4.rules import (
     notation,
     replay,
 )
-from services.kit.game import GameEnded, IllegalMove, InvalidOptions, Resigned, TimedOut
+from tafel_rules.game import GameEnded, IllegalMove, InvalidOptions, Resigned, TimedOut
 
 
 def play(moves: str, options: Options = Options()):  # type: ignore[no-untyped-def]

@@ -19,7 +19,7 @@ from kit.catalogue import GAMES
 from services.kit import encoded
 from services.kit.codec import GameEnvelope, outcome_to_proto
 from services.kit.describe import load_game
-from services.kit.game import Outcome
+from tafel_rules.game import Outcome
 from services.kit.metrics import RulesMetrics
 from services.kit.service import RulesServicer
 from services.kit.store import GameStore

@@ -14,10 +14,10 @@ from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2
 
 from services.coloursquare.codec import CODEC as CS_CODEC
-from services.coloursquare.model import Options as CsOptions
-from services.coloursquare.rules import RULES as CS_RULES
+from tafel_rules.coloursquare.model import Options as CsOptions
+from tafel_rules.coloursquare.rules import RULES as CS_RULES
 from services.connect4.codec import CODEC
-from services.connect4.rules import RULES
+from tafel_rules.connect4 import RULES
 from tests.gateway.harness import c4_move
 from tests.services.kit.test_stream_calls import create_request, exchange
 from tests.services.rules_harness import Service, apply_request, new_id, rules_service

@@ -13,7 +13,7 @@ import pytest
 from tafel.rules.v1 import rules_pb2
 
 from services.connect4.codec import CODEC
-from services.connect4.rules import RULES
+from tafel_rules.connect4 import RULES
 from services.kit.service import STREAM_CALLS
 from tests.gateway.harness import c4_move
 from tests.services.rules_harness import Service, apply_request, new_id, rules_service

@@ -10,9 +10,9 @@ from tafel.plus4.v1 import plus4_pb2 as pb
 
 from services.kit import conformance
 from services.kit.codec import GameEnvelope
-from services.kit.game import GameEnded, InvalidOptions, Outcome
+from tafel_rules.game import GameEnded, InvalidOptions, Outcome
 from services.plus4.codec import CODEC
-from services.plus4.rules import (
+from tafel_rules.plus4 import (
     RULES,
     DiscFellOut,
     DiscPushed,

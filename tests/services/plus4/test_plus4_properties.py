@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services.kit.game import GameEnded, IllegalMove, Outcome
-from services.plus4.rules import (
+from tafel_rules.game import GameEnded, IllegalMove, Outcome
+from tafel_rules.plus4 import (
     RULES,
     DiscFellOut,
     DiscPushed,

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from services.kit.game import GameEnded, IllegalMove, InvalidOptions, Outcome, Resigned, TimedOut
-from services.plus4.rules import (
+from tafel_rules.game import GameEnded, IllegalMove, InvalidOptions, Outcome, Resigned, TimedOut
+from tafel_rules.plus4 import (
     LINES,
     RULES,
     Disc,

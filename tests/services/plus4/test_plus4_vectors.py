@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from services.kit.game import GameEnded, Outcome
-from services.plus4.rules import (
+from tafel_rules.game import GameEnded, Outcome
+from tafel_rules.plus4 import (
     RULES,
     DiscFellOut,
     Frame,

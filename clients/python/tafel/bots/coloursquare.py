@@ -4,8 +4,8 @@ What a seat may do comes from `tafel.coloursquare.v1.View`: the bot's own sheet 
 jokers), the roll, the phase and whose round it is (active seat: two different coloured dice;
 passive seats: the white die; a final turn: any of the five, placing optional), how many dice it
 must place (`must_place`), and where each die may go (`legal_placements`, which the service lists
-with its own rules). The printed sheet is the rules module's (`services.coloursquare.sheets`, by the
-view's sheet name), and every score the bots count is `services.coloursquare.scoring.score`, the
+with its own rules). The printed sheet is the rules module's (`tafel_rules.coloursquare.sheets`, by the
+view's sheet name), and every score the bots count is `tafel_rules.coloursquare.scoring.score`, the
 rules' own scoring (with its constants): a bot and the game cannot disagree about a rule.
 
 level 1: a random legal placement list.
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Final
 
-from services.coloursquare.scoring import BRIDGE_POINTS, PURPLE_POINTS, WRONG_POINTS, is_correct, score
-from services.coloursquare.sheets import SHEETS, Kind, Sheet
+from tafel_rules.coloursquare.scoring import BRIDGE_POINTS, PURPLE_POINTS, WRONG_POINTS, is_correct, score
+from tafel_rules.coloursquare.sheets import SHEETS, Kind, Sheet
 from tafel.coloursquare.v1 import coloursquare_pb2 as pb
 
 __all__ = [

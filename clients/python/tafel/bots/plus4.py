@@ -2,7 +2,7 @@
 
 The position comes from what `tafel.plus4.v1.View` shows (the frame, both supplies, scores, round
 wins, whose turn, the move count and the options), read into the rules module's `Plus4State`; every
-push the bots look ahead with is `services.plus4.rules.next_state`, the service's own push (its
+push the bots look ahead with is `tafel_rules.plus4.next_state`, the service's own push (its
 `apply_move` without the events), so a bot and the game cannot disagree about a rule.
 
 level 1: a random legal push.
@@ -21,8 +21,8 @@ import time
 from collections.abc import Sequence
 from typing import Final
 
-from services.kit.game import Outcome
-from services.plus4.rules import (
+from tafel_rules.game import Outcome
+from tafel_rules.plus4 import (
     COLUMNS,
     LINES,
     ROWS,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from services.kit.game import (
+from tafel_rules.game import (
     GameEnded,
     IllegalMove,
     InvalidOptions,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-from services.kit.game import (
+from tafel_rules.game import (
     GameEnded,
     IllegalMove,
     InvalidOptions,

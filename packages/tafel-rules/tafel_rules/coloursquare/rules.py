@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypeVar
 
-from services.coloursquare.dice import roll_five, seed_state
-from services.coloursquare.model import (
+from tafel_rules.coloursquare.dice import roll_five, seed_state
+from tafel_rules.coloursquare.model import (
     ALL_REMOVED,
     COLOUR_SQUARE,
     ROUND_LIMIT,
@@ -60,7 +60,7 @@ from services.coloursquare.model import (
     Status,
     View,
 )
-from services.coloursquare.moves import (
+from tafel_rules.coloursquare.moves import (
     MAX_DICE,
     FinalMoves,
     Role,
@@ -70,9 +70,9 @@ from services.coloursquare.moves import (
     most_placeable,
     write,
 )
-from services.coloursquare.scoring import breakdown, coloured_bridges, competition_ranks, is_correct, ranking
-from services.coloursquare.sheets import SHEETS, Sheet
-from services.kit.game import (
+from tafel_rules.coloursquare.scoring import breakdown, coloured_bridges, competition_ranks, is_correct, ranking
+from tafel_rules.coloursquare.sheets import SHEETS, Sheet
+from tafel_rules.game import (
     PLATFORM_ENDINGS,
     GameEnded,
     IllegalMove,

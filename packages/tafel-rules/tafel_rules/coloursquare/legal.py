@@ -12,9 +12,9 @@ could compute it the same way."""
 
 from __future__ import annotations
 
-from services.coloursquare.model import COLOURS, DIE_INDEX, Die, Phase, Placement, Player, Target, View
-from services.coloursquare.moves import Role, colour_cells, free_jokers, white_cells
-from services.coloursquare.sheets import SHEETS
+from tafel_rules.coloursquare.model import COLOURS, DIE_INDEX, Die, Phase, Placement, Player, Target, View
+from tafel_rules.coloursquare.moves import Role, colour_cells, free_jokers, white_cells
+from tafel_rules.coloursquare.sheets import SHEETS
 
 ROLE_DICE: dict[Role, tuple[Die, ...]] = {
     Role.ACTIVE: COLOURS,

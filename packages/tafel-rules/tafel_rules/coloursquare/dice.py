@@ -5,7 +5,7 @@ Same seed, same rolls, on every machine and Python version (no `random` module s
 
 from __future__ import annotations
 
-from services.coloursquare.model import Roll
+from tafel_rules.coloursquare.model import Roll
 
 MASK64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15

@@ -20,7 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from services.coloursquare.model import COLOURS, DIE_INDEX, Die
+from tafel_rules.coloursquare.model import COLOURS, DIE_INDEX, Die
 
 SHEET_FORMAT = "coloursquare-sheet/1"
 SHEET_DIR = Path(__file__).resolve().parent / "sheets"

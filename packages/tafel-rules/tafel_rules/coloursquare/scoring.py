@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from services.coloursquare.model import Breakdown, Player, Status
-from services.coloursquare.sheets import Kind, Sheet, Square
+from tafel_rules.coloursquare.model import Breakdown, Player, Status
+from tafel_rules.coloursquare.sheets import Kind, Sheet, Square
 
 BRIDGE_POINTS = 5
 PURPLE_POINTS = 5

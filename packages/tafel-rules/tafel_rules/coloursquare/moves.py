@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import overload
 
-from services.coloursquare.model import (
+from tafel_rules.coloursquare.model import (
     COLOURS,
     DICE,
     DIE_INDEX,
@@ -31,8 +31,8 @@ from services.coloursquare.model import (
     Status,
     Target,
 )
-from services.coloursquare.sheets import Sheet
-from services.kit.game import IllegalMove
+from tafel_rules.coloursquare.sheets import Sheet
+from tafel_rules.game import IllegalMove
 
 BAD_PLACEMENT = "BAD_PLACEMENT"
 BAD_DIE = "BAD_DIE"
