@@ -1,4 +1,4 @@
-"""Protobuf messages joined from already-encoded parts, and gRPC methods that send such bytes.
+"""Protobuf messages joined from already-encoded parts (kit/handlers.py: gRPC methods that send them).
 
 Protobuf's wire format is a sequence of tagged fields: a message's encoding is its fields'
 encodings one after another (a repeated field's is its elements', each with its tag), an embedded
@@ -11,13 +11,9 @@ protobuf's own encoder leaves it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from typing import Any
 
-import grpc
 from google.protobuf.descriptor import FieldDescriptor
-
-from kit.undecodable import handler_factory
 
 # Varints of 0-127 are one byte: the common case (versions, seats, lengths of small messages).
 _ONE_BYTE = tuple(bytes((value,)) for value in range(128))
@@ -99,50 +95,3 @@ def timestamp_ns(ns: int) -> bytes:
     """A google.protobuf.Timestamp of `ns` nanoseconds since the epoch (ns >= 0)."""
     seconds, nanos = divmod(ns, 1_000_000_000)
     return uint_field(_SECONDS, seconds) + uint_field(_NANOS, nanos)
-
-
-def encoded_or_message(message: Any) -> bytes:
-    """A response serializer for methods whose handlers may answer with bytes already encoded."""
-    if type(message) is bytes:
-        return message
-    data: bytes = message.SerializeToString()
-    return data
-
-
-class _Collected:
-    """Stands in for a server while a generated add_*_to_server function registers: keeps the
-    method handlers instead."""
-
-    handlers: dict[str, grpc.RpcMethodHandler]
-
-    def add_generic_rpc_handlers(self, handlers: Any) -> None:
-        pass
-
-    def add_registered_method_handlers(self, service: str, handlers: dict[str, grpc.RpcMethodHandler]) -> None:
-        self.handlers = handlers
-
-
-def add_pre_encoded(
-    add_generated: Callable[[Any, Any], None],
-    servicer: Any,
-    server: grpc.aio.Server,
-    service: str,
-    methods: Iterable[str],
-) -> None:
-    """Register `servicer` as its generated add_*_to_server function would, except that the
-    named methods may answer with encoded bytes (encoded_or_message) as well as messages."""
-    collected = _Collected()
-    add_generated(servicer, collected)
-    handlers = dict(collected.handlers)
-    for name in methods:
-        old = handlers[name]
-        behaviour = (
-            (old.stream_stream if old.response_streaming else old.stream_unary)
-            if old.request_streaming
-            else (old.unary_stream if old.response_streaming else old.unary_unary)
-        )
-        handlers[name] = handler_factory(old.request_streaming, old.response_streaming)(
-            behaviour, request_deserializer=old.request_deserializer, response_serializer=encoded_or_message
-        )
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
-    server.add_registered_method_handlers(service, handlers)

@@ -12,6 +12,8 @@ import grpc
 from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.message import Message
 
+from kit.handlers import Collector
+
 
 @dataclass(frozen=True)
 class Method:
@@ -34,26 +36,13 @@ class Method:
         return bool(self.handler.response_streaming)
 
 
-class _Collector:
-    """Stands in for grpc.aio.Server in `register`: keeps the handlers instead of serving them."""
-
-    def __init__(self) -> None:
-        self.services: dict[str, dict[str, grpc.RpcMethodHandler]] = {}
-
-    def add_generic_rpc_handlers(self, handlers: Any) -> None:
-        """Generated code registers every service twice; the registered handlers are enough."""
-
-    def add_registered_method_handlers(self, service: str, handlers: dict[str, grpc.RpcMethodHandler]) -> None:
-        self.services[service] = dict(handlers)
-
-
 HandlerWrap = Callable[[grpc.RpcMethodHandler, str], grpc.RpcMethodHandler]
 
 
 def collect_methods(register: Callable[[Any], None], wrap: HandlerWrap | None = None) -> list[Method]:
     """`wrap` puts the native server's interceptors (the gateway's call limits) in front of each
     handler, so a caller cannot dodge them by switching transport."""
-    collector = _Collector()
+    collector = Collector()
     register(collector)
     pool = descriptor_pool.Default()
     methods: list[Method] = []

@@ -29,7 +29,7 @@ from kit.ids import check_id
 from kit.mailbox import Mailbox
 from kit.slots import Slots
 from kit.tasks import spawn as supervised
-from kit.wire import add_pre_encoded
+from kit.handlers import add_pre_encoded
 from services.kit import encoded
 from services.kit.codec import GameCodec, GameEnvelope, MalformedMessage, outcome_to_proto
 from services.kit.describe import describe_game
