@@ -77,6 +77,8 @@ class _Waiter:
     released: bool = False  # that start released this search's claim already
     told: bool = False  # that start marked the player told (bucket.lua told) already
     gone: asyncio.Event = field(default_factory=asyncio.Event)  # its search ended, ticket withdrawn
+    # Its search came to an end of its own (started, expired, refused): only the claim is left.
+    settled: bool = False
 
 
 @dataclass
@@ -204,17 +206,45 @@ class Matchmaker:
             async for message in self._solo(spec, player):
                 yield message
             return
-        withdrawing = self._withdrawing.get((spec.game, player.player_id))
-        if withdrawing is not None:  # this player's previous search for the game is still ending
+        await self._previous_search_ended(spec, player.player_id)
+        taken, owner = await self._enqueue(spec, player, request_id)
+        bucket, waiter = self._wait_here(spec, taken, player.player_id, owner)
+        slow = is_correspondence(spec.per_move_ms)
+        try:
+            if slow:  # listed for ListMySearches (a real-time search is listed nowhere: no write)
+                await self._note(spec, request_id, waiter)
+            yield self._queued(waiter)
+            while True:
+                if not await self._news(waiter):
+                    yield self._queued(waiter)  # how long it waited, its rating window now
+                    continue
+                found = await self._outcome(spec, waiter)
+                if found is not None:
+                    yield found
+                    return
+        finally:
+            await self._leave(
+                spec, player, bucket, waiter, park=slow and not (leaving is not None and leaving.withdraw)
+            )
+
+    async def _previous_search_ended(self, spec: BucketSpec, player_id: str) -> None:
+        """The player's previous search for the game may still be ending here (its ticket leaving
+        the queue): a new one waits for that, so it cannot race its own old ticket."""
+        withdrawing = self._withdrawing.get((spec.game, player_id))
+        if withdrawing is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(withdrawing)
+
+    async def _enqueue(self, spec: BucketSpec, player: play_pb2.Player, request_id: str) -> tuple[Taken, str]:
+        """Claim the game and queue a ticket (or take the player's waiting one over): what was taken
+        and this stream's owner token. Refuses ALREADY_QUEUED when a search in another bucket of
+        the game holds the claim."""
         # A guest is never rated (a game with a guest is unrated, and only rated games write
         # ratings), so its rating is the default: no lookup, a round trip fewer a guest's search.
         rating = DEFAULT_RATING if player.guest else await self.ratings.rating(player.player_id, spec.game)
         ticket_id = new_ticket_id()
         owner = new_ticket_id()  # this stream, as the holder of the ticket
-        now = self.now_ms()
-        enqueue = asyncio.ensure_future(self._take(spec, player, ticket_id, rating, now, request_id, owner))
+        enqueue = asyncio.ensure_future(self._take(spec, player, ticket_id, rating, self.now_ms(), request_id, owner))
         try:
             taken = await asyncio.shield(enqueue)
         except asyncio.CancelledError:
@@ -229,15 +259,21 @@ class Matchmaker:
                 "you already search for a match of this game; stop that search first",
                 metadata={"ticket_id": taken.ticket_id},
             )
-        ticket_id = taken.ticket_id
-        waiter = _Waiter(ticket_id, player.player_id, taken.enqueued_ms, owner)
+        return taken, owner
+
+    def _wait_here(self, spec: BucketSpec, taken: Taken, player_id: str, owner: str) -> tuple[_Bucket, _Waiter]:
+        """The ticket's waiter in its bucket's worker: it replaces a search of this process that held
+        the ticket before (that one ends taken over), adopts a match this process started while
+        the ticket was being queued, and has the worker pair or renew at once where the enqueue
+        left work."""
+        waiter = _Waiter(taken.ticket_id, player_id, taken.enqueued_ms, owner)
         bucket = self._bucket(spec)
-        replaced = bucket.waiters.get(ticket_id)
-        if replaced is not None:  # this search took the ticket over: the one here before ends
+        replaced = bucket.waiters.get(waiter.ticket_id)
+        if replaced is not None:
             replaced.status = TicketStatus("taken_over")
             replaced.wake.set()
-        bucket.waiters[ticket_id] = waiter
-        early = self._early.pop(ticket_id, None)
+        bucket.waiters[waiter.ticket_id] = waiter
+        early = self._early.pop(waiter.ticket_id, None)
         if early is not None:  # its own enqueue paired it and this process started the match already
             waiter.status, waiter.details, waiter.released, waiter.told = early
             waiter.wake.set()
@@ -246,95 +282,105 @@ class Matchmaker:
             bucket.poke.set()
         elif len(taken.matches) >= MAX_MATCHES_PER_PAIRING:
             bucket.poke.set()  # the enqueue's pairing stopped at its limit: pair the rest now
-        slow = is_correspondence(spec.per_move_ms)
-        done = False
+        return bucket, waiter
+
+    async def _news(self, waiter: _Waiter) -> bool:
+        """Whether the worker changed the waiter's status within an update's interval."""
         try:
-            if slow:  # listed for ListMySearches (a real-time search is listed nowhere: no write)
-                await self._note(spec, request_id, waiter)
-            yield self._queued(waiter)
-            while True:
-                try:
-                    # (asyncio.timeout, not wait_for: 3.11's wait_for runs the wait in a task of its own)
-                    async with asyncio.timeout(self.settings.update_s):
-                        await waiter.wake.wait()
-                except TimeoutError:
-                    yield self._queued(waiter)
-                    continue
-                waiter.wake.clear()
-                status = waiter.status
-                if self._closing and not (status.kind == "matched" and status.started):
-                    raise Refused(
-                        grpc.StatusCode.UNAVAILABLE,
-                        "GATEWAY_STOPPING",
-                        "this gateway is stopping; search again (with the same request id) elsewhere",
-                    )
-                if status.kind == "taken_over":  # its ticket is the newer search's now: left alone
-                    raise Refused(
-                        grpc.StatusCode.ABORTED,
-                        "SEARCH_TAKEN_OVER",
-                        "a newer search of yours for this game took this one over",
-                    )
-                if status.kind == "failed":  # this bucket's worker cannot pair or renew (a bug)
-                    raise Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "matchmaking failed; search again")
-                if status.kind == "unavailable":
-                    raise Refused(
-                        grpc.StatusCode.UNAVAILABLE,
-                        "STORE_UNAVAILABLE",
-                        "matchmaking's storage is unavailable; search again (with the same request id)",
-                    )
-                if status.kind == "gone":
-                    done = True
-                    raise Refused(
-                        grpc.StatusCode.DEADLINE_EXCEEDED,
-                        "TICKET_EXPIRED",
-                        "no match was found in time; ask again",
-                    )
-                if status.kind == "matched" and status.refused:
-                    done = True
-                    raise Refused(
-                        grpc.StatusCode.FAILED_PRECONDITION,
-                        "MATCH_REFUSED",
-                        "the game's rules service refused these settings for this table; change them",
-                    )
-                if status.kind == "matched" and status.started:
-                    done = True
-                    details = waiter.details or await self.queue.lookup(spec.bucket_id, status.game_id)
-                    if not waiter.told:
-                        # Before the answer leaves: a search sent the moment it arrives must queue
-                        # afresh, not attach to this match.
-                        await self._tell(spec, waiter)
-                    yield self._found(ticket_id, status, details)
-                    return
-                if status.kind == "matched" and waiter.matched_at is not None:
-                    waited = time.monotonic() - waiter.matched_at
-                    if waited > self.settings.start_grace_s * 4:
-                        done = True
-                        raise Refused(
-                            grpc.StatusCode.UNAVAILABLE,
-                            "MATCH_NOT_STARTED",
-                            "a match was found but its game could not be started; ask again",
-                        )
+            # (asyncio.timeout, not wait_for: 3.11's wait_for runs the wait in a task of its own)
+            async with asyncio.timeout(self.settings.update_s):
+                await waiter.wake.wait()
+        except TimeoutError:
+            return False
+        waiter.wake.clear()
+        return True
+
+    async def _outcome(self, spec: BucketSpec, waiter: _Waiter) -> play_pb2.FindMatchResponse | None:
+        """What the waiter's status means for its stream: MatchFound once its game started, a
+        refusal that ends the search, or None while it still waits (paired, its game not started
+        yet). Marks the search settled where its ticket's own end came (only its claim is left)."""
+        status = waiter.status
+        if self._closing and not (status.kind == "matched" and status.started):
+            raise Refused(
+                grpc.StatusCode.UNAVAILABLE,
+                "GATEWAY_STOPPING",
+                "this gateway is stopping; search again (with the same request id) elsewhere",
+            )
+        if status.kind == "taken_over":  # its ticket is the newer search's now: left alone
+            raise Refused(
+                grpc.StatusCode.ABORTED,
+                "SEARCH_TAKEN_OVER",
+                "a newer search of yours for this game took this one over",
+            )
+        if status.kind == "failed":  # this bucket's worker cannot pair or renew (a bug)
+            raise Refused(grpc.StatusCode.INTERNAL, "INTERNAL", "matchmaking failed; search again")
+        if status.kind == "unavailable":
+            raise Refused(
+                grpc.StatusCode.UNAVAILABLE,
+                "STORE_UNAVAILABLE",
+                "matchmaking's storage is unavailable; search again (with the same request id)",
+            )
+        if status.kind == "gone":
+            waiter.settled = True
+            raise Refused(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                "TICKET_EXPIRED",
+                "no match was found in time; ask again",
+            )
+        if status.kind == "matched" and status.refused:
+            waiter.settled = True
+            raise Refused(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "MATCH_REFUSED",
+                "the game's rules service refused these settings for this table; change them",
+            )
+        if status.kind == "matched" and status.started:
+            waiter.settled = True
+            details = waiter.details or await self.queue.lookup(spec.bucket_id, status.game_id)
+            if not waiter.told:
+                # Before the answer leaves: a search sent the moment it arrives must queue
+                # afresh, not attach to this match.
+                await self._tell(spec, waiter)
+            return self._found(waiter.ticket_id, status, details)
+        if status.kind == "matched" and waiter.matched_at is not None:
+            waited = time.monotonic() - waiter.matched_at
+            if waited > self.settings.start_grace_s * 4:
+                waiter.settled = True
+                raise Refused(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "MATCH_NOT_STARTED",
+                    "a match was found but its game could not be started; ask again",
+                )
+        return None
+
+    async def _leave(
+        self, spec: BucketSpec, player: play_pb2.Player, bucket: _Bucket, waiter: _Waiter, *, park: bool
+    ) -> None:
+        """The stream's search ends: a settled one releases its claim (unless this process's start
+        of its match did that already: a second release was 2 round trips a game); one that ended
+        before (cancelled, disconnected, the gateway stopping) withdraws its ticket, or parks it where `park`
+        (a correspondence search not withdrawn by its player). In a task of its own, so the
+        cancellation of the stream cannot stop it."""
+        try:
+            if bucket.waiters.get(waiter.ticket_id) is waiter:  # a resent search may hold the ticket now
+                del bucket.waiters[waiter.ticket_id]
+            if waiter.settled and waiter.released:
+                return
+            ticket_id, owner = waiter.ticket_id, waiter.owner
+            ending: Awaitable[None]
+            if waiter.settled:
+                ending = self._release(spec, player.player_id, ticket_id)
+            elif park and waiter.status.kind != "failed":
+                ending = self._park(spec, player.player_id, ticket_id, owner)
+            else:
+                ending = self._cancel(spec, player.player_id, ticket_id, owner)
+            task = self._withdraw(spec, player, ticket_id, ending)
+            # The search ends once its ticket has left the queue (a caller that withdraws and
+            # searches again must not race its own old ticket); shielded, so a second
+            # cancellation cannot stop the removal.
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.shield(task)
         finally:
-            if bucket.waiters.get(ticket_id) is waiter:  # a resent search may hold the ticket now
-                del bucket.waiters[ticket_id]
-            # The call ended early (cancelled, disconnected): take the ticket out of the queue;
-            # either way the search's claim on the game is released (unless this process's start
-            # of its match did that already: a second release was 2 round trips a game). In a
-            # task of its own, so the cancellation of this one cannot stop it.
-            if not (done and waiter.released):
-                ending: Awaitable[None]
-                if done:
-                    ending = self._release(spec, player.player_id, ticket_id)
-                elif slow and not (leaving is not None and leaving.withdraw) and waiter.status.kind != "failed":
-                    ending = self._park(spec, player.player_id, ticket_id, owner)
-                else:
-                    ending = self._cancel(spec, player.player_id, ticket_id, owner)
-                task = self._withdraw(spec, player, ticket_id, ending)
-                # The search ends once its ticket has left the queue (a caller that withdraws and
-                # searches again must not race its own old ticket); shielded, so a second
-                # cancellation cannot stop the removal.
-                with contextlib.suppress(Exception, asyncio.CancelledError):
-                    await asyncio.shield(task)
             waiter.gone.set()
 
     async def _take(
