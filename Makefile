@@ -101,11 +101,11 @@ BASELINE := protos/baseline.binpb
 lint: gen/.stamp $(DEV)
 	$(VENV)/bin/buf lint
 	$(VENV)/bin/buf breaking --against $(BASELINE)
-	$(VENV)/bin/ruff check kit services gateway tools tests clients
+	$(VENV)/bin/ruff check kit services gateway tools tests clients packages
 	$(PY) -m tools.check_deploy  # renders and validates deploy/ offline (k8s, compose, Dockerfile)
 
 typecheck: gen/.stamp $(DEV)
-	$(VENV)/bin/mypy kit services gateway tools clients/python/tafel clients/loadgen/tafel_loadgen
+	$(VENV)/bin/mypy kit services gateway tools clients/python/tafel clients/loadgen/tafel_loadgen packages/tafel-rules/tafel_rules
 
 # The browser tests drive the machine's Chromium (Debian's package; Playwright downloads no browser
 # here). Installed when missing and we may (root); otherwise those tests skip, saying why (CI fails).
