@@ -48,7 +48,15 @@ async def play(client: TafelClient, args: argparse.Namespace, console: Console) 
         game_id = room.game_id or (await client.wait_room_started(room.code, on_connection=told)).game_id
         public = room.watchable
     else:
-        console.print(_("looking for a {title} opponent ... (Ctrl-C to stop)").format(title=title))
+        if args.days:  # a correspondence search outlives this terminal (a week at most)
+            console.print(
+                _(
+                    "looking for a {title} opponent ... (Ctrl-C leaves; the search waits up to a week: "
+                    "tafel search cancel {game} withdraws it)"
+                ).format(title=title, game=args.game)
+            )
+        else:
+            console.print(_("looking for a {title} opponent ... (Ctrl-C to stop)").format(title=title))
         # No retry limit: the search waits for the platform as long as the person does.
         told = console_connection(
             console, _("Your search is kept."), _("Still looking for a {title} opponent ...").format(title=title)
