@@ -14,6 +14,7 @@ import { formatDateTime, t } from "./i18n.js";
 import { explain } from "./say.js";
 import { games, type TafelClient, type play } from "./sdk.js";
 import { rulesLinkAfter } from "./rules-link.js";
+import { searchesSection } from "./searches.js";
 import { optionsJson, startGame, type Plan } from "./start.js";
 import { timestampMs } from "./time.js";
 
@@ -61,7 +62,8 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
   const list = h("div", { class: "games" }, t("lobby.loadingGames"));
   const live = h("ul", { class: "live" });
   const mine = h("ul", { class: "mine" });
-  mount(root, h("section", { class: "lobby" }, friendsBox(client, signal), h("h2", {}, t("lobby.play")), status, list, openChallengesSection(client, go, signal), h("h2", {}, t("lobby.live")), live, h("h2", {}, t("lobby.mine")), mine));
+  const searches = searchesSection(client, signal);
+  mount(root, h("section", { class: "lobby" }, friendsBox(client, signal), h("h2", {}, t("lobby.play")), status, list, searches.section, openChallengesSection(client, go, signal), h("h2", {}, t("lobby.live")), live, h("h2", {}, t("lobby.mine")), mine));
 
   const fail = (error: unknown): void => {
     if (!signal.aborted) status.textContent = explain(error);
@@ -99,11 +101,17 @@ export function lobbyPage(root: HTMLElement, client: TafelClient, go: (hash: str
       const abort = new AbortController();
       signal.addEventListener("abort", () => abort.abort());
       const cancel = h("button", { type: "button", class: "cancel" }, t("lobby.cancel"));
-      cancel.addEventListener("click", () => abort.abort());
+      // A days-long search outlives this page (leaving keeps it queued): Cancel withdraws it.
+      const days = timeControlOf(plan("match").perMoveS).daysPerMove !== undefined;
+      cancel.addEventListener("click", () => {
+        abort.abort();
+        if (days) client.cancelSearch(type.game).then(searches.refresh, fail);
+      });
       const started = Date.now();
       const tick = setInterval(() => (wait.firstChild!.textContent = `${t("lobby.looking", { seconds: Math.round((Date.now() - started) / 1000) })} `), 500);
-      mount(wait, h("span", {}, `${t("lobby.looking", { seconds: 0 })} `), cancel);
+      mount(wait, h("span", {}, `${t("lobby.looking", { seconds: 0 })} `), cancel, days ? h("small", { class: "hint" }, t("lobby.searchWaits")) : undefined);
       wait.hidden = false;
+      if (days) setTimeout(searches.refresh, 500);
       try {
         const gameId = await startGame(client, plan("match"), abort.signal);
         if (gameId) go(`#/game/${gameId}`);
