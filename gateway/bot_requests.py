@@ -5,7 +5,7 @@ A person in an open room asks for a bot; the request goes on a per-game Redis li
 by exactly one of them, which then joins the room by its code like any player. Requests expire
 with their list (a room that nobody serves stays an ordinary room).
 
-No request is lost until its bot has taken the seat (issue 34.2): a request handed to a pool moves
+No request is lost until its bot has taken the seat: a request handed to a pool moves
 into an in-flight set with a lease in the same script (lua/bots/take.lua), so a gateway killed
 between the take and the pool's read, or a pool that dies before its bot joins, leaves it there.
 The bot's join settles it (`tafel-bot-request` metadata on JoinRoom, lua/bots/joined.lua); a
@@ -15,7 +15,7 @@ requests, else drops it. A room's pending requests (a hash) make asking again sa
 while they cover the room's empty seats answers one of them (the player's own first) instead of
 queueing another bot.
 
-A bot is marked by the platform, never by itself (issue 43.4): the join that names a request
+A bot is marked by the platform, never by itself: the join that names a request
 pending for its room seats the joiner as a bot of the requested level (Player.bot, bot_level and
 the display name "Bot (level N)", kept with the seat in the room and so in the game and its record).
 The id a pool is handed is the request's own; the person who asked is told only a digest of it

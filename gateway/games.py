@@ -3,7 +3,7 @@
 Keys (kit/redis/keys.py, "Games the gateway started"; this module owns them):
 
 - ``meta_key(game)`` hash: game type, players per seat (JSON list of [player_id, username, guest],
-  and after those [display_name, bot_level] when the seat has either: issue 43),
+  and after those [display_name, bot_level] when the seat has either),
   GameOptions bytes (defaults filled in), per-move time, rated, origin (``match``, ``room``,
   ``tournament``, ``test``...), created. Written once (lua/games/start.lua never overwrites it, and
   arms the first clock in the same script), so a retried start is harmless. It expires
@@ -48,7 +48,7 @@ from kit.redis.scripts import Script, script
 _META_CACHE = 20_000
 
 # The origin of a game from a room whose owner did not make it watchable: it is never listed in the
-# live lists and only its seated players may see or watch it (issue 18.7).
+# live lists and only its seated players may see or watch it.
 PRIVATE_ORIGIN = "private-room"
 
 

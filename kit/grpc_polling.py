@@ -5,7 +5,7 @@ experiments ``event_engine_listener`` and ``event_engine_client``, on by default
 then hands each completion from its poller thread to the event loop: a message crosses two threads
 before the loop sees it. With the two experiments off, gRPC's iomgr does the socket work on the
 poller thread itself, while it waits for completions: one hand-over fewer a message, and fewer
-context switches on a busy machine. Measured (docs/benchmarks.md, issue 19 eighth pass): the Play
+context switches on a busy machine. Measured (docs/benchmarks.md, "gRPC's sockets on its own poller thread"): the Play
 relay's floor 147-159 -> 111-122 µs a move; in the whole platform the gateway's context switches
 4.3-5.5 -> 1.0-2.1 a move, its CPU a move 1-10 % lower (most of it is its own Python), the load
 generator's 7-35 % lower.

@@ -125,7 +125,7 @@ def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
         ("grpc.so_reuseport", 1 if settings.acceptors > 1 else 0),
         ("grpc.http2.bdp_probe", 0),
         # A connection that has not finished its HTTP/2 (and TLS) handshake in time (10 s) is closed:
-        # gRPC's default of 120 s let idle sockets that never speak HTTP/2 pile up (issue 18.13).
+        # gRPC's default of 120 s let idle sockets that never speak HTTP/2 pile up.
         ("grpc.server_handshake_timeout_ms", int(settings.handshake_timeout_s * 1000)),
     ]
 

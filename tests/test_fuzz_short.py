@@ -1,5 +1,5 @@
 """The short `make fuzz`: a few hostile requests at every RPC of every server of a real platform,
-then every field of every request at its boundaries (issue 34: an event id past 64 bits answered
+then every field of every request at its boundaries (an event id past 64 bits answered
 UNAVAILABLE); no UNKNOWN, INTERNAL, UNAVAILABLE, hang, dead process or leaked exception text."""
 
 from __future__ import annotations

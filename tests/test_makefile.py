@@ -1,5 +1,5 @@
 """The Makefile's choice of interpreter for a new .venv: the distribution's PGO/LTO build when it can
-make a venv (docs/benchmarks.md, issue 19's tenth pass), else python3; PYTHON=... overrides."""
+make a venv (docs/benchmarks.md, "The interpreter, frames a resumption passes, Redis by script"), else python3; PYTHON=... overrides."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`make run`'s banner (issue 43.11): the browser app's address is the first thing it says and the
+"""`make run`'s banner: the browser app's address is the first thing it says and the
 first thing it says to do next; every server's address is still listed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Correspondence games at scale (issue 39; docs/benchmarks.md, "Correspondence games"): `--games`
+"""Correspondence games at scale (docs/benchmarks.md, "Correspondence games"): `--games`
 live 3-day Connect Four games at once on a fresh single Redis, each made as the platform makes one
 (the gateway's GameDirectory.start_game through a real Connect Four rules service, then one move
 through Actions.apply with the correspondence follow-up: the rules commit arms the 3-day deadline,

@@ -21,7 +21,7 @@ rules service do; the line then shows both processes' CPU and their sum, the flo
 rules service together.
 --threads splits the relay's CPU and wake-ups by thread; --server-option / --channel-option set
 gRPC channel arguments on the relay's server / the clients' channels, and GRPC_EXPERIMENTS in the
-environment reaches both processes (docs/benchmarks.md, issue 19's fourth pass, for what each did).
+environment reaches both processes (docs/benchmarks.md, "The gateway's gRPC layer", for what each did).
 All of its processes poll gRPC as the servers do (kit/grpc_polling.py; TAFEL_GRPC_EVENT_ENGINE=1:
 gRPC's defaults).
 """

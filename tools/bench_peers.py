@@ -3,7 +3,7 @@
     .venv/bin/python -m tools.bench_peers [--rounds 3] [--games 200 500] [--duration 20]
         [--peers boardgameio colyseus] [--tafel LABEL [TREE] [KEY=VALUE ...]] ... [--json FILE]
 
-Issue 19 asks for comparisons inside one run only, peer and tafel interleaved (A/B/A/B), quoted as
+Comparisons are made inside one run only, peer and tafel interleaved (A/B/A/B), quoted as
 medians and ratios: this machine's speed moves by 2x within an hour, so a figure from another run
 says little. Each round runs every contestant once at each games count, in order; the table then
 gives each contestant's figure per round and its median, and each tafel contestant's ratio to

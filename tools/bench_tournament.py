@@ -1,4 +1,4 @@
-"""Tournaments at an organiser's size (issue 38; docs/benchmarks.md, "Tournaments at an
+"""Tournaments at an organiser's size (docs/benchmarks.md, "Tournaments at an
 organiser's size"): a platform of its own, a Swiss played to the end by bots thinking like people,
 the figures, and the standings checked against the games' records.
 

@@ -1,4 +1,4 @@
-"""Hostile requests at every RPC of every server (issue 18): `make fuzz`, short version in make test.
+"""Hostile requests at every RPC of every server: `make fuzz`, short version in make test.
 
 Starts the platform on loopback (tools/platform.py), signs in a guest, then sends each method of
 every service the servers expose random bytes, and valid messages with hostile field values

@@ -7,7 +7,7 @@
 # Why: the peers keep their games in their server's memory, and a crashed process loses them;
 # tafel commits every move to Redis before anyone sees it (and survives kill -9 of any process).
 # This puts a durable boardgame.io beside the in-memory one in the same run
-# (docs/benchmarks.md, "Issue 19, fourteenth pass"):
+# (docs/benchmarks.md, "The peers keep their games in memory"):
 #
 #   tools/peers_flatfile.sh /tmp/peers-flat
 #   PEERS_WORK=/tmp/peers-flat-work .venv/bin/python -m tools.bench_peers --peers-dir /tmp/peers-flat \

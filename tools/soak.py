@@ -1,5 +1,5 @@
 """`make soak` (python -m tools.soak): an hour at a steady, human-paced load with restarts, then an
-audit of what it left behind (issue 34, item 4).
+audit of what it left behind.
 
 Starts, on loopback only, a Redis of its own, two gateways and two replicas of the Connect Four
 rules service (tools/platform.py, as `make run` starts them, each with a metrics endpoint), then for
@@ -70,9 +70,9 @@ ARCHIVE = ("tafel:record:{g:*}", "tafel:records", "tafel:records:*", "tafel:play
 class SoakSettings:
     duration_s: float = 3600.0
     restart_every_s: float = 600.0
-    games: int = 100  # load-generator games: 200 players, a fraction of a 2-core machine (issue 40)
+    games: int = 100  # load-generator games: 200 players, a fraction of a 2-core machine
     audited_games: int = 5
-    think_s: float = 10.0  # issue 40's player model: a mean of 10 s a move
+    think_s: float = 10.0  # the load model of docs/benchmarks.md: a mean of 10 s a move
     think_sigma: float = 0.8  # the audited players' log-normal spread (median 7.3 s for a 10 s mean)
     per_move_s: float = 60.0  # the turn clock: above a person's long tail
     sample_every_s: float = 10.0

@@ -37,7 +37,7 @@ wake-up; the waiting streams (on whichever replica) learn their game id and seat
 or, if it is lost, from their next lease renewal (every tick). If the forming gateway dies before
 starting the game, a waiting stream starts it itself after a grace period (same game id).
 
-Blocks (issue 35): the bucket's scripts cannot read a player's block lists on a cluster (their
+Blocks: the bucket's scripts cannot read a player's block lists on a cluster (their
 own slot, ``{p:<id>}``), so a search reads whom its player blocks and who blocks them as it queues
 (on one Redis the enqueue script reads them) and the ticket keeps that list, cut to the players
 queued in the bucket then (one who queues later brings a list naming this one); pairing never seats
@@ -57,7 +57,7 @@ ticket still queued for it (or learns the match it was paired into) instead of b
 ALREADY_QUEUED while the dead stream's ticket waits out its lease and may be paired without its
 player. The take-over names a new owner, and a withdrawal by the old owner (its gateway noticing
 the lost stream late) is ignored. Any search of the player in the bucket takes over the same way,
-without a request id too (issue 34.2); the older stream, on any gateway, learns it on its next
+without a request id too; the older stream, on any gateway, learns it on its next
 renewal and ends SEARCH_TAKEN_OVER. A ticket paired before its player was told (their gateway
 died between the pairing and the answer) stays theirs in ``w`` until a stream of theirs tells them
 (lua/matchmaking/told.lua, or started.lua for the seats waiting on the starting gateway), so

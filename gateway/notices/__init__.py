@@ -1,4 +1,4 @@
-"""Notices (issue 39): the inbox of each account and the settings of how notices reach it.
+"""Notices: the inbox of each account and the settings of how notices reach it.
 
 How a feature hands a notice in — the one way, from any gateway:
 

@@ -92,7 +92,7 @@ class Watch:
         one, while events() is idle waiting for live events and nothing is queued, the batch
         follows on from the last event and `take(n)` says its consumer takes n events now; any
         other item goes through events() as before. This saves a task wake-up and the generator's
-        resumption per event (issue 19, third pass). events() still ends after an `ended` event
+        resumption per event (docs/benchmarks.md, "The gateway's move path"). events() still ends after an `ended` event
         handed over this way."""
         self._take = take
         self._hand = hand

@@ -1,4 +1,4 @@
-"""The terminal client's languages, checked without a platform (issue 42): every refusal reason of
+"""The terminal client's languages, checked without a platform: every refusal reason of
 the contract (protos/tafel/games/v1/reasons.proto) has a sentence, every message of the catalogue a
 Dutch and a German translation with the same placeholders, the committed template matches what the
 code marks today, and a refusal reaches a Dutch or German player in their language, not the

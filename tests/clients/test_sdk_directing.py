@@ -1,4 +1,4 @@
-"""The SDK's directors' tools and arenas through the whole platform (issue 38): a Swiss with an
+"""The SDK's directors' tools and arenas through the whole platform: a Swiss with an
 invitation code and manual rounds edited before the start, a player banned for good, a result
 corrected by hand (the standings and the players' feed say so), an announcement, the next round
 by hand, pause and resume, the audit log, an early end (resent: answered as the first) and the

@@ -1,4 +1,4 @@
-"""A graceful stop (SIGTERM, as in a rolling deploy) looks to SDK clients like a kill (issue 18.2):
+"""A graceful stop (SIGTERM, as in a rolling deploy) looks to SDK clients like a kill:
 their Play streams and watches move to the other gateway and resume — every move answered, a move
 in flight during the stop answered once, and a spectator's watch() sees the whole game, once each,
 through both gateways being stopped and started again."""

@@ -1,4 +1,4 @@
-"""The SDK's notices, e-mail, vacations and correspondence clocks (issue 39) through the whole
+"""The SDK's notices, e-mail, vacations and correspondence clocks through the whole
 platform, with a real SMTP server in the test process (aiosmtpd) as the platform's relay: a
 challenge arrives as a notice live on two event streams of the account (two tabs), is read on one
 and every stream says the count, then cleared; a 3-day game's clock and its YOUR_TURN notice; the

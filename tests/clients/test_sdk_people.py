@@ -1,4 +1,4 @@
-"""The SDK's chat, following, presence, profiles and settings (issue 37) through the whole
+"""The SDK's chat, following, presence, profiles and settings through the whole
 platform: a game's chat watched through a connection cut mid-way and resumed after the last line
 with nothing lost or doubled, a line whose answer was lost resent with its request id and said
 once, the channels kept apart; a followed player's presence (online, playing which game, online

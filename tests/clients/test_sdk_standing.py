@@ -1,4 +1,4 @@
-"""Issue 35 through the Python SDK and the terminal, against the whole platform: a player blocks,
+"""A player's safety and the staff's tools through the Python SDK and the terminal, against the whole platform: a player blocks,
 mutes, reports and reads their standing; a moderator works the report queue, sanctions, lifts and
 reads the audit log (StaffClient, and `tafel-admin`'s commands through tafel.cli.moderation.main);
 an account changes its password, exports its data and deletes itself."""

@@ -1,4 +1,4 @@
-"""The clients' side of correspondence searches that outlive their stream (issue 39): the Python
+"""The clients' side of correspondence searches that outlive their stream: the Python
 SDK's find_match_updates left early keeps a 3-day search queued, list_my_searches shows it and
 cancel_search withdraws it (idempotent, and answering a paired search's game); the terminal's
 `tafel search` lists it and `tafel search cancel connect4` withdraws it, driven as a person would

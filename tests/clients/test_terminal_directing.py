@@ -1,4 +1,4 @@
-"""`tafel tournament` for directors and arenas (issue 38), run as a person would from a shell:
+"""`tafel tournament` for directors and arenas, run as a person would from a shell:
 create a Swiss with an invitation code, edit it, start it, correct a result, announce, read the
 audit log, ban a player, end it early and export it as CSV files; a player who is not a director
 is refused in Dutch; an arena created with --minutes, its standings with streaks and a player's

@@ -1,4 +1,4 @@
-"""The terminal's inbox, vacation and day clocks (issue 39), driven as a person would (tmux): a
+"""The terminal's inbox, vacation and day clocks, driven as a person would (tmux): a
 challenge and a 3-day game's turn reach `tafel inbox` in words with their ids; `tafel inbox wait`
 prints a notice as it comes; `read ID` and `clear --all` change what every client sees (the SDK's
 count agrees); `tafel vacation start --hours 48` and `end`; `tafel play connect4 --days 3` waits

@@ -1,4 +1,4 @@
-"""The terminal client in Dutch and German, on a real pseudo-terminal (issue 42): a game of Connect
+"""The terminal client in Dutch and German, on a real pseudo-terminal: a game of Connect
 Four against a bot with --lang nl, a Plus 4 room's lobby with LANG=de_DE.UTF-8, and a server's
 refusal in Dutch. Each screen is walked against the English catalogue: no English sentence that
 has a translation may show."""

@@ -1,4 +1,4 @@
-"""Names in the terminal client (issue 43.4, 43.7), in a real pseudo-terminal (tmux): a guest who
+"""Names in the terminal client, in a real pseudo-terminal (tmux): a guest who
 plays as "Jörg de Vries" (--name) against a level-2 bot reads the bot as "Bot (level 2)" in the
 legend and in the game's log, never as a guest name."""
 

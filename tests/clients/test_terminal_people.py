@@ -1,4 +1,4 @@
-"""The terminal's chat line, friends and profiles (issue 37), driven as a person would (tmux): two
+"""The terminal's chat line, friends and profiles, driven as a person would (tmux): two
 players in a room's game say a line each with `/`, which the other's screen shows under the board,
 and a refusal is said in words; `tafel follow`, `tafel friends` (the followed player playing which
 game) and `tafel profile NAME` (ratings with their history line, the last game, the result against

@@ -146,7 +146,7 @@ def test_a_coloursquare_room_between_two_terminals_started_early(platform: Platf
         screen = host.wait_text("to send: R in the red cell of row 1, column 1, G in the green cell of row 1, column 2")
         host.keys("p")
         guest.keys("t", "Enter")  # the white die into the yellow cell of the first square
-        # Queued a second time (issue 43.8): said at once, in words, and not queued, so the move
+        # Queued a second time: said at once, in words, and not queued, so the move
         # sent is the one placement the server accepts.
         guest.keys("Right", "Enter")
         guest.wait_text("The white die is already placed", timeout_s=10)

@@ -1,4 +1,4 @@
-"""The terminal client through a platform restart (issue 34.5), driven in tmux as a person would.
+"""The terminal client through a platform restart, driven in tmux as a person would.
 
 A game against a bot with the gateway stopped (SIGTERM, as Ctrl-C on `make run` stops it) and
 started again on the same port after longer than a unary call waits for one (GAP_S); a game between

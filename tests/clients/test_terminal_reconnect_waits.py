@@ -1,4 +1,4 @@
-"""The terminal's waits through a gateway restart (issue 34.5), driven in tmux as a person would:
+"""The terminal's waits through a gateway restart, driven in tmux as a person would:
 a room waiting for players, a search for an opponent, a tournament's feed, and `tafel bot`.
 
 Each one has the gateway stopped (SIGTERM, as Ctrl-C on `make run` stops it) and started again on

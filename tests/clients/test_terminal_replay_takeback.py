@@ -1,4 +1,4 @@
-"""The terminal replay across take-backs (issue 36): the board at every step, rebuilt from the
+"""The terminal replay across take-backs: the board at every step, rebuilt from the
 events alone, is the rules' own board at that version, also after moves were taken back (twice,
 the second over the first); an aborted game and a take-back read as sentences."""
 

@@ -1,9 +1,9 @@
 """The TypeScript SDK (clients/typescript) under Node's test runner, against a real platform on
 loopback: whole games of all three games, a watch and a search resuming after a dropped connection,
-typed refusals and retries, block / mute / report and an account's life (issue 35), the account's
-event stream resumed after a cut, challenges, offers and a rematch (issue 36), a game's chat
-resumed after a cut and a followed player's presence, profile and settings (issue 37), a directed
-Swiss and an arena's pause (issue 38), over native
+typed refusals and retries, block / mute / report and an account's life, the account's
+event stream resumed after a cut, challenges, offers and a rematch, a game's chat
+resumed after a cut and a followed player's presence, profile and settings, a directed
+Swiss and an arena's pause, over native
 gRPC, Connect and gRPC-Web (the web edge); the Play stream over native gRPC, reopening after a cut
 connection. Then against a platform with TLS (a private CA: native gRPC and the HTTPS edge, a
 refused certificate), and against two gateways one of which is stopped gracefully mid-game (the

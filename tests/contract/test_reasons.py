@@ -1,4 +1,4 @@
-"""Every machine reason the code can raise is in the contract's list (issue 14, trap 7).
+"""Every machine reason the code can raise is in the contract's list (docs/architecture.md, "Reasons are enumerated").
 
 The list is protos/tafel/games/v1/reasons.proto (one `//   NAME (WHERE): meaning` line each). The
 code is read, not run: every call that builds a refusal or an outcome with a literal (or a module
@@ -125,7 +125,7 @@ def test_the_scan_sees_every_kind_of_reason() -> None:
 
 
 def test_refusal_messages_never_format_python_reprs() -> None:
-    """Messages are for people (issue 14, trap 8): no refusal message is built with `!r`
+    """Messages are for people (docs/architecture.md, "Messages are for people"): no refusal message is built with `!r`
     (quoted Python values, escapes, dataclass and enum reprs)."""
     offenders = []
     for top in ("services", "gateway"):

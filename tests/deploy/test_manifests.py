@@ -1,4 +1,4 @@
-"""deploy/ is checked, not just written (issue 17): every overlay renders and validates against the
+"""deploy/ is checked, not just written: every overlay renders and validates against the
 Kubernetes schemas, and what it renders has what a production deploy needs (restricted Pod
 Security fields, gRPC health probes, resources, disruption budgets, autoscaling, metrics scraping,
 autoscaled rules pods the gateway finds by DNS); compose and the Dockerfile pass their checkers; and the

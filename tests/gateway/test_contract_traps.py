@@ -1,4 +1,5 @@
-"""Issue 14's traps, through the public API: real rules services (all three games), a real gateway
+"""The contract rules a client author relies on (docs/architecture.md, "Contract rules"), through the
+public API: real rules services (all three games), a real gateway
 and Redis; every client talks only gRPC to the gateway."""
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ async def test_watching_a_finished_game_ends_and_every_event_carries_its_status(
 
 
 # Ids past what a Redis stream id holds (two unsigned 64-bit numbers) reached Redis and came back
-# as UNAVAILABLE, which tells every client to retry a request that can never succeed (issue 34.1).
+# as UNAVAILABLE, which tells every client to retry a request that can never succeed.
 TOO_BIG = ("99999999999999999999-1", "1-99999999999999999999", "18446744073709551616-0", "0-18446744073709551616")
 GREATEST = ("18446744073709551615-18446744073709551615", "18446744073709551615-0", "9223372036854775808-0")
 

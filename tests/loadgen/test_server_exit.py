@@ -1,6 +1,6 @@
 """A server process the load generator sampled may exit during the run (chaos kills, a crash): the
-run still ends with its summary, that process's figures taken from its last sample (issue 18.12;
-before, reading /proc/PID raised FileNotFoundError and no summary was printed)."""
+run still ends with its summary, that process's figures taken from its last sample
+(before, reading /proc/PID raised FileNotFoundError and no summary was printed)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The refusals a player meets in a first game, as the rules services and the gateway word them
-(issue 43.5): no seat numbers, columns counted from 1 as boards show them, counts with their
+"""The refusals a player meets in a first game, as the rules services and the gateway word them:
+no seat numbers, columns counted from 1 as boards show them, counts with their
 plurals. Reason codes are the contract and stay as they were."""
 
 from __future__ import annotations

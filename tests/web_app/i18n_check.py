@@ -1,4 +1,4 @@
-"""English left on a page shown in Dutch or German (issue 42), for the browser tests: the page's
+"""English left on a page shown in Dutch or German, for the browser tests: the page's
 visible text is walked against the English catalogue's sentences (clients/web/locales/en/*.json).
 A piece of an English sentence (the text between its {{placeholders}}) counts when it is long
 enough to mean something (two words, or one of six letters or more) and the language's own

@@ -1,4 +1,4 @@
-"""Access (issue 42): every page checked by axe-core (0 serious or critical violations) at a phone's
+"""Access: every page checked by axe-core (0 serious or critical violations) at a phone's
 390x844, where none scrolls sideways and every button, link and input is 44x44 px (or has 44 px of
 hit area); the three boards shot at 390 px and under Chromium's simulated deuteranopia, each colour
 carrying its shape; the high-contrast option remembered; Connect Four and Colour Square played

@@ -1,4 +1,4 @@
-"""Issue 36 in Chromium, two players in two browser contexts: A challenges B from the lobby's dialog
+"""Challenges and offers in Chromium, two players in two browser contexts: A challenges B from the lobby's dialog
 (game, clock, casual, seat); B declines with a reason and A reads it in words; A challenges again,
 B accepts and both pages open the game; they play, B takes its last move back with A's leave, A
 offers a draw, B accepts it; A offers a

@@ -1,4 +1,4 @@
-"""Issue 37 in Chromium: chat, friends with presence, profiles.
+"""Knowing each other in Chromium: chat, friends with presence, profiles.
 
 1. Two players and a spectator, each in their own browser context, chat in a game: the players'
    lines reach both players and never the spectator's pane; the spectator's line is in the

@@ -1,4 +1,4 @@
-"""A tournament's director's page and an arena's page in Chromium (issue 38). A director creates a
+"""A tournament's director's page and an arena's page in Chromium. A director creates a
 Swiss from the page and starts it; a browser player and an SDK player are paired; the director
 corrects the game's result with a reason (the player's page shows the correction by itself),
 announces (the player's page shows it) and downloads the export (three CSV files from the streamed

@@ -1,4 +1,4 @@
-"""A player's first hour in Chromium (issue 43): a new guest's first game of each game, and the
+"""A player's first hour in Chromium: a new guest's first game of each game, and the
 defects a newcomer met, each checked through the page.
 
 The walk, per game: "How to play" from the lobby (an article with drawn examples), a clock picked

@@ -1,4 +1,4 @@
-"""The web app's language catalogues (clients/web/locales/<lang>/<namespace>.json, issue 42), read
+"""The web app's language catalogues (clients/web/locales/<lang>/<namespace>.json), read
 without a browser: every English sentence has its Dutch and German translation with the same
 placeholders, every refusal reason of the contract has a sentence in every language, and every
 t("...") key the app's code names exists in English."""

@@ -1,4 +1,4 @@
-"""The game pages in Dutch and German (issue 42), in Chromium with the browser asking for the
+"""The game pages in Dutch and German, in Chromium with the browser asking for the
 language: a registered player reads each game's "how to play", then plays a move or two of each
 game — Connect Four against a bot (a draw offered, a line in the players' chat, resigned), Plus 4
 from a private room (its page: options in words, seats, the room's chat; a bot added there starts

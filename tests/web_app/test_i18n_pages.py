@@ -1,4 +1,4 @@
-"""The web app in Dutch and German (issue 42), in Chromium with the browser asking for the language
+"""The web app in Dutch and German, in Chromium with the browser asking for the language
 (navigator.languages from the context's locale): the sign-in page, a refusal in words, the lobby,
 the account page and a tournament page carry no English sentence of the catalogues, fit a phone
 (390 px, long German words included), and the header's switcher changes the language, remembered

@@ -1,4 +1,4 @@
-"""Issue 35 in Chromium. Report -> queue -> ban -> audit entry: player A reports player B from
+"""Moderation in Chromium. Report -> queue -> ban -> audit entry: player A reports player B from
 their game's page (B's name opens a dialog: block, then a report with a reason from the list and
 details; A's account page lists B as blocked until A unblocks); a moderator's page shows the report
 in the queue with the game and B's account, bans B; B's page, open on the game, says it is banned

@@ -1,4 +1,4 @@
-"""Names in Chromium (issue 43.4, 43.7, 43.8): a guest who picks "Jörg de Vries" is shown by it on
+"""Names in Chromium: a guest who picks "Jörg de Vries" is shown by it on
 the board and in the game's record (its replay), the bot they play is "Bot (level 2)" in both, a
 display name that passes for a bot is refused in words, guests read why they are unrated, and
 Colour Square's score table shows its total column without scrolling sideways at 1280 px and at

@@ -1,4 +1,4 @@
-"""Issue 39 in Chromium: A challenges B to a 3-day Connect Four game from the lobby's dialog; B has
+"""Notices and correspondence clocks in Chromium: A challenges B to a 3-day Connect Four game from the lobby's dialog; B has
 the app open in two tabs, and the bell's badge on both shows the challenge's notice as it arrives;
 B accepts, the game page counts B's clock in days and hours ("2 d 23 h", in words for a screen
 reader); on the other tab B opens the inbox from the bell (keyboard), reads both notices in words

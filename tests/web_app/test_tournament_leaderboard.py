@@ -54,7 +54,7 @@ def test_tournament_to_the_standings_and_leaderboard(browser: Browser, web_url: 
         link = page.locator(".rounds a.my-game")
         expect(link).to_be_visible(timeout=TIMEOUT_MS)  # the round's pairing arrives by itself
         expect(page.locator(".round[data-round='1']")).to_contain_text(" vs ")
-        # Told at the top that the game started and the clock runs (issue 43.10), not left to find it.
+        # Told at the top that the game started and the clock runs, not left to find it.
         expect(page.locator(".your-game")).to_contain_text("your clock is running")
         expect(page.locator(".tournament-info")).to_contain_text("round 1 of 1")
         expect(page.locator(".standings th.tie-break").first).to_contain_text("Buchholz")

@@ -1,5 +1,5 @@
 // tafel-loadgen-go: the load generator's Connect Four players in Go, for benchmarks whose servers
-// share the machine's cores with their client (docs/benchmarks.md, issue 19's twelfth pass).
+// share the machine's cores with their client (docs/benchmarks.md, "Players in Go, so the servers keep the cores").
 //
 // It is started by the Python load generator (`tafel_loadgen games --client go`), which owns the
 // measured window, the servers' CPU and the summary; this program only plays. Each player does what

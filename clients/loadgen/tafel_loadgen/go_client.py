@@ -2,7 +2,7 @@
 the servers' CPU and the summary still here.
 
 The Python players cost ~200 µs of CPU a move on the cores the servers use (grpc.aio's fixed cost
-per operation, three a move, and Python's around it: docs/benchmarks.md, issue 19's fourth pass);
+per operation, three a move, and Python's around it: docs/benchmarks.md, "The load generator");
 the Go players play the same games over the same protos for a fraction of that, so a benchmark's
 servers are less limited by their own client. The Go program speaks lines with this process
 (clients/loadgen/go/main.go): "matched" for each player's first match, which counts on the

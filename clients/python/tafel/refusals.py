@@ -215,7 +215,7 @@ REFUSALS: dict[str, str] = {
     "NO_SUCH_GAME": N_("there is no such game"),
     "CANCELLED_BY_ORGANISER": N_("the organiser cancelled the tournament"),
     "TOO_FEW_PLAYERS": N_("too few players registered to start"),
-    # tournaments: directors, entry, arenas (issue 38)
+    # tournaments: directors, entry, arenas
     "BAD_UPDATE_MASK": N_("that setting cannot be changed (now)"),
     "BAD_REGISTRATION_WINDOW": N_("registration must open before it closes, and close no later than the start"),
     "BAD_ENTRY": N_("entry conditions out of range (rating 0-4000, games 0-10000)"),

@@ -1,4 +1,4 @@
-// Issue 38 on every transport: a director runs a Swiss with an invitation code (refused without
+// Directing tournaments on every transport: a director runs a Swiss with an invitation code (refused without
 // it), edits it (only the settings given), bans a player, corrects a result, announces once per
 // request id, reads the audit log, ends it early (a resend answered as the first) and exports it as
 // whole files from the streamed chunks; an arena's player pauses and comes back.

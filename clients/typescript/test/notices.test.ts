@@ -1,4 +1,4 @@
-// Issue 39 on every transport: a challenge to a 3-day game arrives as a notice on the account's
+// Notices on every transport: a challenge to a 3-day game arrives as a notice on the account's
 // event stream, is listed, read (every stream of the account told the count) and cleared; the
 // game counts in days; the notice settings change and read back; a vacation starts and ends and
 // shows on the game; an address is set (pending) and a bad confirmation token refused.

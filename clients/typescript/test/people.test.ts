@@ -1,4 +1,4 @@
-// Issue 37 on every transport: a game's chat (a line each way, the watch resumed after a cut
+// Knowing each other on every transport: a game's chat (a line each way, the watch resumed after a cut
 // with every line once and in order, a line resent with its request id said once, the channels
 // kept apart), and following (a followed player's presence on the event stream, in the list and
 // on the profile) with one's own settings.

@@ -1,4 +1,4 @@
-// The player-side calls of issue 35 on every transport: the caller's role, block and mute (listed,
+// The player-side calls of a player's safety on every transport: the caller's role, block and mute (listed,
 // lifted), a report filed once per request id, the standing, and an account's life (change the
 // password: other sessions revoked; export; delete: the name no longer signs in).
 

@@ -1,4 +1,4 @@
-// Issue 39 on every transport: a correspondence search left early (its stream aborted) stays
+// Correspondence searches on every transport: a search left early (its stream aborted) stays
 // queued, listMySearches shows it, cancelSearch withdraws it (idempotent); left again, it is
 // paired by another player's search, and a cancel then comes too late and names the game.
 

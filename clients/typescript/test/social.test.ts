@@ -1,4 +1,4 @@
-// Issue 36 on every transport: the account's event stream (live, and resumed after a cut with
+// Meeting at the board on every transport: the account's event stream (live, and resumed after a cut with
 // nothing lost or twice), challenges (declined with a reason, accepted into a game seated as
 // asked, cancelled, an open one taken), offers in a game (a draw agreed, a takeback, an abort)
 // and a rematch both players accept.

@@ -1,4 +1,4 @@
-// Challenges (issue 36): the dialog that challenges a player by name (or anyone: an open
+// Challenges: the dialog that challenges a player by name (or anyone: an open
 // challenge, or a bot of a level: it accepts at once and the page goes to the room it joins), the tray under the header with the challenges to you (accept, or decline with a
 // reason from the list) and by you (cancel), what became of them in words, and the lobby's list
 // of open challenges to take. Everything follows the page's one account event stream.

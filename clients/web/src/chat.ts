@@ -1,4 +1,4 @@
-// Chat (issue 37): a pane for one channel — a game's players, its spectators, a room before its
+// Chat: a pane for one channel — a game's players, its spectators, a room before its
 // game, a tournament — and the kept lines beside a replay. The pane opens WatchChat (the latest
 // lines as history, then live ones) and, after a dropped stream, opens it again after the last
 // line it holds: the server sends every later line once; a line it already shows is not drawn twice

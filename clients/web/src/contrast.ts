@@ -1,4 +1,4 @@
-// The high-contrast option (issue 42, access): a toggle in the header, remembered in this browser
+// The high-contrast option (access): a toggle in the header, remembered in this browser
 // (localStorage "tafel.contrast"). index.html applies a remembered choice before the first paint;
 // this wires the button. The styles are `html.high-contrast` rules in the CSS.
 import { t } from "./i18n.js";

@@ -1,4 +1,4 @@
-// Friends and presence (issue 37): the lobby's "Friends online" box lists the players one follows
+// Friends and presence: the lobby's "Friends online" box lists the players one follows
 // (FriendService.ListFollowing: playing first, then online, then by last seen) with their presence
 // in words — playing which game (with a link to watch it when anyone may), online, "last seen 5 min
 // ago" — and a challenge button for those online (the challenge dialog of challenges.ts). It is

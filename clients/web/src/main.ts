@@ -8,7 +8,7 @@ import { accountEvents } from "./account-events.js";
 import { staffPage } from "./admin.js";
 import { challengeTray, closeTray } from "./challenges.js";
 import { h, mount } from "./dom.js";
-import "./contrast.js"; // the header's high-contrast toggle (access, issue 42)
+import "./contrast.js"; // the header's high-contrast toggle (access)
 import { gamePage } from "./game.js";
 import { howToPage } from "./howto.js";
 import { langSwitcher, t } from "./i18n.js";

@@ -1,4 +1,4 @@
-// What players agree on in a game (issue 36), on the game page: offer a draw, ask to take a move
+// What players agree on in a game, on the game page: offer a draw, ask to take a move
 // back (casual games), abort before every player has moved, and after the game a rematch; the
 // other side's offers with their answers, and what became of one's own, in words. Offers arrive on
 // the page's one account event stream. A rematch accepted by everyone takes every player into the

@@ -1,4 +1,4 @@
-// A player's profile (#/player/USERNAME, issue 37; ProfileService.GetProfile): the display name and
+// A player's profile (#/player/USERNAME; ProfileService.GetProfile): the display name and
 // username, when they joined, their presence (live for a player one follows: PresenceChanged on the
 // page's account event stream), follow / unfollow, challenge (when their settings let the viewer),
 // block / mute / report (the dialog of safety.ts), each rating with its history as a small line

@@ -1,4 +1,4 @@
-"""Issue 43.4 and 43.7 end to end, through real gateways and only the public API: a guest picks a
+"""Display names and bots end to end, through real gateways and only the public API: a guest picks a
 display name in any script and it travels with their seat; names are checked (refusals with their
 reasons); a moderator's rename resets a display name; a bot is a bot because the platform handed
 its pool the request, never because someone says so."""

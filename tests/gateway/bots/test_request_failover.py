@@ -1,4 +1,4 @@
-"""A bot request is not lost until its bot has taken the seat (issue 34.2): the gateway that handed
+"""A bot request is not lost until its bot has taken the seat: the gateway that handed
 it to a bot pool is SIGKILLed right after, the pool's bot never comes, and the request goes back on
 its queue when its lease runs out (a sweeper on the surviving gateway), so another pool's bot
 joins and the game starts. Real gateway processes, a real pool (tafel/botplay.py run_pool)."""

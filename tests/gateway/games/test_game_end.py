@@ -1,4 +1,4 @@
-"""The end of a game when a Redis write fails (issue 17, Cluster failover): the last action is
+"""The end of a game when a Redis write fails (a Redis Cluster failover): the last action is
 committed, so nothing else comes back to the game (its clock is settled); the gateway itself must
 write the record and take the game off the live lists, trying again when a write is lost in flight.
 Before, one lost SET of the record left a game over in its rules state, listed live forever and

@@ -1,4 +1,4 @@
-"""Blocked players are never matched (issue 35): the matchmaking scripts against a real Redis (a
+"""Blocked players are never matched: the matchmaking scripts against a real Redis (a
 single one, and a Redis Cluster in `make test`'s second run), through the queue layer."""
 
 from __future__ import annotations

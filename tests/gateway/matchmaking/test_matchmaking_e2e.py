@@ -243,7 +243,7 @@ async def test_colour_square_tables_fill_through_the_gateway(gw_system: GatewayS
             assert found.seat == 0 and [p.player.player_id for p in found.players] == [solo.player.player_id]
 
             # Options the game cannot have at this table size are refused when the search is asked
-            # for (issue 14 trap 10: they used to end the match as MATCH_REFUSED once it formed).
+            # for (options are checked when the request arrives: they used to end the match as MATCH_REFUSED once it formed).
             guests = [await guest_on(channel) for _ in range(2)]
             request = play_pb2.FindMatchRequest(
                 game="coloursquare",

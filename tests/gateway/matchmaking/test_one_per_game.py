@@ -1,4 +1,4 @@
-"""One matchmaking ticket per player per game (issue 18.6): a second search for the same game in
+"""One matchmaking ticket per player per game: a second search for the same game in
 another bucket (another clock, other options, another table size) is refused ALREADY_QUEUED, on
 any gateway, until the first search ends; a search for another game is not. The claim behind it
 lives only as long as the ticket's lease, so a dead gateway cannot block its player for longer."""

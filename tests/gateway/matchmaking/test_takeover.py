@@ -1,6 +1,6 @@
-"""A search sent again with the same request id takes over its ticket (issue 18.1): after its
+"""A search sent again with the same request id takes over its ticket: after its
 gateway was killed, through another gateway, and a late withdrawal by the dead stream's owner
-leaves the taken-over ticket alone. The player owns their search (issue 34.2): another search of
+leaves the taken-over ticket alone. The player owns their search: another search of
 theirs takes the ticket over with or without a request id, answers with the match the ticket was
 paired into while nobody told them (their gateway died between the pairing and the answer), and
 the search it took over ends ABORTED SEARCH_TAKEN_OVER on whichever gateway it runs. A matched
@@ -39,7 +39,7 @@ async def test_a_resent_search_takes_over_its_ticket_and_the_old_owner_cannot_wi
     again = await queue.take(bucket.bucket_id, new_ticket_id(), who, 1500, NOW + 50, request_id="rq-1", owner="o2")
     assert again.queued and again.resumed and again.ticket_id == first.ticket_id and again.enqueued_ms == NOW
     # Another search of the same player here (another request id, or none) takes it over too:
-    # the player, not the request id, is the authority over their search (issue 34.2).
+    # the player, not the request id, is the authority over their search.
     other = await queue.take(bucket.bucket_id, new_ticket_id(), who, 1500, NOW + 60, request_id="rq-2", owner="o3")
     assert other.queued and other.resumed and other.ticket_id == first.ticket_id and other.enqueued_ms == NOW
     bare = await queue.take(bucket.bucket_id, new_ticket_id(), who, 1500, NOW + 65, owner="o4")
@@ -132,7 +132,7 @@ async def test_a_search_resent_through_another_gateway_after_a_kill_takes_over_i
 async def test_a_search_sent_again_without_a_request_id_after_a_kill_takes_over_its_ticket(
     gw_system: GatewaySystem,
 ) -> None:
-    """Issue 34.2: A searches on a gateway that is then killed, and searches again, without a
+    """The player owns the search: A searches on a gateway that is then killed, and searches again, without a
     request id, through another; B's search is matched with A's ticket, and A is told."""
     doomed = spawn_gateway(gw_system.redis_url, gw_system.routes, name="gateway-doomed", TAFEL_MM_LEASE_S="20")
     channels = [grpc.aio.insecure_channel(address) for address in (doomed.address, *(g.address for g in gw_system.gateways))]
@@ -255,7 +255,7 @@ async def orphaned_match(gw_system: GatewaySystem, a_request_id: str = "") -> tu
 async def test_a_search_through_find_match_after_a_kill_between_pairing_and_answer_gets_the_match(
     gw_system: GatewaySystem, request_id: str
 ) -> None:
-    """Issue 34.2: A's ticket was paired while A's gateway could not answer, and the gateway died;
+    """The player owns the search: A's ticket was paired while A's gateway could not answer, and the gateway died;
     A searches again (with the same request id, or with none) and is answered with that match."""
     a, request, ticket, found_b = await orphaned_match(gw_system, request_id)
     try:
@@ -300,7 +300,7 @@ async def test_a_search_on_the_play_stream_after_a_kill_between_pairing_and_answ
 
 
 async def test_a_search_taken_over_through_another_gateway_ends_aborted(gw_system: GatewaySystem) -> None:
-    """Issue 34.2: the older search, still open on another gateway, is told it was taken over
+    """The player owns the search: the older search, still open on another gateway, is told it was taken over
     (it used to keep following the ticket, and the player heard of the match twice)."""
     channels = [grpc.aio.insecure_channel(g.address) for g in gw_system.gateways]
     try:

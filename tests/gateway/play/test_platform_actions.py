@@ -1,4 +1,4 @@
-"""The gateway's action path for the actions players agree on (issue 36): Actions.apply passes a
+"""The gateway's action path for the actions players agree on: Actions.apply passes a
 draw, an abort and a take-back to the rules service; a draw or an abort ends the game through the
 usual end (record, live lists, ratings), and an aborted rated game is rated by no one."""
 

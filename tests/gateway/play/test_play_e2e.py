@@ -57,7 +57,7 @@ async def test_two_players_on_two_gateways_play_to_the_end_and_a_spectator_sees_
     for version, column in enumerate(COLUMNS):
         if version % 2 == 0:
             # A moves only once it has seen B's last move arrive through gateway 0 (version 0 is
-            # in the watch's view: a watch with no id sends only later events, issue 14 trap 3).
+            # in the watch's view: a watch with no id sends only later events: the contract's watching rule).
             await stream.wait_for(lambda v=version: v == 0 or any(e.event.version == v for e in stream.events))
             answer = await stream.request(
                 submit_move=play_pb2.SubmitMoveRequest(
@@ -186,7 +186,7 @@ async def test_refusals_on_unary_calls(gw_system: GatewaySystem, seats: Seating,
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_GAME_ID")
     code, reason = await failure(a.move(game_id, 0, 3, request_id="x" * 65))
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST_ID")
-    # A column the board lacks, by any amount: FAILED_PRECONDITION in every game (issue 14 trap 6;
+    # A column the board lacks, by any amount: FAILED_PRECONDITION in every game (the contract's out-of-range rule;
     # was INVALID_ARGUMENT past column 1000).
     code, reason = await failure(a.move(game_id, 0, 1_000_000))
     assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "COLUMN_OUT_OF_RANGE")

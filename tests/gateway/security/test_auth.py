@@ -1,4 +1,4 @@
-"""Issue 18.5/18.6/18.10 on the Authenticator with a real Redis: a stranger's wrong passwords do not
+"""The Authenticator with a real Redis: a stranger's wrong passwords do not
 lock the owner out; the stranger is delayed; sign-ins hash before queued registrations; the
 published make-run secret is refused outside loopback."""
 

@@ -1,4 +1,4 @@
-"""Issue 18.6/18.7 through the gateways: a private room's game is hidden from strangers (not listed,
+"""Private rooms kept private, through the gateways: a private room's game is hidden from strangers (not listed,
 NOT_FOUND on GetGame and WatchGame, its record neither given nor listed) unless its owner made it
 watchable; room look-ups by code are
 limited per session (RESOURCE_EXHAUSTED with RetryInfo) so codes cannot be enumerated."""

@@ -1,5 +1,5 @@
-"""Issue 18 through real processes: undecodable requests (18.3), crafted page tokens (18.4), rate
-limits and stream caps (18.6), the rules services' internal secret (18.8)."""
+"""Hostile callers through real processes (docs/security.md): undecodable requests, crafted page
+tokens, rate limits and stream caps, the rules services' internal secret."""
 
 from __future__ import annotations
 

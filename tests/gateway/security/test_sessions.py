@@ -1,4 +1,4 @@
-"""Issue 18.11 / 14.12 through two gateways: sessions can be refreshed before they expire, a guest
+"""Sessions through two gateways: sessions can be refreshed before they expire, a guest
 keeps its identity across connections and gateways (the SDK's use_session), and a signed-out
 session is refused by every gateway (one session with the tokens it was refreshed from, or all of
 a player's with all_sessions)."""

@@ -1,4 +1,4 @@
-"""Issue 18.8/18.9: the platform with TLS from certificate files named in the environment, mutual
+"""The platform with TLS from certificate files named in the environment, mutual
 TLS between gateway and rules service, and the SDK over TLS. Certificates come from
 tests/certificates.py (openssl: a private CA, a server certificate for 127.0.0.1, a client one)."""
 

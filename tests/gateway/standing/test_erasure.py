@@ -93,7 +93,7 @@ async def test_deletion_leaves_nothing_personal(gw_system: GatewaySystem, seats:
     leaver = await register(address, "leaver")
     other = await register(address, "other")
     pid, name = leaver.session.player.player_id, leaver.name
-    # A display name too (issue 43.7): kept with the account, in their seats and records.
+    # A display name too: kept with the account, in their seats and records.
     shown = f"Jörg Leaver {secrets.token_hex(3)}"
     leaver.session = (
         await leaver.accounts.SetDisplayName(play_pb2.SetDisplayNameRequest(display_name=shown), metadata=leaver.md)

@@ -376,7 +376,7 @@ def test_final_turn_timeout_counts_towards_removal() -> None:
     state = replace(state, players=(state.players[0], replace(state.players[1], timeouts=1)))
     state, _ = play_round(state, {0: mv("R@0,0"), 1: None})
     state, events = RULES.timeout(state, 1)
-    # Every phase change has its event (issue 14, trap 5): the final turn that timed out resolves.
+    # Every phase change has its event (a contract rule): the final turn that timed out resolves.
     assert events[:3] == [TimedOut(1, True), PlayerRemoved(1, Removal.TIMEOUTS), FinalTurnResolved(1)]
     assert state.phase is Phase.OVER
     outcome = RULES.outcome(state)

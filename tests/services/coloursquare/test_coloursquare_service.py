@@ -137,7 +137,7 @@ async def test_illegal_and_malformed_placements(service: Service) -> None:
             grpc.StatusCode.FAILED_PRECONDITION,
             "BAD_TARGET",
         ),
-        # Out of range by any amount: the same rule as every game's (issue 14 trap 6; was
+        # Out of range by any amount: the same rule as every game's (the contract's out-of-range rule; was
         # INVALID_ARGUMENT past 1000).
         (
             1,
@@ -173,7 +173,7 @@ async def test_illegal_and_malformed_placements(service: Service) -> None:
 
 
 async def test_simultaneous_placements_commute(service: Service) -> None:
-    # Issue 14, trap 4 (behaviour changed on purpose): placements of different seats in one round
+    # Commuting placements (docs/architecture.md, "Contract rules"; behaviour changed on purpose): placements of different seats in one round
     # commute, so one made against an older version of the same round is accepted when still legal.
     game_id = await create(service, 3, 6)
     local = RULES.new_game(Options(), 3, 6)

@@ -1,4 +1,4 @@
-"""Issue 18.13: a TCP connection that never speaks HTTP/2 is closed after the handshake timeout
+"""A TCP connection that never speaks HTTP/2 is closed after the handshake timeout
 (gRPC's default held such sockets for 120 s)."""
 
 from __future__ import annotations

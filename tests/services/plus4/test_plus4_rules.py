@@ -481,7 +481,7 @@ def test_timeout_forfeits_for_the_seat_on_the_clock() -> None:
 
 def test_option_specs_and_defaults() -> None:
     specs = {s.name: s for s in RULES.option_specs()}
-    # Listed as the tafel.plus4.v1.Mode names the field takes (issue 14 trap 6).
+    # Listed as the tafel.plus4.v1.Mode names the field takes (the contract's option listings rule).
     assert specs["mode"].default == "MODE_POINTS"
     assert specs["mode"].choices == ("MODE_POINTS", "MODE_FIRST_LINE", "MODE_ROUNDS")
     assert (specs["target"].default, specs["target"].minimum, specs["target"].maximum) == (11, 1, 99)

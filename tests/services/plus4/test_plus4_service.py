@@ -80,7 +80,7 @@ async def test_describe_game_lists_options(service: Service) -> None:
     response = await service.stub.DescribeGame(rules_pb2.DescribeGameRequest())
     assert (response.game, response.title, response.min_seats, response.max_seats) == ("plus4", "Plus 4", 2, 2)
     options = {o.name: o for o in response.options}
-    # The enum names the field takes (issue 14 trap 6; were "points", "first_line", "rounds").
+    # The enum names the field takes (the contract's option listings rule; were "points", "first_line", "rounds").
     assert list(options["mode"].choice.choices) == ["MODE_POINTS", "MODE_FIRST_LINE", "MODE_ROUNDS"]
     assert options["mode"].choice.default_value == "MODE_POINTS"
     target, limit = options["target"].integer, options["move_limit"].integer

@@ -1,4 +1,4 @@
-"""Notices, e-mail and vacations from the terminal (issue 39): `tafel inbox` (your notices; `--unread`,
+"""Notices, e-mail and vacations from the terminal: `tafel inbox` (your notices; `--unread`,
 `read ID|--all`, `clear ID|--all`, `wait` for new ones as they come), `tafel notices` (which notices
 reach you and how, quiet hours, the daily digest), `tafel email [ADDRESS | --confirm TOKEN |
 --remove]` and `tafel vacation [start --hours N | end]`."""

@@ -1,4 +1,4 @@
-"""Knowing each other from the terminal (issue 37): `tafel friends` (whom you follow, with where
+"""Knowing each other from the terminal: `tafel friends` (whom you follow, with where
 they are now), `tafel follow NAME` / `tafel unfollow NAME`, `tafel profile NAME` (a player's page:
 ratings with a text sparkline of their history, last games, results against you) and `tafel
 settings` (chat on or off, who may challenge you)."""

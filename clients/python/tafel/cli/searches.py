@@ -1,4 +1,4 @@
-"""`tafel search list | cancel GAME`: your correspondence searches (issue 39). A search for a
+"""`tafel search list | cancel GAME`: your correspondence searches. A search for a
 days-long game (`tafel play GAME --days N`) stays queued after the terminal closes, for a week,
 until someone is paired with it (the game then shows in `tafel games` and your inbox) or you
 cancel it."""

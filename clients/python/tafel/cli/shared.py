@@ -31,7 +31,7 @@ def sentence(error: TafelError) -> str:
     return refusal_text(error)
 
 
-# What every screen says when the game server stops answering, and when it is back (issue 34.5);
+# What every screen says when the game server stops answering, and when it is back;
 # translated where shown (`_(LOST)`).
 LOST = N_("Lost the connection to the game server. Reconnecting…")
 BACK = N_("Connected to the game server again.")

@@ -1,9 +1,9 @@
-"""The scenarios of meeting at the board (issue 36): a challenge accepted and one declined, a
+"""The scenarios of meeting at the board: a challenge accepted and one declined, a
 rematch, a draw offer answered, and the account's event stream resumed after a cut. The client
 runs with --events (docs/clients.md): it follows its account's event stream and answers what comes.
 The runner is a registered account (a challenge names a player by username) that challenges the
 client, plays the other seat with a level-1 bot and makes or answers the offers. And of knowing
-each other (issue 37): a line each way in a game's chat, the client's watch cut and resumed after
+each other: a line each way in a game's chat, the client's watch cut and resumed after
 the last line it printed (--chat), and the presence of a player the client follows, on its event
 stream (--events --follow). Registered in SCENARIOS by catalog.py."""
 

@@ -1,4 +1,4 @@
-"""The scenarios of joining a tournament and playing its games (issue 38). The client runs with
+"""The scenarios of joining a tournament and playing its games. The client runs with
 --tournament ID (docs/clients.md, "The conformance kit"): it joins (with --code, the invitation
 code), follows the tournament's events and plays every game it is paired in. The runner organises
 the tournament, seats two level-1 bots of its own in it and starts it.

@@ -1,4 +1,4 @@
-// What lets every player use the boards (issue 42, "Access"): a shape beside every colour (so a
+// What lets every player use the boards (README.md, "Access"): a shape beside every colour (so a
 // colour-blind player tells red from green without the colour), roving focus for the arrow keys
 // (one Tab stop per board, not one per column or cell), and the page's one polite live region.
 import { s } from "../dom.js";

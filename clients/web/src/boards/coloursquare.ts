@@ -3,7 +3,7 @@
 // die may take (view.legal_placements), jokers, bridges, purple and orange squares, the score
 // breakdown, the final-turn phase and the solo target. Pick a die, then a highlighted cell or
 // joker field; "Place" sends the list, the server judges it.
-// Access (issue 42): every cell and die carries its colour's shape (red ▲, yellow ●, green ■,
+// Access: every cell and die carries its colour's shape (red ▲, yellow ●, green ■,
 // blue ◆, white ○; access.ts) and a name in words; the dice are one Tab stop and the cells you may
 // write in another (the arrow keys move within each); picking a die moves the focus to the cells,
 // picking a cell back to the dice. On a phone each cell's hit area is its whole quarter of the

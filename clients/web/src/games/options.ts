@@ -1,4 +1,4 @@
-// A game's options in a player's words (issue 42): the catalogue (ListGameTypes) names each option
+// A game's options in a player's words: the catalogue (ListGameTypes) names each option
 // and its choices as the server spells them ("mode", "MODE_FIRST_LINE") with a description written
 // for developers; the page shows the words of game:options.GAME.OPTION in the player's language
 // (label, help, values). An option or choice the app does not know yet shows the server's name
