@@ -4,22 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
-from kit.counters import LoopCounters, LoopHistograms, loop_tasks_gauge
+from kit.metrics import loop_tasks_gauge
 
 
 class GatewayMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
-        # Counted on every move: loop counters (kit/counters.py), not prometheus_client's Counter.
-        self.actions = LoopCounters(
+        self.actions = Counter(
             "tafel_gateway_actions",
             "Player actions answered, by transport and outcome",
             ["transport", "outcome"],
             registry=self.registry,
         )
-        self.latency = LoopHistograms(
+        self.latency = Histogram(
             "tafel_gateway_action_seconds",
             "Time to answer one action (rules service and clock included)",
             ["transport"],
@@ -28,9 +27,9 @@ class GatewayMetrics:
         )
         self.play_streams = Gauge("tafel_gateway_play_streams", "Open Play streams", registry=self.registry)
         self.watch_streams = Gauge("tafel_gateway_watch_streams", "Open WatchGame streams", registry=self.registry)
-        self.events_sent = LoopCounters(
+        self.events_sent = Counter(
             "tafel_gateway_events_sent", "Game events delivered to clients", registry=self.registry
-        ).labels()  # (the family's one counter: one call a count)
+        )
         self.timeouts = Counter("tafel_gateway_timeouts", "Turn deadlines handled", registry=self.registry)
 
     def gauge(self, name: str, documentation: str, read: Callable[[], float]) -> None:

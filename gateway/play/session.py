@@ -31,7 +31,7 @@ from gateway.watch.event_ids import check_event_id
 from gateway.watch.watcher import LAST_OF_HISTORY, LiveBatch
 from kit import timesource
 from kit.errors import INTERNAL, Refused, as_refused, invalid
-from kit.mailbox import Mailbox
+from kit.queues import take_waiting
 from kit.tasks import supervise
 
 log = logging.getLogger("tafel.gateway.play")
@@ -113,8 +113,8 @@ class PlaySession:
         # Responses, live event deliveries already encoded (shared by every local watcher), or a
         # group that must leave in one message (an action's parked events and its answer).
         self.loop = asyncio.get_running_loop()
-        self.out: Mailbox[play_pb2.PlayResponse | bytes | list[play_pb2.PlayResponse | bytes] | None] = Mailbox(
-            self.loop, OUT_QUEUE_LIMIT
+        self.out: asyncio.Queue[play_pb2.PlayResponse | bytes | list[play_pb2.PlayResponse | bytes] | None] = (
+            asyncio.Queue(OUT_QUEUE_LIMIT)
         )
         self.batching = False  # PlayOptions.batch_responses
         # With batching, a watched game's events that arrive while this stream's own action on
@@ -154,7 +154,7 @@ class PlaySession:
                     continue
                 items = list(response) if isinstance(response, list) else [response]
                 ended = False
-                for more in self.out.get_many(MAX_BATCH - len(items)):
+                for more in take_waiting(self.out, MAX_BATCH - len(items)):
                     if more is _DONE:
                         ended = True  # (what follows it is dropped with the stream, as before)
                         break
@@ -175,7 +175,7 @@ class PlaySession:
             reader.cancel()
             for task in (*self.watches.values(), *self.finds.values()):
                 task.cancel()
-            self.out.clear()  # wakes any action waiting for room, so it can end
+            take_waiting(self.out)  # wakes any action waiting for room, so it can end
 
     async def _drain_when_stopping(self, reader: asyncio.Task[None]) -> None:
         """The gateway is stopping: take no more requests, let the actions in flight finish and
@@ -372,7 +372,7 @@ class PlaySession:
             and not self.closed
             and pump.cancelling() == 0
             and self.watches.get(game_id) is pump
-            and len(self.out) + count <= OUT_QUEUE_LIMIT
+            and self.out.qsize() + count <= OUT_QUEUE_LIMIT
         )
 
     def _hand_live(self, meta: GameMeta, live: LiveBatch, index: int) -> None:

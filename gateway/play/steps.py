@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import grpc
+from prometheus_client import Counter, Histogram
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 from tafel.rules.v1 import rules_pb2
@@ -23,7 +24,6 @@ from gateway.metrics import GatewayMetrics
 from gateway.play.encoding import set_time
 from gateway.watch.hub import EventHub
 from gateway.watch.watcher import LIVE
-from kit.counters import LoopCounter, LoopHistogram
 from kit.errors import Refused, invalid
 from kit.ids import check_id
 
@@ -51,9 +51,9 @@ def resolve_seat(meta: GameMeta, player_id: str, requested: int | None) -> int:
 class ActionCounters:
     """The action metrics of one path (unary or stream), labelled once."""
 
-    applied: LoopCounter
-    refused: LoopCounter
-    latency: LoopHistogram
+    applied: Counter
+    refused: Counter
+    latency: Histogram
 
     @classmethod
     def of(cls, metrics: GatewayMetrics, path: str) -> ActionCounters:

@@ -22,7 +22,7 @@ from typing import Any
 import grpc
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
 
-from kit.mailbox import Mailbox
+from kit.queues import take_waiting
 from kit.retry import Attempts, Backoff
 from kit.tasks import spawn
 
@@ -59,7 +59,7 @@ class MoveStream:
         self._sweeper: asyncio.TimerHandle | None = None
         # Made in start(), on the running loop (a router may be built before there is one).
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: Mailbox[tuple[int, str, Entry]] | None = None
+        self._queue: asyncio.Queue[tuple[int, str, Entry]] | None = None
         self._up = asyncio.Event()
         self._is_up = False  # _up.is_set(), read on every action without a call into asyncio
         self._task: asyncio.Task[None] | None = None
@@ -75,8 +75,8 @@ class MoveStream:
 
     def start(self) -> None:
         if self._task is None:
-            loop = self._loop = asyncio.get_running_loop()
-            self._queue = Mailbox(loop)
+            self._loop = asyncio.get_running_loop()
+            self._queue = asyncio.Queue()
             # _run never ends but by close(); should a bug end it anyway, a later start() (every
             # wait_up) makes the stream again instead of leaving this replica down for good.
             self._task = spawn(self._run(), f"rules stream {self.name}", log=log, on_failure=self._ended)
@@ -138,7 +138,7 @@ class MoveStream:
             if not future.done():
                 future.set_exception(Transport())
         if self._queue is not None:
-            self._queue.clear()
+            take_waiting(self._queue)
 
     async def _run(self) -> None:
         attempts = Attempts(Backoff(first_s=0.05, cap_s=1.0))
@@ -198,7 +198,7 @@ class MoveStream:
                 correlation, field, entry = await queue.get()
                 if wait > 0:
                     await asyncio.sleep(wait)  # (one timer a message, not an entry)
-                rest = queue.get_many()
+                rest = take_waiting(queue)
                 if not rest:
                     await call.write(_put(rules_pb2.ApplyMovesRequest(), correlation, field, entry))
                     continue

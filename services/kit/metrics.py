@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
-from kit.counters import LoopCounter, LoopCounters, LoopHistograms, loop_tasks_gauge
+from kit.metrics import loop_tasks_gauge
 
 
 class RulesMetrics:
     def __init__(self, game: str, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         labels = {"game": game}
-        # Counted on every move: a loop counter (kit/counters.py), not prometheus_client's Counter.
-        self.moves = LoopCounters(
+        self.moves = Counter(
             "tafel_rules_moves", "Actions answered, by outcome", ["game", "outcome"], registry=self.registry
         )
-        self.latency = LoopHistograms(
+        self.latency = Histogram(
             "tafel_rules_apply_seconds",
             "Time to answer one action",
             ["game"],
@@ -32,7 +31,7 @@ class RulesMetrics:
             "tafel_rules_cached_games", "Decoded game states held in memory", ["game"], registry=self.registry
         ).labels(**labels)
         self._game = game
-        self._outcomes: dict[str, LoopCounter] = {}
+        self._outcomes: dict[str, Counter] = {}
 
     def count(self, outcome: str) -> None:
         # Label children are cached: `labels()` costs a few µs, on every move.
