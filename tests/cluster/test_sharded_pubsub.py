@@ -25,7 +25,8 @@ from kit.redis import keys
 from kit.redis.game_reads import GameReads
 from kit.redis.keys import game_keys, player_key
 from kit.redis.layer import RedisLayer
-from kit.redis.pubsub import SHARDS_EVERY_S, PubSub, Subscription, is_shard_channel
+from kit.redis.pubsub import PubSub, Subscription
+from kit.redis.pubsub_shards import SHARDS_EVERY_S, is_shard_channel
 from kit.redis.scripts import LUA_DIR, lua_names, script
 from services.kit.store import GameStore, NewEvent
 from tests.clients.platform_fixture import ENV
