@@ -1,6 +1,8 @@
 """Redis Cluster behind the same RedisLayer: a `redis+cluster://` URL, redis-py's cluster client for
 `.client`, and ClusterPipe — one pipelined connection (kit/redis/pipe.py) per master, each command
-sent to the master of its first key's slot — for `.run/.call/.many`.
+sent to the master of its first key's slot — for `.run/.call/.many`: redis-py's cluster client
+makes a call per connection as its single-Redis client does, which costs ~20x the CPU a call of a
+pipelined connection (kit/redis/pipe.py, `python -m tools.bench_redis_client`).
 
 URL: `redis+cluster://[user:password@]host:port,host:port,.../` (`rediss+cluster://` for TLS); any
 reachable nodes will do, the rest of the cluster is learnt from CLUSTER SLOTS. Database 0 only

@@ -6,6 +6,12 @@ connection fails what is in flight with redis.exceptions.ConnectionError (caller
 UNAVAILABLE) and the next call reconnects.
 
 Also the RESP reading and writing the gateway's pub/sub connection shares.
+
+Why not redis-py's asyncio client here: it gives each concurrent call a pooled connection of its
+own (a write and a read each), where this sends a turn's calls in one write and parses the replies
+in bulk. 200 tasks each making one EVALSHA at a time (the move path's commits): 3.2 µs of CPU a
+call against redis-py's 65 µs, 12x the calls a second (`python -m tools.bench_redis_client`, load
+~4 on 2 shared cores; medians of 3 alternated rounds).
 """
 
 from __future__ import annotations
