@@ -131,7 +131,23 @@ class GameServicer(play_pb2_grpc.GameServiceServicer):
             record = await self.records.get(request.game_id, viewer.player_id)
         if self.offers is not None:
             record.offers.extend(await self.offers.log(request.game_id))
-        return play_pb2.GetGameRecordResponse(record=record)
+        response = play_pb2.GetGameRecordResponse(record=record)
+        if request.include_views:
+            response.views.extend(await self._replay_views(record))
+        return response
+
+    async def _replay_views(self, record: play_pb2.GameRecord) -> list[Any]:
+        """The record's positions from its rules service; none once the game's keys have expired
+        or when its rules no longer rebuild it (the record stands without them: play.proto)."""
+        try:
+            views = await self.steps.router.replay_views(record.game, record.game_id)
+        except Refused as refused:
+            if refused.reason in ("GAME_NOT_FOUND", "REPLAY_UNAVAILABLE"):
+                return []
+            raise
+        # A game's keys outlive its record's last action only by what it holds: a record of fewer
+        # actions than the positions rebuilt (or more) is another game's, never shown as this one.
+        return views if len(views) == len(record.actions) + 1 else []
 
     def _offers(self) -> Offers:
         if self.offers is None:

@@ -196,6 +196,33 @@ class RulesRouter:
         )
         return response
 
+    async def replay_views(self, game: str, game_id: str, *, timeout_s: float | None = None) -> list[Any]:
+        """The game's every position as a spectator sees it (GetReplayViews; GameViews, by version),
+        asked of the game's replicas in turn: any of them rebuilds it from the shared store. A
+        unary call: a replay is read once, and its answer can be large for the stream's entries."""
+        timeout = self.timeout_s if timeout_s is None else timeout_s
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        replica_set = self._set(game)
+        last: Refused | None = None
+        for replica in await replica_set.order(game_id, deadline - loop.time()):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            try:
+                response: rules_pb2.GetReplayViewsResponse = await replica.stub.GetReplayViews(
+                    rules_pb2.GetReplayViewsRequest(game_id=game_id), timeout=remaining, metadata=replica.metadata
+                )
+            except grpc.aio.AioRpcError as error:
+                refused = refused_from_error(error)
+                if refused.code != grpc.StatusCode.UNAVAILABLE:
+                    raise refused from None
+                replica_set.suspect()
+                last = refused
+                continue
+            return list(response.views)
+        raise last or rules_unavailable()
+
     async def describe(self, game: str, *, timeout_s: float | None = None) -> rules_pb2.DescribeGameResponse:
         """The game's description (DescribeGame), asked of its first replica that answers and kept:
         a rules service describes a game the same way for as long as it runs."""

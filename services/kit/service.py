@@ -63,6 +63,7 @@ from services.kit.store import (
     StoredGame,
     commit_keys,
 )
+from services.kit.views import ReplayViews
 
 StateT = TypeVar("StateT")
 MoveT = TypeVar("MoveT")
@@ -155,6 +156,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         self.codec = codec
         self.envelope = GameEnvelope(codec)
         self.store = store
+        self.replays = ReplayViews(rules, codec, store)  # GetReplayViews (services/kit/views.py)
         self.metrics = metrics
         self.cache_games = cache_games
         self._cache: OrderedDict[str, CachedGame[StateT]] = OrderedDict()
@@ -758,6 +760,14 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
     ) -> rules_pb2.GetViewResponse:
         try:
             return await self._view_or_unavailable(request)
+        except Refused as refused:
+            await abort(context, refused)
+
+    async def GetReplayViews(
+        self, request: rules_pb2.GetReplayViewsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> rules_pb2.GetReplayViewsResponse:
+        try:
+            return await self.replays.views(request)
         except Refused as refused:
             await abort(context, refused)
 

@@ -563,6 +563,14 @@ class TafelClient:
         response = await self._call(self.games.GetGameRecord, play_pb2.GetGameRecordRequest(game_id=game_id))
         return response.record  # type: ignore[no-any-return]
 
+    async def get_replay(self, game_id: str) -> tuple[play_pb2.GameRecord, list[games_pb2.GameView]]:
+        """A finished game's record and its every position as the server rebuilt it: views[v] is the
+        position after version v (a replay draws it as a live board). No views once the platform no
+        longer keeps them (GetGameRecordResponse.views says when)."""
+        request = play_pb2.GetGameRecordRequest(game_id=game_id, include_views=True)
+        response = await self._call(self.games.GetGameRecord, request)
+        return response.record, list(response.views)
+
     async def list_records(
         self, *, player_id: str = "", game: str = "", page_size: int = 50, page_token: str = ""
     ) -> play_pb2.ListGameRecordsResponse:

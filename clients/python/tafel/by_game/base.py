@@ -16,7 +16,6 @@ from typing import Any
 from google.protobuf.message import Message
 from rich.console import RenderableType
 
-from tafel.games.v1 import games_pb2
 from tafel.i18n import _
 
 SEAT_STYLES = ("bold yellow", "bold red", "bold green", "bold blue", "bold magenta", "bold cyan")
@@ -88,7 +87,6 @@ class Namer:
 
 
 Say = Callable[[str], None]  # a line for the screen's log
-Replay = Callable[[Any, list[games_pb2.GameEvent], list[games_pb2.GameEvent], bool, Seating], RenderableType]
 
 
 def _nothing(*_args: object) -> None:
@@ -139,11 +137,6 @@ class GameClient:
     follow_view: Callable[[Any, Cursor, int], None] = _nothing
     # One of the game's own events seen on the live screen (what the view does not carry).
     seen: Callable[[Any, Seating], None] = _nothing
-    # A replay's board at a step: (the final View, the events up to the step, those of the step,
-    # whether it is the last step, seating) -> a renderable; None: the final position beside the steps.
-    replay: (
-        Callable[[Any, list[games_pb2.GameEvent], list[games_pb2.GameEvent], bool, Seating], RenderableType] | None
-    ) = None
     # A random legal move from the View alone, where the view lists them (load generators);
     # None: a level-1 bot's move.
     random_move: Callable[[Any, random.Random], Message] | None = None

@@ -1,6 +1,6 @@
 """Colour Square in the Python client: the score sheets, the sentences of its events, its options
 in words and from the command line, and its keys (a cell, a die, jokers, the placements of a turn
-gathered and sent together with p). Its replay shows the final position beside the steps."""
+gathered and sent together with p)."""
 
 from __future__ import annotations
 

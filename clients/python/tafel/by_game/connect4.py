@@ -1,5 +1,5 @@
 """Connect Four in the Python client: the board, the sentences of its events, its options in
-words, its keys and its replay board."""
+words, its keys."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from rich.text import Text
 
 from tafel.by_game.base import SEAT_STYLES, Cursor, GameClient, Namer, Say, Seating
 from tafel.connect4.v1 import connect4_pb2
-from tafel.games.v1 import games_pb2
 from tafel.i18n import N_, _
 
 # A symbol per seat, so the discs differ by more than colour (a monochrome terminal, colour blindness).
@@ -66,33 +65,6 @@ def describe(event: connect4_pb2.Event, name: Namer) -> str:
     )
 
 
-def view_at(final: connect4_pb2.View, events: list[games_pb2.GameEvent]) -> connect4_pb2.View:
-    """The board after `events` (its drops, in order)."""
-    view = connect4_pb2.View(rows=final.rows or 6, columns=final.columns or 7)
-    columns = [connect4_pb2.Column() for _ in range(view.columns)]
-    moves = ""
-    for event in events:
-        if event.WhichOneof("kind") == GAME.name:
-            dropped = event.connect4.disc_dropped
-            columns[dropped.column].seats.append(dropped.seat)
-            moves += str(dropped.column + 1)
-            del view.winning_cells[:]
-            view.winning_cells.extend(dropped.winning_cells)
-    view.board.extend(columns)
-    view.moves = moves
-    return view
-
-
-def _replay(
-    final: connect4_pb2.View,
-    done: list[games_pb2.GameEvent],
-    _step: list[games_pb2.GameEvent],
-    _last: bool,
-    table: Seating,
-) -> Text:
-    return render(view_at(final, done), Cursor(), None, table)
-
-
 def _submit(_view: connect4_pb2.View, cursor: Cursor, _seat: int, _say: Say) -> connect4_pb2.Move:
     return connect4_pb2.Move(column=cursor.column)
 
@@ -114,6 +86,5 @@ GAME = GameClient(
     },
     columns=lambda view: view.columns or 7,
     submit=_submit,
-    replay=_replay,
     random_move=_random_move,
 )

@@ -1,5 +1,5 @@
 """Plus 4 in the Python client: the frame, the sentences of its events, its options in words
-and from the command line, its keys (b: the bonus disc) and its replay board."""
+and from the command line, its keys (b: the bonus disc)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from rich.text import Text
 
 from tafel.by_game.base import Cursor, GameClient, Namer, Say, Seating
 from tafel.by_game.connect4 import column_header
-from tafel.games.v1 import games_pb2
 from tafel.i18n import N_, _, ngettext
 from tafel.plus4.v1 import plus4_pb2
 
@@ -43,7 +42,7 @@ def render(view: plus4_pb2.View, cursor: Cursor, seat: int | None, table: Seatin
     if table.last_column is not None:
         text.append("  " + "   " * table.last_column + " ^  " + _("last push") + "\n", style="dim")
     rounds = view.options.mode == plus4_pb2.MODE_ROUNDS
-    # Per seat; a replay's earlier steps have no supplies (the events do not report them).
+    # Per seat, with the discs each has left where the view carries them.
     for s in range(max(2, len(view.supplies))):
         text.append(f"  {SYMBOLS[s % 2]} {table.name(s)}", style=STYLES[s % 2])
         score = _("rounds won {n}").format(n=view.round_wins[s]) if rounds and s < len(view.round_wins) else ""
@@ -127,45 +126,6 @@ def describe(event: plus4_pb2.Event, name: Namer) -> str:
     return _("(Plus 4 event)")
 
 
-def view_at(final: plus4_pb2.View, events: list[games_pb2.GameEvent]) -> plus4_pb2.View:
-    """Plus 4 after `events`: the frame the last push left, the lines scored (points summed from
-    them), rounds won as RoundWon counts them. No supplies: the events do not report them."""
-    view = plus4_pb2.View(options=final.options, scores=[0, 0], round_wins=[0, 0], round=1)
-    view.frame.extend(plus4_pb2.Row(squares=[plus4_pb2.Square() for _ in row.squares]) for row in final.frame)
-    next_round = False
-    for event in events:
-        if event.WhichOneof("kind") != GAME.name:
-            continue
-        kind = event.plus4.WhichOneof("kind")
-        if kind == "disc_pushed":
-            del view.frame[:]
-            view.frame.extend(event.plus4.disc_pushed.frame)
-            view.moves_made += 1
-            view.round += 1 if next_round else 0
-            next_round = False
-        elif kind == "line_scored":
-            line = event.plus4.line_scored
-            view.scored_lines.append(line)
-            view.scores[line.colour % 2] += line.points
-        elif kind == "round_won":
-            view.round_wins[:] = event.plus4.round_won.round_wins
-            next_round = event.plus4.round_won.frame_emptied
-    return view
-
-
-def _replay(
-    final: plus4_pb2.View,
-    done: list[games_pb2.GameEvent],
-    step: list[games_pb2.GameEvent],
-    last: bool,
-    table: Seating,
-) -> Text:
-    pushed = [e.plus4.disc_pushed for e in step if e.plus4.HasField("disc_pushed")]
-    table.last_column = pushed[0].column if pushed else None
-    # The last step shows the server's own view, supplies and all.
-    return render(final if last else view_at(final, done), Cursor(), None, table)
-
-
 def _seen(event: plus4_pb2.Event, table: Seating) -> None:
     if event.WhichOneof("kind") == "disc_pushed":  # the view does not say where the last push went
         table.last_column = event.disc_pushed.column
@@ -227,5 +187,4 @@ GAME = GameClient(
     press_b=_press_b,
     follow_view=_follow_view,
     seen=_seen,
-    replay=_replay,
 )

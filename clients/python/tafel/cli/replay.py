@@ -1,6 +1,7 @@
 """`tafel replay GAME_ID`: step through a finished game, one action (and the events it caused) at a
-time. The game's module draws the board at a step (`GameClient.replay`, tafel/by_game/); a game
-without one shows its final position beside the steps."""
+time. Each step's board is the server's view at that version (GetGameRecord's views, rebuilt by the
+game's rules service), drawn as a live board is; where the server no longer keeps them, the final
+position stands beside the steps."""
 
 from __future__ import annotations
 
@@ -25,26 +26,6 @@ from tafel.play.v1 import play_pb2
 SHOWN_STEPS = 12  # the steps listed above the current one
 
 
-def played(steps: list[list[games_pb2.GameEvent]]) -> list[list[games_pb2.GameEvent]]:
-    """For each step, the events that made its position: those of every step before and at it,
-    except what a take-back (MovesTakenBack) undid: from there on, the events that made the
-    position at its to_version (that of the last version up to it that had events)."""
-    made: dict[int, list[games_pb2.GameEvent]] = {0: []}
-    out: list[list[games_pb2.GameEvent]] = []
-    done: list[games_pb2.GameEvent] = []
-    for step in steps:
-        for event in step:
-            if event.WhichOneof("kind") == "taken_back":
-                to = event.taken_back.to_version
-                done = made[max(version for version in made if version <= to)]
-            else:
-                done = [*done, event]
-        if step:
-            made[step[0].version] = done
-        out.append(done)
-    return out
-
-
 class ReplayApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
     CSS = "#board { padding: 0 1; height: auto; } #steps { padding: 0 2; }"
@@ -58,7 +39,11 @@ class ReplayApp(App[None]):
     BINDINGS = [Binding(key, action, description, priority=first) for key, action, description, first in KEYS]
 
     def __init__(
-        self, record: play_pb2.GameRecord, state: play_pb2.GetGameResponse, events: list[games_pb2.GameEvent]
+        self,
+        record: play_pb2.GameRecord,
+        state: play_pb2.GetGameResponse,
+        events: list[games_pb2.GameEvent],
+        views: list[games_pb2.GameView] | None = None,
     ) -> None:
         super().__init__()
         translate_bindings(self)
@@ -67,7 +52,7 @@ class ReplayApp(App[None]):
         self.names = seat_names(record.players, None)
         # One step per version: an action and everything it caused.
         self.steps = [list(group) for _, group in groupby(events, key=lambda e: e.version)]
-        self.positions = played(self.steps)
+        self.views = views or []  # by version
         self.at = 0
         title = game_title(record.game)
         self.title = _("tafel · replay · {title}: {names}").format(title=title, names=_(" vs ").join(self.names))
@@ -83,26 +68,29 @@ class ReplayApp(App[None]):
         self.show()
 
     def show(self) -> None:
-        done = self.positions[self.at]
         seating = Seating(names=self.names)
-        view = self.state.view
+        step = self.steps[self.at]
+        version = step[0].version if step else 0
         board: RenderableType
-        game = view.WhichOneof("game") or ""
-        module = REGISTRY.get(game)
-        if module is not None and module.replay is not None:
-            last = self.at == len(self.steps) - 1
-            board = module.replay(getattr(view, game), done, self.steps[self.at], last, seating)
+        if version < len(self.views):
+            view = self.views[version]
+            game = view.WhichOneof("game") or ""
+            if game in REGISTRY:  # what the view does not carry (the last push's column)
+                for event in step:
+                    if event.WhichOneof("kind") == game:
+                        REGISTRY[game].seen(getattr(event, game), seating)
+            board = render(view, Cursor(), None, seating)
         else:
-            board = Group(Text(_("final position:"), style="dim"), render(view, Cursor(), None, seating))
+            board = Group(Text(_("final position:"), style="dim"), render(self.state.view, Cursor(), None, seating))
         self.query_one("#board", Static).update(board)
         lines = Text()
         first = max(0, self.at - SHOWN_STEPS)
         for index in range(first, self.at + 1):
             sentence = " ".join(describe(e, self.names) for e in self.steps[index])
             lines.append(f"{index + 1:>4}. {sentence}\n", style="bold" if index == self.at else "dim")
-        step = _("step {n} of {total}").format(n=self.at + 1, total=len(self.steps))
+        counter = _("step {n} of {total}").format(n=self.at + 1, total=len(self.steps))
         result = _("result: {result}").format(result=outcome_text(self.record.outcome, self.names))
-        lines.append(f"\n{step}   {result}")
+        lines.append(f"\n{counter}   {result}")
         self.query_one("#steps", Static).update(lines)
 
     def action_step(self, delta: int) -> None:
@@ -116,7 +104,7 @@ class ReplayApp(App[None]):
 
 async def replay(client: TafelClient, game_id: str, console: Console) -> int:
     try:
-        record = await client.get_record(game_id)
+        record, views = await client.get_replay(game_id)
     except NotFound:
         raise NotFound(
             "NO_SUCH_RECORD",
@@ -127,5 +115,5 @@ async def replay(client: TafelClient, game_id: str, console: Console) -> int:
     if not events:
         console.print(_("game {game_id} has no recorded events").format(game_id=game_id))
         return 1
-    await ReplayApp(record, state, events).run_async()
+    await ReplayApp(record, state, events, views).run_async()
     return 0
