@@ -19,6 +19,8 @@ pushed messages, parsed by hiredis in bulk): the move path's pub/sub delivery is
 (docs/benchmarks.md), and owning the connection is what tells exactly when a subscription is
 live. It reconnects by itself (kit/loops.py with kit/retry.py's backoff), pings to notice a silent
 connection, and re-subscribes everything after a reconnect.
+Against redis-py's PubSub taking messages off 100 channels: 0.5 µs of CPU a message against 8.4
+(`python -m tools.bench_redis_client`, load ~5 on 2 shared cores, medians of 3 alternated rounds).
 
 On a Redis Cluster (a redis+cluster:// URL) a channel whose name carries a hash tag (a game's
 wake-up, `tafel:{gs:k}:g:ID:wake`: the slot of the script that publishes it) is a shard channel.
