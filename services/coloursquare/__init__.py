@@ -1,1 +1,1 @@
-"""Colour Square: the roll-and-write dice game for 1-6 players (rules, sheets as data, scoring)."""
+"""Colour Square's rules service: the codec and entry point around its pure rules (tafel_rules.coloursquare)."""
