@@ -149,15 +149,10 @@ async def main(tasks: int, calls: int, rounds: int, channels: int, messages: int
         await plain.aclose()
         received: list[tuple[float, float]] = []
         for round_ in range(rounds):
-            received.append(
-                (
-                    await ours_receive(server.url, channels, messages),
-                    await redis_py_receive(server.url, channels, messages),
-                )
-            )
-            print(
-                f"pub/sub round {round_ + 1}: PubSub {received[-1][0]:.1f}, redis-py {received[-1][1]:.1f} µs CPU a message"
-            )
+            mine_now = await ours_receive(server.url, channels, messages)
+            theirs_now = await redis_py_receive(server.url, channels, messages)
+            received.append((mine_now, theirs_now))
+            print(f"pub/sub round {round_ + 1}: PubSub {mine_now:.1f}, redis-py {theirs_now:.1f} µs CPU a message")
         mine, theirs_ = statistics.median(a for a, _ in received), statistics.median(b for _, b in received)
         print(f"pub/sub medians: PubSub {mine:.1f}, redis-py {theirs_:.1f} µs CPU a message: {theirs_ / mine:.2f}x")
     finally:
