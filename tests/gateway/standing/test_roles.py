@@ -21,6 +21,8 @@ PUBLIC = {
     "AccountService": {"Register", "SignIn", "SignInAsGuest"},
     "LobbyService": {"ListGameTypes"},
     "RatingService": {"ListLeaderboards", "GetLeaderboard", "GetRatings", "GetPersonalBests"},
+    # A mailed link works without signing in: its token is the proof.
+    "EmailService": {"ConfirmEmail", "Unsubscribe"},
 }
 STAFF = {
     "tafel.admin.v1.ModerationService": {MODERATOR, ADMIN},
