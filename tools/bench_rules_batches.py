@@ -21,12 +21,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from tafel.rules.v1 import rules_pb2
+from tafel_rules.connect4 import RULES, Options
 
 from kit.redis.keys import meta_key
 from kit.redis.layer import RedisLayer
 from kit.server import install_event_loop
 from services.connect4.codec import CODEC
-from tafel_rules.connect4 import RULES, Options
 from services.kit.metrics import RulesMetrics
 from services.kit.service import RulesServicer
 from services.kit.store import GameStore

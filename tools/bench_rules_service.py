@@ -29,8 +29,8 @@ from tafel.connect4.v1 import connect4_pb2
 from tafel.diagnostics.v1 import diagnostics_pb2, diagnostics_pb2_grpc
 from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
-
 from tafel_rules.connect4 import RULES, Options
+
 from tools.redis_server import start_redis
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")

@@ -41,12 +41,12 @@ from tafel.client import TafelClient, new_request_id
 from tafel.connect4.v1 import connect4_pb2
 from tafel.errors import TafelError, VersionConflict
 from tafel.play.v1 import play_pb2
+from tafel_rules.connect4 import RULES
+from tafel_rules.game import IllegalMove
 
 from kit.redis.keys import game_keys, game_of_meta_key, meta_pattern, record_key
 from services.connect4.codec import CODEC
-from tafel_rules.connect4 import RULES
 from services.kit.codec import GameEnvelope
-from tafel_rules.game import IllegalMove
 from tools.platform import Platform
 from tools.redis_server import start_redis
 

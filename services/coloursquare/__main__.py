@@ -3,8 +3,9 @@
 import kit.grpc_polling  # noqa: F401  (first: gRPC reads its experiments when imported)
 
 # isort: split
-from services.coloursquare.codec import CODEC
 from tafel_rules.coloursquare.rules import RULES
+
+from services.coloursquare.codec import CODEC
 from services.kit.main import serve_rules
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ BAD_PLACEMENT); anything that could be a placement goes on to the rules, which j
 from __future__ import annotations
 
 from tafel.coloursquare.v1 import coloursquare_pb2 as pb
-
 from tafel_rules.coloursquare.legal import legal_placements
 from tafel_rules.coloursquare.model import (
     COLOURS,
@@ -37,6 +36,7 @@ from tafel_rules.coloursquare.model import (
     View,
 )
 from tafel_rules.coloursquare.sheets import SHEETS, Kind, Sheet
+
 from services.kit.codec import MalformedMessage
 
 _DIE_TO_PB: dict[str, pb.Die.ValueType] = {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from tafel.connect4.v1 import connect4_pb2 as pb
-
 from tafel_rules.connect4 import (
     MAX_SIZE,
     RESIGNED,

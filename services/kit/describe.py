@@ -12,9 +12,9 @@ import importlib
 from typing import Any
 
 from tafel.rules.v1 import rules_pb2
+from tafel_rules.game import Rules
 
 from services.kit.codec import GameCodec, GameEnvelope
-from tafel_rules.game import Rules
 
 
 def describe_game(
@@ -46,8 +46,9 @@ def describe_game(
 
 
 def load_game(package: str) -> tuple[Rules[Any, Any, Any, Any, Any], GameCodec[Any, Any, Any, Any, Any]]:
-    """The RULES and CODEC of a rules service package (kit.catalogue.GAMES' values): every game
-    package has a `rules` module with RULES and a `codec` module with CODEC."""
-    rules = importlib.import_module(f"{package}.rules").RULES
+    """The RULES and CODEC of a rules service package (kit.catalogue.GAMES' values, services.<game>):
+    the game's pure rules are `tafel_rules.<game>` with RULES, its service package has a `codec`
+    module with CODEC."""
+    rules = importlib.import_module(f"tafel_rules.{package.rpartition('.')[2]}").RULES
     codec = importlib.import_module(f"{package}.codec").CODEC
     return rules, codec

@@ -3,9 +3,10 @@
 import kit.grpc_polling  # noqa: F401  (first: gRPC reads its experiments when imported)
 
 # isort: split
+from tafel_rules.plus4 import RULES
+
 from services.kit.main import serve_rules
 from services.plus4.codec import CODEC
-from tafel_rules.plus4 import RULES
 
 if __name__ == "__main__":
     serve_rules(RULES, CODEC)

@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from typing import Final
 
 from tafel.plus4.v1 import plus4_pb2 as pb
-
 from tafel_rules.game import InvalidOptions, Outcome
 from tafel_rules.plus4 import (
     LINES,

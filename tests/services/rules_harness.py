@@ -11,13 +11,13 @@ from typing import Any
 import grpc
 from redis.asyncio import Redis
 from tafel.rules.v1 import rules_pb2, rules_pb2_grpc
+from tafel_rules.game import Rules
 
 from kit.errors import reason_of
 from kit.redis.layer import RedisLayer
 from kit.server import RunningServer
 from kit.settings import RulesSettings
 from services.kit.codec import GameCodec
-from tafel_rules.game import Rules
 from services.kit.main import start_rules_service
 
 

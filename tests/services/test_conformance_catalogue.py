@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tafel_rules.game import InvalidOptions, OptionSpec, Rules
 
 from kit.catalogue import GAMES, RULES_PAGES
 from services.kit import conformance
 from services.kit.describe import describe_game, load_game
-from tafel_rules.game import InvalidOptions, OptionSpec, Rules
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOGUE = sorted(GAMES.items())

@@ -7,9 +7,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from gateway.rooms import _not_enough, normalize_code
-from kit.errors import Refused
 from tafel_rules.coloursquare.model import Move as SquareMove
 from tafel_rules.coloursquare.model import Options as SquareOptions
 from tafel_rules.coloursquare.rules import RULES as SQUARE
@@ -18,6 +15,9 @@ from tafel_rules.connect4 import Move as DropMove
 from tafel_rules.game import IllegalMove
 from tafel_rules.plus4 import RULES as PLUS4
 from tafel_rules.plus4 import Move as PushMove
+
+from gateway.rooms import _not_enough, normalize_code
+from kit.errors import Refused
 
 PROGRAMMER = re.compile(r"\bseat \d|\(s\)|\b[A-Z]{3,}_[A-Z_]+\b")
 

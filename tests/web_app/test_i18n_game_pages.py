@@ -36,7 +36,7 @@ def test_every_option_of_every_game_has_words(lang: str) -> None:
     options = words(lang, "game")["options"]
     missing = []
     for game, package in GAMES.items():
-        for spec in importlib.import_module(f"{package}.rules").RULES.option_specs():
+        for spec in importlib.import_module(f"tafel_rules.{package.rpartition('.')[2]}").RULES.option_specs():
             said = options.get(game, {}).get(spec.name, {})
             missing += [f"{game}.{spec.name}.{part}" for part in ("label", "help") if not said.get(part)]
             missing += [f"{game}.{spec.name}.values.{c}" for c in spec.choices if not said.get("values", {}).get(c)]

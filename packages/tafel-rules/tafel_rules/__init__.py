@@ -4,5 +4,6 @@ search with them).
 
 Pure: frozen states, listable legal moves, seeded chance kept in the state; the standard library
 only — no I/O, gRPC, Redis or generated code (tests/test_layers.py). `game` is the contract
-(`Rules`) every game implements; `connect4`, `plus4` and `coloursquare` are the games.
+(`Rules`) every game implements; `connect4`, `plus4` and `coloursquare` are the games, each
+with its `RULES` at `tafel_rules.<game>`.
 """

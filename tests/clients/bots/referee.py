@@ -9,15 +9,15 @@ from typing import Protocol
 from tafel.coloursquare.v1 import coloursquare_pb2
 from tafel.connect4.v1 import connect4_pb2
 from tafel.plus4.v1 import plus4_pb2
-
+from tafel_rules import connect4 as c4_rules
+from tafel_rules import plus4 as p4_rules
 from tafel_rules.coloursquare import rules as cs_rules
-from services.coloursquare.codec import CODEC as CS_CODEC
 from tafel_rules.coloursquare.model import Options as CsOptions
 from tafel_rules.coloursquare.model import Phase
-from tafel_rules import connect4 as c4_rules
-from services.connect4.codec import CODEC as C4_CODEC
 from tafel_rules.game import Outcome
-from tafel_rules import plus4 as p4_rules
+
+from services.coloursquare.codec import CODEC as CS_CODEC
+from services.connect4.codec import CODEC as C4_CODEC
 from services.plus4.codec import CODEC as P4_CODEC
 
 

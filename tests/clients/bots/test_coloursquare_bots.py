@@ -20,12 +20,12 @@ from tafel.bots.coloursquare import (
     situation_from_view,
 )
 from tafel.coloursquare.v1 import coloursquare_pb2 as pb
-
 from tafel_rules.coloursquare import rules as cs
-from services.coloursquare.codec import CODEC
 from tafel_rules.coloursquare.model import Options, Phase, Placement, SquareClosed, State
 from tafel_rules.coloursquare.moves import legal_round_moves
 from tafel_rules.coloursquare.scoring import breakdown
+
+from services.coloursquare.codec import CODEC
 from tests.clients.bots.referee import coloursquare_game
 
 RULES = cs.RULES

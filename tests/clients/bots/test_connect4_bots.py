@@ -9,8 +9,8 @@ from tafel.bots import make_bot
 from tafel.bots.connect4 import EXACT_REMAINING, Connect4Bot, board_from_view
 from tafel.bots.connect4_native import load as load_native
 from tafel.connect4.v1 import connect4_pb2 as pb
-
 from tafel_rules import connect4 as c4
+
 from services.connect4.codec import CODEC
 from tests.clients.bots.referee import connect4_match
 

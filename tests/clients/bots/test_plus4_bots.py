@@ -10,9 +10,9 @@ from dataclasses import replace
 import pytest
 from tafel.bots.plus4 import Plus4Bot, state_from_view
 from tafel.plus4.v1 import plus4_pb2 as pb
-
-from tafel_rules.game import IllegalMove
 from tafel_rules import plus4 as p4
+from tafel_rules.game import IllegalMove
+
 from services.plus4.codec import CODEC
 from tests.clients.bots.referee import plus4_match
 

@@ -11,11 +11,11 @@ from typing import Any
 import grpc
 import pytest
 from tafel.rules.v1 import rules_pb2
+from tafel_rules.connect4 import RULES
 
 from gateway.rules import RulesRouter
 from kit.errors import Refused
 from services.connect4.codec import CODEC
-from tafel_rules.connect4 import RULES
 from tests.gateway.harness import c4_move
 from tests.services.rules_harness import Service, apply_request, new_id, rules_service
 

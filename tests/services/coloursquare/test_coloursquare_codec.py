@@ -7,10 +7,10 @@ import time
 
 import pytest
 from tafel.coloursquare.v1 import coloursquare_pb2 as pb
-
-from services.coloursquare.codec import CODEC
 from tafel_rules.coloursquare.model import Move, Options, Phase
 from tafel_rules.coloursquare.rules import RULES
+
+from services.coloursquare.codec import CODEC
 from services.kit import conformance
 from services.kit.codec import GameEnvelope, MalformedMessage
 from tests.services.coloursquare.helpers import full, mv, play_round, player, table

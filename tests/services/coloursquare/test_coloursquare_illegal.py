@@ -6,10 +6,10 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-
 from tafel_rules.coloursquare.model import Cell, Die, Joker, Move, Options, Placement, State
 from tafel_rules.coloursquare.rules import RULES, with_roll
 from tafel_rules.game import IllegalMove
+
 from tests.services.coloursquare.helpers import full, mv, play_round, player, table
 
 

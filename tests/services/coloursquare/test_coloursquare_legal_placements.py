@@ -7,10 +7,11 @@ from __future__ import annotations
 import itertools
 import random
 
-from services.coloursquare.codec import CODEC
 from tafel_rules.coloursquare.legal import legal_placements
 from tafel_rules.coloursquare.model import Move, Options, Phase, Placement, State
 from tafel_rules.coloursquare.rules import RULES
+
+from services.coloursquare.codec import CODEC
 
 
 def composed(singles: tuple[Placement, ...], must: int, most: int) -> set[Move]:

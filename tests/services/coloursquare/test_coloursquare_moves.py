@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
-
 from tafel_rules.coloursquare.model import DICE, Cell, Die, Joker, Move, Options, Phase, Placement, State, Target
 from tafel_rules.coloursquare.moves import FinalMoves
 from tafel_rules.coloursquare.rules import RULES, sheet_of

@@ -9,7 +9,6 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from tafel_rules.coloursquare.model import Options, Phase, State
 from tafel_rules.coloursquare.rules import RULES
 from tafel_rules.coloursquare.scoring import breakdown

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-
 from tafel_rules.coloursquare.model import (
     ALL_REMOVED,
     COLOUR_SQUARE,
@@ -28,6 +27,7 @@ from tafel_rules.coloursquare.model import (
 )
 from tafel_rules.coloursquare.rules import RULES, with_roll
 from tafel_rules.game import GameEnded, IllegalMove, Resigned, TimedOut
+
 from tests.services.coloursquare.helpers import (
     cell_value,
     full,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tafel_rules.coloursquare.model import Breakdown
 from tafel_rules.coloursquare.scoring import breakdown, coloured_bridges, competition_ranks, ranking
 from tafel_rules.coloursquare.sheets import SHEETS
+
 from tests.services.coloursquare.helpers import player
 
 A = SHEETS["A"]

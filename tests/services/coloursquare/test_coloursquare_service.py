@@ -12,10 +12,10 @@ import pytest
 from tafel.coloursquare.v1 import coloursquare_pb2 as pb
 from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2
-
-from services.coloursquare.codec import CODEC
 from tafel_rules.coloursquare.model import Move, Options, Phase, State
 from tafel_rules.coloursquare.rules import RULES
+
+from services.coloursquare.codec import CODEC
 from services.kit.store import GameStore
 from tests.services.rules_harness import Service, apply_request, new_id, refusal, rules_service
 

@@ -7,12 +7,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from tafel_rules.coloursquare import dice
 from tafel_rules.coloursquare.model import Die, Move, Options, Phase, Status
 from tafel_rules.coloursquare.rules import RULES, with_roll
 from tafel_rules.coloursquare.sheets import SHEETS, Kind, SheetError, load_sheets, parse_sheet
 from tafel_rules.game import InvalidOptions
+
 from tests.services.coloursquare.helpers import full, mv, play_round, player, table
 
 # -- sheets -------------------------------------------------------------------------------------------

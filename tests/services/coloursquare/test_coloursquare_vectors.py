@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from tafel_rules.coloursquare.model import Options, Phase, State
 from tafel_rules.coloursquare.rules import RULES, with_roll
+
 from tests.services.coloursquare.helpers import load_vectors, snapshot, to_move
 
 VECTORS = load_vectors()

@@ -7,11 +7,11 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tafel.connect4.v1 import connect4_pb2 as pb
+from tafel_rules.connect4 import RULES, Move, Options, notation, replay
+from tafel_rules.game import IllegalMove
 
 from services.connect4.codec import CODEC
-from tafel_rules.connect4 import RULES, Move, Options, notation, replay
 from services.kit import conformance
-from tafel_rules.game import IllegalMove
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "connect4"
 

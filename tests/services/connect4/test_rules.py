@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from tafel_rules.connect4 import (
     BOARD_FULL,
     COLUMN_FULL,

@@ -14,10 +14,10 @@ from tafel.connect4.v1 import connect4_pb2
 from tafel.games.v1 import games_pb2
 from tafel.plus4.v1 import plus4_pb2
 from tafel.rules.v1 import rules_pb2
+from tafel_rules.connect4 import RULES
 
 from kit.redis.keys import clock_key, clocks_key, game_keys, game_shard, meta_key
 from services.connect4.codec import CODEC
-from tafel_rules.connect4 import RULES
 from services.kit.store import GameStore
 from tests.services.rules_harness import Service, apply_request, new_id, refusal, rules_service
 from tools.redis_server import start_redis

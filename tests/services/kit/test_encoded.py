@@ -13,13 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2
+from tafel_rules.game import Outcome
 
 from kit import wire
 from kit.catalogue import GAMES
 from services.kit import encoded
 from services.kit.codec import GameEnvelope, outcome_to_proto
 from services.kit.describe import load_game
-from tafel_rules.game import Outcome
 from services.kit.metrics import RulesMetrics
 from services.kit.service import RulesServicer
 from services.kit.store import GameStore

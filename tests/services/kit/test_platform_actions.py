@@ -16,17 +16,17 @@ import grpc
 import pytest
 from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2
+from tafel_rules.coloursquare.rules import RULES as COLOURSQUARE
+from tafel_rules.connect4 import RULES as CONNECT4
+from tafel_rules.game import Outcome
+from tafel_rules.plus4 import RULES as PLUS4
 
 from kit.redis.keys import clock_key, clocks_key, game_keys, game_shard
 from services.coloursquare.codec import CODEC as COLOURSQUARE_CODEC
-from tafel_rules.coloursquare.rules import RULES as COLOURSQUARE
 from services.connect4.codec import CODEC as CONNECT4_CODEC
-from tafel_rules.connect4 import RULES as CONNECT4
 from services.kit.codec import GameEnvelope
-from tafel_rules.game import Outcome
 from services.kit.store import GameStore
 from services.plus4.codec import CODEC as PLUS4_CODEC
-from tafel_rules.plus4 import RULES as PLUS4
 from tests.services.rules_harness import Service, apply_request, new_id, refusal, rules_service
 
 GAMES = {

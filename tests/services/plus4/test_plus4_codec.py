@@ -7,11 +7,7 @@ import random
 import pytest
 from tafel.games.v1 import games_pb2
 from tafel.plus4.v1 import plus4_pb2 as pb
-
-from services.kit import conformance
-from services.kit.codec import GameEnvelope
 from tafel_rules.game import GameEnded, InvalidOptions, Outcome
-from services.plus4.codec import CODEC
 from tafel_rules.plus4 import (
     RULES,
     DiscFellOut,
@@ -25,6 +21,10 @@ from tafel_rules.plus4 import (
     TurnSkipped,
     position,
 )
+
+from services.kit import conformance
+from services.kit.codec import GameEnvelope
+from services.plus4.codec import CODEC
 
 ENVELOPE = GameEnvelope(CODEC)
 

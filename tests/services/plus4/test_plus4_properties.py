@@ -8,7 +8,6 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from tafel_rules.game import GameEnded, IllegalMove, Outcome
 from tafel_rules.plus4 import (
     RULES,

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
-
 from tafel_rules.game import GameEnded, IllegalMove, InvalidOptions, Outcome, Resigned, TimedOut
 from tafel_rules.plus4 import (
     LINES,

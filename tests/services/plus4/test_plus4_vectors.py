@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tafel_rules.game import GameEnded, Outcome
 from tafel_rules.plus4 import (
     RULES,

@@ -31,6 +31,7 @@ from typing import Final
 
 from tafel_rules.coloursquare.scoring import BRIDGE_POINTS, PURPLE_POINTS, WRONG_POINTS, is_correct, score
 from tafel_rules.coloursquare.sheets import SHEETS, Kind, Sheet
+
 from tafel.coloursquare.v1 import coloursquare_pb2 as pb
 
 __all__ = [

@@ -33,6 +33,7 @@ from tafel_rules.plus4 import (
     Plus4State,
     next_state,
 )
+
 from tafel.plus4.v1 import plus4_pb2 as pb
 
 __all__ = ["Plus4Bot", "search_move", "state_from_view"]
