@@ -11,9 +11,9 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from google.protobuf.message import Message
 from tafel.games.v1 import games_pb2
+from tafel_rules.game import GameEnded, Outcome, Resigned, TakenBack, TimedOut
 
 from kit import wire
-from tafel_rules.game import GameEnded, Outcome, Resigned, TakenBack, TimedOut
 
 StateT = TypeVar("StateT")
 MoveT = TypeVar("MoveT")

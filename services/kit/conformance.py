@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from services.kit.codec import GameCodec, GameEnvelope
 from tafel_rules.game import PLATFORM_ENDINGS, IllegalMove, Rules
+
+from services.kit.codec import GameCodec, GameEnvelope
 
 
 @dataclass

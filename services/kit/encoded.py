@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2
+from tafel_rules.game import Outcome
 
 from kit.wire import embedded, key_of, string_field, timestamp, timestamp_ns, uint_field, varint
 from services.kit.codec import outcome_to_proto
-from tafel_rules.game import Outcome
 
 _RESPONSE_VERSION = key_of(rules_pb2.ApplyMoveResponse, "version")
 _RESPONSE_EVENTS = key_of(rules_pb2.ApplyMoveResponse, "events")

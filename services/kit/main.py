@@ -7,6 +7,8 @@ import logging
 import sys
 from typing import Any
 
+from tafel_rules.game import Rules
+
 from kit import logs, timesource
 from kit.catalogue import rules_url
 from kit.health import HEALTH_TIMEOUT_S, redis_reachable, scripts_loadable
@@ -16,7 +18,6 @@ from kit.redis.scripts import RULES_SCRIPTS
 from kit.server import BindError, RunningServer, install_event_loop, run_until_signalled, start_server
 from kit.settings import ConfigError, RulesSettings
 from services.kit.codec import GameCodec
-from tafel_rules.game import Rules
 from services.kit.metrics import RulesMetrics
 from services.kit.service import RulesServicer, add_rules_service, service_names
 from services.kit.store import GameStore

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from tafel.games.v1 import games_pb2
+from tafel_rules.game import ABORTED, DRAW_AGREED, IllegalMove, Rules
 
 from services.kit.codec import GameEnvelope, MalformedMessage
-from tafel_rules.game import ABORTED, DRAW_AGREED, IllegalMove, Rules
 
 
 class ReplayFailed(Exception):

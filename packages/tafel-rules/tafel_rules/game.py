@@ -177,6 +177,21 @@ class Rules(Protocol, Generic[StateT, MoveT, OptionsT, EventT, ViewT]):
         caller checked that the game runs (and, for a draw, that it has two seats)."""
         ...
 
+    # -- what a game may declare about its moves (the defaults suit turn-by-turn games) ----------
+
+    def opening_events(self, state: StateT) -> Sequence[EventT]:
+        """The events the opening state has beside GameCreated (e.g. Colour Square's round-1 roll),
+        so a client follows the game from its stream alone. Default: none."""
+        return ()
+
+    def commute_window(self, state: StateT) -> int | None:
+        """Moves of different seats made within one window commute (e.g. Colour Square's
+        simultaneous placements of a round): the service then accepts a move made against an older
+        version of the same window when it is still legal now. The window's identity (any number
+        that changes when a new window opens) while one is open; None when moves do not commute.
+        Default: never (one move at a time, judged against the version it was made on)."""
+        return None
+
 
 # Events every game shares. A rules module emits them beside its own typed events; the codec of the
 # kit maps them to `tafel.games.v1` messages, so clients handle them alike for every game.

@@ -1,9 +1,9 @@
-"""Actions in a batch of the ApplyMoves stream whose game is cached are judged and their commits
-sent at once, one task waiting for the batch's replies (RulesServicer._start/_finish); the rest
-take apply()'s path. The guarantees are apply()'s: a retried request id in the same batch is
-answered with the first answer's bytes and applied once, commuting placements of one round in
-one batch are all applied (the losers of the commit race judged again), and Redis without the
-commit script (restarted, flushed) still takes every action once."""
+"""Actions in a batch of the ApplyMoves stream, each taken through the move path of a unary call
+(MovePath.act, each entry in its own task, their commits pipelined together). The guarantees are
+the unary call's: a retried request id in the same batch is answered with the first answer's bytes
+and applied once, commuting placements of one round in one batch are all applied (the losers of
+the commit race judged again), and Redis without the commit script (restarted, flushed) still
+takes every action once."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from collections.abc import AsyncIterator
 import pytest
 from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2
-
-from services.coloursquare.codec import CODEC as CS_CODEC
 from tafel_rules.coloursquare.model import Options as CsOptions
 from tafel_rules.coloursquare.rules import RULES as CS_RULES
-from services.connect4.codec import CODEC
 from tafel_rules.connect4 import RULES
+
+from services.coloursquare.codec import CODEC as CS_CODEC
+from services.connect4.codec import CODEC
 from tests.gateway.harness import c4_move
 from tests.services.kit.test_stream_calls import create_request, exchange
 from tests.services.rules_harness import Service, apply_request, new_id, rules_service
