@@ -76,6 +76,7 @@ REFUSALS: dict[str, str] = {
     "GAME_NOT_FOUND": N_("there is no such game (or it is not visible to you)"),
     "GAME_EXISTS": N_("a game with this id exists already"),
     "RECORD_NOT_FOUND": N_("there is no record of that game (unknown, or not finished yet)"),
+    "REPLAY_UNAVAILABLE": N_("that game's positions can no longer be rebuilt for a replay"),
     "NOT_A_PLAYER": N_("only the game's players may do that"),
     "NOT_YOUR_SEAT": N_("that seat is not yours"),
     "SEAT_REQUIRED": N_("you hold several seats in this game: say which one"),

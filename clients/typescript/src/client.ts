@@ -14,7 +14,7 @@ import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type CallOptions, type Client, type Transport } from "@connectrpc/connect";
 import { certificateError, fromCallError, NotFound, TafelError } from "./errors.js";
 import { isAfter } from "./events.js";
-import type { GameEvent, GameMove, GameOptions } from "./gen/tafel/games/v1/games_pb.js";
+import type { GameEvent, GameMove, GameOptions, GameView } from "./gen/tafel/games/v1/games_pb.js";
 import {
   AccountService,
   FindMatchRequestSchema,
@@ -663,6 +663,14 @@ export class TafelClient {
 
   async getRecord(gameId: string): Promise<GameRecord> {
     return required((await this.call((o) => this.games.getGameRecord({ gameId }, o))).record, "record");
+  }
+
+  /** A finished game's record and its every position as the server rebuilt it: views[v] is the
+   * position after version v, drawn as a live board is. No views once the platform no longer keeps
+   * them (GetGameRecordResponse.views in play.proto says when). */
+  async getReplay(gameId: string): Promise<{ record: GameRecord; views: GameView[] }> {
+    const response = await this.call((o) => this.games.getGameRecord({ gameId, includeViews: true }, o));
+    return { record: required(response.record, "record"), views: response.views };
   }
 
   async listRecords(filter: { playerId?: string; game?: string; pageSize?: number; pageToken?: string } = {}): Promise<ListGameRecordsResponse> {

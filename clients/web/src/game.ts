@@ -3,9 +3,6 @@
 // move; a reload resumes the same way. Moves go through SubmitMove; a refusal is said in words
 // (say.ts). A game that cannot be shown (no such id, someone else's private game) says so and
 // offers the way back; the result offers "Play again" with the same settings and the lobby.
-import { drawColourSquare, type Picks } from "./boards/coloursquare.js";
-import { drawConnect4 } from "./boards/connect4.js";
-import { drawPlus4 } from "./boards/plus4.js";
 import type { Board, BoardContext } from "./boards/board.js";
 import { announce } from "./boards/access.js";
 import { accountEvents } from "./account-events.js";
@@ -34,7 +31,7 @@ export interface GamePageContext {
   tournamentId?: string;
 }
 
-/** Why a game does not count for ratings, in words a newcomer follows (issue 43.7). */
+/** Why a game does not count for ratings, in words a newcomer follows. */
 function unratedWhy(summary: play.GameSummary, guest: boolean): string {
   if (guest) return t("game:page.unratedGuest");
   if (summary.players.some((p) => p.player?.bot)) return t("game:page.unratedBot");
@@ -64,8 +61,8 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
 
   let game: play.GetGameResponse | undefined;
   const ratings = new Map<string, string>();
-  const selected = { column: 0, bonus: false };
-  const csPicks: Picks = { picks: [] };
+  // What the viewer has picked for their next move, kept between draws (the game's module makes it).
+  let pick: unknown;
   let lastEvent: games.GameEvent | undefined;
   let drawnVersion = -1n;
   let refreshing: Promise<void> | undefined;
@@ -85,8 +82,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     try {
       metrics.submitted(status()?.version ?? 0n);
       await client.submitMove(gameId, move, { expectedVersion: status()?.version ?? 0n });
-      csPicks.picks = [];
-      csPicks.die = undefined;
+      gameUi(game?.summary?.game ?? "")?.moved?.(pick);
       scheduleRefresh();
     } catch (error) {
       if (!(error instanceof TafelError)) throw error;
@@ -146,9 +142,11 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
     const ctx: BoardContext = { seat, names: who, colours, myTurn, lastEvent, submit: (move) => void submit(move) };
     let board: Board | undefined;
     const view = game.view.game;
-    if (view.case === "connect4") board = drawConnect4(view.value, ctx, selected);
-    else if (view.case === "plus4") board = drawPlus4(view.value, ctx, selected);
-    else if (view.case === "coloursquare") board = drawColourSquare(view.value, ctx, csPicks, () => draw());
+    const ui = gameUi(summary.game);
+    if (ui !== undefined && view.case === summary.game) {
+      pick ??= ui.newPick();
+      board = ui.board(view.value, ctx, pick, () => draw());
+    }
     mount(boardArea, board?.element);
     if (myTurn) board?.focus?.();
     mount(
@@ -348,7 +346,7 @@ export function gamePage(root: HTMLElement, client: TafelClient, gameId: string,
         if (text && event.version > liveFrom) announce(text);
         moveList.scrollTop = moveList.scrollHeight;
         // The last move is the first game event of the newest version (whatever the game).
-        const gameEvent = event.kind.case === "connect4" || event.kind.case === "plus4" || event.kind.case === "coloursquare";
+        const gameEvent = gameUi(event.kind.case ?? "") !== undefined;
         const newMove = gameEvent && (lastEvent === undefined || event.version > lastEvent.version);
         if (newMove) lastEvent = event;
         if (event.version > drawnVersion) scheduleRefresh();

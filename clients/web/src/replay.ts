@@ -1,135 +1,22 @@
 // Replay a finished game move by move (forward, back, jump, a click on a move in the list, or
-// playing by itself at a chosen speed) from what the server recorded: the
-// game's events (WatchGame from the start) grouped into one step per game version, and its record
-// (GetGameRecord: who, when, the outcome). Boards are drawn from what the events report (a disc's
-// cell, the values written, squares closed or crossed, the frame a Plus 4 push left), never by
-// replaying rules in the page; the last step is the server's own view.
-import { create } from "@bufbuild/protobuf";
-import { drawColourSquare } from "./boards/coloursquare.js";
-import { drawConnect4 } from "./boards/connect4.js";
-import { drawPlus4 } from "./boards/plus4.js";
+// playing by itself at a chosen speed) from what the server recorded: the game's events (WatchGame
+// from the start) grouped into one step per game version for the move list, its record
+// (GetGameRecord: who, when, the outcome) and the position at every version (the record's views,
+// rebuilt by the game's rules service), drawn by the game's module as a live board is. Where the
+// server no longer keeps the positions, the final one stands beside the steps.
 import type { BoardContext } from "./boards/board.js";
 import { chatChannel, keptChat, keptLines } from "./chat.js";
 import { h, mount } from "./dom.js";
 import { formatList, formatNumber, t } from "./i18n.js";
 import { nameList, nameOf } from "./names.js";
-import { coloursquare, connect4, plus4, social, type TafelClient, type games, type play } from "./sdk.js";
-import { coloursOf, titleOf } from "./games/index.js";
+import { social, type TafelClient, type games, type play } from "./sdk.js";
+import { coloursOf, gameUi, titleOf } from "./games/index.js";
 import { endingStory, explain } from "./say.js";
 import { sentence } from "./sentences.js";
 
 interface Step {
   version: bigint;
   events: games.GameEvent[];
-}
-
-// The events that made the position at step `at`: every step's up to it, except what a take-back
-// (takenBack) undid: from there on, those that made the position at its toVersion (that of the
-// last version up to it that had events).
-function playedUpTo(steps: Step[], at: number): games.GameEvent[] {
-  const made = new Map<bigint, games.GameEvent[]>([[0n, []]]);
-  let done: games.GameEvent[] = [];
-  for (const step of steps.slice(0, at + 1)) {
-    for (const e of step.events) {
-      if (e.kind.case === "takenBack") {
-        const to = e.kind.value.toVersion;
-        let from = 0n;
-        for (const version of made.keys()) if (version <= to && version > from) from = version;
-        done = made.get(from) ?? [];
-      } else done = [...done, e];
-    }
-    made.set(step.version, done);
-  }
-  return done;
-}
-
-function connect4At(final: connect4.View, events: games.GameEvent[]): connect4.View {
-  const board = Array.from({ length: final.columns }, () => [] as number[]);
-  let winning: connect4.Cell[] = [];
-  let moves = "";
-  for (const e of events) {
-    if (e.kind.case !== "connect4" || e.kind.value.kind.case !== "discDropped") continue;
-    const d = e.kind.value.kind.value;
-    (board[d.column] ??= [])[d.row] = d.seat;
-    moves += String(d.column + 1);
-    winning = d.winningCells;
-  }
-  return create(connect4.ViewSchema, { rows: final.rows, columns: final.columns, board: board.map((seats) => ({ seats })), moves, winningCells: winning });
-}
-
-function colourSquareAt(final: coloursquare.View, events: games.GameEvent[], last: boolean): coloursquare.View {
-  if (last) return final;
-  const players = final.players.map((p) =>
-    create(coloursquare.PlayerSheetSchema, {
-      seat: p.seat,
-      squares: p.squares.map(() => ({ status: coloursquare.SquareStatus.OPEN, cells: [0, 0, 0, 0], sum: 0 })),
-      jokers: [0, 0],
-      breakdown: {},
-    }),
-  );
-  const columns = final.sheet?.columns ?? 4;
-  let roll: coloursquare.Roll | undefined;
-  let round = 0;
-  let active = 0;
-  for (const e of events) {
-    if (e.kind.case !== "coloursquare") continue;
-    const k = e.kind.value.kind;
-    if (k.case === "diceRolled") {
-      roll = k.value.roll;
-      round = k.value.round;
-      active = k.value.seat;
-    } else if (k.case === "placementsMade") {
-      const sheet = players.find((p) => p.seat === k.value.seat);
-      for (const p of k.value.placements) {
-        const value = roll ? ([0, roll.red, roll.yellow, roll.green, roll.blue, roll.white][p.die] ?? 0) : 0;
-        if (p.target.case === "joker") {
-          if (sheet) sheet.jokers[p.target.value] = value;
-        } else if (p.target.case === "cell") {
-          const square = sheet?.squares[p.target.value.row * columns + p.target.value.column];
-          if (square) {
-            square.cells[p.target.value.colour - 1] = value;
-            square.sum += value;
-          }
-        }
-      }
-    } else if (k.case === "squareClosed" || k.case === "squareCrossed") {
-      const square = players.find((p) => p.seat === k.value.seat)?.squares[k.value.row * columns + k.value.column];
-      if (square) square.status = k.case === "squareCrossed" ? coloursquare.SquareStatus.CROSSED : k.value.correct ? coloursquare.SquareStatus.CORRECT : coloursquare.SquareStatus.WRONG;
-    }
-  }
-  return create(coloursquare.ViewSchema, { sheet: final.sheet, phase: coloursquare.Phase.ROUND, round, maxRounds: final.maxRounds, activeSeat: active, roll, players, target: final.target });
-}
-
-// Plus 4 at a step: the frame the last push reported (DiscPushed.frame), the lines scored, points
-// summed from them, rounds won as RoundWon counts them. Supplies are not in the events, so they are
-// shown at the last step only (the server's view).
-function plus4At(final: plus4.View, events: games.GameEvent[], last: boolean): plus4.View {
-  if (last) return final;
-  const empty = final.frame.map((row) => create(plus4.RowSchema, { squares: row.squares.map(() => ({})) }));
-  let frame: plus4.Row[] = empty;
-  const scoredLines: plus4.LineScored[] = [];
-  const scores = [0, 0];
-  let roundWins: number[] = [0, 0];
-  let round = 1;
-  let nextRound = false;
-  let movesMade = 0;
-  for (const e of events) {
-    if (e.kind.case !== "plus4") continue;
-    const k = e.kind.value.kind;
-    if (k.case === "discPushed") {
-      frame = k.value.frame.length > 0 ? k.value.frame : empty;
-      movesMade += 1;
-      if (nextRound) round += 1;
-      nextRound = false;
-    } else if (k.case === "lineScored") {
-      scoredLines.push(k.value);
-      scores[k.value.colour] = (scores[k.value.colour] ?? 0) + k.value.points;
-    } else if (k.case === "roundWon") {
-      roundWins = k.value.roundWins;
-      nextRound = k.value.frameEmptied;
-    }
-  }
-  return create(plus4.ViewSchema, { options: final.options, frame, supplies: [], scores, roundWins, scoredLines, movesMade, round });
 }
 
 export function replayPage(root: HTMLElement, client: TafelClient, gameId: string, signal: AbortSignal): void {
@@ -168,6 +55,7 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
   let steps: Step[] = [];
   let at = 0;
   let game: play.GetGameResponse | undefined;
+  let views: games.GameView[] = []; // the position after each version
   let names: string[] = [];
 
   const show = (index: number): void => {
@@ -178,14 +66,13 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
     list.querySelectorAll("li").forEach((li) => li.classList.toggle("current", Number(li.dataset.step) === at));
     list.querySelectorAll("li").forEach((li) => li.classList.toggle("future", Number(li.dataset.step) > at));
     list.querySelector("li.current")?.scrollIntoView({ block: "nearest" });
-    const upTo = playedUpTo(steps, at);
-    const view = game?.view?.game;
-    const colours = coloursOf(view?.case ?? "");
-    const ctx: BoardContext = { seat: undefined, names, colours, myTurn: false, lastEvent: steps[at]?.events.find((e) => e.kind.case === view?.case), submit: () => undefined };
-    const isLast = at === steps.length - 1;
-    if (view?.case === "connect4") mount(boardArea, drawConnect4(connect4At(view.value, upTo), ctx, { column: 0 }).element);
-    else if (view?.case === "coloursquare") mount(boardArea, drawColourSquare(colourSquareAt(view.value, upTo, isLast), ctx, { picks: [] }, () => undefined).element);
-    else if (view?.case === "plus4") mount(boardArea, drawPlus4(plus4At(view.value, upTo, isLast), ctx, { column: 0, bonus: false }).element);
+    const step = steps[at];
+    const kept = step === undefined ? undefined : views[Number(step.version)];
+    const view = (kept ?? game?.view)?.game;
+    const ui = gameUi(view?.case ?? "");
+    const ctx: BoardContext = { seat: undefined, names, colours: coloursOf(view?.case ?? ""), myTurn: false, lastEvent: step?.events.find((e) => e.kind.case === view?.case), submit: () => undefined };
+    const board = ui !== undefined && view?.case !== undefined ? ui.board(view.value, ctx, ui.newPick(), () => undefined).element : undefined;
+    mount(boardArea, ...(kept === undefined && board !== undefined ? [h("p", { class: "hint final-only" }, t("game:replay.finalOnly")), board] : [board]));
   };
 
   // Playing by itself: a step every `speed` seconds until the last, or until stopped.
@@ -256,7 +143,9 @@ export function replayPage(root: HTMLElement, client: TafelClient, gameId: strin
 
   void (async () => {
     try {
-      const [record, current] = await Promise.all([client.getRecord(gameId), client.getGame(gameId)]);
+      const [replay, current] = await Promise.all([client.getReplay(gameId), client.getGame(gameId)]);
+      const record = replay.record;
+      views = replay.views;
       game = current;
       for (const p of record.players) names[p.seat] = nameOf(p.player, t("game:player", { n: p.seat + 1 }));
       const byVersion = new Map<bigint, games.GameEvent[]>();

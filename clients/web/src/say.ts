@@ -73,19 +73,20 @@ export function ending(game: string, reason: string): string {
   return has(`common:ending.${reason}`) ? t(`common:ending.${reason}`) : reason.toLowerCase().replaceAll("_", " ");
 }
 
-/** How a game ended, told from its events where the reason alone misleads (issue 43.8): players who
- * resigned or ran out of time and left the others to play on are named first, and Colour Square's
- * "colour square" is said only with the player who called it. */
+/** How a game ended, told from its events where the reason alone misleads: players who
+ * resigned or ran out of time and left the others to play on are named first, and an ending a
+ * player calls (the game module's calledEnding) is said only with the player who called it. */
 export function endingStory(game: string, reason: string, events: games.GameEvent[], names: string[]): string {
   const who = (seat: number): string => names[seat] ?? t("common:ending.player", { n: seat + 1 });
   const left: string[] = [];
   let caller: number | undefined;
+  const calledEnding = gameUi(game)?.calledEnding;
   for (const e of events) {
     if (e.kind.case === "resigned") left.push(t("common:ending.resignedBy", { name: who(e.kind.value.seat) }));
     else if (e.kind.case === "timedOut" && e.kind.value.removed) left.push(t("common:ending.timedOutBy", { name: who(e.kind.value.seat) }));
-    else if (e.kind.case === "coloursquare" && e.kind.value.kind.case === "colourSquareCalled") caller = e.kind.value.kind.value.seat;
+    else if (e.kind.case === game && calledEnding !== undefined) caller = calledEnding.caller(e.kind.value) ?? caller;
   }
-  const called = reason === "COLOUR_SQUARE" ? (caller !== undefined ? t("common:ending.calledBy", { name: who(caller) }) : t("common:ending.playedOut")) : ending(game, reason);
+  const called = reason === calledEnding?.reason ? (caller !== undefined ? t("common:ending.calledBy", { name: who(caller) }) : t("common:ending.playedOut")) : ending(game, reason);
   if (reason === "RESIGNED" || reason === "TIMEOUT") return left.length > 0 ? andList(left) : ending(game, reason);
   if (left.length === 0) return called;
   return t("common:ending.then", { left: andList(left), called });

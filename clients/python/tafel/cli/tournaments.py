@@ -79,7 +79,8 @@ def add_arguments(tour: argparse.ArgumentParser, games: Sequence[str]) -> None:
     tour.add_argument(
         "more", nargs="*", default=[], metavar="NAME_OR_TEXT", help=_("remove: the player; announce: the message")
     )
-    tour.add_argument("--game", choices=games, default="connect4", help=_("create: the game"))
+    # The first game this client knows (the registry's order) unless one is named.
+    tour.add_argument("--game", choices=games, default=games[0], help=_("create: the game"))
     tour.add_argument("--format", choices=tuple(FORMATS), default="swiss", help=_("create: the format"))
     tour.add_argument("--rounds", type=int, default=None, help=_("create, edit: rounds (swiss, tables)"))
     tour.add_argument("--capacity", type=int, default=None, help=_("create, edit: most players (default 64)"))

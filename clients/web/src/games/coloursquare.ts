@@ -1,8 +1,10 @@
 // Colour Square as players see it: a sheet of squares per player, "how to play" with drawn squares,
 // bridges, purple and orange squares and jokers, refusals in words.
 import { mark, markIcon, shapeOf, type ColourName } from "../boards/access.js";
+import { drawColourSquare, type Picks } from "../boards/coloursquare.js";
 import { h, s } from "../dom.js";
-import { has, t } from "../i18n.js";
+import { formatList, formatNumber, has, t } from "../i18n.js";
+import type { coloursquare as cs } from "../sdk.js";
 import { endingsOf, type GameUi } from "./types.js";
 import { figure, para, section } from "./howto.js";
 
@@ -120,7 +122,61 @@ function howTo(): HTMLElement {
 
 const COLOUR_KEYS = ["purple", "teal", "orange", "indigo", "pink", "brown"];
 
-export const coloursquare: GameUi = {
+const DIE = ["", "red", "yellow", "green", "blue", "white"];
+const COLOUR = ["", "red", "yellow", "green", "blue"];
+const n = (value: number): string => formatNumber(value);
+
+function placement(p: cs.Placement): string {
+  const die = t(`game:moves.coloursquare.die.${DIE[p.die] || "other"}`);
+  if (p.target.case === "joker") return t("game:moves.coloursquare.onJoker", { die, joker: n(p.target.value + 1) });
+  if (p.target.case === "cell") {
+    const { row, column, colour } = p.target.value;
+    const cell = t(`game:moves.coloursquare.cell.${COLOUR[colour] || "other"}`);
+    return t("game:moves.coloursquare.inCell", { die, cell, row: n(row + 1), column: n(column + 1) });
+  }
+  return die;
+}
+
+function roll(r: cs.Roll | undefined): string {
+  if (r === undefined) return "";
+  return t("game:moves.coloursquare.roll", { red: n(r.red), yellow: n(r.yellow), green: n(r.green), blue: n(r.blue), white: n(r.white) });
+}
+
+function sentence(event: cs.Event, who: (seat: number) => string): string {
+  const e = event.kind;
+  switch (e.case) {
+    case "diceRolled":
+      return e.value.finalTurn
+        ? t("game:moves.coloursquare.finalRolled", { who: who(e.value.seat), roll: roll(e.value.roll) })
+        : t("game:moves.coloursquare.rolled", { round: n(e.value.round), who: who(e.value.seat), roll: roll(e.value.roll) });
+    case "placementSubmitted":
+      return t("game:moves.coloursquare.placed", { who: who(e.value.seat) });
+    case "placementsMade":
+      return e.value.placements.length === 0
+        ? t("game:moves.coloursquare.passed", { who: who(e.value.seat) })
+        : t("game:moves.coloursquare.wrote", { who: who(e.value.seat), placements: formatList(e.value.placements.map(placement)) });
+    case "squareClosed": {
+      const where = { who: who(e.value.seat), row: n(e.value.row + 1), column: n(e.value.column + 1), sum: n(e.value.sum) };
+      return t(e.value.correct ? "game:moves.coloursquare.closedCorrect" : "game:moves.coloursquare.closedWrong", where);
+    }
+    case "squareCrossed":
+      return t("game:moves.coloursquare.crossed", { row: n(e.value.row + 1), column: n(e.value.column + 1), who: who(e.value.seat) });
+    case "roundResolved":
+      return "";
+    case "colourSquareCalled":
+      return t("game:moves.coloursquare.called", { who: who(e.value.seat) });
+    case "finalTurnResolved":
+      return "";
+    case "playerRemoved": {
+      const why = ["", "Timeouts", "Resigned"][e.value.removal] ?? "";
+      return t(`game:moves.coloursquare.removed${why}`, { who: who(e.value.seat) });
+    }
+    default:
+      return "";
+  }
+}
+
+export const coloursquare: GameUi<cs.View, Picks, cs.Event> = {
   get title() {
     return t("game:games.coloursquare.title");
   },
@@ -138,4 +194,13 @@ export const coloursquare: GameUi = {
   get endings() {
     return endingsOf("coloursquare", ["COLOUR_SQUARE", "SOLO_FINISHED", "ALL_REMOVED", "ROUND_LIMIT"]);
   },
+  newPick: () => ({ picks: [] }),
+  board: (view, ctx, pick, redraw) => drawColourSquare(view, ctx, pick, redraw),
+  moved(pick) {
+    pick.picks = [];
+    pick.die = undefined;
+  },
+  sentence,
+  // "Colour square" is said only with the player who called it.
+  calledEnding: { reason: "COLOUR_SQUARE", caller: (event) => (event.kind.case === "colourSquareCalled" ? event.kind.value.seat : undefined) },
 };

@@ -1,6 +1,9 @@
-// Connect Four as players see it: red and yellow discs, "how to play", refusals in words.
+// Connect Four as players see it: red and yellow discs, the board, its moves in words, "how to
+// play", refusals in words.
+import { drawConnect4 } from "../boards/connect4.js";
 import { h } from "../dom.js";
-import { t } from "../i18n.js";
+import { formatNumber, t } from "../i18n.js";
+import type { connect4 as c4 } from "../sdk.js";
 import { endingsOf, type GameUi } from "./types.js";
 import { discGrid, figure, para, section } from "./howto.js";
 
@@ -52,7 +55,7 @@ function howTo(): HTMLElement {
   );
 }
 
-export const connect4: GameUi = {
+export const connect4: GameUi<c4.View, { column: number }, c4.Event> = {
   get title() {
     return t("game:games.connect4.title");
   },
@@ -70,5 +73,14 @@ export const connect4: GameUi = {
   },
   get endings() {
     return endingsOf("connect4", ["FOUR_IN_A_ROW", "BOARD_FULL"]);
+  },
+  newPick: () => ({ column: 0 }),
+  board: (view, ctx, pick) => drawConnect4(view, ctx, pick),
+  sentence(event, who) {
+    const e = event.kind;
+    if (e.case !== "discDropped") return "";
+    const d = e.value;
+    const where = { who: who(d.seat), column: formatNumber(d.column + 1), row: formatNumber(d.row + 1) };
+    return t(d.winningCells.length > 0 ? "game:moves.connect4.droppedFour" : "game:moves.connect4.dropped", where);
   },
 };

@@ -1,7 +1,9 @@
 // Plus 4 as players see it: red and blue discs pushed in from the top, "how to play", refusals in
 // words.
+import { drawPlus4 } from "../boards/plus4.js";
 import { h } from "../dom.js";
-import { t } from "../i18n.js";
+import { formatList, formatNumber, t } from "../i18n.js";
+import type { plus4 as p4 } from "../sdk.js";
 import { endingsOf, type GameUi } from "./types.js";
 import { discGrid, figure, pair, para, section } from "./howto.js";
 
@@ -51,7 +53,7 @@ function howTo(): HTMLElement {
   );
 }
 
-export const plus4: GameUi = {
+export const plus4: GameUi<p4.View, { column: number; bonus: boolean }, p4.Event> = {
   get title() {
     return t("game:games.plus4.title");
   },
@@ -67,5 +69,25 @@ export const plus4: GameUi = {
   },
   get endings() {
     return endingsOf("plus4", ["TARGET_REACHED", "LINE_COMPLETED", "ROUNDS_TARGET_REACHED", "MOVE_LIMIT"]);
+  },
+  newPick: () => ({ column: 0, bonus: false }),
+  board: (view, ctx, pick) => drawPlus4(view, ctx, pick),
+  sentence(event, who) {
+    const n = formatNumber;
+    const e = event.kind;
+    switch (e.case) {
+      case "discPushed":
+        return t(e.value.bonus ? "game:moves.plus4.pushedBonus" : "game:moves.plus4.pushed", { who: who(e.value.seat), column: n(e.value.column + 1) });
+      case "discFellOut":
+        return t(e.value.disc?.bonus ? "game:moves.plus4.bonusFellOut" : "game:moves.plus4.fellOut", { who: who(e.value.returnedTo) });
+      case "lineScored":
+        return t("game:moves.plus4.line", { who: who(e.value.colour), count: e.value.points });
+      case "turnSkipped":
+        return t("game:moves.plus4.skipped", { who: who(e.value.seat) });
+      case "roundWon":
+        return t(e.value.frameEmptied ? "game:moves.plus4.roundWonEmptied" : "game:moves.plus4.roundWon", { round: n(e.value.round), names: formatList(e.value.winners.map(who)), count: e.value.winners.length });
+      default:
+        return "";
+    }
   },
 };
