@@ -33,7 +33,8 @@ log = logging.getLogger("tafel.gateway.tournaments")
 UNAVAILABLE = "tournaments are unavailable; retry"
 
 MAX_ROUNDS = 30
-DEFAULT_CAPACITY, MIN_CAPACITY, MAX_CAPACITY = 64, 2, 4096
+# 16,384: room for the 10,000-player Swiss an online organiser runs (docs/benchmarks.md).
+DEFAULT_CAPACITY, MIN_CAPACITY, MAX_CAPACITY = 64, 2, 16_384
 DEFAULT_TABLE = 4
 MAX_NAME = 80
 
