@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from tafel.by_game import REGISTRY
+
 if TYPE_CHECKING:
     from tafel.bots.coloursquare import ColourSquareBot
     from tafel.bots.connect4 import Connect4Bot
     from tafel.bots.plus4 import Plus4Bot
 
-GAMES = ("connect4", "plus4", "coloursquare")
+# The games with a bot: each one's client module (tafel/by_game/<game>.py) names its bot.
+GAMES = tuple(name for name, module in REGISTRY.items() if module.bot is not None)
 
 
 @overload
@@ -37,20 +40,13 @@ def make_bot(
     game: str, level: int, *, seed: int | None = None, **options: Any
 ) -> Connect4Bot | Plus4Bot | ColourSquareBot:
     """A bot for `game` ("connect4", "plus4" or "coloursquare") at `level` 1..3; `options` go to
-    its constructor. Its `choose(view)` returns that game's `Move` message for its `View`."""
-    if game == "connect4":
-        from tafel.bots.connect4 import Connect4Bot
-
-        return Connect4Bot(level, seed=seed, **options)
-    if game == "plus4":
-        from tafel.bots.plus4 import Plus4Bot
-
-        return Plus4Bot(level, seed=seed, **options)
-    if game == "coloursquare":
-        from tafel.bots.coloursquare import ColourSquareBot
-
-        return ColourSquareBot(level, seed=seed, **options)
-    raise ValueError(f"no bot for game {game!r}; games: {', '.join(GAMES)}")
+    its constructor. Its `choose(view)` returns that game's `Move` message for its `View`. The game's
+    client module (tafel/by_game/<game>.py) says which bot plays it."""
+    module = REGISTRY.get(game)
+    if module is None or module.bot is None:
+        raise ValueError(f"no bot for game {game!r}; games: {', '.join(GAMES)}")
+    bot: Connect4Bot | Plus4Bot | ColourSquareBot = module.bot(level, seed=seed, **options)
+    return bot
 
 
 __all__ = ["GAMES", "make_bot"]

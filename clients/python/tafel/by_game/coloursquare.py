@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -383,11 +384,18 @@ def _follow_view(view: cs.View, cursor: Cursor, seat: int) -> None:
         cursor.die = 0 if active else 4
 
 
+def _bot(level: int, *, seed: int | None = None, **options: Any) -> Any:
+    from tafel.bots.coloursquare import ColourSquareBot
+
+    return ColourSquareBot(level, seed=seed, **options)
+
+
 GAME = GameClient(
     name="coloursquare",
     title=N_("Colour Square"),
     render=render,
     describe=describe,
+    bot=_bot,
     endings={
         "COLOUR_SQUARE": N_("colour square was called"),
         "SOLO_FINISHED": N_("no open square was left"),

@@ -4,6 +4,7 @@ words, its keys."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from rich.text import Text
 
@@ -73,12 +74,19 @@ def _random_move(view: connect4_pb2.View, rng: random.Random) -> connect4_pb2.Mo
     return connect4_pb2.Move(column=rng.choice(list(view.legal_columns)))
 
 
+def _bot(level: int, *, seed: int | None = None, **options: Any) -> Any:
+    from tafel.bots.connect4 import Connect4Bot
+
+    return Connect4Bot(level, seed=seed, **options)
+
+
 GAME = GameClient(
     name="connect4",
     # As the game's clubs say it ("Vier op een rij", "Vier gewinnt").
     title=N_("Connect Four"),
     render=render,
     describe=describe,
+    bot=_bot,
     endings={"FOUR_IN_A_ROW": N_("four in a row"), "BOARD_FULL": N_("the board is full")},
     option_words={
         "rows": (N_("rows"), N_("the height of the board")),

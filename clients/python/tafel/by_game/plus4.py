@@ -4,6 +4,7 @@ and from the command line, its keys (b: the bonus disc)."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from rich.text import Text
 
@@ -159,11 +160,18 @@ def _follow_view(view: plus4_pb2.View, cursor: Cursor, seat: int) -> None:
         cursor.bonus = False
 
 
+def _bot(level: int, *, seed: int | None = None, **options: Any) -> Any:
+    from tafel.bots.plus4 import Plus4Bot
+
+    return Plus4Bot(level, seed=seed, **options)
+
+
 GAME = GameClient(
     name="plus4",
     title=N_("Plus 4"),
     render=render,
     describe=describe,
+    bot=_bot,
     endings={
         "TARGET_REACHED": N_("the target score was reached"),
         "LINE_COMPLETED": N_("a line was completed"),
