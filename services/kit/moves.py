@@ -166,24 +166,25 @@ class MovePath(Generic[StateT, MoveT, OptionsT, EventT, ViewT]):
 
     async def act(self, request: rules_pb2.ApplyMoveRequest) -> bytes:
         """Apply one action and return its encoded ApplyMoveResponse, or raise Refused
-        (MalformedMessage for a move the game's codec cannot read)."""
+        (MalformedMessage for a move the game's codec cannot read). A commuting move whose commit
+        lost the race to another seat's goes round again on the new state."""
         started = time.perf_counter()
         try:
-            action = self.check(request)
+            action = self.check(request)  # 1. check
             base = request.expected_version  # the version it is applied against (newer when it commutes)
             for _ in range(MAX_REBASES):
-                fetched = self.cached(action, base) or await self.fetch(action, base)
+                fetched = self.cached(action, base) or await self.fetch(action, base)  # 2. fetch
                 if isinstance(fetched, Replayed):
                     return self._replayed(fetched, action.digest)
                 base = fetched.game.version
                 try:
                     back = await self.taken_back_to(action, fetched) if action.kind == "take_back" else None
-                    judged = self.apply(action, fetched, back)
+                    judged = self.apply(action, fetched, back)  # 3. apply
                 except _Stale:
                     self.cache.forget(action.game_id)
                     continue
-                result = await self.store.run_commit(judged.commit)
-                answer = self.answer(action, judged, result)
+                result = await self.store.run_commit(judged.commit)  # 4. store and send
+                answer = self.answer(action, judged, result)  # 5. answer
                 if answer is not None:
                     self._applied(started)
                     return answer
@@ -202,9 +203,11 @@ class MovePath(Generic[StateT, MoveT, OptionsT, EventT, ViewT]):
     # -- a stream batch's actions: the same steps, without a task each -------------------------------
     # A batch's entries whose games are cached at their versions are checked, applied and their
     # commits sent at once, and one task reads the replies in order (one connection answers in
-    # order): a task per entry costs the rules service ~15% more CPU a batched action
-    # (tools/bench_rules_service.py, "stream ApplyMoves, 32 games, batched": 62-65 against 72-74 µs
-    # of server CPU an action, alternated, same run). Every other entry takes act().
+    # order). Measured with `.venv/bin/python -m tools.bench_rules_service --seconds 3 --concurrency
+    # 32`, "stream ApplyMoves, 32 games, batched", server CPU (rules service + Redis) an action, the
+    # tree before this move path and this one alternated 3 times in one run: a task per entry
+    # 70.5-74.0 µs against 62.4-65.4 (+13%); these steps 67.1-68.7 against 63.9-67.7 (+4%, about
+    # the run's noise). Every other entry takes act().
 
     def begin(self, request: rules_pb2.ApplyMoveRequest) -> Begun[StateT] | None:
         """act()'s steps 1-3 and the commit sent, for an action of a batch; None where it takes
