@@ -137,6 +137,9 @@ class GameClient:
     follow_view: Callable[[Any, Cursor, int], None] = _nothing
     # One of the game's own events seen on the live screen (what the view does not carry).
     seen: Callable[[Any, Seating], None] = _nothing
+    # Options for a short game, where a game is played to check something else (the conformance
+    # kit's play-<game> scenarios); None: the defaults are short enough.
+    short_options: Message | None = None
     # The game's bot: (level 1..3, seed=..., **options) -> an object whose choose(View) gives a Move
     # (tafel/bots/; imported when a bot is made, so the terminal starts without the engines).
     bot: Callable[..., Any] | None = None

@@ -416,6 +416,7 @@ GAME = GameClient(
         "B": N_("B: pre-printed cells and ranges"),
     },
     options_from_args=_options,
+    short_options=cs.Options(max_rounds=6),
     actions=frozenset({"row", "colour", "die", "joker", "send_placements", "clear", "bonus"}),
     submit=_submit,
     press_b=_press_b,

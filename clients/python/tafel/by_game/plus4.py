@@ -189,6 +189,8 @@ GAME = GameClient(
         "MODE_ROUNDS": N_("rounds: each completed line wins a round, first to the target in rounds"),
     },
     options_from_args=_options,
+    # First line wins: a game of tens of pushes, not hundreds.
+    short_options=plus4_pb2.Options(mode=plus4_pb2.MODE_FIRST_LINE),
     actions=frozenset({"bonus"}),
     submit=_submit,
     moved=_moved,

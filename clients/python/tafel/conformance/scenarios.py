@@ -15,12 +15,12 @@ from google.protobuf.message import Message
 
 from tafel.autoplay import play_game
 from tafel.botplay import strategy_for
+from tafel.by_game import REGISTRY
 from tafel.client import TafelClient
 from tafel.coloursquare.v1 import coloursquare_pb2
 from tafel.conformance.proxy import Cut, Proxy, Reply
 from tafel.conformance.traffic import PLAY, Traffic, refusal_status
 from tafel.play.v1 import play_pb2
-from tafel.plus4.v1 import plus4_pb2
 
 
 class Gateways(Protocol):
@@ -202,12 +202,8 @@ def played_legally(run: TableRun, traffic: Traffic, *, injected: int = 0) -> dic
     }
 
 
-GAME_OPTIONS: dict[str, Message | None] = {
-    "connect4": None,
-    # First line wins: a game of tens of pushes, not hundreds.
-    "plus4": plus4_pb2.Options(mode=plus4_pb2.MODE_FIRST_LINE),
-    "coloursquare": coloursquare_pb2.Options(max_rounds=6),
-}
+# Each game played to the end in a short form (its client module's short_options).
+GAME_OPTIONS: dict[str, Message | None] = {name: module.short_options for name, module in REGISTRY.items()}
 
 
 def play_to_the_end(game: str) -> Callable[[Settings], Awaitable[dict[str, Any]]]:
@@ -417,9 +413,7 @@ async def restart_a_gateway(settings: Settings) -> dict[str, Any]:
 
 
 SCENARIOS: dict[str, Callable[[Settings], Awaitable[dict[str, Any]]]] = {
-    "play-connect4": play_to_the_end("connect4"),
-    "play-plus4": play_to_the_end("plus4"),
-    "play-coloursquare": play_to_the_end("coloursquare"),
+    **{f"play-{name}": play_to_the_end(name) for name in REGISTRY},
     "recover-from-refusals": recover_from_refusals,
     "retry-same-request-id": retry_with_the_same_request_id,
     "resume-watch": resume_a_watch,
