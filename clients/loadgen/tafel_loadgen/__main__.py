@@ -15,6 +15,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from tafel.by_game import GAMES
+
 from tafel_loadgen.progress import run_progress
 from tafel_loadgen.runner import child as _child
 from tafel_loadgen.stats import ServerProcess, Stats, percentile, server_processes
@@ -197,7 +199,7 @@ def parser() -> argparse.ArgumentParser:
     root.add_argument("--seed", type=int, default=1)
     scenarios = root.add_subparsers(dest="scenario", required=True)
     games = scenarios.add_parser("games")
-    games.add_argument("--game", default="connect4", choices=("connect4", "plus4", "coloursquare"))
+    games.add_argument("--game", default="connect4", choices=GAMES)
     games.add_argument("--games", type=int, default=20, help="concurrent games")
     games.add_argument("--think", type=float, default=0.0, help="seconds a bot thinks before each move")
     games.add_argument("--seats", type=int, default=2, help="players per game (Colour Square tables: 1-6)")
@@ -243,7 +245,7 @@ def parser() -> argparse.ArgumentParser:
     tournament.add_argument("--rounds", type=int, default=4)
     tournament.add_argument("--format", default="swiss", choices=("swiss", "round_robin", "knockout", "arena"))
     tournament.add_argument("--minutes", type=float, default=10.0, help="arena: its duration")
-    tournament.add_argument("--game", default="connect4", choices=("connect4", "plus4", "coloursquare"))
+    tournament.add_argument("--game", default="connect4", choices=GAMES)
     # Bots thinking like people: a log-normal pause before each move (tournament.py), median seconds.
     tournament.add_argument("--think", type=float, default=0.0)
     tournament.add_argument("--think-sigma", type=float, default=0.5)
