@@ -67,22 +67,24 @@ class ReplayApp(App[None]):
     def on_mount(self) -> None:
         self.show()
 
-    def show(self) -> None:
+    def board(self) -> RenderableType:
+        """The board at the current step: the server's view of its version, drawn as a live board
+        is; the final position, said so, where the server no longer keeps the views."""
         seating = Seating(names=self.names)
         step = self.steps[self.at]
         version = step[0].version if step else 0
-        board: RenderableType
-        if version < len(self.views):
-            view = self.views[version]
-            game = view.WhichOneof("game") or ""
-            if game in REGISTRY:  # what the view does not carry (the last push's column)
-                for event in step:
-                    if event.WhichOneof("kind") == game:
-                        REGISTRY[game].seen(getattr(event, game), seating)
-            board = render(view, Cursor(), None, seating)
-        else:
-            board = Group(Text(_("final position:"), style="dim"), render(self.state.view, Cursor(), None, seating))
-        self.query_one("#board", Static).update(board)
+        if version >= len(self.views):
+            return Group(Text(_("final position:"), style="dim"), render(self.state.view, Cursor(), None, seating))
+        view = self.views[version]
+        game = view.WhichOneof("game") or ""
+        if game in REGISTRY:  # what the view does not carry (the last push's column)
+            for event in step:
+                if event.WhichOneof("kind") == game:
+                    REGISTRY[game].seen(getattr(event, game), seating)
+        return render(view, Cursor(), None, seating)
+
+    def show(self) -> None:
+        self.query_one("#board", Static).update(self.board())
         lines = Text()
         first = max(0, self.at - SHOWN_STEPS)
         for index in range(first, self.at + 1):
