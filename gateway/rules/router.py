@@ -3,8 +3,8 @@
 An action, a game's creation and a view each go as one entry on a long-lived ``ApplyMoves`` stream
 (stream.py) of the replica the game belongs to (placement.py over replicas.py's current set); an
 entry whose stream broke is retried on the game's next replica with the same request id, which
-the rules service answers at most once. DescribeGame, asked once per game type and kept, is the
-only unary call: the router is also the gateway's catalogue (gateway/catalogue.py).
+the rules service answers at most once. DescribeGame (asked once per game type and kept: the router
+is also the gateway's catalogue, gateway/catalogue.py) and a replay's views are unary calls.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 import zlib
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -31,7 +31,7 @@ class RulesRouter:
     """Where each game type's actions go. One per gateway process.
 
     ``addresses`` per game: fixed ``host:port`` entries, or one ``dns:///name:port`` entry whose
-    addresses are looked up every ``resolve_every_s`` (gateway/rules_discovery.py; ``resolve`` is
+    addresses are looked up every ``resolve_every_s`` (gateway/rules/discovery.py; ``resolve`` is
     the lookup, injected by tests)."""
 
     def __init__(
@@ -200,28 +200,14 @@ class RulesRouter:
         """The game's every position as a spectator sees it (GetReplayViews; GameViews, by version),
         asked of the game's replicas in turn: any of them rebuilds it from the shared store. A
         unary call: a replay is read once, and its answer can be large for the stream's entries."""
-        timeout = self.timeout_s if timeout_s is None else timeout_s
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        replica_set = self._set(game)
-        last: Refused | None = None
-        for replica in await replica_set.order(game_id, deadline - loop.time()):
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                break
-            try:
-                response: rules_pb2.GetReplayViewsResponse = await replica.stub.GetReplayViews(
-                    rules_pb2.GetReplayViewsRequest(game_id=game_id), timeout=remaining, metadata=replica.metadata
-                )
-            except grpc.aio.AioRpcError as error:
-                refused = refused_from_error(error)
-                if refused.code != grpc.StatusCode.UNAVAILABLE:
-                    raise refused from None
-                replica_set.suspect()
-                last = refused
-                continue
-            return list(response.views)
-        raise last or rules_unavailable()
+        request = rules_pb2.GetReplayViewsRequest(game_id=game_id)
+        response: rules_pb2.GetReplayViewsResponse = await self._unary(
+            game,
+            game_id,
+            lambda replica, t: replica.stub.GetReplayViews(request, timeout=t, metadata=replica.metadata),
+            timeout_s,
+        )
+        return list(response.views)
 
     async def describe(self, game: str, *, timeout_s: float | None = None) -> rules_pb2.DescribeGameResponse:
         """The game's description (DescribeGame), asked of its first replica that answers and kept:
@@ -229,26 +215,36 @@ class RulesRouter:
         cached = self._descriptions.get(game)
         if cached is not None:
             return cached
+        request = rules_pb2.DescribeGameRequest()
+        response: rules_pb2.DescribeGameResponse = await self._unary(
+            game,
+            game,
+            lambda replica, t: replica.stub.DescribeGame(request, timeout=t, metadata=replica.metadata),
+            timeout_s,
+        )
+        self._descriptions[game] = response
+        return response
+
+    async def _unary(
+        self, game: str, key: str, call: Callable[[Replica, float], Awaitable[Any]], timeout_s: float | None
+    ) -> Any:
+        """One unary call, on `key`'s replicas in turn until one answers: its answer, or its refusal
+        raised (UNAVAILABLE: the next replica, suspected)."""
         timeout = self.timeout_s if timeout_s is None else timeout_s
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         replica_set = self._set(game)
         last: Refused | None = None
-        for replica in await replica_set.order(game, deadline - loop.time()):
+        for replica in await replica_set.order(key, deadline - loop.time()):
             remaining = deadline - loop.time()
             if remaining <= 0:
                 break
             try:
-                response: rules_pb2.DescribeGameResponse = await replica.stub.DescribeGame(
-                    rules_pb2.DescribeGameRequest(), timeout=remaining, metadata=replica.metadata
-                )
+                return await call(replica, remaining)
             except grpc.aio.AioRpcError as error:
                 refused = refused_from_error(error)
                 if refused.code != grpc.StatusCode.UNAVAILABLE:
                     raise refused from None
-                replica_set.suspect()  # not reached: the next replica
+                replica_set.suspect()
                 last = refused
-                continue
-            self._descriptions[game] = response
-            return response
         raise last or rules_unavailable()
