@@ -27,6 +27,13 @@ for (const kind of transportKinds()) {
       assert.equal(record.game, "connect4");
       assert.deepEqual(record.players.map((p) => p.player?.playerId).sort(), players.map((p) => p.player.playerId).sort());
       assert.equal(BigInt(record.actions.length), statuses[0]!.version);
+      // Its positions for a replay: views[v] after version v, from the empty board to the last drop.
+      const replay = await players[1]!.getReplay(a.gameId);
+      assert.deepEqual(replay.record, record);
+      assert.equal(replay.views.length, record.actions.length + 1);
+      const boards = replay.views.map((v) => (v.game.case === "connect4" ? v.game.value.moves : undefined));
+      assert.equal(boards[0], "");
+      assert.equal(boards.at(-1)?.length, record.actions.filter((x) => x.action.case === "move").length);
       // A watch from the start replays the whole game: created first, ended last, in order.
       const events = [];
       for await (const event of players[1]!.watch(a.gameId)) events.push(event);
