@@ -26,6 +26,7 @@ class Stats:
     client_cpu_s: float = 0.0  # the load generator's own CPU (its client processes), over their runs
     tournament_id: str = ""  # the tournament scenario's tournament
     tournament: dict[str, Any] = field(default_factory=dict)  # its rounds' figures (tournament.py)
+    join_retries: int = 0  # tournament joins refused as unavailable and sent again
 
     def count_move(self, _answer: object = None) -> None:
         self.moves += 1

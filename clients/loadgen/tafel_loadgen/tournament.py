@@ -40,7 +40,7 @@ import grpc
 from tafel.autoplay import play_game
 from tafel.botplay import random_strategy
 from tafel.client import TafelClient
-from tafel.errors import TafelError
+from tafel.errors import TafelError, Unavailable
 from tafel.play.v1 import tournaments_pb2
 
 from tafel_loadgen.games import Shared, connect4_fast
@@ -51,6 +51,8 @@ from tafel_loadgen.window import Window
 PLAYERS_PER_CHANNEL = 64
 # A game of a round just paired may take a while to exist at 10,000 players (5,000 games made).
 GAME_WAIT_S = 300.0
+JOINS_AT_ONCE = 16
+JOIN_TRIES = 5
 FORMATS = {
     "swiss": tournaments_pb2.TOURNAMENT_FORMAT_SWISS,
     "round_robin": tournaments_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN,
@@ -71,6 +73,18 @@ def think_draw(median_s: float, sigma: float, rng: random.Random) -> Callable[[]
         return min(max(pause, median_s / 4), median_s * 4)
 
     return draw
+
+
+async def join(player: TafelClient, tid: str, stats: Stats) -> None:
+    for attempt in range(JOIN_TRIES):
+        try:
+            await player.join_tournament(tid)
+            return
+        except Unavailable:
+            stats.join_retries += 1
+            if attempt == JOIN_TRIES - 1:
+                raise
+            await asyncio.sleep(1.0 + attempt)
 
 
 def _ts(at: Any) -> float:
@@ -107,8 +121,11 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
     )
     tid = tournament.tournament_id
     stats.tournament_id = tid
-    for index in range(0, len(players), 64):
-        await asyncio.gather(*(p.join_tournament(tid) for p in players[index : index + 64]))
+    # A join costs the gateway time in proportion to the players already in (it reads them all
+    # and answers with the list: ~5 µs each), so a few at once; one refused as unavailable (the
+    # gateway behind its Redis timeout) is retried, as the refusal says.
+    for index in range(0, len(players), JOINS_AT_ONCE):
+        await asyncio.gather(*(join(p, tid, stats) for p in players[index : index + JOINS_AT_ONCE]))
     setup_s = time.perf_counter() - setup_began
     print(f"  tournament {tid}: {args.players} players signed in and joined in {setup_s:.1f} s", flush=True)
     started = time.perf_counter()
@@ -204,6 +221,7 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
     stats.tournament = tournament_figures(start_at, paired_at, last_end_at, first_move_possible, created)
     stats.tournament["wall_s"] = round(wall, 1)
     stats.tournament["setup_s"] = round(setup_s, 1)
+    stats.tournament["join_retries"] = stats.join_retries
     stats.tournament["rounds_played"] = rounds
     if arena:
         waits = first_move_possible.get(0, [])
