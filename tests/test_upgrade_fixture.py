@@ -29,7 +29,7 @@ from tools.platform import Platform
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "data" / "layout"
-DB = 4
+DB = "upgrade"
 
 
 def fixture(version: int) -> dict[str, Any]:

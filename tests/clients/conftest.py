@@ -14,6 +14,8 @@ if str(_CLIENTS) not in sys.path:
         # `tafel` was already imported as the generated code's namespace: add the SDK's directory
         _tafel.__path__.append(str(_CLIENTS / "tafel"))
 
-from tests.clients.platform_fixture import platform  # noqa: E402  (the whole platform, per module)
+from tests.platforms import platform_fixture  # noqa: E402
+
+platform = platform_fixture()  # the whole platform, per module
 
 __all__ = ["platform"]

@@ -11,7 +11,6 @@ import csv
 import io
 import json
 import uuid
-from collections.abc import Iterator
 
 import pytest
 from tafel.client import TafelClient
@@ -20,21 +19,14 @@ from tafel.errors import PermissionDenied, TafelError
 from tafel.play.v1 import tournaments_pb2 as tp
 from tafel.requests import duration
 
-from tests.clients.platform_fixture import ENV
-from tests.keyspace import with_db
+from tests.platforms import ENV, platform_fixture
 from tools.platform import Platform
 
 # An arena shorter than the five minutes players get, paired and ranked quickly.
 ARENA_ENV = {**ENV, "TAFEL_ARENA_MIN_S": "5", "TAFEL_ARENA_WAVE_S": "0.2", "TAFEL_ARENA_STANDINGS_S": "0.2"}
 
 
-@pytest.fixture(scope="module")
-def platform(redis_url: str) -> Iterator[Platform]:
-    running = Platform(redis_url=with_db(redis_url, 6), fixed_ports=False, extra_env=ARENA_ENV).start()
-    try:
-        yield running
-    finally:
-        running.stop()
+platform = platform_fixture(env=ARENA_ENV)
 
 
 async def account(address: str, prefix: str) -> TafelClient:

@@ -6,14 +6,13 @@ through both gateways being stopped and started again."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
 from tafel.errors import Unauthenticated, Unavailable
 
-from tests.clients.platform_fixture import ENV, with_db
+from tests.platforms import platform_fixture
 from tools.platform import Platform
 from tools.redis_server import free_port
 
@@ -21,15 +20,7 @@ from tools.redis_server import free_port
 COLUMNS = [0, 1, 2, 3, 4, 5, 6] * 3
 
 
-@pytest.fixture(scope="module")
-def two_gateways(redis_url: str) -> Iterator[Platform]:
-    running = Platform(
-        redis_url=with_db(redis_url, 7), gateways=2, fixed_ports=False, bot_pool=False, extra_env=ENV
-    ).start()
-    try:
-        yield running
-    finally:
-        running.stop()
+two_gateways = platform_fixture("graceful stop", gateways=2, bot_pool=False)
 
 
 async def signed_in(platform: Platform) -> TafelClient:

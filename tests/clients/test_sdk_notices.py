@@ -20,7 +20,7 @@ from tafel.play.v1 import challenges_pb2 as C
 from tafel.play.v1 import notices_pb2 as N
 
 from tests.gateway.mail.relay import Relay, body
-from tests.keyspace import with_db
+from tests.platforms import platform_fixture
 from tools.platform import Platform
 
 DAY_S = 86_400
@@ -35,10 +35,9 @@ def relay() -> Iterator[Relay]:
         running.stop()
 
 
-@pytest.fixture(scope="module")
-def platform(redis_url: str, relay: Relay) -> Iterator[Platform]:
-    # The platform sends its mails to the relay above (immediate ones at once: the test waits).
-    env = {
+def _mail_env(request: pytest.FixtureRequest) -> dict[str, str]:
+    relay: Relay = request.getfixturevalue("relay")
+    return {
         "TAFEL_TOKEN_SECRET": "client-tests-secret-0123456789abcdef",
         "TAFEL_LOG_LEVEL": "WARNING",
         "TAFEL_GRACE_S": "1",
@@ -47,11 +46,10 @@ def platform(redis_url: str, relay: Relay) -> Iterator[Platform]:
         "TAFEL_MAIL_MAX_WAIT_S": "0.1",
         "TAFEL_MAIL_RETRY_S": "0.2",
     }
-    running = Platform(redis_url=with_db(redis_url, 6), fixed_ports=False, extra_env=env).start()
-    try:
-        yield running
-    finally:
-        running.stop()
+
+
+# The platform sends its mails to the relay above (immediate ones at once: the test waits).
+platform = platform_fixture(env=_mail_env, base={})
 
 
 async def account(address: str, prefix: str) -> TafelClient:

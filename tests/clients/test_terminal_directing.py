@@ -11,29 +11,21 @@ import os
 import re
 import subprocess
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from tafel.client import TafelClient
 from tafel.play.v1 import tournaments_pb2 as tp
 
-from tests.clients.platform_fixture import ENV
 from tests.clients.tmux import TAFEL, client_env
-from tests.keyspace import with_db
+from tests.platforms import platform_fixture
 from tools.platform import Platform
 
 PASSWORD = "correct horse battery"
 
 
-@pytest.fixture(scope="module")
-def platform(redis_url: str) -> Iterator[Platform]:
-    env = {**ENV, "TAFEL_ARENA_MIN_S": "5", "TAFEL_ARENA_WAVE_S": "0.2", "TAFEL_ARENA_STANDINGS_S": "0.2"}
-    running = Platform(redis_url=with_db(redis_url, 6), fixed_ports=False, extra_env=env).start()
-    try:
-        yield running
-    finally:
-        running.stop()
+platform = platform_fixture(
+    env={"TAFEL_ARENA_MIN_S": "5", "TAFEL_ARENA_WAVE_S": "0.2", "TAFEL_ARENA_STANDINGS_S": "0.2"}
+)
 
 
 async def account(address: str, prefix: str) -> TafelClient:

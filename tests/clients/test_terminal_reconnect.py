@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 
-import pytest
-
-from tests.clients.platform_fixture import ENV
 from tests.clients.test_terminal import board_discs
 from tests.clients.tmux import TAFEL, Terminal, client_env, needs_tmux
-from tests.keyspace import with_db
+from tests.platforms import platform_fixture
 from tools.platform import Platform
 
 pytestmark = needs_tmux
@@ -42,13 +38,7 @@ class WatchedTerminal(Terminal):
         return text
 
 
-@pytest.fixture(scope="module")
-def platform(redis_url: str) -> Iterator[Platform]:
-    running = Platform(redis_url=with_db(redis_url, 6), fixed_ports=False, games=("connect4",), extra_env=ENV).start()
-    try:
-        yield running
-    finally:
-        running.stop()
+platform = platform_fixture(games=("connect4",))
 
 
 def status_line(screen: str) -> str:

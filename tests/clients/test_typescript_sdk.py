@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from tests.certificates import make_certificates
-from tests.clients.platform_fixture import ENV, with_db
+from tests.keyspace import with_db
+from tests.platforms import ENV, platform_fixture
 from tools.platform import Platform
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,7 +100,11 @@ def tls_platform(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> It
         "TAFEL_RULES_TLS_CA": str(folder / "ca.pem"),
     }
     running = Platform(
-        redis_url=with_db(redis_url, 8), fixed_ports=False, bot_pool=False, games=("connect4",), extra_env=env
+        redis_url=with_db(redis_url, "typescript over TLS"),
+        fixed_ports=False,
+        bot_pool=False,
+        games=("connect4",),
+        extra_env=env,
     ).start()
     try:
         yield running, folder / "ca.pem"
@@ -121,16 +126,7 @@ def test_typescript_sdk_over_tls(tls_platform: tuple[Platform, Path]) -> None:
     assert counts.get("pass", 0) >= 9, output
 
 
-@pytest.fixture
-def two_gateways(redis_url: str) -> Iterator[Platform]:
-    running = Platform(
-        redis_url=with_db(redis_url, 15), gateways=2, fixed_ports=False, bot_pool=False, games=("connect4",),
-        extra_env=ENV,
-    ).start()
-    try:
-        yield running
-    finally:
-        running.stop()
+two_gateways = platform_fixture("two gateways", scope="function", gateways=2, bot_pool=False, games=("connect4",))
 
 
 def test_typescript_play_streams_move_when_a_gateway_stops_gracefully(two_gateways: Platform) -> None:

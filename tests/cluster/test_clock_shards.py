@@ -24,7 +24,7 @@ from tests.gateway.harness import other_db
 async def clock_layer(request: pytest.FixtureRequest) -> AsyncIterator[RedisLayer]:
     # A database no other test sweeps (single Redis); the cluster tests sweep nothing meanwhile.
     if request.param == "single":
-        url = other_db(request.getfixturevalue("redis_url"), 4)
+        url = other_db(request.getfixturevalue("redis_url"), "clock shards")
     else:
         url = request.getfixturevalue("cluster_url")
     opened = RedisLayer.connect(url)

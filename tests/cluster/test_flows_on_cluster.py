@@ -13,8 +13,8 @@ import pytest
 from tafel.client import TafelClient
 from tafel.play.v1 import tournaments_pb2 as T
 
-from tests.clients.platform_fixture import ENV
 from tests.clients.test_sdk import test_two_sdk_players_matchmake_and_play_to_the_end as play_a_matched_game
+from tests.platforms import ENV
 from tools.platform import Platform
 
 

@@ -12,7 +12,7 @@ from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
 from tafel.play.v1 import tournaments_pb2
 
-from tests.clients.platform_fixture import ENV
+from tests.platforms import ENV
 from tools.platform import Platform
 
 

@@ -19,7 +19,7 @@ import yaml
 from gateway.settings import GatewaySettings
 from kit.catalogue import GAMES
 from kit.server import LIVENESS
-from tests.clients.platform_fixture import ENV
+from tests.platforms import ENV
 from tools import check_deploy
 from tools.platform import Platform
 

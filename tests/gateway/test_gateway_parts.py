@@ -37,7 +37,7 @@ from tests.keyspace import on_cluster
 def clock_url(redis_url: str) -> str:
     """A database of their own: the session's gateways sweep the clocks of database 0 (on a cluster,
     database 0 itself: the gateway tests' processes there are per module, tests/keyspace.py)."""
-    return other_db(redis_url, 7)
+    return other_db(redis_url, "gateway parts")
 
 
 @pytest.fixture
@@ -325,8 +325,8 @@ async def test_the_lean_redis_pipe(redis: Redis, redis_url: str) -> None:
     from kit.redis.pipe import RedisPipe
     from kit.redis.scripts import script
 
-    pipe = RedisPipe(other_db(redis_url, 6), timeout_s=2.0)
-    other = Redis.from_url(other_db(redis_url, 6))
+    pipe = RedisPipe(other_db(redis_url, "gateway parts, pipe"), timeout_s=2.0)
+    other = Redis.from_url(other_db(redis_url, "gateway parts, pipe"))
     layer = RedisLayer.around(other)
     try:
         key = f"pipe:{uuid.uuid4().hex}"

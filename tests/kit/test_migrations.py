@@ -30,7 +30,7 @@ from tests.keyspace import emptied
 from tools import migrate as migrate_tool
 
 ROOT = Path(__file__).resolve().parents[2]
-DB = 3
+DB = "migrations"
 
 
 @pytest.fixture

@@ -3,12 +3,12 @@ of the edge: the generated stubs and the Python SDK over tools/connect_channel.C
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 from tafel.client import TafelClient
 
-from tests.clients.platform_fixture import with_db
+from tests.platforms import platform_fixture
 from tools.connect_channel import ConnectChannel
 from tools.platform import Platform
 
@@ -28,18 +28,20 @@ Connect = Callable[..., Awaitable[TafelClient]]
 INDEX_HTML = "<!doctype html><title>tafel</title><p>the browser app goes here</p>"
 
 
-@pytest.fixture(scope="module")
-def platform(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
-    static = tmp_path_factory.mktemp("web-static")
+def _with_static(request: pytest.FixtureRequest) -> dict[str, str]:
+    static = request.getfixturevalue("tmp_path_factory").mktemp("web-static")
     (static / "index.html").write_text(INDEX_HTML)
-    env = {**ENV, "TAFEL_WEB_STATIC": str(static)}
-    # No bot pool: the tests serve bot requests themselves, over the edge.
-    running = Platform(redis_url=with_db(redis_url, 9), fixed_ports=False, extra_env=env, bot_pool=False).start()
-    try:
-        assert len(running.web_urls) == 1, running.children[-1].output
-        yield running
-    finally:
-        running.stop()
+    return {**ENV, "TAFEL_WEB_STATIC": str(static)}
+
+
+# No bot pool: the tests serve bot requests themselves, over the edge.
+edge_platform = platform_fixture("web edge", env=_with_static, bot_pool=False)
+
+
+@pytest.fixture(scope="module")
+def platform(edge_platform: Platform) -> Platform:
+    assert len(edge_platform.web_urls) == 1, edge_platform.children[-1].output
+    return edge_platform
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ STREAMS = 200
 
 @pytest.fixture(scope="module")
 def gateway(redis_url: str) -> Iterator[tuple[Proc, str, int]]:
-    url = other_db(redis_url, 10)
+    url = other_db(redis_url, "edge streams")
     rules = spawn_rules(url)
     metrics = free_port()
     # One session opens every stream here: raise the per-session stream cap (the edge enforces it too).

@@ -30,7 +30,9 @@ if str(_CLIENTS) not in sys.path:
     if _tafel is not None and str(_CLIENTS / "tafel") not in list(_tafel.__path__):
         _tafel.__path__.append(str(_CLIENTS / "tafel"))
 
-from tests.clients.platform_fixture import platform  # noqa: E402  (the whole platform, per module)
+from tests.platforms import platform_fixture  # noqa: E402
+
+platform = platform_fixture()  # the whole platform, per module
 
 __all__ = ["platform"]
 

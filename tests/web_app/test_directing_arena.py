@@ -11,18 +11,16 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
-import pytest
 from playwright.sync_api import Browser, ViewportSize, expect
 from tafel.client import TafelClient
 from tafel.play.v1 import tournaments_pb2 as tp
 from tafel.requests import duration
 
-from tests.clients.platform_fixture import ENV
-from tests.keyspace import with_db
+from tests.platforms import platform_fixture
 from tests.web_app.app import TIMEOUT_MS, register
 from tests.web_app.conftest import SCREENSHOTS
 from tests.web_app.i18n_check import assert_no_english
@@ -33,15 +31,10 @@ T = TypeVar("T")
 PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
-@pytest.fixture(scope="module")
-def platform(redis_url: str) -> Iterator[Platform]:
-    # Arenas of a minute, paired and ranked quickly.
-    env = {**ENV, "TAFEL_ARENA_MIN_S": "5", "TAFEL_ARENA_WAVE_S": "0.2", "TAFEL_ARENA_STANDINGS_S": "0.2"}
-    running = Platform(redis_url=with_db(redis_url, 6), fixed_ports=False, extra_env=env).start()
-    try:
-        yield running
-    finally:
-        running.stop()
+# Arenas of a minute, paired and ranked quickly.
+platform = platform_fixture(
+    env={"TAFEL_ARENA_MIN_S": "5", "TAFEL_ARENA_WAVE_S": "0.2", "TAFEL_ARENA_STANDINGS_S": "0.2"}
+)
 
 
 class Sdk:

@@ -20,12 +20,11 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.gateway.mail.relay import Relay, body
-from tests.keyspace import with_db
+from tests.platforms import platform_fixture
 from tests.web_app.app import TIMEOUT_MS, register
 from tests.web_app.i18n_check import assert_fits, assert_no_english
 from tests.web_app.test_access import check
 from tests.web_app.test_challenges import DESKTOP, PASSWORD, PHONE, game_id, shoot
-from tools.platform import Platform
 
 
 @pytest.fixture(scope="module")
@@ -37,10 +36,9 @@ def relay() -> Iterator[Relay]:
         running.stop()
 
 
-@pytest.fixture(scope="module")
-def platform(redis_url: str, relay: Relay) -> Iterator[Platform]:
-    """The whole platform, its mails sent to the relay above."""
-    env = {
+def _mail_env(request: pytest.FixtureRequest) -> dict[str, str]:
+    relay: Relay = request.getfixturevalue("relay")
+    return {
         "TAFEL_TOKEN_SECRET": "client-tests-secret-0123456789abcdef",
         "TAFEL_LOG_LEVEL": "WARNING",
         "TAFEL_GRACE_S": "1",
@@ -49,11 +47,10 @@ def platform(redis_url: str, relay: Relay) -> Iterator[Platform]:
         "TAFEL_MAIL_MAX_WAIT_S": "0.1",
         "TAFEL_MAIL_RETRY_S": "0.2",
     }
-    running = Platform(redis_url=with_db(redis_url, 6), fixed_ports=False, extra_env=env).start()
-    try:
-        yield running
-    finally:
-        running.stop()
+
+
+# The whole platform, its mails sent to the relay above.
+platform = platform_fixture(env=_mail_env, base={})
 
 
 def expect_badge(page: Page, count: int) -> None:

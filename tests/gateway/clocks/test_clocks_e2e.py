@@ -87,7 +87,7 @@ async def test_a_started_game_has_its_clock_even_when_the_listing_write_fails(
 @pytest.fixture
 def own_url(redis_url: str) -> Iterator[str]:
     """A Redis of this test's own, so no other gateway sweeps its clocks."""
-    with alone(redis_url, 5) as url:
+    with alone(redis_url, "clocks, alone") as url:
         yield url
 
 

@@ -89,7 +89,7 @@ class Platform:
 @pytest.fixture(scope="module")
 def platform(redis_url: str) -> Iterator[Platform]:
     folder = tempfile.mkdtemp(prefix="tafel-corr-")
-    made = Platform(emptied(redis_url, 13), str(Path(folder) / "offset"))
+    made = Platform(emptied(redis_url, "correspondence"), str(Path(folder) / "offset"))
     write_offset(made.offset_file, 0)
     made.start()
     try:

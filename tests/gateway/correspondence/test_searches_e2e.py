@@ -49,7 +49,7 @@ class SearchPlatform(Platform):
 @pytest.fixture(scope="module")
 def platform(redis_url: str) -> Iterator[SearchPlatform]:
     folder = tempfile.mkdtemp(prefix="tafel-searches-")
-    made = SearchPlatform(emptied(redis_url, 12), str(Path(folder) / "offset"))
+    made = SearchPlatform(emptied(redis_url, "correspondence searches"), str(Path(folder) / "offset"))
     write_offset(made.offset_file, 0)
     made.start()
     try:

@@ -11,7 +11,7 @@ from tests.keyspace import emptied
 
 
 async def test_live_list_leaves_out_games_of_types_this_gateway_does_not_serve(redis_url: str) -> None:
-    url = emptied(redis_url, 13)  # a cluster's too (tests/keyspace.py)
+    url = emptied(redis_url, "listing")  # a cluster's too (tests/keyspace.py)
     connect4, coloursquare = spawn_rules(url), spawn_rules(url, "coloursquare")
     gateway = spawn_gateway(url, {"connect4": connect4.address})  # no Colour Square here
     try:

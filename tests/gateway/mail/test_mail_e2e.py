@@ -86,7 +86,7 @@ def relay() -> Iterator[Relay]:
 @pytest.fixture(scope="module")
 async def system(redis_url: str, relay: Relay) -> AsyncIterator[MailSystem]:
     # A database of its own: another module's gateways (no relay: they log mails) never take ours.
-    with alone(redis_url, 5) as url:
+    with alone(redis_url, "mail outbox, alone") as url:
         rules = spawn_rules(url)
         web_port = free_port()
         public = f"http://127.0.0.1:{web_port}"
@@ -581,7 +581,7 @@ async def test_export_and_erasure(system: MailSystem, local: tuple[MailParts, In
 
 async def test_without_a_relay_the_mails_go_to_the_log(redis_url: str) -> None:
     """`make run`: no TAFEL_SMTP_HOST, the same sender writes each mail, link and all, to the log."""
-    with alone(redis_url, 4) as url:
+    with alone(redis_url, "mail, alone") as url:
         gateway = spawn_gateway(url, {}, name="mail-log-gw", TAFEL_LOG_LEVEL="INFO", TAFEL_MAIL_MAX_WAIT_S="0.1")
         try:
             who = await register(gateway.address, "logged")

@@ -39,7 +39,7 @@ def new_game(**fields: object) -> rules_pb2.DescribeGameResponse:
 
 @pytest.fixture
 async def layer(redis_url: str) -> AsyncIterator[RedisLayer]:
-    client = redis_client(emptied(redis_url, 11))  # a cluster's too (tests/keyspace.py)
+    client = redis_client(emptied(redis_url, "ratings"))  # a cluster's too (tests/keyspace.py)
     opened = RedisLayer.around(client)
     try:
         yield opened

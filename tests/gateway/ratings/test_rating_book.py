@@ -33,7 +33,7 @@ T0 = 1_700_000_000_000
 
 @pytest.fixture
 async def db(redis_url: str) -> AsyncIterator[Redis]:
-    client = redis_client(emptied(redis_url, 11))  # a cluster's too (tests/keyspace.py)
+    client = redis_client(emptied(redis_url, "ratings"))  # a cluster's too (tests/keyspace.py)
     try:
         yield client
     finally:
@@ -99,7 +99,7 @@ async def test_same_game_end_applied_once(db: Redis, redis_url: str, book_on: Bo
     assert await book.apply_record(game) == "applied"
     assert await book.apply_record(game) == "already"
     # Another replica (own connection) and a burst of concurrent repeats change nothing.
-    other = redis_client(with_db(redis_url, 11))
+    other = redis_client(with_db(redis_url, "ratings"))
     try:
         results = await asyncio.gather(*(book_on(other).apply_record(game) for _ in range(5)))
     finally:

@@ -27,7 +27,7 @@ from tests.gateway.tournaments.e2e import EXTRA_ENV, Bot, Client, Platform, rid,
 from tests.keyspace import emptied
 
 pytestmark = pytest.mark.timeout(240)
-DB = 15
+DB = "arena"
 T = tournaments_pb2
 ARENA_ENV = {**EXTRA_ENV, "TAFEL_ARENA_MIN_S": "1", "TAFEL_ARENA_WAVE_S": "0.3", "TAFEL_ARENA_STANDINGS_S": "0"}
 

@@ -34,7 +34,7 @@ TID = "t00000000000a2e0"
 
 @pytest.fixture
 async def layer(redis_url: str) -> AsyncIterator[RedisLayer]:
-    client: Redis = redis_client(emptied(redis_url, 5))
+    client: Redis = redis_client(emptied(redis_url, "arena at scale"))
     opened = RedisLayer.around(client)
     try:
         yield opened

@@ -23,7 +23,7 @@ from tests.gateway.tournaments.e2e import Bot, Client, Platform, rid, watch_unti
 from tests.keyspace import emptied
 
 pytestmark = pytest.mark.timeout(300)
-DB = 10
+DB = "tournament directors"
 T = tournaments_pb2
 CODE = grpc.StatusCode
 

@@ -25,7 +25,7 @@ REQUEST_1 = tournament_request_key("org", "req-1")
 
 @pytest.fixture
 async def db(redis_url: str) -> AsyncIterator[Redis]:
-    client = redis_client(emptied(redis_url, 14))  # a cluster's too (tests/keyspace.py)
+    client = redis_client(emptied(redis_url, "tournament feed"))  # a cluster's too (tests/keyspace.py)
     try:
         yield client
     finally:
@@ -98,7 +98,7 @@ async def test_feed_catch_up_then_live_without_gaps(db: Redis, redis_url: str, l
     await store.create(spec(tid, capacity=200), tournament_request_key("org", "req-feed"))
     for i in range(5):
         await store.join(tid, (f"a{i}", "", False), 200, joined(f"a{i}"))
-    feed = TournamentFeed(layer, redis_client(with_db(redis_url, 14)), block_ms=100)
+    feed = TournamentFeed(layer, redis_client(with_db(redis_url, "tournament feed")), block_ms=100)
     seen: list[str] = []
     ids: list[str] = []
 

@@ -20,7 +20,7 @@ from tests.gateway.tournaments.e2e import Bot, Client, Platform, rid, watch_unti
 from tests.keyspace import emptied
 
 pytestmark = pytest.mark.timeout(240)
-DB = 12
+DB = "swiss"
 T = tournaments_pb2
 
 

@@ -12,7 +12,7 @@ from tests.gateway.tournaments.e2e import Bot, Client, Platform, rid, watch_unti
 from tests.keyspace import emptied
 
 pytestmark = pytest.mark.timeout(240)
-DB = 13
+DB = "tournament games"
 
 
 @pytest.fixture(scope="module")
