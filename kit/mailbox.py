@@ -6,7 +6,7 @@ waiters, each wait makes its future through get_running_loop (a getpid system ca
 3.11), and every put touches its join() bookkeeping (an Event cleared). A stream's queue has one
 reader, so a deque, the one future that reader may be waiting on (made from the loop it was given),
 and futures only for producers that find the queue full do the same for a fraction of the work
-(issue 19, third pass: several puts and a get per move).
+(docs/benchmarks.md, third pass: several puts and a get per move).
 """
 
 from __future__ import annotations

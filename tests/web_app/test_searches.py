@@ -1,4 +1,4 @@
-"""Issue 39 in Chromium: a search for a days-long game outlives the lobby page that started it.
+"""Correspondence searches in Chromium: a search for a days-long game outlives the lobby page that started it.
 A finds a 5-day match, is told the page may be left, reloads it: "Your open correspondence
 searches" lists it and its cancel button withdraws it. Cancel while still looking withdraws a
 3-day search too. A 3-day search left by a reload is paired by B's search (B's page goes to the

@@ -739,7 +739,7 @@ class TafelClient:
         request = challenges_pb2.ListOpenChallengesRequest(game=game)
         return list((await self._call(self.challenges.ListOpenChallenges, request)).challenges)
 
-    # -- chat, following, profiles and settings (issue 37) ------------------------------------------
+    # -- chat, following, profiles and settings -----------------------------------------------------
 
     async def send_chat(
         self, channel: social_pb2.ChatChannel, text: str, *, request_id: str | None = None
@@ -841,7 +841,7 @@ class TafelClient:
             request.challenge_policy = _challenge_policy(challenge_policy)
         return (await self._call(self.profiles.UpdateMySettings, request)).settings  # type: ignore[no-any-return]
 
-    # -- the inbox, e-mail and vacations (issue 39) ---------------------------------------------------
+    # -- the inbox, e-mail and vacations ---------------------------------------------------------------
 
     async def list_notifications(
         self, *, unread_only: bool = False, page_size: int = 50, page_token: str = ""

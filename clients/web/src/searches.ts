@@ -1,4 +1,4 @@
-// "Your open correspondence searches" in the lobby (issue 39): a search for a days-long game outlives
+// "Your open correspondence searches" in the lobby: a search for a days-long game outlives
 // the page that started it (LobbyService.ListMySearches), for a week at most; each has a cancel
 // button (CancelSearch). Shown only while there is one. A search paired while the player was away
 // starts its game, which then shows under My games (and comes as a notice).
