@@ -3,7 +3,7 @@
 Only the owner writes a key; others may read what its section says they read. Keys of one room,
 account, bucket or pool share a hash tag (`{room:C}`, `{u:name}`, `{mm:B}`, `{r:pool}`); a game's live
 keys share its shard's (`{gs:k}`, with that shard's clock sets, see "Game shards"), so every script
-touches one slot (Redis Cluster, issue 17). The global sets at the end of each section are one key
+touches one slot (a Redis Cluster's rule for scripts). The global sets at the end of each section are one key
 each; docs/cluster.md says why each scales as it is.
 
 What each key holds is documented next to its function; the scripts that write them are in
