@@ -85,7 +85,7 @@ async def finished_connect4(seats: Seating, a: Client, b: Client) -> str:
     return game_id
 
 
-# -- traps 1 and 2: a finished game's watch ends; every event carries the status ----------------------
+# -- a finished game's watch ends; every event carries the status -----------------------------------
 
 
 async def test_watching_a_finished_game_ends_and_every_event_carries_its_status(
@@ -190,7 +190,7 @@ async def _collect(call: grpc.aio.UnaryStreamCall) -> list[play_pb2.WatchGameRes
     return [response async for response in call]
 
 
-# -- trap 3: the Play stream's watch never sends history twice ---------------------------------------
+# -- the Play stream's watch never sends history twice ----------------------------------------------
 
 
 async def test_a_play_stream_watch_without_an_id_sends_the_view_then_only_later_events(
@@ -218,7 +218,7 @@ async def test_a_play_stream_watch_without_an_id_sends_the_view_then_only_later_
         await client.close()
 
 
-# -- trap 4: simultaneous placements commute -----------------------------------------------------------
+# -- simultaneous placements commute ----------------------------------------------------------------
 
 
 async def test_six_seats_placing_at_the_same_instant_for_thirty_rounds_are_never_refused(
@@ -261,7 +261,7 @@ async def test_six_seats_placing_at_the_same_instant_for_thirty_rounds_are_never
         await client.close()
 
 
-# -- trap 5: every phase change has its event --------------------------------------------------------
+# -- every phase change has its event ---------------------------------------------------------------
 
 
 async def test_colour_square_streams_round_one_roll_and_the_last_round_resolving(
@@ -285,7 +285,7 @@ async def test_colour_square_streams_round_one_roll_and_the_last_round_resolving
         await client.close()
 
 
-# -- trap 9: a reused request id with another request ------------------------------------------------
+# -- a reused request id with another request -------------------------------------------------------
 
 
 async def test_a_request_id_reused_for_another_move_is_refused_and_a_true_retry_gets_the_first_answer(
@@ -311,7 +311,7 @@ async def test_a_request_id_reused_for_another_move_is_refused_and_a_true_retry_
         await client.close()
 
 
-# -- trap 6: option values are listed as the values their fields take ---------------------------------
+# -- option values are listed as the values their fields take ---------------------------------------
 
 
 async def test_every_listed_choice_is_a_value_its_field_takes_and_plus4_modes_are_enum_names(
@@ -364,7 +364,7 @@ async def test_a_column_the_board_lacks_is_failed_precondition_in_every_game(
         await client.close()
 
 
-# -- trap 8: messages for people -----------------------------------------------------------------
+# -- messages for people ----------------------------------------------------------------------------
 
 
 REPR = re.compile(r"[A-Z][A-Za-z]*\([a-z_]+=|<[A-Za-z_.]+: |\b(?:None|True|False)\b|\\x[0-9a-f]{2}")
@@ -401,7 +401,7 @@ async def test_colour_square_refusals_read_as_sentences_without_python_values(
         await client.close()
 
 
-# -- trap 10: options are checked when the request arrives ------------------------------------------
+# -- options are checked when the request arrives ---------------------------------------------------
 
 
 async def test_a_solo_only_option_is_refused_when_a_room_or_a_match_is_asked_for(system: System) -> None:
