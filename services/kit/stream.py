@@ -21,8 +21,7 @@ from tafel.rules.v1 import rules_pb2
 
 from kit import errors
 from kit.errors import Refused, invalid
-from kit.mailbox import Mailbox
-from kit.slots import Slots
+from kit.queues import take_waiting
 from kit.tasks import spawn as supervised
 from services.kit import encoded
 from services.kit.codec import MalformedMessage
@@ -56,8 +55,8 @@ class ApplyMovesStream:
         self.calls = calls
         self.metrics = metrics
         self.loop = asyncio.get_running_loop()
-        self.answers: Mailbox[bytes | None] = Mailbox(self.loop)  # None: the reader is done
-        self.slots = Slots(self.loop, MAX_IN_FLIGHT_PER_STREAM)
+        self.answers: asyncio.Queue[bytes | None] = asyncio.Queue()  # None: the reader is done
+        self.slots = asyncio.Semaphore(MAX_IN_FLIGHT_PER_STREAM)
         self.tasks: dict[int, asyncio.Task[None]] = {}  # by the number _start gave them
         self.started = 0
         self.batching = False  # the caller batches: so are the answers
@@ -78,7 +77,7 @@ class ApplyMovesStream:
                 answer = await self.answers.get()
                 if answer is None:
                     break
-                rest = self.answers.get_many() if self.batching else []
+                rest = take_waiting(self.answers) if self.batching else []
                 if not rest:
                     yield answer
                     continue
@@ -102,15 +101,13 @@ class ApplyMovesStream:
         try:
             async for message in requests:
                 if message.HasField("request") or message.HasField("create") or message.HasField("view"):
-                    if not slots.try_take():
-                        await slots.take()
+                    await slots.acquire()
                     self._start(message)
                 if message.batch:
                     self.batching = True
                     begun = []
                     for item in message.batch:
-                        if not slots.try_take():
-                            await slots.take()
+                        await slots.acquire()
                         started = self._begin(item)
                         if started is not None:
                             begun.append((item, started))
