@@ -87,7 +87,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         except Refused as refused:
             await abort(context, refused)
 
-    # Pre-encoded answers (bytes, not the generated response class: services/kit/encoded.py).
+    # Pre-encoded answers: bytes, not the generated response class (services/kit/encoded.py says why,
+    # with the figure), so these two override the generated servicer's signatures.
     async def ApplyMove(  # type: ignore[override]
         self, request: rules_pb2.ApplyMoveRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> bytes:
