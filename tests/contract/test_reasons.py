@@ -34,7 +34,10 @@ REASON_ARG = {
     "TournamentCancelled": -1,
     "ErrorInfo": -1,
 }
-RULES_MODULES = ("rules.py", "model.py", "moves.py")
+# Where the code that refuses lives: the servers, and the pure rules package (whose game modules
+# name their illegal-move reasons as constants equal to their value, e.g. COLUMN_FULL = "COLUMN_FULL").
+SCANNED = ("services", "gateway", "packages/tafel-rules/tafel_rules")
+RULES_PACKAGE = "packages/tafel-rules/tafel_rules"
 
 
 def listed() -> dict[str, str]:
@@ -69,7 +72,7 @@ def _constants(tree: ast.Module) -> dict[str, str]:
 
 def raised() -> dict[str, str]:
     """Reason -> where it is first raised, for every reason the code can produce."""
-    trees = {path: ast.parse(path.read_text()) for top in ("services", "gateway") for path in (ROOT / top).rglob("*.py")}
+    trees = {path: ast.parse(path.read_text()) for top in SCANNED for path in (ROOT / top).rglob("*.py")}
     constants: dict[str, set[str]] = {}
     for tree in trees.values():
         for name, value in _constants(tree).items():
@@ -82,7 +85,7 @@ def raised() -> dict[str, str]:
 
     for path, tree in trees.items():
         name = str(path.relative_to(ROOT))
-        if path.name in RULES_MODULES:
+        if path.is_relative_to(ROOT / RULES_PACKAGE):
             for constant, value in _constants(tree).items():
                 if constant == value:
                     add(value, name)
@@ -128,7 +131,7 @@ def test_refusal_messages_never_format_python_reprs() -> None:
     """Messages are for people (docs/architecture.md, "Messages are for people"): no refusal message is built with `!r`
     (quoted Python values, escapes, dataclass and enum reprs)."""
     offenders = []
-    for top in ("services", "gateway"):
+    for top in SCANNED:
         for path in (ROOT / top).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text())):
                 if not isinstance(node, ast.Call) or _callee(node) not in REASON_ARG:
