@@ -168,7 +168,7 @@ bench-deploy: images
 # the game store's scripts (one slot per game, the batch SPUBLISHed on its shard channel), and a ban
 # reaching the other gateway, an account's erasure (a scan of every master), the account event
 # stream, challenges, offers, chat and the mail outbox on the cluster too.
-CLUSTER_E2E := tests/services/kit/test_store.py tests/gateway/play/test_play_e2e.py tests/gateway/matchmaking/test_matchmaking_e2e.py \
+CLUSTER_E2E := tests/services/host/test_store.py tests/gateway/play/test_play_e2e.py tests/gateway/matchmaking/test_matchmaking_e2e.py \
   tests/gateway/matchmaking/test_blocks.py \
   tests/gateway/rooms/test_rooms_e2e.py tests/gateway/records/test_records_e2e.py tests/gateway/clocks/test_clocks_e2e.py \
   tests/gateway/tournaments/test_tournament_e2e.py tests/gateway/tournaments/test_tournament_games_e2e.py \

@@ -3,7 +3,7 @@
 A missing or malformed variable stops the process at start with one clear line naming it, instead
 of a stack trace later in the first request that needs it. Each process reads its settings once,
 in its entry point, and its composition root hands them down: a rules service reads
-``RulesSettings`` (services/kit/main.py), a gateway ``GatewaySettings`` (gateway/settings.py, which
+``RulesSettings`` (services/host/main.py), a gateway ``GatewaySettings`` (gateway/settings.py, which
 lists the gateway's own variables). Nothing else reads the environment, except kit/grpc_polling.py:
 ``TAFEL_GRPC_EVENT_ENGINE=1`` keeps gRPC's own defaults (gRPC reads GRPC_EXPERIMENTS when it is
 imported, so that module sets it before any setting can be read), and kit/timesource.py: a test's

@@ -1,7 +1,7 @@
 """The platform's wall clock, which a test may move forward (a week of correspondence in seconds).
 
 Every deadline is computed from this module's now_ns/now_ms (the rules services' commit in
-services/kit/service.py, the gateway's clocks, vacations and notices), never from time.time.
+services/host/service.py, the gateway's clocks, vacations and notices), never from time.time.
 
 Off (production, and every run that does not ask for it): ``now_ns`` IS ``time.time_ns`` (the same
 builtin, bound at import), so the hot move path costs exactly what it did.

@@ -6,7 +6,7 @@ message is its tag, its length and its bytes, and a parser merges whatever field
 whatever order. So a message whose parts are already encoded (the events a commit keeps in Redis,
 the status beside them) is built by joining bytes, not by building a new message around copies of
 the parts and encoding it all again. Fields here are proto3: a zero scalar is left out, as
-protobuf's own encoder leaves it. What it saves a move, measured: services/kit/encoded.py.
+protobuf's own encoder leaves it. What it saves a move, measured: services/host/encoded.py.
 """
 
 from __future__ import annotations

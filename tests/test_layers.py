@@ -10,9 +10,10 @@ From the bottom:
   implementation of each game, and the SDK installs it without the servers;
 - kit/: no services, gateway or SDK code;
 - services/ (the rules tier): kit, pure rules, generated code; no gateway or SDK code; the rules
-  tier's own kit (services/kit) imports no game (no game package, no game of tafel_rules);
+  host (services/host: what makes a game a service) imports no game (no game package, no game
+  of tafel_rules);
 - gateway/: kit and generated code; no rules-service code at all (no game package, no
-  services.kit) and no SDK code;
+  services.host) and no SDK code;
 - the Python SDK (clients/python/tafel): generated code and pure rules; no kit, services or gateway
   code (it is a package for third parties);
 - the load generator (clients/loadgen/tafel_loadgen): a client like any other, so the SDK, generated
@@ -59,8 +60,8 @@ TS_PACKAGES = {"clients/typescript/src": "clients/typescript", "clients/web/src"
 TS_DOORS = {("clients/web/src/sdk.ts", "clients/typescript/dist/src/index.js")}
 # The modules of the rules package that are not a game.
 RULES_NOT_A_GAME = frozenset({"tafel_rules", "tafel_rules.game"})
-# Remaining gateway -> services.kit imports, to shrink to nothing (empty: the gateway is free of it).
-GATEWAY_SERVICES_KIT_ALLOWLIST: frozenset[tuple[str, str]] = frozenset()
+# Remaining gateway -> services.host imports, to shrink to nothing (empty: the gateway is free of it).
+GATEWAY_SERVICES_HOST_ALLOWLIST: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ def tier_of(name: str, known: dict[str, Module]) -> str:
 def game_package(name: str) -> str | None:
     """The game a module belongs to: a rules service's package, or a game of the rules package."""
     parts = name.split(".")
-    if len(parts) >= 2 and parts[0] == "services" and parts[1] != "kit":
+    if len(parts) >= 2 and parts[0] == "services" and parts[1] != "host":
         return parts[1]
     if len(parts) >= 2 and parts[0] == "tafel_rules" and ".".join(parts[:2]) not in RULES_NOT_A_GAME:
         return parts[1]
@@ -183,11 +184,11 @@ def layer_violations(known: dict[str, Module], edges: list[Edge]) -> list[str]:
         importer, imported = tier_of(edge.importer, known), tier_of(edge.imported, known)
         where = f"{known[edge.importer].shown}:{edge.line}"
         if imported not in ALLOWED[importer]:
-            if importer == "gateway" and (edge.importer, edge.imported) in GATEWAY_SERVICES_KIT_ALLOWLIST:
+            if importer == "gateway" and (edge.importer, edge.imported) in GATEWAY_SERVICES_HOST_ALLOWLIST:
                 continue
             found.append(f"{edge.importer} ({where}) is {importer} and imports {edge.imported} ({imported})")
-        elif importer == "services" and edge.importer.startswith("services.kit.") and game_package(edge.imported):
-            found.append(f"{edge.importer} ({where}): the rules tier's kit imports a game, {edge.imported}")
+        elif importer == "services" and edge.importer.startswith("services.host.") and game_package(edge.imported):
+            found.append(f"{edge.importer} ({where}): the rules host imports a game, {edge.imported}")
     return found
 
 
@@ -289,10 +290,10 @@ def test_each_tier_imports_only_what_it_may(repository: tuple[dict[str, Module],
 
 
 def test_the_gateway_allowlist_only_shrinks(repository: tuple[dict[str, Module], list[Edge]]) -> None:
-    """Every allowlisted gateway -> services.kit import must still exist: remove it when fixed."""
+    """Every allowlisted gateway -> services.host import must still exist: remove it when fixed."""
     _, edges = repository
     present = {(edge.importer, edge.imported) for edge in edges}
-    assert GATEWAY_SERVICES_KIT_ALLOWLIST <= present
+    assert GATEWAY_SERVICES_HOST_ALLOWLIST <= present
 
 
 def test_typescript_packages_stay_in_their_folders() -> None:
@@ -314,9 +315,9 @@ BROKEN = {
     "packages/tafel-rules/tafel_rules/connect4.py": "import grpc\n",
     "packages/tafel-rules/tafel_rules/plus4.py": "def later() -> None:\n    from tafel.plus4.v1 import plus4_pb2\n",
     "services/plus4/codec.py": "from tafel_rules.plus4 import RULES\nfrom tafel.plus4.v1 import plus4_pb2\n",
-    "services/kit/store.py": "from tafel_rules import connect4\n",
+    "services/host/store.py": "from tafel_rules import connect4\n",
     "gateway/ratings.py": "from tafel_rules.coloursquare.scoring import ranking\n",
-    "gateway/games.py": "from services.kit.store import GameStore\n",
+    "gateway/games.py": "from services.host.store import GameStore\n",
     "clients/python/tafel/client.py": "from tafel.play_stream import PlayStream\nfrom kit.errors import Refused\n",
     "clients/python/tafel/play_stream.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
     "    from tafel.client import TafelClient\n",
@@ -340,7 +341,7 @@ def test_the_check_catches_each_kind_of_bad_import(tmp_path: Path) -> None:
         "packages/tafel-rules/tafel_rules/coloursquare",
         "services",
         "services/plus4",
-        "services/kit",
+        "services/host",
     ):
         (tmp_path / package).mkdir(parents=True, exist_ok=True)
         (tmp_path / package / "__init__.py").touch()
@@ -352,9 +353,9 @@ def test_the_check_catches_each_kind_of_bad_import(tmp_path: Path) -> None:
         "kit.uses_gateway (kit/uses_gateway.py:1) is kit and imports gateway.server (gateway)",
         "tafel_rules.connect4 (packages/tafel-rules/tafel_rules/connect4.py:1) is pure and imports grpc (external)",
         "tafel_rules.plus4 (packages/tafel-rules/tafel_rules/plus4.py:2) is pure and imports tafel.plus4.v1 (generated)",
-        "services.kit.store (services/kit/store.py:1): the rules tier's kit imports a game, tafel_rules.connect4",
+        "services.host.store (services/host/store.py:1): the rules host imports a game, tafel_rules.connect4",
         "gateway.ratings (gateway/ratings.py:1) is gateway and imports tafel_rules.coloursquare.scoring (pure)",
-        "gateway.games (gateway/games.py:1) is gateway and imports services.kit.store (services)",
+        "gateway.games (gateway/games.py:1) is gateway and imports services.host.store (services)",
         "tafel.client (clients/python/tafel/client.py:2) is sdk and imports kit.errors (kit)",
         "import cycle: tafel.client -> tafel.play_stream",
         "tafel_loadgen.games (clients/loadgen/tafel_loadgen/games.py:1) is loadgen and imports gateway.settings",

@@ -34,7 +34,7 @@ CENSUS_SITE = ROOT / "tools" / "callcensus"
 # (process name prefix, (file suffix, function) called once per move)
 ANCHORS = {
     "gateway": ("gateway/actions.py", "apply"),
-    "connect4": ("services/kit/store.py", "commit_args"),
+    "connect4": ("services/host/store.py", "commit_args"),
 }
 OWN_ROOTS = ("gateway/", "services/", "kit/", "clients/")
 

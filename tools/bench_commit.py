@@ -1,4 +1,4 @@
-"""Redis's own cost of a move's commit: games created and played through services.kit.store's
+"""Redis's own cost of a move's commit: games created and played through services.host.store's
 GameStore (the rules tier's scripts, kit/redis/lua/rules/) against a fresh Redis, with the turn
 clock armed in the commit as the gateway asks for it. Prints Redis CPU per commit (INFO cpu), this
 process's CPU per commit (the rules tier's side: building the script call, the pipelined
@@ -22,7 +22,7 @@ from typing import Any
 from kit.redis.keys import meta_key
 from kit.redis.layer import RedisLayer
 from kit.server import install_event_loop
-from services.kit.store import ClockArm, GameStore, NewEvent
+from services.host.store import ClockArm, GameStore, NewEvent
 from tools.redis_server import start_redis
 
 

@@ -1,4 +1,4 @@
-"""What a move's messages cost the rules service, joined from encoded parts (services/kit/encoded.py,
+"""What a move's messages cost the rules service, joined from encoded parts (services/host/encoded.py,
 kit/wire.py) against built with the generated classes and encoded by protobuf, in one process.
 
     .venv/bin/python -m tools.bench_encoded [--moves 200000] [--rounds 5]
@@ -6,7 +6,7 @@ kit/wire.py) against built with the generated classes and encoded by protobuf, i
 Per Connect Four move the service sends: the event (kept in Redis), the status (kept beside each
 event), the ApplyMoveResponse (kept under the request id and answered, with the clock's fields), the
 GameEventBatch (the wake-up to watchers), the RecordedAction (the record) and the stream's
-ApplyMovesResponse around the answer. Both ways make the same bytes (tests/services/kit/
+ApplyMovesResponse around the answer. Both ways make the same bytes (tests/services/host/
 test_encoded.py); this prints µs a move for each, round by round (alternated), and their ratio.
 """
 
@@ -19,7 +19,7 @@ import time
 from tafel.games.v1 import games_pb2
 from tafel.rules.v1 import rules_pb2
 
-from services.kit import encoded
+from services.host import encoded
 
 GAME_ID = "g-0123456789abcdef"
 

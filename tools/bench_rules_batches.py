@@ -27,9 +27,9 @@ from kit.redis.keys import meta_key
 from kit.redis.layer import RedisLayer
 from kit.server import install_event_loop
 from services.connect4.codec import CODEC
-from services.kit.metrics import RulesMetrics
-from services.kit.service import RulesServicer
-from services.kit.store import GameStore
+from services.host.metrics import RulesMetrics
+from services.host.service import RulesServicer
+from services.host.store import GameStore
 from tools.redis_server import start_redis
 
 

@@ -46,7 +46,7 @@ from tafel_rules.game import IllegalMove
 
 from kit.redis.keys import game_keys, game_of_meta_key, meta_pattern, record_key
 from services.connect4.codec import CODEC
-from services.kit.codec import GameEnvelope
+from services.host.codec import GameEnvelope
 from tools.platform import Platform
 from tools.redis_server import start_redis
 

@@ -6,7 +6,7 @@ a warm-up logs every command Redis runs for a short window (SLOWLOG with a thres
 entry has the command, its arguments and its duration). A script's own commands are logged
 before the script, from a client at `?:0`, so each is attributed to the next EVALSHA: a census of
 each script's calls a move, the commands inside one call, and its share of the command time.
-A move is a `rules/commit` call (one per action; the rules tier's store, services/kit/store.py).
+A move is a `rules/commit` call (one per action; the rules tier's store, services/host/store.py).
 
 The counts are exact. The durations are wall time inside Redis with the slowlog recording every
 entry (which costs Redis a little per entry, and a busy two-core machine preempts it mid-command):

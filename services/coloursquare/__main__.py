@@ -6,7 +6,7 @@ import kit.grpc_polling  # noqa: F401  (first: gRPC reads its experiments when i
 from tafel_rules.coloursquare.rules import RULES
 
 from services.coloursquare.codec import CODEC
-from services.kit.main import serve_rules
+from services.host.main import serve_rules
 
 if __name__ == "__main__":
     serve_rules(RULES, CODEC)

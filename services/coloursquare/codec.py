@@ -37,7 +37,7 @@ from tafel_rules.coloursquare.model import (
 )
 from tafel_rules.coloursquare.sheets import SHEETS, Kind, Sheet
 
-from services.kit.codec import MalformedMessage
+from services.host.codec import MalformedMessage
 
 _DIE_TO_PB: dict[str, pb.Die.ValueType] = {
     Die.R: pb.DIE_RED,

@@ -5,7 +5,7 @@ import kit.grpc_polling  # noqa: F401  (first: gRPC reads its experiments when i
 # isort: split
 from tafel_rules.plus4 import RULES
 
-from services.kit.main import serve_rules
+from services.host.main import serve_rules
 from services.plus4.codec import CODEC
 
 if __name__ == "__main__":

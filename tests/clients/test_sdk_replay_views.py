@@ -23,8 +23,8 @@ from tafel_rules.plus4 import Mode, Plus4Options
 
 from kit.redis.keys import game_keys
 from services.connect4.codec import CODEC as CONNECT4_CODEC
-from services.kit.codec import GameEnvelope
-from services.kit.replay import positions
+from services.host.codec import GameEnvelope
+from services.host.replay import positions
 from services.plus4.codec import CODEC as PLUS4_CODEC
 from tools.platform import Platform
 

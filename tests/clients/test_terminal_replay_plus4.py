@@ -15,7 +15,7 @@ from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 from tafel_rules.plus4 import RULES, Mode, Plus4Options
 
-from services.kit.codec import GameEnvelope
+from services.host.codec import GameEnvelope
 from services.plus4.codec import CODEC
 
 

@@ -9,7 +9,7 @@ from tafel.cli.describe import describe, outcome_text
 from tafel.games.v1 import games_pb2
 from tafel_rules.game import Outcome
 
-from services.kit.codec import outcome_to_proto
+from services.host.codec import outcome_to_proto
 
 
 def test_a_take_back_and_an_abort_in_words() -> None:

@@ -7,7 +7,7 @@ from tafel.rules.v1 import rules_pb2
 
 from gateway.catalogue import Described
 from kit.catalogue import GAMES
-from services.kit.describe import describe_game, load_game
+from services.host.describe import describe_game, load_game
 
 
 def local_catalogue(*more: rules_pb2.DescribeGameResponse) -> Described:

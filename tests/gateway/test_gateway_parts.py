@@ -28,7 +28,7 @@ from kit.redis.keys import clock_key, clocks_key, game_keys, game_shard
 from kit.redis.layer import RedisLayer
 from kit.redis.pubsub import PubSub
 from kit.settings import ConfigError
-from services.kit.store import GameStore, NewEvent
+from services.host.store import GameStore, NewEvent
 from tests.gateway.harness import other_db
 from tests.keyspace import on_cluster
 

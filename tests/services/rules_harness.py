@@ -17,8 +17,8 @@ from kit.errors import reason_of
 from kit.redis.layer import RedisLayer
 from kit.server import RunningServer
 from kit.settings import RulesSettings
-from services.kit.codec import GameCodec
-from services.kit.main import start_rules_service
+from services.host.codec import GameCodec
+from services.host.main import start_rules_service
 
 
 @dataclass

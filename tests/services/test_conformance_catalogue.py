@@ -14,8 +14,8 @@ import pytest
 from tafel_rules.game import InvalidOptions, OptionSpec, Rules
 
 from kit.catalogue import GAMES, RULES_PAGES
-from services.kit import conformance
-from services.kit.describe import describe_game, load_game
+from services.host import conformance
+from services.host.describe import describe_game, load_game
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOGUE = sorted(GAMES.items())

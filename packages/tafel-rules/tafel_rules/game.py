@@ -167,7 +167,7 @@ class Rules(Protocol, Generic[StateT, MoveT, OptionsT, EventT, ViewT]):
     # take the defaults.
 
     # A take-back rebuilds a position by replaying the game's recorded actions from new_game with
-    # the game's seed (services/kit/replay.py). Pure rules make that exact, so it is on by default;
+    # the game's seed (services/host/replay.py). Pure rules make that exact, so it is on by default;
     # a game whose positions cannot be rebuilt from its actions says False (refused OFFER_NOT_ALLOWED).
     takes_back: bool = True
 

@@ -11,8 +11,8 @@ from tafel_rules.coloursquare.model import Move, Options, Phase
 from tafel_rules.coloursquare.rules import RULES
 
 from services.coloursquare.codec import CODEC
-from services.kit import conformance
-from services.kit.codec import GameEnvelope, MalformedMessage
+from services.host import conformance
+from services.host.codec import GameEnvelope, MalformedMessage
 from tests.services.coloursquare.helpers import full, mv, play_round, player, table
 
 

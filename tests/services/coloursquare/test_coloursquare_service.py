@@ -16,7 +16,7 @@ from tafel_rules.coloursquare.model import Move, Options, Phase, State
 from tafel_rules.coloursquare.rules import RULES
 
 from services.coloursquare.codec import CODEC
-from services.kit.store import GameStore
+from services.host.store import GameStore
 from tests.services.rules_harness import Service, apply_request, new_id, refusal, rules_service
 
 

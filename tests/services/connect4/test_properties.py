@@ -11,7 +11,7 @@ from tafel_rules.connect4 import RULES, Move, Options, notation, replay
 from tafel_rules.game import IllegalMove
 
 from services.connect4.codec import CODEC
-from services.kit import conformance
+from services.host import conformance
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "connect4"
 

@@ -18,7 +18,7 @@ from tafel_rules.connect4 import RULES
 
 from kit.redis.keys import clock_key, clocks_key, game_keys, game_shard, meta_key
 from services.connect4.codec import CODEC
-from services.kit.store import GameStore
+from services.host.store import GameStore
 from tests.services.rules_harness import Service, apply_request, new_id, refusal, rules_service
 from tools.redis_server import start_redis
 

@@ -22,8 +22,8 @@ from tafel_rules.plus4 import (
     position,
 )
 
-from services.kit import conformance
-from services.kit.codec import GameEnvelope
+from services.host import conformance
+from services.host.codec import GameEnvelope
 from services.plus4.codec import CODEC
 
 ENVELOPE = GameEnvelope(CODEC)

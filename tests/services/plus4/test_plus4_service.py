@@ -18,7 +18,7 @@ from tafel.plus4.v1 import plus4_pb2 as pb
 from tafel.rules.v1 import rules_pb2
 from tafel_rules.plus4 import RULES, Move, Plus4Event, Plus4Options, Plus4State, TurnSkipped
 
-from services.kit.store import GameStore
+from services.host.store import GameStore
 from services.plus4.codec import CODEC
 from tests.services.rules_harness import Service, apply_request, new_id, refusal, rules_service
 

@@ -3,7 +3,7 @@
 -- the same request id gets the first answer; any other creation of an existing game is refused.
 -- The game keeps its requests' answers in its state hash (fields 'r:<request id>': lua/rules/commit);
 -- 'q' = 1 is part of layout 1 (every game has it; nothing reads it). 'z' is the seed the game was
--- made with, kept for take-backs, which replay the recorded actions from new_game (services/kit/
+-- made with, kept for take-backs, which replay the recorded actions from new_game (services/host/
 -- replay.py); games made before it was kept have none and replay from seed 0, which the service
 -- checks against the game's state before it takes anything back.
 -- KEYS: state events

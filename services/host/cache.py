@@ -8,7 +8,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from services.kit.store import CommitKeys, StoredGame
+from services.host.store import CommitKeys, StoredGame
 
 StateT = TypeVar("StateT")
 

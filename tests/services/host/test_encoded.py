@@ -1,5 +1,5 @@
 """An action's answer, wake-up, record and stream answers are joined from encoded parts
-(services/kit/encoded.py, kit/wire.py): they must be the bytes protobuf's own encoder makes for the
+(services/host/encoded.py, kit/wire.py): they must be the bytes protobuf's own encoder makes for the
 messages the service built before (so they parse to the same messages), for every game's events
 (moves, resignations, timeouts, ends) at every seat count, and for any number in any field."""
 
@@ -17,12 +17,12 @@ from tafel_rules.game import Outcome
 
 from kit import wire
 from kit.catalogue import GAMES
-from services.kit import encoded
-from services.kit.codec import GameEnvelope, outcome_to_proto
-from services.kit.describe import load_game
-from services.kit.metrics import RulesMetrics
-from services.kit.service import RulesServicer
-from services.kit.store import GameStore
+from services.host import encoded
+from services.host.codec import GameEnvelope, outcome_to_proto
+from services.host.describe import load_game
+from services.host.metrics import RulesMetrics
+from services.host.service import RulesServicer
+from services.host.store import GameStore
 
 CATALOGUE = sorted(GAMES.items())
 UINT64 = st.integers(0, 2**64 - 1)

@@ -14,7 +14,7 @@ from tafel.rules.v1 import rules_pb2
 from tafel_rules.connect4 import RULES
 
 from services.connect4.codec import CODEC
-from services.kit.stream import STREAM_CALLS
+from services.host.stream import STREAM_CALLS
 from tests.gateway.harness import c4_move
 from tests.services.rules_harness import Service, apply_request, new_id, rules_service
 from tools.redis_server import start_redis

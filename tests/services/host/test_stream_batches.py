@@ -19,7 +19,7 @@ from tafel_rules.connect4 import RULES
 from services.coloursquare.codec import CODEC as CS_CODEC
 from services.connect4.codec import CODEC
 from tests.gateway.harness import c4_move
-from tests.services.kit.test_stream_calls import create_request, exchange
+from tests.services.host.test_stream_calls import create_request, exchange
 from tests.services.rules_harness import Service, apply_request, new_id, rules_service
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from tafel.rules.v1 import rules_pb2
 from tafel_rules.game import Rules
 
-from services.kit.codec import GameCodec, GameEnvelope
+from services.host.codec import GameCodec, GameEnvelope
 
 
 def describe_game(

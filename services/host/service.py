@@ -1,8 +1,8 @@
 """The gRPC adapter that turns any pure rules module into a `tafel.rules.v1.RulesService`.
 
 ApplyMove and every action on the ApplyMoves stream take one path, MovePath.act
-(services/kit/moves.py); the stream's plumbing is services/kit/stream.py. Here: the RPCs, a new
-game (CreateGame) and a view (GetView). The state cache (services/kit/cache.py) is only a cache:
+(services/host/moves.py); the stream's plumbing is services/host/stream.py. Here: the RPCs, a new
+game (CreateGame) and a view (GetView). The state cache (services/host/cache.py) is only a cache:
 every write is checked against Redis, so any replica can serve any game.
 """
 
@@ -21,14 +21,14 @@ from tafel_rules.game import InvalidOptions, Rules
 from kit.errors import Refused, abort, invalid
 from kit.handlers import add_pre_encoded
 from kit.ids import check_id
-from services.kit.cache import CachedGame, GameCache
-from services.kit.codec import GameCodec, GameEnvelope, MalformedMessage, outcome_to_proto
-from services.kit.describe import describe_game
-from services.kit.metrics import RulesMetrics
-from services.kit.moves import MovePath, unavailable
-from services.kit.store import Exists, GameStore, NewEvent, Replayed, StoredGame, commit_keys
-from services.kit.stream import ApplyMovesStream, StreamCalls
-from services.kit.views import ReplayViews
+from services.host.cache import CachedGame, GameCache
+from services.host.codec import GameCodec, GameEnvelope, MalformedMessage, outcome_to_proto
+from services.host.describe import describe_game
+from services.host.metrics import RulesMetrics
+from services.host.moves import MovePath, unavailable
+from services.host.store import Exists, GameStore, NewEvent, Replayed, StoredGame, commit_keys
+from services.host.stream import ApplyMovesStream, StreamCalls
+from services.host.views import ReplayViews
 
 StateT = TypeVar("StateT")
 MoveT = TypeVar("MoveT")
@@ -36,7 +36,7 @@ OptionsT = TypeVar("OptionsT")
 EventT = TypeVar("EventT")
 ViewT = TypeVar("ViewT")
 
-# The methods whose answers are joined bytes (services/kit/encoded.py says why; add_rules_service).
+# The methods whose answers are joined bytes (services/host/encoded.py says why; add_rules_service).
 PRE_ENCODED = ("ApplyMove", "ApplyMoves")
 
 
@@ -56,7 +56,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         self.codec = codec
         self.envelope = GameEnvelope(codec)
         self.store = store
-        self.replays = ReplayViews(rules, codec, store)  # GetReplayViews (services/kit/views.py)
+        self.replays = ReplayViews(rules, codec, store)  # GetReplayViews (services/host/views.py)
         self.metrics = metrics
         self.cache: GameCache[StateT] = GameCache(cache_games)
         metrics.cached_games.set_function(lambda: len(self.cache))
@@ -87,7 +87,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer, Generic[StateT, MoveT, 
         except Refused as refused:
             await abort(context, refused)
 
-    # Pre-encoded answers: bytes, not the generated response class (services/kit/encoded.py says why,
+    # Pre-encoded answers: bytes, not the generated response class (services/host/encoded.py says why,
     # with the figure), so these two override the generated servicer's signatures.
     async def ApplyMove(  # type: ignore[override]
         self, request: rules_pb2.ApplyMoveRequest, context: grpc.aio.ServicerContext[Any, Any]

@@ -23,10 +23,10 @@ from kit import errors
 from kit.errors import Refused, invalid
 from kit.queues import take_waiting
 from kit.tasks import spawn as supervised
-from services.kit import encoded
-from services.kit.codec import MalformedMessage
-from services.kit.metrics import RulesMetrics
-from services.kit.moves import Begun
+from services.host import encoded
+from services.host.codec import MalformedMessage
+from services.host.metrics import RulesMetrics
+from services.host.moves import Begun
 
 MAX_IN_FLIGHT_PER_STREAM = 1024
 # Said in every ApplyMoves stream's initial metadata: this service answers ApplyMovesRequest.create

@@ -4,7 +4,7 @@ An action's events and status go to Redis (each event with the status), into the
 (ApplyMoveResponse), into the wake-up (GameEventBatch) and into the stream's answer
 (ApplyMovesResponse): each is encoded once and the messages around them are joined from the
 bytes (kit/wire.py), instead of building every message around copies and encoding it all again.
-The bytes parse to the same messages as building them would (tests/services/kit/test_encoded.py).
+The bytes parse to the same messages as building them would (tests/services/host/test_encoded.py).
 
 Why not the generated classes: a Connect Four move's messages cost 1.34-2.14x as much built and
 encoded by protobuf as joined here (median 1.38x; 8-23 µs a move joined, 15-31 µs built, on this
@@ -23,7 +23,7 @@ from tafel.rules.v1 import rules_pb2
 from tafel_rules.game import Outcome
 
 from kit.wire import embedded, key_of, string_field, timestamp, timestamp_ns, uint_field, varint
-from services.kit.codec import outcome_to_proto
+from services.host.codec import outcome_to_proto
 
 _RESPONSE_VERSION = key_of(rules_pb2.ApplyMoveResponse, "version")
 _RESPONSE_EVENTS = key_of(rules_pb2.ApplyMoveResponse, "events")

@@ -17,10 +17,10 @@ from kit.redis.migrations import LayoutMismatch, check_layout
 from kit.redis.scripts import RULES_SCRIPTS
 from kit.server import BindError, RunningServer, install_event_loop, run_until_signalled, start_server
 from kit.settings import ConfigError, RulesSettings
-from services.kit.codec import GameCodec
-from services.kit.metrics import RulesMetrics
-from services.kit.service import RulesServicer, add_rules_service, service_names
-from services.kit.store import GameStore
+from services.host.codec import GameCodec
+from services.host.metrics import RulesMetrics
+from services.host.service import RulesServicer, add_rules_service, service_names
+from services.host.store import GameStore
 
 
 async def start_rules_service(

@@ -16,7 +16,7 @@ from typing import Any
 from tafel.games.v1 import games_pb2
 from tafel_rules.game import ABORTED, DRAW_AGREED, IllegalMove, Rules
 
-from services.kit.codec import GameEnvelope, MalformedMessage
+from services.host.codec import GameEnvelope, MalformedMessage
 
 
 class ReplayFailed(Exception):

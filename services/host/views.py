@@ -1,6 +1,6 @@
 """GetReplayViews: every position of a game as a spectator sees it, for replays.
 
-The game is rebuilt from its recorded actions with its own rules (services/kit/replay.py, the
+The game is rebuilt from its recorded actions with its own rules (services/host/replay.py, the
 replay a take-back uses), so a client draws each step of a replay with the code that draws a live
 board instead of re-deriving boards from events; dice games replay exactly because the store keeps
 the seed the game was made with. The rebuilt game must arrive at the stored state, or nothing is
@@ -20,9 +20,9 @@ from tafel_rules.game import InvalidOptions, Rules
 
 from kit.errors import Refused, as_refused
 from kit.ids import check_id
-from services.kit.codec import GameCodec, GameEnvelope, MalformedMessage
-from services.kit.replay import ReplayFailed, positions
-from services.kit.store import GameStore, Missing, Replayed
+from services.host.codec import GameCodec, GameEnvelope, MalformedMessage
+from services.host.replay import ReplayFailed, positions
+from services.host.store import GameStore, Missing, Replayed
 
 log = logging.getLogger(__name__)
 

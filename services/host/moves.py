@@ -3,7 +3,7 @@
 
     check → fetch → apply → store (and send) → answer
 
-The state comes from the cache (services/kit/cache.py) when its version matches, else from one
+The state comes from the cache (services/host/cache.py) when its version matches, else from one
 Redis read; the pure rules judge the action; one Lua script (kit/redis/lua/rules/commit.lua)
 checks the version and the request id and writes the state, the events, the kept answer, the
 record, the turn clock and the wake-up to watchers at once. Nothing is written before the commit,
@@ -41,12 +41,12 @@ from tafel_rules.game import (
 from kit import timesource
 from kit.errors import Refused, as_refused, invalid
 from kit.ids import check_id
-from services.kit import encoded
-from services.kit.cache import CachedGame, GameCache
-from services.kit.codec import GameCodec, GameEnvelope, MalformedMessage
-from services.kit.metrics import RulesMetrics
-from services.kit.replay import ReplayFailed, positions
-from services.kit.store import (
+from services.host import encoded
+from services.host.cache import CachedGame, GameCache
+from services.host.codec import GameCodec, GameEnvelope, MalformedMessage
+from services.host.metrics import RulesMetrics
+from services.host.replay import ReplayFailed, positions
+from services.host.store import (
     ClockArm,
     CommitCall,
     CommitKeys,

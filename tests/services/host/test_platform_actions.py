@@ -24,8 +24,8 @@ from tafel_rules.plus4 import RULES as PLUS4
 from kit.redis.keys import clock_key, clocks_key, game_keys, game_shard
 from services.coloursquare.codec import CODEC as COLOURSQUARE_CODEC
 from services.connect4.codec import CODEC as CONNECT4_CODEC
-from services.kit.codec import GameEnvelope
-from services.kit.store import GameStore
+from services.host.codec import GameEnvelope
+from services.host.store import GameStore
 from services.plus4.codec import CODEC as PLUS4_CODEC
 from tests.services.rules_harness import Service, apply_request, new_id, refusal, rules_service
 

@@ -12,8 +12,8 @@ from kit.redis.keys import clock_key, game_shard, meta_key, shard_tag
 from kit.redis.layer import RedisLayer
 from kit.redis.pipe import command
 from kit.redis.pubsub import PubSub
-from services.kit.encoded import deadline_field
-from services.kit.store import (
+from services.host.encoded import deadline_field
+from services.host.store import (
     ClockArm,
     Committed,
     Conflict,

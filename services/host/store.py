@@ -22,7 +22,7 @@ from kit.redis.keys import clock_key, clocks_key, game_keys, game_shard, meta_ke
 from kit.redis.layer import RedisLayer
 from kit.redis.pipe import RespError
 from kit.redis.scripts import script
-from services.kit.encoded import deadline_field
+from services.host.encoded import deadline_field
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Seeded random playouts check that: the game waits on someone exactly while it is
 every seat it waits on has legal moves while no other seat does; every legal move applies; the
 input state is never changed; the protobuf codec round-trips states and moves and encodes every
 view and event; a replay from the seed and the moves gives the same game (what a take-back
-relies on: services/kit/replay.py); and the platform's endings (Rules.end) end a game mid-way.
+relies on: services/host/replay.py); and the platform's endings (Rules.end) end a game mid-way.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from tafel_rules.game import PLATFORM_ENDINGS, IllegalMove, Rules
 
-from services.kit.codec import GameCodec, GameEnvelope
+from services.host.codec import GameCodec, GameEnvelope
 
 
 @dataclass
