@@ -54,7 +54,7 @@ def game_prefix(game_id: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# A game's live keys. Owner: the rules service's GameStore (services/kit/store.py, scripts in
+# A game's live keys. Owner: the rules service's GameStore (services/host/store.py, scripts in
 # lua/rules/); the gateway reads the state, the event stream and the action list through
 # kit/redis/game_reads.py, never writes them. All expire (live TTL, a shorter one once over).
 
@@ -63,7 +63,7 @@ def game_prefix(game_id: str) -> str:
 class GameKeys:
     # hash: v version, s state bytes, g game, n seats, o GameOptions bytes, l last event id,
     # c the creating request id, f 1 when over, w the version the commuting window began at ("": none),
-    # q 1 (every game of layout 1), z the game's seed (what a takeback replays from: services/kit/replay.py),
+    # q 1 (every game of layout 1), z the game's seed (what a takeback replays from: services/host/replay.py),
     # "r:<request id>" -> the request's first answer (response bytes),
     # "r:<request id>#" -> the digest of the request it answered (a reused id with another request
     # is refused; ":" and "#" never occur in an id, so these never meet the one-letter fields)
