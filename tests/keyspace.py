@@ -36,8 +36,8 @@ DATABASES: dict[str, int] = {
     "mail outbox, alone": 5,
     "arena at scale": 5,
     "platform": 6,  # tests/platforms.py's whole platforms (clients, web app, load generator)
-    "gateway parts": 7,
-    "gateway parts, pipe": 6,
+    "clocks": 7,
+    "pipe": 6,
     "graceful stop": 7,
     "typescript over TLS": 8,
     "web edge": 9,

@@ -30,7 +30,7 @@ from kit.redis.pubsub_shards import SHARDS_EVERY_S, is_shard_channel
 from kit.redis.scripts import LUA_DIR, lua_names, script
 from services.host.store import GameStore, NewEvent
 from tests.cluster.test_cluster_pipe import _begin_migration, _finish_migration, owner_of
-from tests.gateway.test_gateway_parts import FakeGame, take
+from tests.gateway.watch.test_event_hub import FakeGame, take
 from tests.platforms import ENV
 from tools import redis_cluster as redis_cluster_tool
 from tools.platform import Platform
