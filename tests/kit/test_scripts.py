@@ -54,14 +54,15 @@ def test_the_clock_function_is_shared_not_copied() -> None:
 
 
 def _call_sites() -> Iterator[tuple[str, int, str, ast.expr | None, ast.expr | None]]:
-    """Every `<x>.run(script("owner/name"), keys, args)` in the code: (file, line, name, keys, args)."""
+    """Every `<x>.run(script("owner/name"), keys, args)` (or `.start(...)`) in the code: (file, line, name, keys, args)."""
     for top in SOURCES:
         for path in sorted((ROOT / top).rglob("*.py")):
             if "node_modules" in path.parts or ".venv" in path.parts:
                 continue
             tree = ast.parse(path.read_text(), str(path))
             for node in ast.walk(tree):
-                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "run"):
+                # run() waits for the reply; start() sends it and hands back its future (the move path).
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("run", "start")):
                     continue
                 if not node.args or not isinstance(node.args[0], ast.Call):
                     continue
