@@ -14,7 +14,6 @@ first answer.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import time
 from collections.abc import Sequence
@@ -40,16 +39,15 @@ from tafel_rules.game import (
 
 from kit import timesource
 from kit.errors import Refused, as_refused, invalid
-from kit.ids import check_id
 from services.host import encoded
 from services.host.cache import CachedGame, GameCache
 from services.host.codec import GameCodec, GameEnvelope, MalformedMessage
 from services.host.metrics import RulesMetrics
 from services.host.replay import ReplayFailed, positions
+from services.host.requests import Action, checked
 from services.host.store import (
     ClockArm,
     CommitCall,
-    CommitKeys,
     CommitResult,
     Committed,
     Conflict,
@@ -58,7 +56,6 @@ from services.host.store import (
     NoScript,
     Replayed,
     StoredGame,
-    commit_keys,
 )
 
 StateT = TypeVar("StateT")
@@ -67,41 +64,10 @@ OptionsT = TypeVar("OptionsT")
 EventT = TypeVar("EventT")
 ViewT = TypeVar("ViewT")
 
-MAX_SEAT = 63
 # Commuting placements that lose the commit race to another seat's are re-applied on the new state;
 # each loss means another seat's action landed, so a table of S seats needs at most S - 1 retries.
 MAX_REBASES = 16
-# The longest turn: correspondence's 14 days a move (the gateway checks which lengths it offers).
-MAX_PER_MOVE_MS = 14 * 86_400_000
 log = logging.getLogger("tafel.rules")
-
-
-def request_digest(request: rules_pb2.ApplyMoveRequest, move: bytes | None = None) -> bytes:
-    """What a request asks for: its seat and action. Not its expected version (a retry made after
-    learning a newer version is the same request) nor its turn clock (the caller's bookkeeping).
-    `move`: the request's move encoded deterministically, when the caller has it already."""
-    action = request.WhichOneof("action") or ""
-    if action == "move":
-        body = move if move is not None else request.move.SerializeToString(deterministic=True)
-    elif action == "take_back":
-        body = request.take_back.SerializeToString(deterministic=True)
-    else:  # resignation, timeout, draw_agreed, abort: empty messages
-        body = b""
-    return hashlib.blake2b(f"{request.seat}:{action}:".encode() + body, digest_size=12).digest()
-
-
-@dataclass(slots=True)
-class Action:
-    """An ApplyMoveRequest checked and decoded: what every try of it shares."""
-
-    request: rules_pb2.ApplyMoveRequest
-    game_id: str
-    kind: str  # the request's action field: move, resignation, timeout, draw_agreed, abort, take_back
-    move: Any  # the game's move (None for the others)
-    recorded: bytes  # RecordedAction's action field, encoded
-    clock: rules_pb2.TurnClock | None
-    keys: CommitKeys
-    digest: bytes
 
 
 class Fetched(NamedTuple, Generic[StateT]):
@@ -263,29 +229,8 @@ class MovePath(Generic[StateT, MoveT, OptionsT, EventT, ViewT]):
     # -- 1. check: the request alone -----------------------------------------------------------------
 
     def check(self, request: rules_pb2.ApplyMoveRequest) -> Action:
-        game_id = request.game_id
-        check_id("game_id", game_id)
-        check_id("request_id", request.request_id)
-        kind = request.WhichOneof("action")
-        if kind is None:
-            raise invalid("ACTION_MISSING", "set one of move, resignation, timeout, draw_agreed, abort, take_back")
-        if request.seat > MAX_SEAT:
-            raise invalid("BAD_SEAT", f"seat {request.seat} does not exist")
-        move, move_bytes = None, b""
-        if kind == "move":
-            move = self.envelope.move_from_union(request.move)
-            move_bytes = request.move.SerializeToString(deterministic=True)
-            recorded = encoded.recorded_move(move_bytes)
-        elif kind == "take_back":
-            recorded = encoded.recorded_taken_back(request.take_back.to_version)
-        else:
-            recorded = _RECORDED[kind]
-        cached = self.cache.get(game_id)
-        keys = cached.keys if cached is not None else commit_keys(game_id)
-        clock = request.turn_clock if request.HasField("turn_clock") else None
-        if clock is not None:
-            _check_turn_clock(clock, keys.meta)
-        return Action(request, game_id, kind, move, recorded, clock, keys, request_digest(request, move_bytes))
+        cached = self.cache.get(request.game_id)
+        return checked(request, self.envelope, None if cached is None else cached.keys)
 
     # -- 2. fetch: the game at the version the action was made against -------------------------------
 
@@ -510,30 +455,6 @@ class MovePath(Generic[StateT, MoveT, OptionsT, EventT, ViewT]):
 
 # The platform's endings by action (rules.proto DrawAgreed, Abort).
 _ENDINGS = {"draw_agreed": DRAW_AGREED, "abort": ABORTED}
-
-# RecordedAction's action for the actions that carry no value (a move and a take-back do).
-_RECORDED = {
-    "resignation": encoded.RECORDED_RESIGNATION,
-    "timeout": encoded.RECORDED_TIMEOUT,
-    "draw_agreed": encoded.RECORDED_DRAW_AGREED,
-    "abort": encoded.RECORDED_ABORTED,
-}
-
-
-def _check_turn_clock(clock: rules_pb2.TurnClock, meta: str) -> None:
-    """`meta`: the game's metadata key (kit/redis/keys.py meta_key)."""
-    if not 1 <= clock.per_move_ms <= MAX_PER_MOVE_MS:
-        field = "turn_clock.per_move_ms"
-        raise invalid("BAD_TURN_CLOCK", f"{field} must be 1 to {MAX_PER_MOVE_MS:,}", field=field)
-    if not 60 <= clock.ttl_s <= 31_536_000:
-        raise invalid("BAD_TURN_CLOCK", "turn_clock.ttl_s must be 60 to 31,536,000", field="turn_clock.ttl_s")
-    # The commit refreshes named keys only (lua/rules/commit.lua): the one key a caller may keep
-    # alive with the clock is the game's metadata key, the gateway's (kit/redis/keys.py meta_key).
-    for key in clock.keep_alive:
-        if key != meta:
-            raise invalid(
-                "BAD_TURN_CLOCK", f"turn_clock.keep_alive may name only {meta}", field="turn_clock.keep_alive"
-            )
 
 
 def _mismatch(current: int, expected: int, *, moved_on: bool = False) -> Refused:
