@@ -6,17 +6,31 @@ answer the same messages. The last test checks that no public method was left ou
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
+import json
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
 import pytest
+from tafel.chat import channel as chat_channel
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
-from tafel.errors import IllegalMove, Unauthenticated
-from tafel.play.v1 import bots_pb2, bots_pb2_grpc, challenges_pb2, play_pb2, safety_pb2, tournaments_pb2
+from tafel.errors import IllegalMove, NotFound, Unauthenticated
+from tafel.play.v1 import (
+    bots_pb2,
+    bots_pb2_grpc,
+    challenges_pb2,
+    notices_pb2,
+    play_pb2,
+    safety_pb2,
+    social_pb2,
+    tournaments_pb2,
+)
 from tafel.play.v1 import tournaments_pb2 as T
+from tafel.requests import duration
 
 from gateway.bot_requests import public_id
 from kit.errors import reason_of
@@ -305,11 +319,195 @@ async def test_challenges_offers_and_the_event_stream_over_the_edge(edge: Connec
     assert (await alice.abort_game(game_id)).status.outcome.reason == "ABORTED"
 
 
+async def registered(edge: Connect, codec: str = "proto") -> TafelClient:
+    client = await edge(codec, guest=False)
+    await client.register(f"web{secrets.token_hex(4)}", "password-123")
+    return client
+
+
+async def until(probe: Callable[[], Awaitable[Any]], timeout_s: float = TIMEOUT_S) -> Any:
+    """Ask `probe()` until it answers something true."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not (answer := await probe()):
+        assert asyncio.get_running_loop().time() < deadline, "waited in vain"
+        await asyncio.sleep(0.2)
+    return answer
+
+
+async def test_directing_a_tournament_over_the_edge(edge: Connect, native: Connect) -> None:
+    """Edited, a player banned, a result corrected, an announcement in the inbox, the tournament's
+    chat, pause and resume, the next round by hand, the audit, an early end and the exports."""
+    org, ann, bob, cas = (
+        await registered(edge, "json"),
+        await registered(edge),
+        await registered(edge),
+        await registered(edge),
+    )
+    made = await org.create_tournament(
+        name="edge night", game="connect4", format=T.TOURNAMENT_FORMAT_SWISS, rounds=2, capacity=8, manual_rounds=True
+    )
+    tid = made.tournament_id
+    for player in (ann, bob, cas):
+        await player.join_tournament(tid)
+    edited = await org.update_tournament(tid, name="edge night (Friday)", capacity=6)
+    assert (edited.name, edited.capacity, edited.rounds) == ("edge night (Friday)", 6, 2)
+    # A player may not edit it: the same status, message and reason as over native gRPC.
+    update = T.UpdateTournamentRequest(tournament_id=tid, settings=T.CreateTournamentRequest(name="mine"))
+    update.update_mask.paths.append("name")
+    over_grpc = await native(guest=False)
+    over_grpc.session = ann.session
+    edge_refusal = await refusal(ann.tournaments.UpdateTournament(update, metadata=ann.metadata()))
+    grpc_refusal = await refusal(over_grpc.tournaments.UpdateTournament(update, metadata=over_grpc.metadata()))
+    assert edge_refusal == grpc_refusal and edge_refusal[0] is grpc.StatusCode.PERMISSION_DENIED
+    assert edge_refusal[2] == "NOT_ORGANISER"
+    await org.remove_player(tid, cas.player.player_id, ban=True, reason="two accounts")
+    assert cas.player.player_id not in {p.player_id for p in (await org.get_tournament(tid)).players}
+
+    await org.start_tournament(tid)
+    first_round = await until(lambda: org.tournament_round(tid, 1))
+    game = next(g for g in first_round.games if g.game_id)
+    ranks = [1 if p.player_id == ann.player.player_id else 2 for p in game.players]
+    corrected = await org.correct_result(tid, round_number=1, board=game.board, ranks=ranks, reason="a disputed flag")
+    assert corrected.game.state == T.TOURNAMENT_GAME_STATE_CORRECTED
+    top = (await bob.standings(tid)).standings[0]
+    assert top.player.player_id == ann.player.player_id and top.points == 1
+    games = await bob.tournament_games(tid, round_number=1)
+    assert [(g.game_id, g.state) for g in games] == [(game.game_id, T.TOURNAMENT_GAME_STATE_CORRECTED)]
+
+    assert await org.announce(tid, "Round 2 after the break.") == 2
+
+    async def announced() -> list[notices_pb2.Notification]:
+        notices = (await ann.list_notifications()).notifications
+        return [n for n in notices if n.kind == notices_pb2.NOTIFICATION_KIND_ANNOUNCEMENT]
+
+    (notice,) = await until(announced)
+    assert notice.tournament_id == tid and notice.text == "Round 2 after the break."
+
+    # The tournament's chat: a line said is listed, and watched (as history, then live).
+    room = chat_channel("tournament", tid)
+    said = await ann.send_chat(room, "good luck all")
+    assert [m.message_id for m in (await bob.list_chat(room)).messages] == [said.message_id]
+    async with bob.chat_stream(room) as chat:
+        lines = aiter(chat)
+        assert (await asyncio.wait_for(anext(lines), TIMEOUT_S)).message_id == said.message_id
+        answer = await org.send_chat(room, "thank you")
+        live = await asyncio.wait_for(anext(lines), TIMEOUT_S)
+        assert (live.message_id, live.text) == (answer.message_id, "thank you")
+
+    assert (await org.pause_tournament(tid)).paused
+    assert not (await org.resume_tournament(tid)).paused
+    assert (await org.start_next_round(tid)).round.number == 2
+    actions = [e.action for e in await org.tournament_audit(tid)]
+    for action in ("UpdateTournament", "RemovePlayer", "CorrectResult", "Announce", "StartNextRound"):
+        assert action in actions, actions
+    ended = await org.terminate_tournament(tid, "the hall closes")
+    assert ended.state == T.TOURNAMENT_STATE_FINISHED and ended.terminated
+
+    files = await bob.export_tournament(tid, format="csv")
+    assert sorted(n.rsplit("-", 1)[-1] for n in files) == ["games.csv", "pairings.csv", "standings.csv"]
+    standings_csv = next(v for k, v in files.items() if k.endswith("standings.csv")).decode()
+    rows = list(csv.reader(io.StringIO(standings_csv)))
+    assert len(rows) >= 3 and ann.player.username in standings_csv
+    (exported,) = (await bob.export_tournament(tid, format="json", parts=["standings"])).values()
+    assert ann.player.username in json.dumps(json.loads(exported))
+
+
+async def test_an_arena_paused_by_a_player_and_ended_over_the_edge(edge: Connect) -> None:
+    """The web edge's platform keeps the five-minute minimum: started, a player steps away, ended."""
+    org, ann, bob = await registered(edge), await registered(edge, "json"), await registered(edge)
+    arena = await org.create_tournament(
+        name="edge arena", game="connect4", format=T.TOURNAMENT_FORMAT_ARENA, arena_duration=duration(300)
+    )
+    tid = arena.tournament_id
+    for player in (ann, bob):
+        await player.join_tournament(tid)
+    assert (await org.start_tournament(tid)).HasField("ends_at")
+    with pytest.raises(IllegalMove) as refused:
+        await org.pause_arena_play(tid)  # not a player of it
+    assert refused.value.reason == "NOT_IN_TOURNAMENT"
+    await ann.pause_arena_play(tid, paused=True)
+
+    async def ann_paused() -> bool:
+        rows = (await org.standings(tid)).standings
+        return any(r.player.player_id == ann.player.player_id and r.paused for r in rows)
+
+    await until(ann_paused)
+    ended = await org.terminate_tournament(tid, "lunch is over")
+    assert ended.state == T.TOURNAMENT_STATE_FINISHED and ended.terminated
+
+
+async def test_searches_following_profiles_and_settings_over_the_edge(edge: Connect) -> None:
+    ann, ben = await registered(edge), await registered(edge, "json")
+    updates = ann.find_match_updates("connect4", days_per_move=7)
+    try:
+        queued = await anext(updates)
+        assert queued.WhichOneof("status") == "queued", queued
+    finally:
+        await updates.aclose()  # type: ignore[attr-defined]
+    (waiting,) = await until(ann.list_my_searches)
+    assert waiting.ticket_id == queued.queued.ticket_id and waiting.time_control.days_per_move == 7
+    assert (await ann.cancel_search("connect4")).cancelled
+    assert await ann.list_my_searches() == []
+
+    followed = await ann.follow(ben.player.username)
+    assert followed.player.player_id == ben.player.player_id
+    assert [f.player.username for f in await ann.list_following()] == [ben.player.username]
+    profile = await ben.get_profile(ann.player.username)
+    assert profile.player.player_id == ann.player.player_id and profile.follows_you and not profile.followed_by_you
+    await ann.unfollow(ben.player.username)
+    assert await ann.list_following() == []
+    assert (await ann.get_profile(ben.player.username)).followers == 0
+
+    assert (await ann.get_settings()).chat_enabled
+    changed = await ann.update_settings(chat_enabled=False, challenge_policy=social_pb2.CHALLENGE_POLICY_FOLLOWED)
+    assert not changed.chat_enabled and changed.challenge_policy == social_pb2.CHALLENGE_POLICY_FOLLOWED
+    assert await ann.get_settings() == changed
+
+
+async def test_notices_email_and_vacations_over_the_edge(edge: Connect) -> None:
+    ann, ben = await registered(edge, "json"), await registered(edge)
+    made = await ann.create_challenge("connect4", username=ben.player.username, days_per_move=2)
+
+    async def challenged() -> list[notices_pb2.Notification]:
+        notices = (await ben.list_notifications(unread_only=True)).notifications
+        return [n for n in notices if n.kind == notices_pb2.NOTIFICATION_KIND_CHALLENGE_RECEIVED]
+
+    (notice,) = await until(challenged)
+    assert notice.challenge_id == made.challenge_id and notice.player.username == ann.player.username
+    assert await ben.mark_notifications_read(notice.notification_id) == 0
+    assert (await ben.list_notifications()).notifications[0].read
+    assert await ben.clear_notifications(all=True) == 0
+    assert not (await ben.list_notifications()).notifications
+
+    settings = await ben.update_notification_settings(
+        inbox={"opponent_moved": False}, quiet_hours=(22 * 60, 7 * 60), time_zone="Europe/Amsterdam"
+    )
+    assert await ben.notification_settings() == settings
+    by_kind = {p.kind: p for p in settings.preferences}
+    assert not by_kind[notices_pb2.NOTIFICATION_KIND_OPPONENT_MOVED].inbox and settings.time_zone == "Europe/Amsterdam"
+
+    # No SMTP relay here: the confirmation mail goes to the log; the address waits for it.
+    mailbox = f"{ben.player.username}@example.org"
+    pending = await ben.set_email(mailbox, language="nl")
+    assert not pending.confirmed and mailbox in (pending.address, pending.pending_address)
+    now = await ben.get_email()
+    assert not now.confirmed and mailbox in (now.address, now.pending_address)
+    for call in (ben.confirm_email, ben.unsubscribe):
+        with pytest.raises(NotFound) as refused:
+            await call("not-a-token")
+        assert refused.value.reason == "BAD_EMAIL_TOKEN"
+
+    away = await ben.start_vacation(hours=24)
+    assert away.active and (await ben.vacation()).ends_at == away.ends_at
+    assert not (await ben.end_vacation()).active
+    assert not (await ben.vacation()).active
+
+
 async def test_every_public_method_was_called_over_the_edge(called: set[str]) -> None:
     """Run last in this module: the calls above cover the whole public API but Play (native only)."""
     public = {
         f"/{service.full_name}/{method.name}"
-        for module in (play_pb2, bots_pb2, tournaments_pb2, safety_pb2, challenges_pb2)
+        for module in (play_pb2, bots_pb2, tournaments_pb2, safety_pb2, challenges_pb2, social_pb2, notices_pb2)
         for service in module.DESCRIPTOR.services_by_name.values()
         for method in service.methods
         if not method.client_streaming
