@@ -29,9 +29,6 @@ from services.host.metrics import RulesMetrics
 from services.host.moves import Begun
 
 MAX_IN_FLIGHT_PER_STREAM = 1024
-# Said in every ApplyMoves stream's initial metadata: this service answers ApplyMovesRequest.create
-# and .view on the stream (rules.proto), so a caller may skip the per-game unary calls.
-STREAM_CALLS = (("tafel-stream-calls", "create,view"),)
 log = logging.getLogger("tafel.rules")
 
 
@@ -68,7 +65,7 @@ class ApplyMovesStream:
     ) -> AsyncGenerator[bytes, None]:
         """The writer: the answers as they complete (encoded ApplyMovesResponses; when the caller
         batches, those ready at once joined in one)."""
-        await context.send_initial_metadata(STREAM_CALLS)
+        await context.send_initial_metadata(())  # the caller's stream is open before the first answer
         self.metrics.open_streams.inc()
         # Its failure ends the stream (read's finally); supervised, so it is also logged.
         reader = supervised(self._read(requests), "rules stream reader", log=log)

@@ -14,7 +14,6 @@ from tafel.rules.v1 import rules_pb2
 from tafel_rules.connect4 import RULES
 
 from services.connect4.codec import CODEC
-from services.host.stream import STREAM_CALLS
 from tests.gateway.harness import c4_move
 from tests.services.rules_harness import Service, apply_request, new_id, rules_service
 from tools.redis_server import start_redis
@@ -58,12 +57,6 @@ async def exchange(
         metadata = tuple((key, str(value)) for key, value in await call.initial_metadata())
     call.cancel()
     return answers, metadata
-
-
-async def test_the_stream_announces_creations_and_views(service: Service) -> None:
-    view = rules_pb2.GetViewRequest(game_id="none")
-    _, metadata = await exchange(service, [rules_pb2.ApplyMovesRequest(correlation_id=1, view=view)])
-    assert STREAM_CALLS[0] in metadata
 
 
 async def test_creations_views_and_moves_in_one_batch_each_get_their_own_answer(service: Service) -> None:
