@@ -100,7 +100,10 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
         channels = [(await TafelClient.connect(targets, own_connection=True)).channel for _ in range(count)]
         organiser_channel = grpc.aio.insecure_channel(targets[0])
     else:
-        channels = [grpc.aio.insecure_channel(targets[0]) for _ in range(count)]
+        # A connection each (gRPC would share one between every channel of the process: one
+        # connection takes 1,000 streams, TAFEL_MAX_CONCURRENT_STREAMS, and at 10,000 players the
+        # rest waited, so first movers never moved).
+        channels = [(await TafelClient.connect(targets, own_connection=True)).channel for _ in range(count)]
         organiser_channel = channels[0]
     players = [TafelClient(channels[i // PLAYERS_PER_CHANNEL]) for i in range(args.players)]
     setup_began = time.perf_counter()
