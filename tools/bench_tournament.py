@@ -235,7 +235,7 @@ def main() -> int:
     if args.arena:  # the standings check is the Swiss's (an arena's points have streaks)
         arena = report.get("loadgen", {}).get("tournament", {}).get("arena", {})
         return 0 if report.get("loadgen_exit") == 0 and arena.get("same_opponent_twice_in_a_row") == 0 else 1
-    check_ok = bool(report.get("check", {}).get("ok"))
+    check_ok = bool(report.get("check", {}).get("ok")) and report["check"].get("missed_games") == 0
     finished = report.get("check", {}).get("final") is True
     return 0 if report.get("loadgen_exit") == 0 and check_ok and finished else 1
 

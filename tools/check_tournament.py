@@ -51,6 +51,12 @@ async def _records(client: TafelClient, ids: list[str]) -> dict[str, play_pb2.Ga
     return out
 
 
+def _missed(record: play_pb2.GameRecord) -> bool:
+    """A seat timed out without a move (in a benchmark: a bot that did not play)."""
+    moved = {a.seat for a in record.actions if a.WhichOneof("action") == "move"}
+    return any(a.WhichOneof("action") == "timed_out" and a.seat not in moved for a in record.actions)
+
+
 def _result_from_record(record: play_pb2.GameRecord) -> Result:
     return Result(ranks=tuple(int(r) for r in record.outcome.ranks))
 
@@ -66,7 +72,7 @@ async def check_tournament(client: TafelClient, tournament_id: str) -> dict[str,
         for row in sorted(table.standings, key=lambda row: row.seed)
     )
     rounds: list[Round] = []
-    games = played = 0
+    games = played = missed = 0
     for number in range(1, table.rounds_completed + 1):
         response = await client._call(
             client.tournaments.GetRound,
@@ -92,6 +98,7 @@ async def check_tournament(client: TafelClient, tournament_id: str) -> dict[str,
                 continue
             if [p.player.player_id for p in record.players] != list(seats):
                 problems.append(f"round {number} board {g.board}: the record's players are not the pairing's")
+            missed += _missed(record)
             result = _result_from_record(record)
             if tuple(g.ranks) != result.ranks:
                 where = f"round {number} board {g.board}"
@@ -121,6 +128,9 @@ async def check_tournament(client: TafelClient, tournament_id: str) -> dict[str,
         "players": len(table.standings),
         "games": games,
         "records_read": played,
+        # Games a player lost on time without a move: not a standings problem, but in a benchmark
+        # a bot that never played (tools.bench_tournament fails on any).
+        "missed_games": missed,
         "problems_count": len(problems),
         "problems": problems[:PROBLEMS_SHOWN],
     }

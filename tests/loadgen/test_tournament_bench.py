@@ -49,6 +49,7 @@ def check_figures(report: dict[str, Any], players: int, rounds: int) -> None:
     check = report["check"]
     assert check["ok"], check["problems"]
     assert check["final"] and check["players"] == players and check["records_read"] == rounds * players // 2
+    assert check["missed_games"] == 0, "every bot played its games"
 
 
 def test_swiss_of_64_over_3_rounds_figures_and_standings_checked() -> None:
