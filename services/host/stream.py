@@ -102,8 +102,14 @@ class ApplyMovesStream:
                     self._start(message)
                 if message.batch:
                     self.batching = True
-                    begun = []
+                    begun: list[tuple[rules_pb2.ApplyMovesRequest, Begun[Any]]] = []
                     for item in message.batch:
+                        if begun and slots.locked():
+                            # The begun actions' slots come free only once their replies are
+                            # read: hand them to a task before waiting for one, or a batch of
+                            # more than the slots waits on itself and the stream reads no more.
+                            self._spawn(partial(self._end_batch, begun))
+                            begun = []
                         await slots.acquire()
                         started = self._begin(item)
                         if started is not None:

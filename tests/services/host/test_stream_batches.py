@@ -18,9 +18,12 @@ from tafel_rules.connect4 import RULES
 
 from services.coloursquare.codec import CODEC as CS_CODEC
 from services.connect4.codec import CODEC
+from services.host import stream as stream_module
 from tests.gateway.harness import c4_move
 from tests.services.host.test_stream_calls import create_request, exchange
 from tests.services.rules_harness import Service, apply_request, new_id, rules_service
+
+SMALL_CAP = 8  # the stream's slots in the test of a batch larger than them
 
 
 @pytest.fixture
@@ -104,3 +107,21 @@ async def test_a_rounds_placements_in_one_batch_are_all_applied(redis_url: str) 
         last = max(answers.values(), key=lambda answer: answer.applied.version).applied
         kinds = [event.coloursquare.WhichOneof("kind") for event in last.events]
         assert "round_resolved" in kinds and list(last.status.to_act) == [0, 1, 2]
+
+
+async def test_a_batch_of_more_cached_actions_than_the_streams_slots_is_answered(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A batch's cached actions hold their slots until the batch's replies are read; with more of
+    # them than the stream has slots the reader must not wait for a slot only they can free (a
+    # 10,000-player round's first moves on a stream of 2,500 games stalled that stream for good).
+    monkeypatch.setattr(stream_module, "MAX_IN_FLIGHT_PER_STREAM", SMALL_CAP)
+    await load_commit_script(service, c4_move(0))
+    games = [new_id("g") for _ in range(SMALL_CAP * 2 + 3)]
+    for game_id in games:
+        await service.stub.CreateGame(create_request(game_id))  # cached at version 0: begun in the batch
+    entries = [entry(index + 1, apply_request(g, 0, 0, move=c4_move(3))) for index, g in enumerate(games)]
+    entries.append(rules_pb2.ApplyMovesRequest(correlation_id=999, view=rules_pb2.GetViewRequest(game_id=games[0])))
+    answers, _ = await exchange(service, entries)
+    assert [answers[i + 1].applied.version for i in range(len(games))] == [1] * len(games)
+    assert answers[999].viewed.status.version == 1
