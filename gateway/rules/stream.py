@@ -2,9 +2,9 @@
 actions, game creations and views, matched to their answers by correlation id.
 
 One writer task fed by a queue (a grpc.aio stream takes one write at a time) sends everything
-queued at once as one batched message (a stream message costs far more than the bytes it
-carries), holding a message's first entry ``batch_wait_s`` so that more join it; the rules service
-answers in batches too, and one reader settles the waiting futures. A broken stream fails its
+queued at once (up to MAX_BATCH_ENTRIES) as one batched message (a stream message costs far more
+than the bytes it carries), holding a message's first entry ``batch_wait_s`` so that more join
+it; the rules service answers in batches too, and one reader settles the waiting futures. A broken stream fails its
 pending entries with Transport (the router retries them on the next replica, with the same
 request id, which the rules service answers at most once) and is made again with backoff.
 """
@@ -30,6 +30,10 @@ log = logging.getLogger("tafel.gateway.rules")
 # How often a stream fails its actions past their deadline: one timer per stream instead of one
 # per action (an action's timeout is seconds; it fires at most this much late).
 SWEEP_S = 0.1
+# The most entries one message carries: a rules service bounds what a stream has in flight (1,024
+# in services/host/stream.py) and reads a batch whole, so a batch well under that keeps a stream
+# moving whatever the far end's build; a round of 10,000 players queues thousands at once.
+MAX_BATCH_ENTRIES = 512
 # What a stream entry carries: ApplyMovesRequest's field and its message.
 Entry = rules_pb2.ApplyMoveRequest | rules_pb2.CreateGameRequest | rules_pb2.GetViewRequest
 
@@ -196,9 +200,9 @@ class MoveStream:
             wait = self._batch_wait_s
             while True:
                 correlation, field, entry = await queue.get()
-                if wait > 0:
+                if wait > 0 and queue.qsize() < MAX_BATCH_ENTRIES - 1:
                     await asyncio.sleep(wait)  # (one timer a message, not an entry)
-                rest = take_waiting(queue)
+                rest = take_waiting(queue, MAX_BATCH_ENTRIES - 1)
                 if not rest:
                     await call.write(_put(rules_pb2.ApplyMovesRequest(), correlation, field, entry))
                     continue

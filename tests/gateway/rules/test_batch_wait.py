@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from tafel.rules.v1 import rules_pb2
 
-from gateway.rules.stream import MoveStream
+from gateway.rules.stream import MAX_BATCH_ENTRIES, MoveStream
 from gateway.settings import GatewaySettings
 from kit.settings import ConfigError
 
@@ -89,6 +89,13 @@ async def test_without_a_wait_each_entry_that_comes_alone_leaves_alone() -> None
 async def test_an_entry_waits_about_the_wait_and_no_more() -> None:
     sizes, longest = await sent(wait_s=0.05, entries=1, spacing_s=0.0)
     assert sizes == [1] and 0.04 <= longest < 1.0
+
+
+async def test_a_message_carries_at_most_its_cap_and_every_entry_is_answered() -> None:
+    # A round's thousands of entries queued at once leave in several messages, none past the cap.
+    entries = MAX_BATCH_ENTRIES * 2 + 100
+    sizes, _ = await sent(wait_s=0.001, entries=entries, spacing_s=0.0)
+    assert max(sizes) == MAX_BATCH_ENTRIES and sum(sizes) == entries
 
 
 def test_the_setting() -> None:
