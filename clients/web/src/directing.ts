@@ -73,7 +73,7 @@ export function directorPanel(client: TafelClient, id: string, changed: () => vo
   // -- settings ---------------------------------------------------------------------------------
   const field = (name: string, attrs: Record<string, string | number | boolean>): HTMLInputElement => h("input", { name, ...attrs });
   const nameInput = field("name", { maxlength: 80, required: true });
-  const capacity = field("capacity", { type: "number", min: 2, max: 4096 });
+  const capacity = field("capacity", { type: "number", min: 2, max: 16384 });
   const rounds = field("rounds", { type: "number", min: 1, max: 30 });
   const startsAt = field("startsAt", { type: "datetime-local" });
   const opens = field("registrationOpensAt", { type: "datetime-local" });

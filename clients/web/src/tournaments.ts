@@ -56,7 +56,7 @@ export function tournamentsPage(root: HTMLElement, client: TafelClient, go: (has
   const format = h("select", { name: "format" }, ...[TournamentFormat.ROUND_ROBIN, TournamentFormat.SWISS, TournamentFormat.KNOCKOUT, TournamentFormat.TABLES, TournamentFormat.ARENA].map((f) => h("option", { value: f }, formatWords(f))));
   const name = h("input", { name: "name", value: tr("tournament.defaultName"), required: true });
   const rounds = h("input", { name: "rounds", type: "number", min: 0, value: 0 });
-  const capacity = h("input", { name: "capacity", type: "number", min: 2, value: 8 });
+  const capacity = h("input", { name: "capacity", type: "number", min: 2, max: 16384, value: 8 });
   const starts = h("input", { name: "starts", type: "datetime-local" });
   const rated = h("input", { name: "rated", type: "checkbox" });
   // An arena lasts a fixed time instead of a number of rounds (5 minutes to 24 hours).
