@@ -58,7 +58,8 @@ async def test_accounts_ratings_records_and_live_games_survive_a_restart_of_ever
         cup = await ann.create_tournament(
             name="kept cup", game="connect4", format=tournaments_pb2.TOURNAMENT_FORMAT_SWISS, rounds=1, capacity=8
         )
-        cup = await bob.join_tournament(cup.tournament_id)
+        await bob.join_tournament(cup.tournament_id)
+        cup = await ann.get_tournament(cup.tournament_id)  # as its organiser sees it (can_direct)
         # A live game two moves in, with a long clock, and one whose clock runs out while we are down
         # (other players: ann and bob, rated apart now, would wait for the queue's window to widen).
         cat, dan = await registered(platform, "cat"), await registered(platform, "dan")
