@@ -623,7 +623,6 @@ def notice_settings_key(player_id: str) -> str:
     return player_key(player_id, "notice-settings")
 
 
-
 # ---------------------------------------------------------------------------------------------
 # E-mail. Owner: gateway/mail (scripts in lua/mail/). The address under the player's {p:<id>} tag
 # (player_key(id, "email"): a hash — a the confirmed address, p a pending one, l the mails' language,

@@ -877,7 +877,7 @@ export class TafelClient {
     }
   }
 
-  // -- chat, following, profiles and settings (issue 37) ---------------------------------------
+  // -- chat, following, profiles and settings ---------------------------------------
 
   /** Say `text` in a channel (`{ kind: "players", id: gameId }`). A retry reuses the request id,
    * so the line is said once (the answer is the first message). Refusals: CHAT_NEEDS_ACCOUNT,
@@ -964,7 +964,7 @@ export class TafelClient {
     return required((await this.call((o) => this.profiles.updateMySettings(request, o))).settings, "settings");
   }
 
-  // -- the inbox, e-mail and vacations (issue 39) --------------------------------------------
+  // -- the inbox, e-mail and vacations --------------------------------------------
 
   /** Your notices, newest first, and `unread` (the badge). New ones also come on `accountEvents`
    * (event.kind.case "notification"), and reads and clears from any client as "inbox". */
@@ -1053,7 +1053,7 @@ export class TafelClient {
     return required((await this.call((o) => this.vacations.endVacation({}, o))).vacation, "vacation");
   }
 
-  // -- the account's event stream, challenges, offers (issue 36) ------------------------------
+  // -- the account's event stream, challenges, offers ------------------------------
 
   /** The caller's events (challenges in and out, games starting, offers in their games), live,
    * until `signal` aborts or the loop is left. After a dropped connection or a stopping gateway it
