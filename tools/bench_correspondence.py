@@ -61,7 +61,7 @@ class CountingInbox:
     def __init__(self) -> None:
         self.notes = 0
 
-    async def notify(self, player_id: str, note: notices_pb2.Notification) -> bool:
+    async def notify(self, player_id: str, note: notices_pb2.Notification, *, guest: bool = False) -> bool:
         self.notes += 1
         return True
 
