@@ -46,7 +46,10 @@ def test_connect4_against_a_bot_in_dutch_remembered(platform: Platform, tmp_path
     env = client_env(platform.gateway_addresses[0], TAFEL_CONFIG=str(config), LANG="C.UTF-8")
     player = Terminal(f"{TAFEL} --lang nl play connect4 --vs-bot 1", env)
     try:
-        screen = player.wait_all("JIJ BENT AAN DE BEURT", "● jij", "○ Bot (niveau 1)", "per zet)", timeout_s=60)
+        # The header is painted on its own refresh: wait for it too (on a busy machine the board came first).
+        screen = player.wait_all(
+            "JIJ BENT AAN DE BEURT", "● jij", "○ Bot (niveau 1)", "per zet)", "Vier op een rij", timeout_s=60
+        )
         assert "Vier op een rij" in screen.splitlines()[0], screen  # the header names the game in Dutch
         player.keys("4", "Enter")
         screen = player.wait_text("Je liet een schijf in kolom 4 vallen.", timeout_s=20)
