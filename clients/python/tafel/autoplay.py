@@ -12,13 +12,15 @@ from dataclasses import dataclass
 from google.protobuf.message import Message
 
 from tafel.client import TafelClient
-from tafel.errors import IllegalMove, TafelError, VersionConflict
+from tafel.errors import IllegalMove, TafelError, Unavailable, VersionConflict
 from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 from tafel.play_stream import PlayStream
 
 # Given our seat's current view, return a move message (e.g. connect4_pb2.Move).
 Strategy = Callable[[games_pb2.GameView], Message]
+# How long a player waits before sending a move refused UNAVAILABLE again.
+UNAVAILABLE_PAUSE_S = 0.5
 
 
 async def play_game(
@@ -103,6 +105,14 @@ async def _play(
                 # The game moved on (a timeout, a simultaneous round resolving): re-read it.
                 fresh = await client.get_game(game_id)
                 status, view = fresh.summary.status, fresh.view
+                continue
+            except Unavailable:
+                # Refused for now (e.g. STORE_UNAVAILABLE while the store restarts): the same move
+                # again shortly. The expected version guards it: had the first one been applied after
+                # all, this one is a VersionConflict and the game is read again.
+                if loop.time() + UNAVAILABLE_PAUSE_S > deadline:
+                    raise
+                await asyncio.sleep(UNAVAILABLE_PAUSE_S)
                 continue
             if not status.over and seat in status.to_act:
                 view = (await client.get_game(game_id)).view
