@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from tafel.client import TafelClient
@@ -19,37 +19,14 @@ from tafel.events import AccountEventStream
 from tafel.play.v1 import challenges_pb2 as C
 from tafel.play.v1 import notices_pb2 as N
 
-from tests.gateway.mail.relay import Relay, body
-from tests.platforms import platform_fixture
+from tests.gateway.mail.relay import Relay, body, relayed_platform
 from tools.platform import Platform
 
 DAY_S = 86_400
 
 
-@pytest.fixture(scope="module")
-def relay() -> Iterator[Relay]:
-    running = Relay().start()
-    try:
-        yield running
-    finally:
-        running.stop()
-
-
-def _mail_env(request: pytest.FixtureRequest) -> dict[str, str]:
-    relay: Relay = request.getfixturevalue("relay")
-    return {
-        "TAFEL_TOKEN_SECRET": "client-tests-secret-0123456789abcdef",
-        "TAFEL_LOG_LEVEL": "WARNING",
-        "TAFEL_GRACE_S": "1",
-        "TAFEL_SMTP_HOST": "127.0.0.1",
-        "TAFEL_SMTP_PORT": str(relay.port),
-        "TAFEL_MAIL_MAX_WAIT_S": "0.1",
-        "TAFEL_MAIL_RETRY_S": "0.2",
-    }
-
-
-# The platform sends its mails to the relay above (immediate ones at once: the test waits).
-platform = platform_fixture(env=_mail_env, base={})
+# The whole platform, its mails sent to an SMTP server in this process.
+relay, platform = relayed_platform()
 
 
 async def account(address: str, prefix: str) -> TafelClient:

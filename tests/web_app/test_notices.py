@@ -13,44 +13,18 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from collections.abc import Iterator
 from email.message import EmailMessage
 
-import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.gateway.mail.relay import Relay, body
-from tests.platforms import platform_fixture
+from tests.gateway.mail.relay import Relay, body, relayed_platform
 from tests.web_app.app import TIMEOUT_MS, register
 from tests.web_app.i18n_check import assert_fits, assert_no_english
 from tests.web_app.test_access import check
 from tests.web_app.test_challenges import DESKTOP, PASSWORD, PHONE, game_id, shoot
 
-
-@pytest.fixture(scope="module")
-def relay() -> Iterator[Relay]:
-    running = Relay().start()
-    try:
-        yield running
-    finally:
-        running.stop()
-
-
-def _mail_env(request: pytest.FixtureRequest) -> dict[str, str]:
-    relay: Relay = request.getfixturevalue("relay")
-    return {
-        "TAFEL_TOKEN_SECRET": "client-tests-secret-0123456789abcdef",
-        "TAFEL_LOG_LEVEL": "WARNING",
-        "TAFEL_GRACE_S": "1",
-        "TAFEL_SMTP_HOST": "127.0.0.1",
-        "TAFEL_SMTP_PORT": str(relay.port),
-        "TAFEL_MAIL_MAX_WAIT_S": "0.1",
-        "TAFEL_MAIL_RETRY_S": "0.2",
-    }
-
-
-# The whole platform, its mails sent to the relay above.
-platform = platform_fixture(env=_mail_env, base={})
+# The whole platform, its mails sent to an SMTP server in this process.
+relay, platform = relayed_platform()
 
 
 def expect_badge(page: Page, count: int) -> None:

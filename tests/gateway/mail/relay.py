@@ -8,11 +8,14 @@ import email
 import email.policy
 import threading
 import time
+from collections.abc import Iterator
 from email.message import EmailMessage
 from typing import Any
 
+import pytest
 from aiosmtpd.controller import Controller
 
+from tests.platforms import platform_fixture
 from tools.redis_server import free_port
 
 
@@ -68,3 +71,30 @@ def body(message: EmailMessage) -> str:
     content = part.get_content()
     assert isinstance(content, str)
     return content
+
+
+def relayed_platform() -> tuple[Any, Any]:
+    """A test module's `relay` fixture and a `platform` fixture whose gateways send their mails to
+    it (immediate ones at once, retried quickly): `relay, platform = relayed_platform()`."""
+
+    @pytest.fixture(scope="module")
+    def relay() -> Iterator[Relay]:
+        running = Relay().start()
+        try:
+            yield running
+        finally:
+            running.stop()
+
+    def mail_env(request: pytest.FixtureRequest) -> dict[str, str]:
+        running: Relay = request.getfixturevalue("relay")
+        return {
+            "TAFEL_TOKEN_SECRET": "client-tests-secret-0123456789abcdef",
+            "TAFEL_LOG_LEVEL": "WARNING",
+            "TAFEL_GRACE_S": "1",
+            "TAFEL_SMTP_HOST": "127.0.0.1",
+            "TAFEL_SMTP_PORT": str(running.port),
+            "TAFEL_MAIL_MAX_WAIT_S": "0.1",
+            "TAFEL_MAIL_RETRY_S": "0.2",
+        }
+
+    return relay, platform_fixture(env=mail_env, base={})
