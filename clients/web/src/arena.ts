@@ -84,6 +84,18 @@ export async function currentArenaGame(client: TafelClient, tournamentId: string
   return games.reverse().find((g) => g.state === TournamentGameState.PLAYING && g.gameId);
 }
 
+/** Games this page has opened by itself. Once only: the watch replays the arena's events from its
+ * start, and a player who comes back from a finished game must not be sent into it again while the
+ * arena has not yet counted its result (nor into a live one they chose to leave). */
+const openedByItself = new Set<string>();
+
+/** True the first time it is asked about a game, false after. */
+export function firstOpening(gameId: string): boolean {
+  if (openedByItself.has(gameId)) return false;
+  openedByItself.add(gameId);
+  return true;
+}
+
 /** Whether this arena event pairs the caller: the page then opens the game by itself. */
 export function pairsMe(event: tournaments.TournamentEvent, me: string): string | undefined {
   if (event.kind.case !== "arenaGameStarted") return undefined;

@@ -6,7 +6,7 @@
 // when one is needed; a director gets the director's tools (directing.ts); an arena shows its time
 // left, live standings with streaks and the player's pause / come back (arena.ts).
 import { fromJson } from "@bufbuild/protobuf";
-import { arenaClock, arenaControls, arenaEnd, arenaLength, arenaStandings, currentArenaGame, pairsMe } from "./arena.js";
+import { arenaClock, arenaControls, arenaEnd, arenaLength, arenaStandings, currentArenaGame, firstOpening, pairsMe } from "./arena.js";
 import { chatChannel, chatPane } from "./chat.js";
 import { directorPanel, type DirectorPanel } from "./directing.js";
 import { clockOptions, timeControlInit } from "./clock.js";
@@ -293,7 +293,7 @@ export function tournamentPage(root: HTMLElement, client: TafelClient, id: strin
         await redraw();
         // An arena pairs a free player at once: their game opens by itself while it is played.
         const paired = pairsMe(event, me);
-        if (paired !== undefined && paired === lastPlaying && !signal.aborted) location.hash = `#/game/${paired}/tournament/${id}`;
+        if (paired !== undefined && paired === lastPlaying && !signal.aborted && firstOpening(paired)) location.hash = `#/game/${paired}/tournament/${id}`;
       }
       await redraw();
     } catch (error) {
