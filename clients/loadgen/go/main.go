@@ -13,6 +13,8 @@
 //	stdout "matched"        a player has its first match (the parent counts them on the window's board)
 //	stdin  "open"           the window opens now (every player of every client process matched)
 //	stdout "result {json}"  at the end: tafel_loadgen.stats.Stats.as_dict's fields
+//
+// `--capacity` runs the capacity scenario instead (human.go, which lists its own lines).
 package main
 
 import (
@@ -125,7 +127,39 @@ func main() {
 	think := flag.Duration("think", 0, "how long a player waits before each move")
 	duration := flag.Duration("duration", 10*time.Second, "the measured window")
 	seed := flag.Int64("seed", 1, "seeds player i's columns with seed*100000+i")
+	// The capacity scenario (human.go): players at a person's pace, added on stdin while it runs.
+	capacityMode := flag.Bool("capacity", false, "the capacity scenario at human pace (human.go; its lines are there)")
+	thinkMean := flag.Duration("think-mean", 10*time.Second, "capacity: mean think time before a move; "+
+		"log-normal (median below the mean, a long tail), capped at --think-cap, its median solved so the capped draws have this mean")
+	thinkSigma := flag.Float64("think-sigma", 0.75, "capacity: the think time's log-normal sigma "+
+		"(0.75: median 7.6 s at a 10 s mean, 1 move in 100 over 36 s)")
+	thinkCap := flag.Duration("think-cap", 0, "capacity: the longest think; 0 = 3/4 of --per-move, "+
+		"so a person's move never runs out the clock by the model (a quarter left for the network and the clock sweep)")
+	perMove := flag.Duration("per-move", 60*time.Second, "capacity: the per-move clock of every search "+
+		"(TimeControl.per_move; 60 s, the platform's default, is what a person at 10 s a move picks)")
+	pause := flag.Duration("pause", 5*time.Second, "capacity: mean pause before each search and between a spectator's games (uniform, half to 1.5 times it)")
+	spectators := flag.Float64("spectators", 0.1, "capacity: share of the players spectating live games instead of playing")
+	connectRate := flag.Int("connect-rate", 500, "capacity: players started a second after an \"add N\"")
 	flag.Parse()
+	if *capacityMode {
+		cap := *thinkCap
+		if cap == 0 {
+			cap = *perMove * 3 / 4
+		}
+		thinking, err := newThinker(thinkMean.Seconds(), *thinkSigma, cap.Seconds())
+		if err != nil || *players < 0 || *spectators < 0 || *spectators > 1 || *connectRate < 1 || *perMove < time.Second {
+			fmt.Fprintln(os.Stderr, "tafel-loadgen-go --capacity: --players >= 0, --spectators 0..1, --connect-rate >= 1, --per-move >= 1s;", err)
+			os.Exit(2)
+		}
+		fmt.Fprintf(os.Stderr, "tafel-loadgen-go --capacity: think mean %s, median %.2fs, sigma %g, cap %s; per-move clock %s\n",
+			*thinkMean, thinking.median(), *thinkSigma, cap, *perMove)
+		cfg := capacityConfig{think: thinking, pause: *pause, perMove: *perMove, spectators: *spectators, connectRate: *connectRate, seed: *seed}
+		if err := runCapacity(strings.Split(*targets, ","), *players, cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "tafel-loadgen-go:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *players < 1 || *duration <= 0 || *think < 0 {
 		fmt.Fprintln(os.Stderr, "tafel-loadgen-go: --players >= 1, --duration > 0 and --think >= 0")
 		os.Exit(2)
