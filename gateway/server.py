@@ -495,6 +495,10 @@ async def serve(settings: GatewaySettings) -> None:
     runs in this process too (gateway/web) and its URL is printed before the LISTENING line."""
     import signal
 
+    if settings.tracemalloc_file:  # benchmarks only (tools/bench_connection_cost.py)
+        from gateway import memtrace
+
+        memtrace.start(settings.tracemalloc_file)
     gateway = await start_gateway(settings)
     edge = None
     if settings.web.port is not None:

@@ -37,6 +37,10 @@ Core (GatewaySettings):
   set the same), ``TAFEL_RULES_TLS_CA`` (PEM: the CA that signed the rules services' certificates;
   set = TLS to them), ``TAFEL_RULES_TLS_CERT`` / ``TAFEL_RULES_TLS_KEY`` (the gateway's client
   certificate for mutual TLS).
+- Benchmarks only: ``TAFEL_TRACEMALLOC`` (``off``/``on``, default off) traces the process's Python
+  allocations and writes a snapshot to ``TAFEL_TRACEMALLOC_FILE`` (default
+  ``tafel-gateway-<pid>.tracemalloc`` in the temporary folder) on each SIGUSR2 (gateway/memtrace.py;
+  tools/bench_connection_cost.py). Tracing costs CPU and memory: never on in a deployment.
 
 Call limits (LimitSettings, used by gateway/limits.py): ``TAFEL_LIMIT_CALLS_PER_PEER`` (2000/4000),
 ``TAFEL_LIMIT_CALLS_PER_PLAYER`` (500/1000), ``TAFEL_LIMIT_SIGN_INS_PER_PEER`` (50/1000),
@@ -86,7 +90,9 @@ The web edge (WebSettings, gateway/web):
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,6 +122,14 @@ _ADDRESS = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
 
 def rules_env_name(game: str) -> str:
     return "TAFEL_RULES_" + re.sub(r"[^A-Z0-9]", "_", game.upper())
+
+
+def tracemalloc_file(env: Env) -> str:
+    """Where the benchmark-only allocation snapshots go; "" when TAFEL_TRACEMALLOC is off."""
+    if env.choice("TAFEL_TRACEMALLOC", "off", ("off", "on")) == "off":
+        return ""
+    default = os.path.join(tempfile.gettempdir(), f"tafel-gateway-{os.getpid()}.tracemalloc")
+    return env.text("TAFEL_TRACEMALLOC_FILE", default)
 
 
 def parse_addresses(name: str, raw: str) -> tuple[str, ...]:
@@ -379,6 +393,9 @@ class GatewaySettings:
     ratings_tournaments: RatingsTournamentsSettings = field(default_factory=RatingsTournamentsSettings)
     web: WebSettings = field(default_factory=lambda: WebSettings(port=None))
     mail: MailSettings = field(default_factory=MailSettings)
+    # Benchmarks only (gateway/memtrace.py): trace Python allocations and dump a snapshot here on
+    # SIGUSR2. "" = off (TAFEL_TRACEMALLOC=off, the default).
+    tracemalloc_file: str = ""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> GatewaySettings:
@@ -435,4 +452,5 @@ class GatewaySettings:
             ratings_tournaments=RatingsTournamentsSettings.from_env(env.environ),
             web=WebSettings.from_env(env.environ),
             mail=MailSettings.from_env(env.environ),
+            tracemalloc_file=tracemalloc_file(env),
         )
