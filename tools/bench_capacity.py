@@ -32,7 +32,6 @@ import argparse
 import json
 import os
 import queue
-import resource
 import subprocess
 import sys
 import threading
@@ -44,7 +43,7 @@ import redis as redis_sync
 from tafel_loadgen import go_client
 from tafel_loadgen.stats import cpu_seconds
 
-from tools.platform import Platform
+from tools.platform import Platform, raise_nofile
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every player signs in and calls from 127.0.0.1; the gateway's per-address limits (gateway/settings.py,
@@ -55,14 +54,6 @@ LIMITS = {
     "TAFEL_LIMIT_CALLS_PER_PLAYER": "100000/100000",
 }
 CONNECT_TIMEOUT_S = 300.0  # a step whose players are not all connected by then fails (NOT_CONNECTED)
-
-
-def raise_nofile() -> int:
-    """RLIMIT_NOFILE's soft limit up to its hard one, for this process and those it starts."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def loadavg() -> float:
@@ -299,7 +290,13 @@ def measure(
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    nofile = raise_nofile()
+    # A descriptor per player in the load generator and in its gateway, with room for the rest.
+    nofile = raise_nofile(at_least=2 * args.target + 4096)
+    if nofile < args.target + 1024:
+        print(
+            f"note: RLIMIT_NOFILE is {nofile} (not allowed higher): too few for {args.target} players",
+            flush=True,
+        )
     platform = Platform(
         gateways=args.gateways,
         fixed_ports=False,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import resource
 import secrets
 import signal
 import subprocess
@@ -34,6 +35,25 @@ _PR_SET_PDEATHSIG = 1
 # nobody heard of it (kit/tasks.py), so whoever waited on its work may wait for ever.
 FORBIDDEN_IN_LOGS = ("Task exception was never retrieved",)
 forbidden_seen: list[str] = []  # "<process>: <line>" for each such line any child printed
+
+
+def raise_nofile(at_least: int = 0) -> int:
+    """RLIMIT_NOFILE's soft limit up to its hard one, for this process and every process it starts
+    (they inherit it): a gateway holds a descriptor per connected player, and a soft limit of 1024
+    (many shells' default) caps it at about a thousand. With `at_least` above the hard limit, the
+    hard one is raised too where the kernel lets us (root, CAP_SYS_RESOURCE; up to fs.nr_open).
+    Returns the soft limit now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if at_least > hard:
+        try:
+            ceiling = int(Path("/proc/sys/fs/nr_open").read_text())
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(at_least, ceiling), min(at_least, ceiling)))
+            return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        except (OSError, ValueError):
+            pass  # not allowed: the hard limit stands
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def watch_line(name: str, line: str) -> None:
@@ -173,6 +193,7 @@ class Platform:
         return child
 
     def start(self) -> Platform:
+        raise_nofile()
         try:
             if self.redis_url is None and self.redis_cluster:
                 # Fixed ports: a data folder's nodes.conf names them, so a restart finds its cluster.
