@@ -4,23 +4,24 @@
 // - every player holds its game room's WebSocket for the whole game, thinking included
 //   (Colyseus has no connection outside a room: between two games a player holds none for the
 //   short pause and the matchmaking call);
-// - before each move it thinks for a time drawn from a log-normal (--think-median, --think-sigma,
-//   capped at --think-cap; the defaults 6 s and 1.0 give a mean of ~9.9 s before the cap, ~9.3 s
-//   after it), then sends a random legal column;
-// - when a game ends both players leave and, after a short pause (uniform 0.5x-1.5x --pause),
-//   matchmake the next with client.joinOrCreate: Colyseus' normal matchmaking;
+// - before each move it thinks for a time drawn from a log-normal with shape --think-sigma, capped
+//   at --think-cap, its median solved for so that the capped draws have the mean --think-mean
+//   (tafel's Go players' thinker, clients/loadgen/go/human.go, with its defaults: 10 s, 0.75,
+//   45 s = 3/4 of their 60 s per-move clock), then sends a random legal column;
+// - before its first game and after each, a pause (uniform 0.5x-1.5x --pause), then the next game
+//   through client.joinOrCreate: Colyseus' normal matchmaking;
 // - a share of the clients (--spectators) spectate instead: join a live game by id with
 //   {spectate: true}, watch it to its end, pause, watch another;
 // - latency: from the mover sending its move until the OPPONENT's client observes the state
 //   that contains it, as the peers' harness measures (both clients in this process).
-// Ramp: --step clients more each step (their arrivals spread over --arrive s), --settle s, then
-// a measured --window s; it stops after a step with p99 > --p99-max ms or any error, or once
-// --target clients are in. Then a --hold s window: at the last step when it passed, else after
+// Ramp: --step clients more each step (--connect-rate a second), --settle s, then a measured
+// --window s; it stops after a step with p99 > --p99-ms or any error (from the step's first
+// arrival on), or once --target clients are in. Then a --hold s window: at the last step when it passed, else after
 // the failing step's clients have stopped (at the last level that passed).
 //
-//   node load_human.js --url http://127.0.0.1:PORT --server-pid PID [--step 1000] [--target 40000]
-//       [--window 30] [--settle 5] [--arrive 10] [--hold 0] [--p99-max 100] [--spectators 0.1]
-//       [--think-median 6] [--think-sigma 1] [--think-cap 60] [--pause 2] [--out steps.jsonl]
+//   node load_human.js --url http://127.0.0.1:PORT --server-pid PID [--step 2000] [--target 40000]
+//       [--settle 30] [--window 60] [--hold 600] [--p99-ms 100] [--spectators 0.1] [--think-mean 10]
+//       [--think-sigma 0.75] [--think-cap 45] [--pause 5] [--connect-rate 500] [--out steps.jsonl]
 //
 // One JSON line per step on stderr (and to --out), the summary as one JSON line on stdout.
 process.env.NODE_ENV = process.env.NODE_ENV || 'production';
@@ -35,27 +36,27 @@ const args = parseArgs(process.argv);
 const num = (name, dflt) => (args[name] === undefined ? dflt : Number(args[name]));
 const URL_ = args.url || 'http://127.0.0.1:2567';
 const SERVER_PID = args['server-pid'] ? parseInt(args['server-pid'], 10) : null;
-const STEP = num('step', 1000);
+const STEP = num('step', 2000);
 const TARGET = num('target', 40000);
-const WINDOW_S = num('window', 30);
-const SETTLE_S = num('settle', 5);
-const ARRIVE_S = num('arrive', 10);
-const HOLD_S = num('hold', 0);
-const P99_MAX = num('p99-max', 100);
+const WINDOW_S = num('window', 60);
+const SETTLE_S = num('settle', 30);
+const CONNECT_RATE = num('connect-rate', 500);
+const HOLD_S = num('hold', 600);
+const P99_MAX = num('p99-ms', 100);
 const SPECTATORS = num('spectators', 0.1);
-const THINK = { median_s: num('think-median', 6), sigma: num('think-sigma', 1), cap_s: num('think-cap', 60) };
-const PAUSE_S = num('pause', 2);
+const THINK = { mean_s: num('think-mean', 10), sigma: num('think-sigma', 0.75), cap_s: num('think-cap', 45) };
+const PAUSE_S = num('pause', 5);
 const MAX_STEPS = num('max-steps', 1000);
 const ROOM = 'connect_four';
 const STATUS = { WAITING: 0, PLAYING: 1, OVER: 2 };
 // a game with no move for this long has stalled (a think is at most the cap)
 const STALL_MS = (THINK.cap_s + 30) * 1000;
 
-for (const [k, v] of Object.entries({ STEP, TARGET, WINDOW_S, ARRIVE_S, P99_MAX, PAUSE_S })) {
+for (const [k, v] of Object.entries({ STEP, TARGET, WINDOW_S, CONNECT_RATE, P99_MAX, PAUSE_S })) {
   if (!(v > 0)) { console.error(`${k} must be > 0`); process.exit(2); }
 }
-if (!(SPECTATORS >= 0 && SPECTATORS < 1) || !(THINK.median_s > 0) || !(THINK.sigma >= 0) || !(THINK.cap_s > 0)) {
-  console.error('--spectators in [0, 1), --think-median > 0, --think-sigma >= 0, --think-cap > 0');
+if (!(SPECTATORS >= 0 && SPECTATORS < 1) || !(THINK.mean_s > 0) || !(THINK.sigma > 0) || !(THINK.cap_s > THINK.mean_s)) {
+  console.error('--spectators in [0, 1), --think-mean > 0, --think-sigma > 0, --think-cap > --think-mean');
   process.exit(2);
 }
 {
@@ -69,11 +70,34 @@ if (!(SPECTATORS >= 0 && SPECTATORS < 1) || !(THINK.median_s > 0) || !(THINK.sig
 const client = new Client(URL_);
 const now = () => performance.now();
 
-// log-normal: median * exp(sigma * z), z standard normal (Box-Muller), capped
+// standard normal CDF (Abramowitz-Stegun 7.1.26 erf, |error| < 1.5e-7)
+function phi(x) {
+  const z = Math.abs(x) / Math.SQRT2;
+  const t = 1 / (1 + 0.3275911 * z);
+  const erf = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-z * z);
+  return x >= 0 ? (1 + erf) / 2 : (1 - erf) / 2;
+}
+// E[min(X, cap)] for X log-normal(mu, sigma)
+function cappedMean(mu, sigma, cap) {
+  const lc = Math.log(cap);
+  return Math.exp(mu + (sigma * sigma) / 2) * phi((lc - mu - sigma * sigma) / sigma) + cap * (1 - phi((lc - mu) / sigma));
+}
+// mu such that the capped draws have the asked mean (bisection, as the Go players' newThinker)
+const THINK_MU = (() => {
+  let lo = Math.log(THINK.mean_s) - 20, hi = Math.log(THINK.cap_s) + 20;
+  for (let i = 0; i < 200; i++) {
+    const mid = (lo + hi) / 2;
+    if (cappedMean(mid, THINK.sigma, THINK.cap_s) < THINK.mean_s) lo = mid; else hi = mid;
+  }
+  return (lo + hi) / 2;
+})();
+THINK.median_s = Math.exp(THINK_MU);
+
+// log-normal: exp(mu + sigma * z), z standard normal (Box-Muller), capped
 function thinkMs() {
   const u1 = 1 - Math.random();
   const z = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * Math.random());
-  return Math.min(THINK.median_s * Math.exp(THINK.sigma * z), THINK.cap_s) * 1000;
+  return Math.min(Math.exp(THINK_MU + THINK.sigma * z), THINK.cap_s) * 1000;
 }
 const pauseMs = () => PAUSE_S * 1000 * (0.5 + Math.random());
 
@@ -87,8 +111,9 @@ function randomLegalColumn(board) {
 const stats = {
   connected: 0,        // room connections open now (players in a game or waiting for one, spectators)
   watching: 0,         // of which spectators'
+  spectateJoins: 0,    // spectators who got into a game, this window
   windowOpen: false,
-  lat: [], moves: 0, games: 0, joinMs: [],
+  lat: [], moves: 0, games: 0, watched: 0, joinMs: [],  // joinMs: search -> the game's first view
   errors: {},          // since the step began (its arrivals included)
   spectateMissed: 0,   // a spectator's game ended (room gone) before it got in: it picks another
   error(kind) { this.errors[kind] = (this.errors[kind] || 0) + 1; },
@@ -119,10 +144,11 @@ class Player {
     this.stopped = false;
     this.room = null;     // the room whose connection this player holds
     this.current = null;  // the room of the game being played (until its promise resolves)
-    this.timer = null; this.lastProgress = now(); this.done = null;
+    this.timer = null; this.lastProgress = now(); this.done = null; this.inPlay = false;
   }
 
   async run() {
+    await sleep(pauseMs()); // a person's moment before the first search, as between games
     while (!this.stopped) {
       try {
         await this.playOne();
@@ -135,9 +161,8 @@ class Player {
   }
 
   async playOne() {
-    const t0 = now();
+    const queued = now();
     const room = await client.joinOrCreate(ROOM);
-    stats.joinMs.push(now() - t0);
     stats.connected++;
     this.room = room; this.current = room;
     this.lastProgress = now();
@@ -156,8 +181,9 @@ class Player {
       room.onStateChange((state) => {
         if (this.room !== room) return;
         if (state.status === STATUS.WAITING) return;
+        this.inPlay = true;
         if (seat < 0) seat = state.players.indexOf(room.sessionId);
-        if (!game) game = liveAdd(room.roomId);
+        if (!game) { game = liveAdd(room.roomId); stats.joinMs.push(now() - queued); }
         if (state.moves > seen) {
           seen = state.moves;
           this.lastProgress = now();
@@ -200,6 +226,8 @@ class Player {
   _finish(room) {
     if (room !== this.current) return;
     this.current = null;
+    this.inPlay = false;
+    liveRemove(room.roomId); // a player who leaves ends the game (the room's rule)
     if (this.room === room) { this.room = null; stats.connected--; }
     if (this.timer) { clearTimeout(this.timer); this.timer = null; }
     const f = this.done;
@@ -207,7 +235,8 @@ class Player {
     if (f) f();
   }
 
-  stalled(t) { return this.room && t - this.lastProgress > STALL_MS; }
+  // waiting for an opponent is not a stall (at small counts one player may wait long)
+  stalled(t) { return this.inPlay && t - this.lastProgress > STALL_MS; }
 
   stop() { this.stopped = true; this._leave(); }
 }
@@ -228,7 +257,7 @@ class Spectator {
         await sleep(200);
         continue;
       }
-      stats.connected++; stats.watching++;
+      stats.connected++; stats.watching++; stats.spectateJoins++;
       this.room = room; this.current = room;
       await new Promise((resolve) => {
         this.done = resolve;
@@ -238,7 +267,7 @@ class Spectator {
           if (this.room === room && !this.stopped) stats.error('unexpected_leave');
           this._finish(room);
         });
-        room.onStateChange((state) => { if (state.status === STATUS.OVER) this._leave(); });
+        room.onStateChange((state) => { if (state.status === STATUS.OVER) { stats.watched++; this._leave(); } });
       });
       if (!this.stopped) await sleep(pauseMs());
     }
@@ -285,8 +314,27 @@ function addClient() {
   c.run().catch((e) => stats.error('client:' + ((e && e.message) || e)));
 }
 
+function loadavg() {
+  try { return Number(fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[0]); } catch (e) { return null; }
+}
+function memAvailable() {
+  try {
+    const info = fs.readFileSync('/proc/meminfo', 'utf8');
+    const kb = (k) => Number(info.match(new RegExp(`^${k}:\\s+(\\d+)`, 'm'))[1]);
+    return r3(kb('MemAvailable') / kb('MemTotal'));
+  } catch (e) { return null; }
+}
+const pcts = (sorted) => ({
+  p50: r3(pct(sorted, 50)), p90: r3(pct(sorted, 90)), p99: r3(pct(sorted, 99)),
+  max: r3(sorted.length ? sorted[sorted.length - 1] : null), samples: sorted.length,
+});
+
+let restRssMib = null; // the server's RSS before the first client
+
+// One measured window; the row's names are those of tafel's side (tools/bench_capacity.py), so
+// the two print in one table. Errors count from the step's first arrival (or the hold's start).
 async function measure(label, windowS) {
-  stats.lat = []; stats.moves = 0; stats.games = 0; stats.joinMs = [];
+  stats.lat = []; stats.moves = 0; stats.games = 0; stats.watched = 0; stats.joinMs = []; stats.spectateJoins = 0;
   const srv0 = SERVER_PID ? procStat(SERVER_PID) : null;
   const cli0 = process.cpuUsage();
   const diag = createDiag();
@@ -298,55 +346,50 @@ async function measure(label, windowS) {
   const wall = (now() - t0) / 1000;
   const cli1 = process.cpuUsage();
   const srv1 = SERVER_PID ? procStat(SERVER_PID) : null;
-  const lat = stats.lat.sort((a, b) => a - b);
-  const join = stats.joinMs.sort((a, b) => a - b);
-  const errorCount = Object.values(stats.errors).reduce((a, b) => a + b, 0);
-  const players = clients.length - spectatorCount;
-  const serverRssMib = srv1 ? srv1.rss_kb / 1024 : null;
+  const rss = srv1 ? srv1.rss_kb / 1024 : null;
   return {
-    step: label,
-    clients: clients.length,
-    players,
+    step: String(label),
+    players: clients.length,             // spectators included, as tafel's side counts them
     spectators: spectatorCount,
-    connected: stats.connected,
-    spectating: stats.watching,
+    connected: stats.connected,          // room connections open at the window's end
+    in_game: stats.connected - stats.watching,
+    watching: stats.watching,
     live_games: live.ids.length,
     moves: stats.moves,
     moves_per_s: r1(stats.moves / wall),
-    games_finished: stats.games,
-    lat_ms: { p50: r3(pct(lat, 50)), p90: r3(pct(lat, 90)), p99: r3(pct(lat, 99)), max: r3(lat.length ? lat[lat.length - 1] : null) },
+    latency_ms: pcts(stats.lat.sort((a, b) => a - b)),
+    matchmaking_wait_ms: pcts(stats.joinMs.sort((a, b) => a - b)),
     errors: { ...stats.errors },
-    error_count: errorCount,
+    games_finished: stats.games,
+    games_watched: stats.watched,
     spectate_missed: stats.spectateMissed,
-    matchmaking_ms: { p50: r3(pct(join, 50)), p99: r3(pct(join, 99)) },
-    server_cpu_cores: srv0 && srv1 ? r3((srv1.cpu_s - srv0.cpu_s) / wall) : null,
-    server_rss_mib: r1(serverRssMib),
+    server_cores: srv0 && srv1 ? r3((srv1.cpu_s - srv0.cpu_s) / wall) : null,
+    loadgen_cores: r3(((cli1.user - cli0.user) + (cli1.system - cli0.system)) / 1e6 / wall),
+    server_rss_mib: r1(rss),
     server_hwm_mib: srv1 ? r1(srv1.hwm_kb / 1024) : null,
-    server_rss_kib_per_connected: serverRssMib && stats.connected ? r1((serverRssMib * 1024) / stats.connected) : null,
-    // above the server's RSS before the first client: what the connections and games cost
-    server_rss_kib_per_connected_above_idle:
-      serverRssMib && idleRssMib !== null && stats.connected ? r1(((serverRssMib - idleRssMib) * 1024) / stats.connected) : null,
+    server_kib_per_player: rss !== null && restRssMib !== null ? r1(((rss - restRssMib) * 1024) / Math.max(1, stats.connected)) : null,
     server_fds: SERVER_PID ? fds(SERVER_PID) : null,
-    client_cpu_cores: r3(((cli1.user - cli0.user) + (cli1.system - cli0.system)) / 1e6 / wall),
-    client_rss_mib: r1(process.memoryUsage().rss / 1048576),
-    client_eld_ms: diag.snapshot(false).eld_ms,
-    window_s: r3(wall),
+    loadgen_fds: fds(process.pid),
+    loadgen_rss_mib: r1(process.memoryUsage().rss / 1048576),
+    loadgen_eld_ms: diag.snapshot(false).eld_ms,
+    load_avg: loadavg(),
+    mem_available: memAvailable(),
+    window_s: r1(wall),
   };
 }
 
-const passes = (s) => s.error_count === 0 && s.moves > 0 && s.lat_ms.p99 !== null && s.lat_ms.p99 <= P99_MAX;
+const errorsOf = (row) => Object.values(row.errors).reduce((a, b) => a + b, 0);
+const meets = (row) => errorsOf(row) === 0 && row.latency_ms.samples > 0 && row.latency_ms.p99 <= P99_MAX;
 
-function emit(record, out) {
-  const line = JSON.stringify(record);
+function emit(row) {
+  const line = JSON.stringify(row);
   process.stderr.write('STEP ' + line + '\n');
-  if (out) fs.appendFileSync(out, line + '\n');
+  if (args.out) fs.appendFileSync(args.out, line + '\n');
 }
 
-let idleRssMib = null;
-
 async function main() {
-  const idle = SERVER_PID ? procStat(SERVER_PID) : null;
-  if (idle) idleRssMib = idle.rss_kb / 1024;
+  const rest = SERVER_PID ? procStat(SERVER_PID) : null;
+  if (rest) restRssMib = rest.rss_kb / 1024;
   const watchdog = setInterval(() => {
     const t = now();
     for (const c of clients) {
@@ -354,61 +397,59 @@ async function main() {
     }
   }, 5000);
   const steps = [];
-  let stopReason = 'target';
-  let lastPassed = null;
-  const levels = [];
-  for (let i = 1; i <= MAX_STEPS; i++) {
-    const want = Math.min(i * STEP, TARGET);
-    const adding = want - clients.length;
+  let best = null;
+  let failedFrom = null; // the failing step's first client
+  while (clients.length < TARGET && steps.length < MAX_STEPS) {
+    const adding = Math.min(STEP, TARGET - clients.length);
     stats.errors = {}; stats.spectateMissed = 0;
-    const level0 = clients.length;
+    const from = clients.length;
+    const began = now();
     for (let k = 0; k < adding; k++) {
       addClient();
-      // spread the step's arrivals over ARRIVE_S, a few at a time
-      if (k % 10 === 9) await sleep((ARRIVE_S * 1000 * 10) / adding);
+      // --connect-rate arrivals a second, ten at a time
+      if (k % 10 === 9) {
+        const due = began + ((k + 1) * 1000) / CONNECT_RATE;
+        if (due > now()) await sleep(due - now());
+      }
     }
-    levels.push([level0, clients.length]);
     await sleep(SETTLE_S * 1000);
-    const record = await measure(i, WINDOW_S);
-    record.step_added = adding;
-    emit(record, args.out);
-    steps.push(record);
-    if (!passes(record)) { stopReason = record.error_count ? 'errors' : 'p99'; break; }
-    lastPassed = record;
-    if (clients.length >= TARGET) break;
-    if (i === MAX_STEPS) stopReason = 'max_steps';
+    const row = await measure(clients.length, WINDOW_S);
+    emit(row);
+    steps.push(row);
+    if (!meets(row)) { failedFrom = from; break; }
+    best = row;
   }
   let hold = null;
-  if (HOLD_S > 0 && (stopReason === 'target' || stopReason === 'max_steps' || lastPassed)) {
-    if (steps.length && !passes(steps[steps.length - 1]) && lastPassed) {
-      // back to the last level that passed: the failing step's clients stop (their opponents'
-      // games end and those players matchmake again)
-      const [from] = levels[levels.length - 1];
-      for (const c of clients.splice(from)) { if (c instanceof Spectator) spectatorCount--; c.stop(); }
-      await sleep(SETTLE_S * 1000 + 5000);
+  if (HOLD_S > 0 && best) {
+    if (failedFrom !== null) {
+      // back to the highest step that met the bar: the failing step's clients stop (their
+      // opponents see their games end, as when a person leaves, and matchmake again)
+      for (const c of clients.splice(failedFrom)) { if (c instanceof Spectator) spectatorCount--; c.stop(); }
+      await sleep(SETTLE_S * 1000 + PAUSE_S * 1500);
     }
     stats.errors = {}; stats.spectateMissed = 0;
     hold = await measure('hold', HOLD_S);
-    emit(hold, args.out);
+    hold.hold_s = HOLD_S;
+    emit(hold);
   }
   clearInterval(watchdog);
   for (const c of clients) c.stop();
-  const best = [...steps].reverse().find(passes) || null;
   return {
     peer: 'colyseus',
-    mode: 'human',
-    think: { ...THINK, mean_uncapped_s: r3(THINK.median_s * Math.exp((THINK.sigma * THINK.sigma) / 2)) },
-    pause_s: PAUSE_S,
-    spectator_share: SPECTATORS,
-    p99_max_ms: P99_MAX,
-    step: STEP,
     target: TARGET,
-    window_s: WINDOW_S,
-    stop_reason: stopReason,
-    server_idle_rss_mib: r1(idleRssMib),
-    best,
-    hold,
+    step_players: STEP,
+    think_mean_s: THINK.mean_s,
+    think_sigma: THINK.sigma,
+    think_cap_s: THINK.cap_s,
+    think_median_s: r3(THINK.median_s),
+    pause_s: PAUSE_S,
+    spectators: SPECTATORS,
+    p99_bar_ms: P99_MAX,
+    at_rest: { server_rss_mib: r1(restRssMib) },
     steps,
+    highest_passing_players: best ? best.players : 0,
+    hold,
+    hold_meets_bar: hold ? meets(hold) : null,
   };
 }
 
