@@ -41,7 +41,7 @@ from typing import Any
 
 import redis as redis_sync
 from tafel_loadgen import go_client
-from tafel_loadgen.stats import cpu_seconds
+from tafel_loadgen.stats import CLK_TCK, cpu_seconds
 
 from tools.platform import Platform, raise_nofile
 
@@ -76,6 +76,12 @@ def nofile_limit(pid: int) -> int:
         if line.startswith("Max open files"):
             return int(line.split()[3])
     return 0
+
+
+def machine_busy_s() -> float:
+    """CPU seconds every core of the machine spent busy so far (/proc/stat: all but idle and iowait)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / CLK_TCK
 
 
 def mem_available_fraction() -> float:
@@ -181,6 +187,7 @@ class Step:
         self.began = time.monotonic()
         self.cpu = servers.cpu()
         self.client_cpu = cpu_seconds(players.process.pid)
+        self.machine = machine_busy_s()
 
     def row(self, label: str, at_rest: dict[str, float]) -> dict[str, Any]:
         seconds = time.monotonic() - self.began
@@ -205,6 +212,7 @@ class Step:
             "games_finished": report["games_finished"],
             "games_timed_out": report["games_timed_out"],
             "games_watched": report["games_watched"],
+            "think_s": report["think_s"],
             "server_cores": round(sum(per_process.values()), 3),
             "gateway_cores": round(sum(per_process[pid] for pid in self.servers.gateways), 3),
             "gateway_cores_busiest": round(gateway_busiest, 3),
@@ -219,6 +227,7 @@ class Step:
             "gateway_fd_limit": min(nofile_limit(pid) for pid in self.servers.gateways),
             "gateway_processes": len(self.servers.gateways),
             "loadgen_fds": open_fds(self.players.process.pid),
+            "machine_cores_busy": round((machine_busy_s() - self.machine) / seconds, 3),
             "load_avg": loadavg(),
             "mem_available": round(mem_available_fraction(), 3),
             "window_s": round(seconds, 1),
@@ -251,15 +260,21 @@ def limit_of(row: dict[str, Any], p99_ms: float) -> str:
         return f"file descriptors: gateways hold {row['gateway_fds']} of {row['gateway_fd_limit']} each; {figures}"
     if row["mem_available"] < 0.1:
         return f"memory: {row['mem_available']:.0%} of the machine's memory left; {figures}"
+    machine = row["machine_cores_busy"]
     if used >= 0.9 * cores:
         return f"CPU saturated: {used:.2f} of {cores} cores busy; {figures}"
+    if machine >= 0.9 * cores:
+        return (
+            f"CPU saturated by the machine's other work: {machine:.2f} of {cores} cores busy, "
+            f"{used:.2f} of them this benchmark's; {figures}"
+        )
     if row["gateway_cores_busiest"] >= 0.85:
         return f"a gateway process's one core (its event loop) saturated while the machine had cores left; {figures}"
     if row["connected"] < row["players"]:
         return f"connections: {row['connected']} of {row['players']} players connected; {figures}"
     if errors_of(row):
         return f"errors {row['errors']} before any resource ran out; {figures}"
-    return f"latency while CPU was idle ({used:.2f} of {cores} cores busy): p99 over {p99_ms} ms; {figures}"
+    return f"latency while CPU was idle ({machine:.2f} of {cores} cores busy): p99 over {p99_ms} ms; {figures}"
 
 
 HEADER = (

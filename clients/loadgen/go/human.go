@@ -105,6 +105,9 @@ type tally struct {
 	timedOut    int // games ended by the clock, which the model never lets run out
 	watched     int // games a spectator watched to their end
 	ticks       int // moves since the last tick
+	thinkSum    float64
+	thinkMax    float64
+	thinks      int
 	errorsTotal int
 }
 
@@ -372,7 +375,13 @@ func (c *capacity) playGame(conn *playConn, index int64, rng *rand.Rand, matched
 			c.handle(g, response)
 			continue
 		}
-		if !c.sleep(c.cfg.think.draw(rng)) {
+		think := c.cfg.think.draw(rng)
+		c.tally.mu.Lock()
+		c.tally.thinkSum += think.Seconds()
+		c.tally.thinks++
+		c.tally.thinkMax = math.Max(c.tally.thinkMax, think.Seconds())
+		c.tally.mu.Unlock()
+		if !c.sleep(think) {
 			return nil
 		}
 		if len(g.open) == 0 {
@@ -567,6 +576,7 @@ type capacityReport struct {
 	GamesFinished int                `json:"games_finished"`
 	GamesTimedOut int                `json:"games_timed_out"`
 	GamesWatched  int                `json:"games_watched"`
+	ThinkS        map[string]float64 `json:"think_s"` // the think times drawn (mean, max, count)
 	ClientCPUS    float64            `json:"client_cpu_s"`
 }
 
@@ -586,6 +596,8 @@ func (c *capacity) report(now time.Time) capacityReport {
 		Moves: t.moves, MovesPerS: math.Round(float64(t.moves)/math.Max(seconds, 1e-9)*10) / 10,
 		LatencyMS: percentiles(t.latencies), MatchWaitMS: percentiles(t.waits), Errors: errs,
 		GamesFinished: t.finished, GamesTimedOut: t.timedOut, GamesWatched: t.watched,
+		ThinkS: map[string]float64{"mean": math.Round(t.thinkSum/math.Max(1, float64(t.thinks))*1000) / 1000,
+			"max": math.Round(t.thinkMax*1000) / 1000, "count": float64(t.thinks)},
 		ClientCPUS: (processCPU() - t.cpuAtMark).Seconds(),
 	}
 }
@@ -595,6 +607,7 @@ func (c *capacity) mark() {
 	t.mu.Lock()
 	t.marked, t.cpuAtMark = time.Now(), processCPU()
 	t.moves, t.finished, t.timedOut, t.watched = 0, 0, 0, 0
+	t.thinkSum, t.thinkMax, t.thinks = 0, 0, 0
 	t.latencies, t.waits, t.errors = nil, nil, map[string]int{}
 	t.mu.Unlock()
 }

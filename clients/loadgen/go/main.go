@@ -132,7 +132,7 @@ func main() {
 	thinkMean := flag.Duration("think-mean", 10*time.Second, "capacity: mean think time before a move; "+
 		"log-normal (median below the mean, a long tail), capped at --think-cap, its median solved so the capped draws have this mean")
 	thinkSigma := flag.Float64("think-sigma", 0.75, "capacity: the think time's log-normal sigma "+
-		"(0.75: median 7.6 s at a 10 s mean, 1 move in 100 over 36 s)")
+		"(0.75: median 7.65 s at a 10 s mean, 1 move in 10 over 20 s, under 1 in 100 at the 45 s cap)")
 	thinkCap := flag.Duration("think-cap", 0, "capacity: the longest think; 0 = 3/4 of --per-move, "+
 		"so a person's move never runs out the clock by the model (a quarter left for the network and the clock sweep)")
 	perMove := flag.Duration("per-move", 60*time.Second, "capacity: the per-move clock of every search "+
