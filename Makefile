@@ -14,7 +14,7 @@ STAMP  := $(VENV)/.installed-runtime
 DEV    := $(VENV)/.installed-dev
 PROTOS := $(shell find protos -name '*.proto')
 
-.PHONY: all install venv-python gen native ts web chromium redis loadgen-go docker images deploy-test swarm-upgrade bench-deploy soak lint typecheck test run reset bench bench-load bench-tournament fuzz chaos baseline clean
+.PHONY: all install venv-python gen native ts web chromium redis loadgen-go docker images deploy-test swarm-upgrade bench-deploy soak lint typecheck test run reset bench bench-load bench-tournament bench-capacity fuzz chaos baseline clean
 
 all: test
 
@@ -217,6 +217,12 @@ chaos: gen/.stamp
 # BENCH_TOURNAMENT_ARGS="--cluster --gateways 2 --kill-round 4" for the cluster run, "--arena 10 --players 2000" for the arena.
 bench-tournament: gen/.stamp $(DEV)
 	$(PY) -m tools.bench_tournament $(BENCH_TOURNAMENT_ARGS)
+
+# Capacity at human pace (tools/bench_capacity.py; docs/benchmarks.md): players thinking ~10 s a move,
+# each keeping its session and Play stream open, ramped by 2,000 to 40,000 while p99 move -> opponent
+# <= 100 ms and errors 0, then held 10 minutes. BENCH_CAPACITY_ARGS e.g. "--gateways 2" or "--target 10000".
+bench-capacity: gen/.stamp $(DEV) loadgen-go
+	$(PY) -m tools.bench_capacity $(BENCH_CAPACITY_ARGS)
 
 # An hour of human-paced play with restarts: slopes, Redis census, audit (tools/soak.py; docs/benchmarks.md).
 soak: gen/.stamp
