@@ -5,11 +5,24 @@ from __future__ import annotations
 
 import math
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tools.bench_capacity_peers import limit_of, meets, parser, run
+from tools.bench_capacity_peers import limit_of, meets, parser, prepare, run
+
+needs_node = pytest.mark.skipif(
+    shutil.which("node") is None, reason="no node on PATH (the peers' harness needs Node 20)"
+)
+
+
+@pytest.fixture(scope="module")
+def peers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The harness copy (tools/peers_human.sh), made once for this file."""
+    root = tmp_path_factory.mktemp("peers") / "copy"
+    prepare(root)
+    return root
 
 
 def _median_for(mean: float, sigma: float, cap: float) -> float:
@@ -29,12 +42,19 @@ def _median_for(mean: float, sigma: float, cap: float) -> float:
     return math.exp((lo + hi) / 2)
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="no node on PATH (the peers' harness needs Node 20)")
-def test_a_step_of_100_clients_at_a_quick_pace_has_real_figures(tmp_path: Path) -> None:
-    quick = ["--window", "10", "--hold", "0", "--think-mean", "0.3", "--pause", "0.3", "--connect-rate", "200"]
-    args = parser().parse_args(
-        ["--peers-dir", str(tmp_path / "peers"), "--target", "100", "--step", "100", "--settle", "2", *quick]
+@needs_node
+def test_the_room_takes_spectators_by_id_and_keeps_full_games_out_of_matchmaking(peers: Path) -> None:
+    done = subprocess.run(
+        ["node", "--test", "test_room_human.js"], cwd=peers / "colyseus", capture_output=True, text=True, timeout=60
     )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "# pass 1" in done.stdout
+
+
+@needs_node
+def test_a_step_of_100_clients_at_a_quick_pace_has_real_figures(peers: Path) -> None:
+    quick = ["--window", "10", "--hold", "0", "--think-mean", "0.3", "--pause", "0.3", "--connect-rate", "200"]
+    args = parser().parse_args(["--peers-dir", str(peers), "--target", "100", "--step", "100", "--settle", "2", *quick])
     report = run(args)
     assert len(report["steps"]) == 1 and report["hold"] is None
     step = report["steps"][0]

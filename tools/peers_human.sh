@@ -5,6 +5,7 @@
 #   server_human.js the peers' server with that room
 #   load_human.js   players at a human pace, every one connected through its game, spectators,
 #                   matchmaking between games; a ramp of steps, then a hold
+#   test_room_human.js   node --test: the room's spectators and matchmaking
 #
 #   tools/peers_human.sh DEST          # then: python -m tools.bench_capacity_peers --peers-dir DEST
 #
