@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -41,18 +40,11 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from tools.platform import raise_nofile
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tools" / "peers_human.sh"
 DEFAULT_DIR = Path(tempfile.gettempdir()) / "tafel-peers-human"
-
-
-def raise_nofile() -> int:
-    """RLIMIT_NOFILE's soft limit up to its hard one, for this process and the Node processes it
-    starts (a client is a socket on each side)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def prepare(peers_dir: Path) -> Path:
@@ -132,7 +124,12 @@ def run(args: argparse.Namespace, progress: IO[str] | None = None) -> dict[str, 
     node = shutil.which("node")
     if node is None:
         raise RuntimeError("node is not on PATH (the peers' harness needs Node 20)")
-    nofile = raise_nofile()
+    # a client is a socket on each side: the server and the load client hold one each
+    nofile = raise_nofile(at_least=2 * args.target + 4096)
+    if nofile < args.target + 1024:
+        print(
+            f"note: RLIMIT_NOFILE is {nofile} (not allowed higher): too few for {args.target} clients", file=sys.stderr
+        )
     here = prepare(args.peers_dir)
     env = {**os.environ, "NODE_ENV": "production", "PORT": "0"}
     env["COLYSEUS_SPECTATORS_PER_ROOM"] = str(args.spectators_per_room)
