@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import queue
 import subprocess
@@ -89,12 +90,10 @@ def mem_available_fraction() -> float:
     return info["MemAvailable"] / info["MemTotal"]
 
 
-class Players:
-    """The Go players' process (`--capacity`): its tick lines kept, its reports handed over."""
+class GoPlayers:
+    """One Go players' process (`--capacity`): its tick lines kept, its reports handed over."""
 
-    def __init__(
-        self, gateways: list[str], args: argparse.Namespace, ticks: list[dict[str, Any]], players: int = 0
-    ) -> None:
+    def __init__(self, gateways: list[str], args: argparse.Namespace, seed: int, players: int) -> None:
         command = [
             str(go_client.binary()), "--capacity",
             "--gateways", ",".join(gateways),
@@ -105,11 +104,10 @@ class Players:
             "--pause", f"{args.pause}s",
             "--spectators", str(args.spectators),
             "--connect-rate", str(args.connect_rate),
-            "--seed", str(args.seed),
+            "--seed", str(seed),
         ]  # fmt: skip
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.ticks = ticks  # shared by a restarted process (the hold after a failed step)
-        self.first_tick = len(ticks)
+        self.ticks: list[dict[str, Any]] = []
         self.reports: queue.Queue[dict[str, Any]] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -128,22 +126,8 @@ class Players:
         self.process.stdin.write(line + "\n")
         self.process.stdin.flush()
 
-    def report(self) -> dict[str, Any]:
-        self.say("report")
-        return self.reports.get(timeout=60)
-
-    def last_tick(self) -> dict[str, Any]:
-        return self.ticks[-1] if len(self.ticks) > self.first_tick else {"connected": 0, "players": 0}
-
-    def wait_connected(self, players: int, timeout_s: float) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                return False
-            if self.last_tick()["connected"] >= players:
-                return True
-            time.sleep(0.5)
-        return False
+    def connected(self) -> int:
+        return int(self.ticks[-1]["connected"]) if self.ticks else 0
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -154,6 +138,100 @@ class Players:
                 self.process.kill()
                 self.process.wait()
         self._reader.join(5)
+
+
+def merge_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """The processes' windows as one: counts summed, percentiles of every sample together."""
+
+    def spread(samples: list[float]) -> dict[str, float]:
+        ordered = sorted(samples)
+
+        def at(q: float) -> float:
+            return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else 0.0
+
+        return {"p50": at(0.5), "p90": at(0.9), "p99": at(0.99), "max": at(1.0), "samples": len(ordered)}
+
+    merged: dict[str, Any] = {
+        key: sum(r[key] for r in reports)
+        for key in (
+            "players", "connected", "in_game", "watching", "live_games", "moves", "moves_per_s",
+            "games_finished", "games_timed_out", "games_watched", "client_cpu_s",
+        )
+    }  # fmt: skip
+    merged["moves_per_s"] = round(merged["moves_per_s"], 1)
+    merged["latency_ms"] = spread([x for r in reports for x in r["latency_samples_ms"] or ()])
+    merged["matchmaking_wait_ms"] = spread([x for r in reports for x in r["matchmaking_samples_ms"] or ()])
+    errors: dict[str, int] = {}
+    for r in reports:
+        for code, count in r["errors"].items():
+            errors[code] = errors.get(code, 0) + count
+    merged["errors"] = errors
+    thinks = sum(r["think_s"]["count"] for r in reports)
+    merged["think_s"] = {
+        "mean": round(sum(r["think_s"]["mean"] * r["think_s"]["count"] for r in reports) / max(1, thinks), 3),
+        "max": max(r["think_s"]["max"] for r in reports),
+        "count": thinks,
+    }
+    return merged
+
+
+class Players:
+    """Every player, in as many Go processes as the descriptor limit needs (a descriptor each):
+    an `add N` is split between them, their reports merged."""
+
+    def __init__(self, gateways: list[str], args: argparse.Namespace, processes: int, players: int = 0) -> None:
+        self.group = [
+            GoPlayers(gateways, args, args.seed * 100 + k, players // processes + (k < players % processes))
+            for k in range(processes)
+        ]
+        self.added = 0
+
+    def pids(self) -> list[int]:
+        return [p.process.pid for p in self.group]
+
+    def say(self, line: str) -> None:
+        for p in self.group:
+            p.say(line)
+
+    def add(self, count: int) -> None:
+        # Round-robin from where the last add stopped, so that the processes stay even.
+        shares = [0] * len(self.group)
+        for i in range(count):
+            shares[(self.added + i) % len(self.group)] += 1
+        self.added += count
+        for p, share in zip(self.group, shares, strict=True):
+            if share:
+                p.say(f"add {share}")
+
+    def report(self) -> dict[str, Any]:
+        self.say("report")
+        return merge_reports([p.reports.get(timeout=60) for p in self.group])
+
+    def wait_connected(self, players: int, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if any(p.process.poll() is not None for p in self.group):
+                return False
+            if sum(p.connected() for p in self.group) >= players:
+                return True
+            time.sleep(0.5)
+        return False
+
+    def per_second(self) -> list[list[float]]:
+        """[seconds, connected, live games, moves] each second, the processes' nth ticks together."""
+        rows = []
+        for ticks in zip(*(p.ticks for p in self.group), strict=False):
+            rows.append([
+                ticks[0]["t"],
+                sum(t["connected"] for t in ticks),
+                sum(t["live_games"] for t in ticks),
+                sum(t["moves"] for t in ticks),
+            ])  # fmt: skip
+        return rows
+
+    def stop(self) -> None:
+        for p in self.group:
+            p.stop()
 
 
 class Servers:
@@ -186,7 +264,7 @@ class Step:
         self.servers, self.players = servers, players
         self.began = time.monotonic()
         self.cpu = servers.cpu()
-        self.client_cpu = cpu_seconds(players.process.pid)
+        self.client_cpu = sum(cpu_seconds(pid) for pid in players.pids())
         self.machine = machine_busy_s()
 
     def row(self, label: str, at_rest: dict[str, float]) -> dict[str, Any]:
@@ -218,7 +296,10 @@ class Step:
             "gateway_cores_busiest": round(gateway_busiest, 3),
             "rules_cores": round(sum(per_process[pid] for pid in self.servers.rules), 3),
             "redis_cores": round(per_process[self.servers.redis_pid], 3),
-            "loadgen_cores": round((cpu_seconds(self.players.process.pid) - self.client_cpu) / seconds, 3),
+            "loadgen_cores": round(
+                (sum(cpu_seconds(pid) for pid in self.players.pids()) - self.client_cpu) / seconds, 3
+            ),
+            "loadgen_processes": len(self.players.pids()),
             "gateway_rss_mib": round(gateway_rss, 1),
             "gateway_kib_per_player": round((gateway_rss - at_rest["gateway_rss_mib"]) * 1024 / max(1, connected), 1),
             "redis_used_mib": round(used / 2**20, 1),
@@ -226,7 +307,7 @@ class Step:
             "gateway_fds": sum(open_fds(pid) for pid in self.servers.gateways),
             "gateway_fd_limit": min(nofile_limit(pid) for pid in self.servers.gateways),
             "gateway_processes": len(self.servers.gateways),
-            "loadgen_fds": open_fds(self.players.process.pid),
+            "loadgen_fds": sum(open_fds(pid) for pid in self.players.pids()),
             "machine_cores_busy": round((machine_busy_s() - self.machine) / seconds, 3),
             "load_avg": loadavg(),
             "mem_available": round(mem_available_fraction(), 3),
@@ -307,9 +388,12 @@ def measure(
 def run(args: argparse.Namespace) -> dict[str, Any]:
     # A descriptor per player in the load generator and in its gateway, with room for the rest.
     nofile = raise_nofile(at_least=2 * args.target + 4096)
-    if nofile < args.target + 1024:
+    if nofile < args.target // args.gateways + 1024:
+        # Not allowed higher (no CAP_SYS_RESOURCE): the load generator takes more processes, but
+        # each gateway holds at most this many players; the ramp will say so when it gets there.
         print(
-            f"note: RLIMIT_NOFILE is {nofile} (not allowed higher): too few for {args.target} players",
+            f"note: RLIMIT_NOFILE is {nofile} (not allowed higher): a gateway holds fewer than "
+            f"{nofile} players, {args.target // args.gateways} each would need more",
             flush=True,
         )
     platform = Platform(
@@ -335,7 +419,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "steps": [],
     }
     players: Players | None = None
-    ticks: list[dict[str, Any]] = []
+    per_second: list[list[float]] = []  # of the players' processes stopped before the last
     try:
         servers = Servers(platform)
         at_rest = {"gateway_rss_mib": servers.gateway_rss_mib(), "redis_used": float(servers.used_memory())}
@@ -343,14 +427,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "gateway_rss_mib": round(at_rest["gateway_rss_mib"], 1),
             "redis_used_mib": round(at_rest["redis_used"] / 2**20, 1),
         }
-        players = Players(platform.gateway_addresses, args, ticks)
+        # A descriptor per player in a Go process: as many processes as that limit needs.
+        processes = max(1, math.ceil(args.target / max(1, nofile - 1024)))
+        report["loadgen_processes"] = processes
+        players = Players(platform.gateway_addresses, args, processes)
         print(HEADER, flush=True)
         best: dict[str, Any] | None = None
         count = 0
         while count < args.target:
             add = min(args.step, args.target - count)
             count += add
-            players.say(f"add {add}")
+            players.add(add)
             connected = players.wait_connected(count, CONNECT_TIMEOUT_S)
             time.sleep(args.settle)
             row = measure(str(count), servers, players, args.window, at_rest)
@@ -369,8 +456,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 # The players cannot leave one by one without their opponents' games running out of
                 # time: start them again at the passing count, after every abandoned game's clock.
                 players.stop()
+                per_second.extend(players.per_second())
                 time.sleep(args.per_move + 5)
-                players = Players(platform.gateway_addresses, args, ticks, best["players"])
+                players = Players(platform.gateway_addresses, args, processes, best["players"])
                 players.wait_connected(best["players"], CONNECT_TIMEOUT_S)
                 time.sleep(args.settle)
             if args.hold > 0:
@@ -382,9 +470,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         if players is not None:
             players.stop()
+            per_second.extend(players.per_second())
         platform.stop()
     # Each second of the run: [seconds since its players' process started, connected, live games, moves].
-    report["per_second"] = [[t["t"], t["connected"], t["live_games"], t["moves"]] for t in ticks]
+    report["per_second"] = per_second
     report["load_after"] = loadavg()
     return report
 

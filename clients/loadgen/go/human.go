@@ -89,6 +89,7 @@ type capacityConfig struct {
 	perMove     time.Duration // the per-move clock of every search
 	spectators  float64       // share of the players who spectate
 	connectRate int           // players started a second
+	sources     int           // loopback source addresses (transport.go)
 	seed        int64
 }
 
@@ -560,24 +561,35 @@ func percentiles(values []float64) map[string]float64 {
 	return map[string]float64{"p50": at(0.5), "p90": at(0.9), "p99": at(0.99), "max": at(1), "samples": float64(len(sorted))}
 }
 
+func milliseconds(seconds []float64) []float64 {
+	out := make([]float64, len(seconds))
+	for i, s := range seconds {
+		out[i] = math.Round(s*1e5) / 100
+	}
+	return out
+}
+
 // capacityReport: the window since "mark".
 type capacityReport struct {
-	Seconds       float64            `json:"seconds"`
-	Players       int64              `json:"players"`
-	Connected     int64              `json:"connected"`
-	InGame        int64              `json:"in_game"`
-	Watching      int64              `json:"watching"`
-	LiveGames     int64              `json:"live_games"`
-	Moves         int                `json:"moves"`
-	MovesPerS     float64            `json:"moves_per_s"`
-	LatencyMS     map[string]float64 `json:"latency_ms"`
-	MatchWaitMS   map[string]float64 `json:"matchmaking_wait_ms"`
-	Errors        map[string]int     `json:"errors"`
-	GamesFinished int                `json:"games_finished"`
-	GamesTimedOut int                `json:"games_timed_out"`
-	GamesWatched  int                `json:"games_watched"`
-	ThinkS        map[string]float64 `json:"think_s"` // the think times drawn (mean, max, count)
-	ClientCPUS    float64            `json:"client_cpu_s"`
+	Seconds     float64            `json:"seconds"`
+	Players     int64              `json:"players"`
+	Connected   int64              `json:"connected"`
+	InGame      int64              `json:"in_game"`
+	Watching    int64              `json:"watching"`
+	LiveGames   int64              `json:"live_games"`
+	Moves       int                `json:"moves"`
+	MovesPerS   float64            `json:"moves_per_s"`
+	LatencyMS   map[string]float64 `json:"latency_ms"`
+	MatchWaitMS map[string]float64 `json:"matchmaking_wait_ms"`
+	// Every sample (ms), so that a parent running several of these processes takes percentiles of them all.
+	LatencySamples []float64          `json:"latency_samples_ms"`
+	WaitSamples    []float64          `json:"matchmaking_samples_ms"`
+	Errors         map[string]int     `json:"errors"`
+	GamesFinished  int                `json:"games_finished"`
+	GamesTimedOut  int                `json:"games_timed_out"`
+	GamesWatched   int                `json:"games_watched"`
+	ThinkS         map[string]float64 `json:"think_s"` // the think times drawn (mean, max, count)
+	ClientCPUS     float64            `json:"client_cpu_s"`
 }
 
 func (c *capacity) report(now time.Time) capacityReport {
@@ -595,6 +607,7 @@ func (c *capacity) report(now time.Time) capacityReport {
 		Watching: atomic.LoadInt64(&c.watching), LiveGames: atomic.LoadInt64(&c.liveGames),
 		Moves: t.moves, MovesPerS: math.Round(float64(t.moves)/math.Max(seconds, 1e-9)*10) / 10,
 		LatencyMS: percentiles(t.latencies), MatchWaitMS: percentiles(t.waits), Errors: errs,
+		LatencySamples: milliseconds(t.latencies), WaitSamples: milliseconds(t.waits),
 		GamesFinished: t.finished, GamesTimedOut: t.timedOut, GamesWatched: t.watched,
 		ThinkS: map[string]float64{"mean": math.Round(t.thinkSum/math.Max(1, float64(t.thinks))*1000) / 1000,
 			"max": math.Round(t.thinkMax*1000) / 1000, "count": float64(t.thinks)},
@@ -641,7 +654,7 @@ func runCapacity(gateways []string, players int, cfg capacityConfig) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := &capacity{
-		cfg: cfg, transport: grpcTransport{gateways: gateways}, ctx: ctx,
+		cfg: cfg, transport: grpcTransport{gateways: gateways, sources: cfg.sources}, ctx: ctx,
 		tally: &tally{errors: map[string]int{}}, out: &out{w: bufio.NewWriter(os.Stdout)},
 		submitted: map[moveKey]time.Time{}, launchWant: int64(players),
 	}

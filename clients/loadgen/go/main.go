@@ -140,6 +140,8 @@ func main() {
 	pause := flag.Duration("pause", 5*time.Second, "capacity: mean pause before each search and between a spectator's games (uniform, half to 1.5 times it)")
 	spectators := flag.Float64("spectators", 0.1, "capacity: share of the players spectating live games instead of playing")
 	connectRate := flag.Int("connect-rate", 500, "capacity: players started a second after an \"add N\"")
+	sources := flag.Int("sources", 8, "capacity: loopback source addresses the players connect from (127.0.0.1 to .N), "+
+		"as one reaches a gateway port through at most the ephemeral port range (~28,000 connections)")
 	flag.Parse()
 	if *capacityMode {
 		cap := *thinkCap
@@ -147,13 +149,13 @@ func main() {
 			cap = *perMove * 3 / 4
 		}
 		thinking, err := newThinker(thinkMean.Seconds(), *thinkSigma, cap.Seconds())
-		if err != nil || *players < 0 || *spectators < 0 || *spectators > 1 || *connectRate < 1 || *perMove < time.Second {
+		if err != nil || *players < 0 || *spectators < 0 || *spectators > 1 || *connectRate < 1 || *perMove < time.Second || *sources < 1 || *sources > 254 {
 			fmt.Fprintln(os.Stderr, "tafel-loadgen-go --capacity: --players >= 0, --spectators 0..1, --connect-rate >= 1, --per-move >= 1s;", err)
 			os.Exit(2)
 		}
 		fmt.Fprintf(os.Stderr, "tafel-loadgen-go --capacity: think mean %s, median %.2fs, sigma %g, cap %s; per-move clock %s\n",
 			*thinkMean, thinking.median(), *thinkSigma, cap, *perMove)
-		cfg := capacityConfig{think: thinking, pause: *pause, perMove: *perMove, spectators: *spectators, connectRate: *connectRate, seed: *seed}
+		cfg := capacityConfig{think: thinking, pause: *pause, perMove: *perMove, spectators: *spectators, connectRate: *connectRate, sources: *sources, seed: *seed}
 		if err := runCapacity(strings.Split(*targets, ","), *players, cfg); err != nil {
 			fmt.Fprintln(os.Stderr, "tafel-loadgen-go:", err)
 			os.Exit(1)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"net"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -36,6 +38,10 @@ type playStream interface {
 // grpcTransport: a TCP connection of its own per player, to gateways[index % len], as main.go's players.
 type grpcTransport struct {
 	gateways []string
+	// Loopback source addresses to spread the players over (127.0.0.1 to 127.0.0.<sources>): one
+	// source address reaches one gateway port through at most the ephemeral port range (~28,000
+	// connections), fewer than a capacity run's players.
+	sources int
 }
 
 type grpcSession struct {
@@ -46,9 +52,18 @@ type grpcSession struct {
 
 func (t grpcTransport) signIn(ctx context.Context, index int) (session, error) {
 	// Fixed flow-control windows turn off BDP probing, as the Python SDK's channels do.
-	conn, err := grpc.DialContext(ctx, t.gateways[index%len(t.gateways)], grpc.WithInsecure(),
-		grpc.WithInitialWindowSize(1<<16), grpc.WithInitialConnWindowSize(1<<16),
-		grpc.WithDefaultCallOptions(grpc.ForceCodec(codec{})))
+	target := t.gateways[index%len(t.gateways)]
+	options := []grpc.DialOption{grpc.WithInsecure(),
+		grpc.WithInitialWindowSize(1 << 16), grpc.WithInitialConnWindowSize(1 << 16),
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(codec{}))}
+	if t.sources > 1 && strings.HasPrefix(target, "127.") {
+		source := &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(1+(index/len(t.gateways))%t.sources))}
+		options = append(options, grpc.WithContextDialer(func(ctx context.Context, address string) (net.Conn, error) {
+			dialer := net.Dialer{LocalAddr: source}
+			return dialer.DialContext(ctx, "tcp", address)
+		}))
+	}
+	conn, err := grpc.DialContext(ctx, target, options...)
 	if err != nil {
 		return nil, err
 	}
