@@ -66,6 +66,7 @@ def test_a_step_of_100_clients_at_a_quick_pace_has_real_figures(peers: Path) -> 
     assert step["games_finished"] > 0 and step["games_watched"] > 0  # players and spectators both took part
     assert step["matchmaking_wait_ms"]["samples"] > 0
     assert step["server_cores"] > 0 and step["loadgen_cores"] > 0
+    assert step["machine_cores_busy"] > 0
     assert step["server_rss_mib"] > report["at_rest"]["server_rss_mib"] > 0
     assert step["server_fds"] >= step["connected"]
     # the same think time as tafel's Go players: mean of the capped draws 0.3 s
@@ -80,6 +81,7 @@ ROW = {
     "loadgen_cores": 0.3,
     "server_fds": 100,
     "mem_available": 0.8,
+    "machine_cores_busy": 1.4,
 }
 
 
@@ -89,3 +91,6 @@ def test_the_bar_and_what_ran_out() -> None:
     assert not meets({**ROW, "latency_ms": {"p99": None, "samples": 0}}, 100.0)
     assert "server's one core" in limit_of(ROW, 100.0, 20_000)
     assert limit_of({**ROW, "server_fds": 19_000}, 100.0, 20_000).startswith("file descriptors")
+    idle = {**ROW, "server_cores": 0.2, "errors": {}}
+    assert limit_of({**idle, "machine_cores_busy": 1.9}, 100.0, 20_000).startswith("CPU saturated by the machine's")
+    assert limit_of(idle, 100.0, 20_000).startswith("latency while CPU was idle (1.40 of")

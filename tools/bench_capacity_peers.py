@@ -85,15 +85,21 @@ def limit_of(row: dict[str, Any], p99_ms: float, fd_limit: int) -> str:
         return f"file descriptors: the server holds {row['server_fds']} of {fd_limit}; {figures}"
     if row["mem_available"] is not None and row["mem_available"] < 0.1:
         return f"memory: {row['mem_available']:.0%} of the machine's memory left; {figures}"
+    machine = row.get("machine_cores_busy") or 0.0
     if used >= 0.9 * cores:
         return f"CPU saturated: {used:.2f} of {cores} cores busy; {figures}"
+    if machine >= 0.9 * cores:
+        return (
+            f"CPU saturated by the machine's other work: {machine:.2f} of {cores} cores busy, "
+            f"{used:.2f} of them this benchmark's; {figures}"
+        )
     if (row["server_cores"] or 0.0) >= 0.85:
         return f"the server's one core (Node's event loop) saturated while the machine had cores left; {figures}"
     if row["loadgen_cores"] >= 0.85:
         return f"the load generator's one core (Node's event loop) saturated; {figures}"
     if errors:
         return f"errors {row['errors']} before any resource ran out; {figures}"
-    return f"latency while CPU was idle ({used:.2f} of {cores} cores busy): p99 over {p99_ms} ms; {figures}"
+    return f"latency while CPU was idle ({machine:.2f} of {cores} cores busy): p99 over {p99_ms} ms; {figures}"
 
 
 def _port(log: Path, server: subprocess.Popen[bytes], timeout_s: float = 30.0) -> int:

@@ -324,6 +324,13 @@ function memAvailable() {
     return r3(kb('MemAvailable') / kb('MemTotal'));
   } catch (e) { return null; }
 }
+// CPU seconds every core of the machine spent busy so far (/proc/stat: all but idle and iowait)
+function machineBusyS() {
+  try {
+    const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    return (f.reduce((a, b) => a + b, 0) - f[3] - f[4]) / 100;
+  } catch (e) { return null; }
+}
 const pcts = (sorted) => ({
   p50: r3(pct(sorted, 50)), p90: r3(pct(sorted, 90)), p99: r3(pct(sorted, 99)),
   max: r3(sorted.length ? sorted[sorted.length - 1] : null), samples: sorted.length,
@@ -337,6 +344,7 @@ async function measure(label, windowS) {
   stats.lat = []; stats.moves = 0; stats.games = 0; stats.watched = 0; stats.joinMs = []; stats.spectateJoins = 0;
   const srv0 = SERVER_PID ? procStat(SERVER_PID) : null;
   const cli0 = process.cpuUsage();
+  const machine0 = machineBusyS();
   const diag = createDiag();
   diag.snapshot(true);
   stats.windowOpen = true;
@@ -345,6 +353,7 @@ async function measure(label, windowS) {
   stats.windowOpen = false;
   const wall = (now() - t0) / 1000;
   const cli1 = process.cpuUsage();
+  const machine1 = machineBusyS();
   const srv1 = SERVER_PID ? procStat(SERVER_PID) : null;
   const rss = srv1 ? srv1.rss_kb / 1024 : null;
   return {
@@ -365,6 +374,7 @@ async function measure(label, windowS) {
     spectate_missed: stats.spectateMissed,
     server_cores: srv0 && srv1 ? r3((srv1.cpu_s - srv0.cpu_s) / wall) : null,
     loadgen_cores: r3(((cli1.user - cli0.user) + (cli1.system - cli0.system)) / 1e6 / wall),
+    machine_cores_busy: machine0 !== null && machine1 !== null ? r3((machine1 - machine0) / wall) : null,
     server_rss_mib: r1(rss),
     server_hwm_mib: srv1 ? r1(srv1.hwm_kb / 1024) : null,
     server_kib_per_player: rss !== null && restRssMib !== null ? r1(((rss - restRssMib) * 1024) / Math.max(1, stats.connected)) : null,
