@@ -351,11 +351,16 @@ def limit_of(row: dict[str, Any], p99_ms: float) -> str:
         )
     if row["gateway_cores_busiest"] >= 0.85:
         return f"a gateway process's one core (its event loop) saturated while the machine had cores left; {figures}"
+    if row["load_avg"] > cores:
+        return (
+            f"CPU contended: load average {row['load_avg']} on {cores} cores ({machine:.2f} busy, "
+            f"{used:.2f} of them this benchmark's); {figures}"
+        )
     if row["connected"] < row["players"]:
         return f"connections: {row['connected']} of {row['players']} players connected; {figures}"
     if errors_of(row):
         return f"errors {row['errors']} before any resource ran out; {figures}"
-    return f"latency while CPU was idle ({machine:.2f} of {cores} cores busy): p99 over {p99_ms} ms; {figures}"
+    return f"latency with CPU to spare ({machine:.2f} of {cores} cores busy): p99 over {p99_ms} ms; {figures}"
 
 
 HEADER = (

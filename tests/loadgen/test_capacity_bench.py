@@ -129,6 +129,7 @@ def step_row(**more: Any) -> dict[str, Any]:
         "gateway_processes": 1,
         "mem_available": 0.8,
         "machine_cores_busy": 0.9,
+        "load_avg": 0.5,
     }
     base.update(more)
     return base
@@ -136,7 +137,7 @@ def step_row(**more: Any) -> dict[str, Any]:
 
 def test_the_resource_that_ran_out_is_named() -> None:
     cores = os.cpu_count() or 1
-    assert bench_capacity.limit_of(step_row(), 100).startswith("latency while CPU was idle")
+    assert bench_capacity.limit_of(step_row(), 100).startswith("latency with CPU to spare")
     busy = step_row(server_cores=cores * 0.8, loadgen_cores=cores * 0.15)
     assert bench_capacity.limit_of(busy, 100).startswith("CPU saturated:")
     others = step_row(machine_cores_busy=cores * 0.95)
@@ -146,5 +147,6 @@ def test_the_resource_that_ran_out_is_named() -> None:
         assert bench_capacity.limit_of(one_core, 100).startswith("a gateway process's one core")
     assert bench_capacity.limit_of(step_row(gateway_fds=19_500), 100).startswith("file descriptors")
     assert bench_capacity.limit_of(step_row(mem_available=0.05), 100).startswith("memory")
+    assert bench_capacity.limit_of(step_row(load_avg=cores + 2.0), 100).startswith("CPU contended")
     assert bench_capacity.limit_of(step_row(connected=900), 100).startswith("connections")
     assert bench_capacity.limit_of(step_row(errors={"UNAVAILABLE": 3}), 100).startswith("errors")
