@@ -16,8 +16,8 @@
 //   that contains it, as the peers' harness measures (both clients in this process).
 // Ramp: --step clients more each step (--connect-rate a second), --settle s, then a measured
 // --window s; it stops after a step with p99 > --p99-ms or any error (from the step's first
-// arrival on), or once --target clients are in. Then a --hold s window: at the last step when it passed, else after
-// the failing step's clients have stopped (at the last level that passed).
+// arrival on), or once --target clients are in. Then a --hold s window at the highest step that
+// met the bar (when a later one missed it, that step's clients stop first).
 //
 //   node load_human.js --url http://127.0.0.1:PORT --server-pid PID [--step 2000] [--target 40000]
 //       [--settle 30] [--window 60] [--hold 600] [--p99-ms 100] [--spectators 0.1] [--think-mean 10]
