@@ -80,6 +80,7 @@ ROW = {
     "server_cores": 0.95,
     "loadgen_cores": 0.3,
     "server_fds": 100,
+    "loadgen_fds": 100,
     "mem_available": 0.8,
     "machine_cores_busy": 1.4,
 }
@@ -91,6 +92,7 @@ def test_the_bar_and_what_ran_out() -> None:
     assert not meets({**ROW, "latency_ms": {"p99": None, "samples": 0}}, 100.0)
     assert "server's one core" in limit_of(ROW, 100.0, 20_000)
     assert limit_of({**ROW, "server_fds": 19_000}, 100.0, 20_000).startswith("file descriptors")
+    assert limit_of({**ROW, "loadgen_fds": 19_000}, 100.0, 20_000).startswith("file descriptors")
     idle = {**ROW, "server_cores": 0.2, "errors": {}}
     assert limit_of({**idle, "machine_cores_busy": 1.9}, 100.0, 20_000).startswith("CPU saturated by the machine's")
     assert limit_of(idle, 100.0, 20_000).startswith("latency while CPU was idle (1.40 of")

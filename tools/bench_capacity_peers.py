@@ -81,8 +81,11 @@ def limit_of(row: dict[str, Any], p99_ms: float, fd_limit: int) -> str:
         f"p99 {row['latency_ms']['p99']} ms, {errors} errors, server {row['server_cores']} cores, "
         f"load generator {row['loadgen_cores']} of {cores} cores"
     )
-    if (row["server_fds"] or 0) >= 0.9 * fd_limit:
-        return f"file descriptors: the server holds {row['server_fds']} of {fd_limit}; {figures}"
+    if max(row["server_fds"] or 0, row["loadgen_fds"] or 0) >= 0.9 * fd_limit:
+        return (
+            f"file descriptors: the server holds {row['server_fds']}, the load client {row['loadgen_fds']}, "
+            f"of {fd_limit} each; {figures}"
+        )
     if row["mem_available"] is not None and row["mem_available"] < 0.1:
         return f"memory: {row['mem_available']:.0%} of the machine's memory left; {figures}"
     machine = row.get("machine_cores_busy") or 0.0
