@@ -223,6 +223,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     folder = Path(tempfile.mkdtemp(prefix="tafel-connection-cost-"))
     trace_file = folder / "gateway.tracemalloc"
     env = dict(LIMITS, TAFEL_MAX_PENDING_CALLS="20000")
+    env.update(item.split("=", 1) for item in args.env)
     if args.tracemalloc:
         env.update(TAFEL_TRACEMALLOC="on", TAFEL_TRACEMALLOC_FILE=str(trace_file))
     platform = Platform(fixed_ports=False, games=("connect4",), bot_pool=False, extra_env=env)
@@ -327,6 +328,9 @@ def main() -> None:
     parser.add_argument("--settle-s", type=float, default=3.0)
     parser.add_argument("--tracemalloc", action="store_true", help="the gateway's allocation breakdown too")
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="NAME=VALUE", help="more environment for the servers (A/B runs)"
+    )
     args = parser.parse_args()
     if args.worker:
         raise_fd_limit()

@@ -22,6 +22,7 @@ from kit.ids import stream_id
 from kit.redis.layer import RedisLayer
 from kit.redis.pubsub import PubSub
 from kit.redis.replies import pairs, text
+from kit.when_set import when_set
 
 UNAVAILABLE = "the event stream's storage is unavailable; retry"
 BATCH = 200
@@ -74,8 +75,9 @@ class EventServicer(challenges_pb2_grpc.EventServiceServicer):
             wake_channel(me.player_id), lambda channel, payload: wake.set(), on_live=lambda again: wake.set()
         )
         self.watching += 1
-        stopping = asyncio.ensure_future(self.stopping.wait())
-        waiting: asyncio.Task[bool] | None = None
+        # One Event wakes the stream for both (no waiting task of its own: an idle stream costs
+        # its Event and the future of its wait only).
+        forget_stop = when_set(self.stopping, wake.set)
         try:
             try:
                 await subscription.ready()
@@ -95,16 +97,13 @@ class EventServicer(challenges_pb2_grpc.EventServiceServicer):
                     last = text(entry_id)
                 if len(entries) == BATCH:
                     continue
-                waiting = asyncio.ensure_future(wake.wait())
-                await asyncio.wait((waiting, stopping), return_when=asyncio.FIRST_COMPLETED)
-                waiting.cancel()
-                if stopping.done():
+                if not self.stopping.is_set():
+                    await wake.wait()
+                if self.stopping.is_set():
                     raise Refused(
                         grpc.StatusCode.UNAVAILABLE, "SHUTTING_DOWN", "this gateway is stopping; resume elsewhere"
                     )
         finally:
             self.watching -= 1
-            stopping.cancel()
-            if waiting is not None:  # the stream ended while it waited (cancelled, kicked)
-                waiting.cancel()
+            forget_stop()
             subscription.cancel()

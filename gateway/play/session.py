@@ -33,6 +33,7 @@ from kit import timesource
 from kit.errors import INTERNAL, Refused, as_refused, invalid
 from kit.queues import take_waiting
 from kit.tasks import supervise
+from kit.when_set import when_set
 
 log = logging.getLogger("tafel.gateway.play")
 MAX_IN_FLIGHT_PER_STREAM = 256
@@ -142,7 +143,13 @@ class PlaySession:
         context.write: no generator between this loop and gRPC, docs/benchmarks.md tenth pass)."""
         loop = self.loop
         reader = supervise(loop.create_task(self._read(requests)), "play stream reader", log=log)
-        stopping = supervise(loop.create_task(self._drain_when_stopping(reader)), "play stream drain", log=log)
+        # The drain's task is made only when the gateway stops: none waits per idle stream.
+        draining: list[asyncio.Task[None]] = []
+
+        def drain() -> None:
+            draining.append(supervise(loop.create_task(self._drain(reader)), "play stream drain", log=log))
+
+        forget_stop = when_set(self.stopping, drain)
         try:
             while True:
                 response = await self.out.get()
@@ -171,16 +178,17 @@ class PlaySession:
             # Action tasks are never cancelled: once sent, an action and its bookkeeping finish
             # (this is what lets them run unshielded, one task per move).
             self.closed = True
-            stopping.cancel()
+            forget_stop()
+            for task in draining:
+                task.cancel()
             reader.cancel()
             for task in (*self.watches.values(), *self.finds.values()):
                 task.cancel()
             take_waiting(self.out)  # wakes any action waiting for room, so it can end
 
-    async def _drain_when_stopping(self, reader: asyncio.Task[None]) -> None:
+    async def _drain(self, reader: asyncio.Task[None]) -> None:
         """The gateway is stopping: take no more requests, let the actions in flight finish and
         answer, then end the stream (the client resumes elsewhere from its last event id)."""
-        await self.stopping.wait()
         reader.cancel()
         for task in (*self.watches.values(), *self.finds.values()):
             task.cancel()
