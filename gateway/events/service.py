@@ -18,6 +18,7 @@ from tafel.play.v1 import challenges_pb2, challenges_pb2_grpc
 from gateway.auth import Authenticator
 from gateway.events.feed import events_key, wake_channel
 from kit.errors import Refused, invalid, refusing
+from kit.flag import Flag
 from kit.ids import stream_id
 from kit.redis.layer import RedisLayer
 from kit.redis.pubsub import PubSub
@@ -70,7 +71,7 @@ class EventServicer(challenges_pb2_grpc.EventServiceServicer):
     ) -> AsyncIterator[challenges_pb2.WatchMyEventsResponse]:
         me = self.auth.identity(context.invocation_metadata())
         key = events_key(me.player_id)
-        wake = asyncio.Event()
+        wake = Flag()
         subscription = self.pubsub.subscribe(
             wake_channel(me.player_id), lambda channel, payload: wake.set(), on_live=lambda again: wake.set()
         )

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from redis.crc import key_slot
 
+from kit.flag import Flag
 from kit.loops import Loop
 from kit.redis.cluster import node_urls
 from kit.redis.pipe import PARSE_ERRORS, READ_SIZE, RespError, command, open_redis, read_reply, reply_parser
@@ -66,7 +67,7 @@ class Subscription:
         self.kind = kind
         self.on_message = on_message
         self.on_live = on_live
-        self.live = asyncio.Event()  # set while Redis has it confirmed
+        self.live = Flag()  # set while Redis has it confirmed (one per stream held: no Event's deque)
 
     async def ready(self, timeout_s: float = CONFIRM_TIMEOUT_S) -> None:
         """Wait until Redis has confirmed the subscription; TimeoutError after `timeout_s`."""
