@@ -35,6 +35,7 @@ import time
 import tracemalloc
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMITS = {  # every player comes from 127.0.0.1: the benchmark raises the per-source limits only
@@ -149,6 +150,84 @@ async def worker(address: str) -> None:
         elif line[0] == "quit":
             break
         print(players.status(), flush=True)
+
+
+# -- the floor: a bare grpc.aio server, the same connections and idle streams ------------------------
+
+
+async def floor_server() -> None:
+    """An echo stream on a bare grpc.aio server with the gateway's server options (kit/server.py):
+    what gRPC itself keeps for a connection and its open streams, the gateway's code left out."""
+    import kit.grpc_polling  # noqa: F401  (as the gateway: first, before grpc)
+
+    # isort: split
+    import grpc
+
+    from kit.server import server_options
+    from kit.settings import Env, ServerSettings
+
+    async def echo(requests: Any, context: Any) -> Any:
+        async for request in requests:
+            yield request
+
+    settings = ServerSettings.from_env(Env({"REDIS_URL": "redis://127.0.0.1:1/0"}), default_port=0)
+    server = grpc.aio.server(options=server_options(settings))
+    method = grpc.stream_stream_rpc_method_handler(echo)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("floor.Floor", {"Echo": method}),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    print(port, flush=True)
+    await server.wait_for_termination()
+
+
+async def floor_clients(port: int, connections: int, streams: int) -> None:
+    import grpc
+
+    keep: list[object] = []
+    for _ in range(connections):
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.use_local_subchannel_pool", 1)])
+        keep.append(channel)
+        await channel.channel_ready()
+        for _ in range(streams):
+            call = channel.stream_stream("/floor.Floor/Echo")()
+            await call.write(b"x" * 100)
+            await call.read()
+            keep.append(call)
+    print("ready", flush=True)
+    await asyncio.sleep(3600)
+
+
+def floor(connections: int) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for streams in (0, 1, 2):
+        command = [sys.executable, "-m", "tools.bench_connection_cost", "--floor-server"]
+        server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        clients = None
+        try:
+            assert server.stdout is not None
+            port = server.stdout.readline().strip()
+            time.sleep(1)
+            before = rss_kib(server.pid)
+            command = [sys.executable, "-m", "tools.bench_connection_cost", "--floor-clients", port]
+            clients = subprocess.Popen([*command, str(connections), str(streams)], cwd=ROOT, stdout=subprocess.PIPE)
+            assert clients.stdout is not None
+            clients.stdout.readline()
+            time.sleep(2)
+            grown = rss_kib(server.pid) - before
+            rows.append(
+                {
+                    "connections": connections,
+                    "streams_each": streams,
+                    "kib_per_connection": round(grown / connections, 1),
+                }
+            )
+            print(json.dumps(rows[-1]), flush=True)
+        finally:
+            for process in (clients, server):
+                if process is not None:
+                    process.kill()
+                    process.wait()
+    return rows
 
 
 # -- the parent ------------------------------------------------------------------------------------
@@ -331,7 +410,26 @@ def main() -> None:
     parser.add_argument(
         "--env", action="append", default=[], metavar="NAME=VALUE", help="more environment for the servers (A/B runs)"
     )
+    parser.add_argument(
+        "--floor",
+        type=int,
+        metavar="CONNECTIONS",
+        help="instead: gRPC's own cost, a bare grpc.aio server (0-2 streams)",
+    )
+    parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--floor-clients", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.floor_server:
+        asyncio.run(floor_server())
+        return
+    if args.floor_clients:
+        raise_fd_limit()
+        asyncio.run(floor_clients(*args.floor_clients))
+        return
+    if args.floor:
+        raise_fd_limit()
+        floor(args.floor)
+        return
     if args.worker:
         raise_fd_limit()
         asyncio.run(worker(args.worker))
