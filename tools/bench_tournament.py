@@ -140,7 +140,15 @@ def engine_only(players: int, rounds: int, seed: int) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     load_before = loadavg()
+    # The servers' own lines (a refusal's cause, a slow step) beside the figures, when asked.
+    log_file = open(args.log, "a", encoding="utf-8") if args.log else None  # closed in the finally below
+
+    def log(name: str, line: str) -> None:
+        if log_file is not None:
+            log_file.write(f"{time.strftime('%H:%M:%S')} {name}: {line}\n")
+
     platform = Platform(
+        log=log,
         gateways=args.gateways,
         redis_cluster=args.cluster,
         fixed_ports=False,
@@ -204,6 +212,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             report["check"] = asyncio.run(check(alive, summary["tournament_id"]))
     finally:
         platform.stop()
+        if log_file is not None:
+            log_file.close()
     return report
 
 
@@ -219,6 +229,7 @@ def main() -> int:
     parser.add_argument("--kill-after-s", type=float, default=10.0, help="that long after the round is paired")
     parser.add_argument("--arena", type=float, default=0.0, help="an arena of this many minutes instead")
     parser.add_argument("--seed", type=int, default=38)
+    parser.add_argument("--log", default="", help="append the servers' output lines to this file")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--engine-only", action="store_true", help="time the pure engine's steps, no platform")
     args = parser.parse_args()

@@ -109,7 +109,7 @@ async def _play_connect4(
                     game_id, connect4_pb2.Move(column=column), expected_version=status.version
                 )
             except TafelError as error:
-                stats.errors[error.code.name] += 1
+                stats.errors[f"{error.code.name} {error.reason}".strip()] += 1
                 return False
             stats.moves_whole_run += 1
             if window.inside():

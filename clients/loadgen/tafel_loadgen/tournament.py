@@ -177,7 +177,8 @@ async def run_tournament(targets: list[str], args: argparse.Namespace) -> Stats:
             if args.game != "connect4":
                 stats.games_finished += 1  # connect4_fast counts its own
         except TafelError as error:
-            stats.errors[error.code.name] += 1
+            # The reason too: at an organiser's size, which refusal it was is the finding.
+            stats.errors[f"{error.code.name} {error.reason}".strip()] += 1
 
     rounds = 0
     with run_progress() as progress:
