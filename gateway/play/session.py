@@ -31,7 +31,7 @@ from gateway.watch.event_ids import check_event_id
 from gateway.watch.watcher import LAST_OF_HISTORY, LiveBatch
 from kit import timesource
 from kit.errors import INTERNAL, Refused, as_refused, invalid
-from kit.queues import StreamQueue, take_waiting
+from kit.queues import take_waiting
 from kit.tasks import supervise
 from kit.when_set import when_set
 
@@ -114,8 +114,8 @@ class PlaySession:
         # Responses, live event deliveries already encoded (shared by every local watcher), or a
         # group that must leave in one message (an action's parked events and its answer).
         self.loop = asyncio.get_running_loop()
-        self.out: StreamQueue[play_pb2.PlayResponse | bytes | list[play_pb2.PlayResponse | bytes] | None] = (
-            StreamQueue(OUT_QUEUE_LIMIT)
+        self.out: asyncio.Queue[play_pb2.PlayResponse | bytes | list[play_pb2.PlayResponse | bytes] | None] = (
+            asyncio.Queue(OUT_QUEUE_LIMIT)
         )
         self.batching = False  # PlayOptions.batch_responses
         # With batching, a watched game's events that arrive while this stream's own action on
