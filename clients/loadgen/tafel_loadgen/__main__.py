@@ -108,6 +108,7 @@ def summarize(args: argparse.Namespace, stats: Stats, elapsed: float, servers: l
             "p99": round(percentile(stats.first_matchmaking, 0.99) * 1000, 1),
         },
         "errors": dict(stats.errors),
+        "retried": dict(stats.retried),
         **({"tournament_id": stats.tournament_id, "tournament": stats.tournament} if stats.tournament else {}),
         "servers": [
             {
@@ -177,6 +178,8 @@ def print_summary(summary: dict[str, Any]) -> None:
             f"(games created after p50 {row.get('created_p50_ms')} ms, max {row.get('created_max_ms')} ms)"
         )
     print(f"  errors: {summary['errors'] or 'none'}")
+    if summary.get("retried"):
+        print(f"  moves refused UNAVAILABLE and sent again: {summary['retried']}")
     for server in summary["servers"]:
         switches, moves = server["context_switches"], summary["moves"]
         per_move = ""

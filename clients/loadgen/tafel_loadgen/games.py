@@ -16,12 +16,17 @@ from tafel.autoplay import game_on_stream, play_game
 from tafel.botplay import random_strategy
 from tafel.client import TafelClient
 from tafel.connect4.v1 import connect4_pb2
-from tafel.errors import TafelError
+from tafel.errors import TafelError, Unavailable, VersionConflict
+from tafel.games.v1 import games_pb2
 from tafel.play.v1 import play_pb2
 from tafel.play_stream import PlayStream
 
 from tafel_loadgen.stats import Stats
 from tafel_loadgen.window import Board, Window
+
+# A move refused UNAVAILABLE is sent again this many times in all, this long apart.
+UNAVAILABLE_TRIES = 10
+UNAVAILABLE_PAUSE_S = 0.5
 
 
 @dataclass
@@ -76,6 +81,33 @@ async def _connect4_on(
         return False
 
 
+async def _submit(
+    client: TafelClient,
+    stream: PlayStream,
+    game_id: str,
+    move: connect4_pb2.Move,
+    status: games_pb2.GameStatus,
+    stats: Stats,
+) -> games_pb2.GameStatus:
+    """The move, sent again while it is refused UNAVAILABLE (the refusal says retry), as a person's
+    client does; the status after it. The expected version guards a resend: had an earlier send
+    landed after all, the resend is a VersionConflict and the game's status is read instead."""
+    for attempt in range(UNAVAILABLE_TRIES):
+        try:
+            answer = await stream.submit_move(game_id, move, expected_version=status.version)
+            return answer.status
+        except Unavailable as error:
+            if attempt + 1 == UNAVAILABLE_TRIES:
+                raise
+            stats.retried[error.reason or error.code.name] += 1
+            await asyncio.sleep(UNAVAILABLE_PAUSE_S)
+        except VersionConflict:
+            if attempt == 0:
+                raise
+            return (await client.get_game(game_id)).summary.status
+    raise AssertionError("unreachable")
+
+
 async def _play_connect4(
     client: TafelClient,
     stream: PlayStream,
@@ -105,9 +137,7 @@ async def _play_connect4(
             column = rng.choice(open_columns)
             shared.submitted[(game_id, status.version + 1)] = time.perf_counter()
             try:
-                answer = await stream.submit_move(
-                    game_id, connect4_pb2.Move(column=column), expected_version=status.version
-                )
+                after = await _submit(client, stream, game_id, connect4_pb2.Move(column=column), status, stats)
             except TafelError as error:
                 stats.errors[f"{error.code.name} {error.reason}".strip()] += 1
                 return False
@@ -117,7 +147,7 @@ async def _play_connect4(
             heights[column] += 1
             if heights[column] == rows:
                 open_columns.remove(column)
-            status = answer.status
+            status = after
             continue
         # The stream delivers each event once and in order, none at or before the view it
         # started at (tafel/play_stream.py): only another game's leftovers are skipped here.

@@ -22,6 +22,9 @@ class Stats:
     first_matchmaking: list[float] = field(default_factory=list)  # each player's first search (setup)
     setup_s: float = 0.0  # until every player had its first match (games: the window opens then)
     errors: Counter[str] = field(default_factory=Counter)
+    # Moves refused UNAVAILABLE and sent again as the refusal says (by reason): not errors, since
+    # the contract asks for the retry, but counted, since each is a player kept waiting.
+    retried: Counter[str] = field(default_factory=Counter)
     pings: int = 0
     client_cpu_s: float = 0.0  # the load generator's own CPU (its client processes), over their runs
     tournament_id: str = ""  # the tournament scenario's tournament
@@ -40,6 +43,7 @@ class Stats:
         self.first_matchmaking.extend(other.get("first_matchmaking", ()))
         self.setup_s = max(self.setup_s, float(other.get("setup_s", 0.0)))
         self.errors.update(other["errors"])
+        self.retried.update(other.get("retried", {}))
         self.pings += int(other.get("pings", 0))
         self.client_cpu_s += float(other.get("client_cpu_s", 0.0))
 
@@ -53,6 +57,7 @@ class Stats:
             "first_matchmaking": self.first_matchmaking,
             "setup_s": self.setup_s,
             "errors": dict(self.errors),
+            "retried": dict(self.retried),
             "pings": self.pings,
             "client_cpu_s": self.client_cpu_s,
         }
