@@ -104,7 +104,16 @@ async def _submit(
         except VersionConflict:
             if attempt == 0:
                 raise
-            return (await client.get_game(game_id)).summary.status
+            # An earlier send landed. The status it made, not the game's latest: the opponent's
+            # reply may be there already, and its disc reaches the board from the stream, in order.
+            fresh = (await client.get_game(game_id)).summary.status
+            if fresh.over:
+                return fresh
+            landed = games_pb2.GameStatus()
+            landed.CopyFrom(status)
+            landed.version = status.version + 1
+            del landed.to_act[:]
+            return landed
     raise AssertionError("unreachable")
 
 
