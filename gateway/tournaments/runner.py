@@ -52,6 +52,10 @@ log = logging.getLogger("tafel.gateway.tournaments")
 GAME_ID = re.compile(r"^(t[0-9a-f]{16})-r([0-9]+)b([0-9]+)(?:d([0-9]+))?$")
 ATTEMPTS = 50
 ADVANCE_GAP = 3.0
+# ... but never longer than this: the advance's time is wall-clock, and on a gateway saturated at a
+# 10,000-player round start it read 10-20 s, so the next round was paired up to a minute after the
+# last game ended (docs/benchmarks.md, "Tournaments at an organiser's size").
+ADVANCE_GAP_MAX_S = 5.0
 
 
 def tournament_of(game_id: str) -> str | None:
@@ -171,7 +175,7 @@ class TournamentRunner:
             self._queued.discard(tid)
         began = loop.time()
         await self._advance_or_sweep(tid)
-        self._advance_after[tid] = loop.time() + ADVANCE_GAP * (loop.time() - began)
+        self._advance_after[tid] = loop.time() + min(ADVANCE_GAP_MAX_S, ADVANCE_GAP * (loop.time() - began))
 
     async def _advance_or_sweep(self, tid: str) -> None:
         """Advance now; a failure is left to the sweep, woken to retry at once: it logs a run of
