@@ -6,6 +6,7 @@ failing on standings that do not follow from the records."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from tafel.client import TafelClient
@@ -27,6 +28,7 @@ def bench(**more: Any) -> dict[str, Any]:
         kill_after_s=1.0,
         seed=38,
         arena=0.0,
+        log="",
     )
     vars(args).update(more)
     return bench_tournament.run(args)
@@ -52,9 +54,13 @@ def check_figures(report: dict[str, Any], players: int, rounds: int) -> None:
     assert check["missed_games"] == 0, "every bot played its games"
 
 
-def test_swiss_of_64_over_3_rounds_figures_and_standings_checked() -> None:
-    report = bench()
+def test_swiss_of_64_over_3_rounds_figures_and_standings_checked(tmp_path: Path) -> None:
+    servers = tmp_path / "servers.log"
+    report = bench(log=str(servers))
     check_figures(report, 64, 3)
+    assert report["loadgen"]["retried"] == {}, "no move refused as unavailable on a quiet platform"
+    lines = servers.read_text(encoding="utf-8")
+    assert "gateway-0: LISTENING gateway" in lines and "connect4-0: LISTENING connect4" in lines
 
 
 def test_on_the_cluster_with_a_gateway_killed_in_round_2_no_game_is_lost() -> None:
