@@ -483,8 +483,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return report
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_model_args(parser: argparse.ArgumentParser) -> None:
+    """The ramp's and the player model's flags, shared with tools/bench_capacity_peers.py (the same
+    people against Colyseus): one place for their defaults, so both sides of a comparison agree."""
     parser.add_argument("--target", type=int, default=40_000, help="the most players the ramp goes to")
     parser.add_argument("--step", type=int, default=2_000, help="players added each step")
     parser.add_argument(
@@ -492,13 +493,11 @@ def main() -> int:
     )
     parser.add_argument("--window", type=float, default=60.0, help="each step's measured seconds")
     parser.add_argument("--hold", type=float, default=600.0, help="seconds held at the highest step that met the bar")
-    parser.add_argument("--gateways", type=int, default=1, help="gateways; players spread over them evenly")
     parser.add_argument("--p99-ms", type=float, default=100.0, help="the bar: p99 move -> opponent")
     parser.add_argument("--think-mean", type=float, default=10.0, help="mean seconds a person thinks before a move")
     parser.add_argument(
         "--think-sigma", type=float, default=0.75, help="its log-normal sigma (clients/loadgen/go/main.go)"
     )
-    parser.add_argument("--per-move", type=float, default=60.0, help="the per-move clock of every game, seconds")
     parser.add_argument(
         "--pause", type=float, default=5.0, help="mean seconds between a game's end and the next search"
     )
@@ -506,8 +505,15 @@ def main() -> int:
     parser.add_argument(
         "--connect-rate", type=int, default=500, help="players connected a second while a step adds them"
     )
-    parser.add_argument("--seed", type=int, default=40)
     parser.add_argument("--out", type=Path)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_model_args(parser)
+    parser.add_argument("--gateways", type=int, default=1, help="gateways; players spread over them evenly")
+    parser.add_argument("--per-move", type=float, default=60.0, help="the per-move clock of every game, seconds")
+    parser.add_argument("--seed", type=int, default=40)
     args = parser.parse_args()
     report = run(args)
     line = json.dumps(report)

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from tools.bench_capacity import add_model_args
 from tools.platform import raise_nofile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,27 +203,14 @@ def run(args: argparse.Namespace, progress: IO[str] | None = None) -> dict[str, 
 def parser() -> argparse.ArgumentParser:
     """tools/bench_capacity.py's flags and defaults, where they mean the same."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--target", type=int, default=40_000, help="the most players the ramp goes to")
-    p.add_argument("--step", type=int, default=2_000, help="players added each step")
-    p.add_argument(
-        "--settle", type=float, default=30.0, help="seconds after a step's players arrive, before its window"
-    )
-    p.add_argument("--window", type=float, default=60.0, help="each step's measured seconds")
-    p.add_argument("--hold", type=float, default=600.0, help="seconds held at the highest step that met the bar")
-    p.add_argument("--p99-ms", type=float, default=100.0, help="the bar: p99 move -> opponent")
-    p.add_argument("--think-mean", type=float, default=10.0, help="mean seconds a person thinks before a move")
-    p.add_argument("--think-sigma", type=float, default=0.75, help="its log-normal sigma")
+    add_model_args(p)
     p.add_argument(
         "--think-cap", type=float, default=45.0, help="the longest think (tafel: 3/4 of its 60 s per-move clock)"
     )
-    p.add_argument("--pause", type=float, default=5.0, help="mean seconds between a game's end and the next search")
-    p.add_argument("--spectators", type=float, default=0.1, help="share of the players spectating")
     p.add_argument("--spectators-per-room", type=int, default=16, help="the most spectators a Colyseus room takes")
-    p.add_argument("--connect-rate", type=int, default=500, help="players arriving a second while a step adds them")
     p.add_argument(
         "--peers-dir", type=Path, default=DEFAULT_DIR, help="where the harness copy lives (made or refreshed)"
     )
-    p.add_argument("--out", type=Path)
     return p
 
 
