@@ -18,8 +18,9 @@ import pytest
 from tools.images import ROOT, platform_wheel
 
 PACKAGES = ("kit", "services", "gateway", "tools", "packages/tafel-rules/tafel_rules")
-# Files in the package folders that are for people, not read by the code.
-NOT_READ = (".md", ".sh")
+# Files in the package folders that the installed servers never read: for people (.md), or the
+# peers' harness run from a checkout (tools/peers_*.sh and the JavaScript they copy in).
+NOT_READ = (".md", ".sh", ".js")
 
 # Run by the installed package's own interpreter state: loads every module, every Redis script
 # (into a real Redis, which compiles it), Colour Square's sheets, and the layout migration's check.
