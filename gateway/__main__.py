@@ -11,6 +11,7 @@ import sys
 
 from gateway.settings import GatewaySettings
 from kit import logs, timesource
+from kit.openfiles import open_files_to_hard_limit
 from kit.redis.migrations import LayoutMismatch
 from kit.server import BindError, install_event_loop
 from kit.settings import ConfigError
@@ -24,6 +25,7 @@ def main() -> None:
         raise SystemExit(2) from None
     log = logs.configure(settings.server.log_level, "tafel.gateway")
     timesource.announce()
+    open_files_to_hard_limit()  # a descriptor per connected player
     install_event_loop()
     from gateway.server import serve
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit.catalogue import DEFAULT_PORTS, GAMES
+from kit.openfiles import open_files_to_hard_limit
 from tools.redis_cluster import RedisClusterProcess, start_cluster
 from tools.redis_server import RedisProcess, free_port, start_redis
 
@@ -43,7 +44,7 @@ def raise_nofile(at_least: int = 0) -> int:
     (many shells' default) caps it at about a thousand. With `at_least` above the hard limit, the
     hard one is raised too where the kernel lets us (root, CAP_SYS_RESOURCE; up to fs.nr_open).
     Returns the soft limit now."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     if at_least > hard:
         try:
             ceiling = int(Path("/proc/sys/fs/nr_open").read_text())
@@ -51,9 +52,7 @@ def raise_nofile(at_least: int = 0) -> int:
             return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
         except (OSError, ValueError):
             pass  # not allowed: the hard limit stands
-    if soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return open_files_to_hard_limit()
 
 
 def watch_line(name: str, line: str) -> None:
