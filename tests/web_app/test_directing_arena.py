@@ -13,7 +13,7 @@ import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from playwright.sync_api import Browser, ViewportSize, expect
 from tafel.client import TafelClient
@@ -191,6 +191,9 @@ def test_arena_page_standings_streak_pause_and_back(browser: Browser, web_url: s
             if g.state == tp.TOURNAMENT_GAME_STATE_PLAYING and all(s in bots for s in seats):
                 sdk.run(lambda g=g, seats=seats: bots[seats[0]].resign(g.game_id))  # type: ignore[misc]
 
+    def step_away(bot: Any, paused: bool = True) -> None:
+        sdk.run(lambda: bot.pause_arena_play(tid, paused=paused))
+
     me = page.locator(f".standings tr[data-player=ari{suffix}]")
     for win in (1, 2):
         # Paired: the game opens by itself; the opponent resigns.
@@ -203,10 +206,19 @@ def test_arena_page_standings_streak_pause_and_back(browser: Browser, web_url: s
         game_id = page.url.split("#/game/")[1].split("/")[0]
         summary = sdk.run(lambda game_id=game_id: org.get_game(game_id))  # type: ignore[misc]
         rival = next(bots[p.player.player_id] for p in summary.summary.players if p.player.player_id in bots)
+        other = next(bot for bot in bots.values() if bot is not rival)
+        # The free bot steps away first: otherwise the arena pairs ari with it the moment this game
+        # ends (the rival may not come twice in a row) and the page opens that game by itself, as
+        # a player wants, but with the standings out of sight.
+        step_away(other)
         sdk.run(lambda rival=rival, game_id=game_id: rival.resign(game_id))  # type: ignore[misc]
         page.go_back()
         expect(page.locator(".arena-clock")).to_contain_text("left", timeout=TIMEOUT_MS)
         expect(me).to_have_attribute("data-streak", str(win), timeout=TIMEOUT_MS)
+        assert "#/tournament/" in page.url
+        if win == 1:  # the rival steps away, the other comes back: ari's only possible opponent
+            step_away(rival)
+            step_away(other, paused=False)
     expect(me.locator(".streak.hot [role=img]")).to_have_attribute("aria-label", "on a streak of 2 wins")
     # 2 a win; the fire says the next win counts double (4), after two in a row.
     expect(me.locator("td").nth(2)).to_have_text("4")

@@ -13,7 +13,7 @@ from typing import Any
 
 import grpc
 from tafel.games.v1 import games_pb2
-from tafel.play.v1 import play_pb2, play_pb2_grpc, tournaments_pb2, tournaments_pb2_grpc
+from tafel.play.v1 import notices_pb2_grpc, play_pb2, play_pb2_grpc, tournaments_pb2, tournaments_pb2_grpc
 
 from tests.gateway.harness import Proc, spawn, spawn_gateway
 from tools.redis_server import free_port
@@ -90,6 +90,7 @@ class Client:
             self.games = play_pb2_grpc.GameServiceStub(self.channel)
             self.tournaments = tournaments_pb2_grpc.TournamentServiceStub(self.channel)
             self.ratings = tournaments_pb2_grpc.RatingServiceStub(self.channel)
+            self.notices = notices_pb2_grpc.NotificationServiceStub(self.channel)
 
     async def sign_in(self) -> Client:
         self._connect()

@@ -16,7 +16,7 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
-from tafel.play.v1 import notices_pb2, notices_pb2_grpc, play_pb2, tournaments_pb2
+from tafel.play.v1 import notices_pb2, play_pb2, tournaments_pb2
 
 from tests.gateway.standing.helpers import grant
 from tests.gateway.tournaments.e2e import Bot, Client, Platform, rid, watch_until_over
@@ -125,9 +125,7 @@ async def until(check: Any, timeout_s: float = 120.0, every_s: float = 0.2) -> A
 
 
 async def notices(client: Client) -> list[notices_pb2.Notification]:
-    client._connect()
-    stub = notices_pb2_grpc.NotificationServiceStub(client.channel)
-    got = await stub.ListNotifications(notices_pb2.ListNotificationsRequest(page_size=100), metadata=client.md)
+    got = await client.call("notices", "ListNotifications", notices_pb2.ListNotificationsRequest(page_size=100))
     return list(got.notifications)
 
 
@@ -641,8 +639,13 @@ async def test_round_starting_soon_once_and_correspondence_rounds(platform: Plat
     async def soon(client: Client) -> list[notices_pb2.Notification]:
         return [n for n in await notices(client) if n.kind == notices_pb2.NOTIFICATION_KIND_ROUND_STARTING_SOON]
 
-    for client, tid, number, at in ((a, first, 1, now + 30 * 60_000), (d, second, 2, now + 10 * 60_000)):
-        got = await until(lambda client=client: soon(client), timeout_s=20)
+    for client, tid, number, at in (
+        (a, first, 1, now + 30 * 60_000),
+        (b, first, 1, now + 30 * 60_000),
+        (c, second, 2, now + 10 * 60_000),
+        (d, second, 2, now + 10 * 60_000),
+    ):
+        got = await until(lambda client=client: soon(client), timeout_s=60)
         assert [(n.tournament_id, n.round, n.starts_at.ToMilliseconds()) for n in got] == [(tid, number, at)]
     await asyncio.sleep(1.5)  # several sweeps later: still once
     assert len(await soon(b)) == 1 and len(await soon(c)) == 1 and len(await soon(a)) == 1
