@@ -14,7 +14,7 @@ STAMP  := $(VENV)/.installed-runtime
 DEV    := $(VENV)/.installed-dev
 PROTOS := $(shell find protos -name '*.proto')
 
-.PHONY: all install venv-python gen native ts web chromium redis loadgen-go docker images deploy-test swarm-upgrade bench-deploy soak lint typecheck test run reset bench bench-load bench-tournament bench-capacity fuzz chaos baseline clean
+.PHONY: all install venv-python gen native ts web chromium redis loadgen-go docker images deploy-test swarm-upgrade bench-deploy soak lint typecheck test run reset bench bench-load bench-tournament bench-capacity bench-herd fuzz chaos baseline clean
 
 all: test
 
@@ -223,6 +223,12 @@ bench-tournament: gen/.stamp $(DEV)
 # <= 100 ms and errors 0, then held 10 minutes. BENCH_CAPACITY_ARGS e.g. "--gateways 2" or "--target 10000".
 bench-capacity: gen/.stamp $(DEV) loadgen-go
 	$(PY) -m tools.bench_capacity $(BENCH_CAPACITY_ARGS)
+
+# The herd (tools/bench_herd.py; docs/benchmarks.md): 6,000 players at human pace on two gateways,
+# one killed, then one stopped gracefully; every player back in its game on the other within 30 s,
+# no move lost or doubled, no clock fired. BENCH_HERD_ARGS e.g. "--players 1000 --out herd.json".
+bench-herd: gen/.stamp $(DEV) loadgen-go
+	$(PY) -m tools.bench_herd $(BENCH_HERD_ARGS)
 
 # An hour of human-paced play with restarts: slopes, Redis census, audit (tools/soak.py; docs/benchmarks.md).
 soak: gen/.stamp

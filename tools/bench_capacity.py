@@ -4,6 +4,7 @@ the bar and nothing fails.
 
     python -m tools.bench_capacity                                   # ramp to 40,000 by 2,000, hold 10 min
     python -m tools.bench_capacity --gateways 2                      # players spread over two gateways
+    python -m tools.bench_capacity --web-share 0                     # every player on gRPC, none on the web edge
     python -m tools.bench_capacity --target 1000 --step 500 --settle 20 --window 30 --hold 60   # a quick one
 
 `make bench-capacity [BENCH_CAPACITY_ARGS=...]` runs the first. Steps: the platform of its own
@@ -18,6 +19,16 @@ connected, lets them settle, then measures a window. The ramp goes on while p99 
 <= `--p99-ms` and errors stay 0, up to `--target`; then `--hold` seconds at the highest step that
 met the bar (if the last step failed, the players are started again at that count: the model
 never leaves a game, so they cannot be taken away one by one without failing their opponents).
+
+`--web-share` of the players (default 0.25: the issue's 10,000 of 40,000) arrive as browsers do,
+on the gateways' web edge (gateway/web, the Connect protocol over HTTP/1.1; clients/loadgen/go/
+connect.go): FindMatch and WatchGame as server streams, SubmitMove and ListLiveGames as unary
+calls, an HTTP client of its own each (up to WEB_SOCKETS sockets, a browser's 6 at most). The
+edge serves the gateway's own handlers behind the same call limits, so LIMITS covers its players
+too; they make more calls than a Play stream's players (a call a move, two a game page), well
+within those limits. The players on each transport and each transport's p99 move -> opponent
+(by the transport of the player who sees the move) are in every row; the bar holds for each.
+
 Each step's row: connected players, live games, moves/s, latency p50/p99/max, errors, server CPU
 (cores: gateways + rules + Redis, from /proc), the load generator's CPU, gateway RSS and RSS per
 connected player above its RSS at rest, Redis used_memory and per live game above its memory at
@@ -55,6 +66,14 @@ LIMITS = {
     "TAFEL_LIMIT_CALLS_PER_PLAYER": "100000/100000",
 }
 CONNECT_TIMEOUT_S = 300.0  # a step whose players are not all connected by then fails (NOT_CONNECTED)
+# The most sockets a web edge player holds at once (connect.go): a server stream, a unary call, and
+# a GetGame while a game page opens; a gRPC player holds one.
+WEB_SOCKETS = 3
+TRANSPORTS = ("grpc", "web")
+
+
+def sockets_per_player(web_share: float) -> float:
+    return 1 + (WEB_SOCKETS - 1) * web_share
 
 
 def loadavg() -> float:
@@ -93,7 +112,9 @@ def mem_available_fraction() -> float:
 class GoPlayers:
     """One Go players' process (`--capacity`): its tick lines kept, its reports handed over."""
 
-    def __init__(self, gateways: list[str], args: argparse.Namespace, seed: int, players: int) -> None:
+    def __init__(
+        self, gateways: list[str], web_urls: list[str], args: argparse.Namespace, seed: int, players: int
+    ) -> None:
         command = [
             str(go_client.binary()), "--capacity",
             "--gateways", ",".join(gateways),
@@ -106,6 +127,8 @@ class GoPlayers:
             "--connect-rate", str(args.connect_rate),
             "--seed", str(seed),
         ]  # fmt: skip
+        if args.web_share > 0:
+            command += ["--web", ",".join(web_urls), "--web-share", str(args.web_share)]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.ticks: list[dict[str, Any]] = []
         self.reports: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -166,6 +189,16 @@ def merge_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
         for code, count in r["errors"].items():
             errors[code] = errors.get(code, 0) + count
     merged["errors"] = errors
+    # Every process reports every transport (0 players where it has none).
+    merged["transports"] = {
+        name: {
+            "players": sum(r["transports"].get(name, {}).get("players", 0) for r in reports),
+            "latency_ms": spread(
+                [x for r in reports for x in r["transports"].get(name, {}).get("latency_samples_ms") or ()]
+            ),
+        }
+        for name in TRANSPORTS
+    }
     thinks = sum(r["think_s"]["count"] for r in reports)
     merged["think_s"] = {
         "mean": round(sum(r["think_s"]["mean"] * r["think_s"]["count"] for r in reports) / max(1, thinks), 3),
@@ -179,9 +212,11 @@ class Players:
     """Every player, in as many Go processes as the descriptor limit needs (a descriptor each):
     an `add N` is split between them, their reports merged."""
 
-    def __init__(self, gateways: list[str], args: argparse.Namespace, processes: int, players: int = 0) -> None:
+    def __init__(
+        self, gateways: list[str], web_urls: list[str], args: argparse.Namespace, processes: int, players: int = 0
+    ) -> None:
         self.group = [
-            GoPlayers(gateways, args, args.seed * 100 + k, players // processes + (k < players % processes))
+            GoPlayers(gateways, web_urls, args, args.seed * 100 + k, players // processes + (k < players % processes))
             for k in range(processes)
         ]
         self.added = 0
@@ -285,6 +320,7 @@ class Step:
             "live_games": live,
             "moves_per_s": report["moves_per_s"],
             "latency_ms": {k: report["latency_ms"][k] for k in ("p50", "p90", "p99", "max", "samples")},
+            "transports": report["transports"],
             "matchmaking_wait_ms": {k: report["matchmaking_wait_ms"][k] for k in ("p50", "p99")},
             "errors": report["errors"],
             "games_finished": report["games_finished"],
@@ -320,10 +356,13 @@ def errors_of(row: dict[str, Any]) -> int:
 
 
 def meets(row: dict[str, Any], p99_ms: float) -> bool:
+    # Every transport's players within the bar, not only all of them together.
+    transports = [t for t in row.get("transports", {}).values() if t["players"] > 0]
     return (
         errors_of(row) == 0
         and row["latency_ms"]["samples"] > 0
         and row["latency_ms"]["p99"] <= p99_ms
+        and all(t["latency_ms"]["samples"] > 0 and t["latency_ms"]["p99"] <= p99_ms for t in transports)
         and row["connected"] == row["players"]
     )
 
@@ -332,8 +371,12 @@ def limit_of(row: dict[str, Any], p99_ms: float) -> str:
     """Which resource ran out first at a step that missed the bar, from its numbers."""
     cores = os.cpu_count() or 1
     used = row["server_cores"] + row["loadgen_cores"]
+    by_transport = "".join(
+        f" ({name} {t['latency_ms']['p99']} ms)" for name, t in row.get("transports", {}).items() if t["players"]
+    )
     figures = (
-        f"p99 {row['latency_ms']['p99']} ms, {errors_of(row)} errors, servers {row['server_cores']} cores "
+        f"p99 {row['latency_ms']['p99']} ms{by_transport}, {errors_of(row)} errors, "
+        f"servers {row['server_cores']} cores "
         f"(gateway {row['gateway_cores']}, busiest gateway process {row['gateway_cores_busiest']}, rules "
         f"{row['rules_cores']}, Redis {row['redis_cores']}), load generator {row['loadgen_cores']} of {cores} cores"
     )
@@ -365,16 +408,19 @@ def limit_of(row: dict[str, Any], p99_ms: float) -> str:
 
 HEADER = (
     f"{'step':>6} {'players':>8} {'conn':>7} {'games':>6} {'moves/s':>8} {'p50':>6} {'p99':>7} {'max':>7} "
-    f"{'err':>4} {'srv':>5} {'gw':>5} {'lg':>5} {'gwMiB':>7} {'KiB/pl':>7} {'rdMiB':>6} {'KiB/g':>6} "
-    f"{'fds':>6} {'load':>5}"
+    f"{'web':>6} {'webp99':>7} {'err':>4} {'srv':>5} {'gw':>5} {'lg':>5} {'gwMiB':>7} {'KiB/pl':>7} {'rdMiB':>6} "
+    f"{'KiB/g':>6} {'fds':>6} {'load':>5}"
 )
 
 
 def table_line(row: dict[str, Any]) -> str:
     lat = row["latency_ms"]
+    web = row["transports"]["web"]
     return (
         f"{row['step']:>6} {row['players']:>8} {row['connected']:>7} {row['live_games']:>6} {row['moves_per_s']:>8.1f} "
-        f"{lat['p50']:>6.1f} {lat['p99']:>7.1f} {lat['max']:>7.1f} {errors_of(row):>4} {row['server_cores']:>5.2f} "
+        f"{lat['p50']:>6.1f} {lat['p99']:>7.1f} {lat['max']:>7.1f} "
+        f"{web['players']:>6} {web['latency_ms']['p99']:>7.1f} "
+        f"{errors_of(row):>4} {row['server_cores']:>5.2f} "
         f"{row['gateway_cores']:>5.2f} {row['loadgen_cores']:>5.2f} {row['gateway_rss_mib']:>7.1f} "
         f"{row['gateway_kib_per_player']:>7.1f} {row['redis_used_mib']:>6.1f} {row['redis_kib_per_live_game']:>6.1f} "
         f"{row['gateway_fds']:>6} {row['load_avg']:>5.2f}"
@@ -391,9 +437,12 @@ def measure(
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    # A descriptor per player in the load generator and in its gateway, with room for the rest.
-    nofile = raise_nofile(at_least=2 * args.target + 4096)
-    if nofile < args.target // args.gateways + 1024:
+    if not 0 <= args.web_share <= 1:
+        raise ValueError(f"--web-share is a share of the players, 0 to 1, not {args.web_share}")
+    # A descriptor per socket in the load generator and in its gateway, with room for the rest.
+    sockets = sockets_per_player(args.web_share)
+    nofile = raise_nofile(at_least=math.ceil(2 * args.target * sockets) + 4096)
+    if nofile < args.target * sockets // args.gateways + 1024:
         # Not allowed higher (no CAP_SYS_RESOURCE): the load generator takes more processes, but
         # each gateway holds at most this many players; the ramp will say so when it gets there.
         print(
@@ -408,6 +457,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         bot_pool=False,
         extra_env=LIMITS,
     ).start()
+    if args.web_share > 0 and len(platform.web_urls) != args.gateways:
+        platform.stop()
+        raise RuntimeError(f"--web-share {args.web_share}: the gateways started without their web edge")
     report: dict[str, Any] = {
         "target": args.target,
         "step_players": args.step,
@@ -417,6 +469,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "per_move_s": args.per_move,
         "pause_s": args.pause,
         "spectators": args.spectators,
+        "web_share": args.web_share,
         "p99_bar_ms": args.p99_ms,
         "nofile_limit": nofile,
         "cores": os.cpu_count(),
@@ -432,10 +485,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "gateway_rss_mib": round(at_rest["gateway_rss_mib"], 1),
             "redis_used_mib": round(at_rest["redis_used"] / 2**20, 1),
         }
-        # A descriptor per player in a Go process: as many processes as that limit needs.
-        processes = max(1, math.ceil(args.target / max(1, nofile - 1024)))
+        # A descriptor per socket in a Go process: as many processes as that limit needs.
+        processes = max(1, math.ceil(args.target * sockets / max(1, nofile - 1024)))
         report["loadgen_processes"] = processes
-        players = Players(platform.gateway_addresses, args, processes)
+        players = Players(platform.gateway_addresses, platform.web_urls, args, processes)
         print(HEADER, flush=True)
         best: dict[str, Any] | None = None
         count = 0
@@ -463,7 +516,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 players.stop()
                 per_second.extend(players.per_second())
                 time.sleep(args.per_move + 5)
-                players = Players(platform.gateway_addresses, args, processes, best["players"])
+                players = Players(platform.gateway_addresses, platform.web_urls, args, processes, best["players"])
                 players.wait_connected(best["players"], CONNECT_TIMEOUT_S)
                 time.sleep(args.settle)
             if args.hold > 0:
@@ -514,7 +567,15 @@ def main() -> int:
     parser.add_argument("--gateways", type=int, default=1, help="gateways; players spread over them evenly")
     parser.add_argument("--per-move", type=float, default=60.0, help="the per-move clock of every game, seconds")
     parser.add_argument("--seed", type=int, default=40)
+    parser.add_argument(
+        "--web-share",
+        type=float,
+        default=0.25,
+        help="share of the players arriving as browsers, on the gateways' web edge (0 to 1)",
+    )
     args = parser.parse_args()
+    if not 0 <= args.web_share <= 1:
+        parser.error("--web-share is a share of the players, 0 to 1")
     report = run(args)
     line = json.dumps(report)
     print(line)

@@ -1,13 +1,15 @@
 """Capacity at human pace (tools/bench_capacity.py, the Go players' `--capacity` scenario in
 clients/loadgen/go/human.go) at a smoke test's size: the harness's own platform with two gateways,
-one step and a hold, every figure read for real; a game lost on the clock counted as an error;
-and the harness naming the resource that ran out."""
+one step and a hold, every figure read for real; half the players on the web edge (connect.go),
+theirs and the gRPC players' figures apart, and a refused move reading the same on both; a game
+lost on the clock counted as an error; and the harness naming the resource that ran out."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,7 @@ def capacity_args(**more: Any) -> argparse.Namespace:
         spectators=0.1,
         connect_rate=500,
         seed=40,
+        web_share=0.0,
     )
     vars(args).update(more)
     return args
@@ -110,6 +113,60 @@ def test_a_game_lost_on_the_clock_is_an_error(platform: Platform) -> None:
         process.wait()
     assert report["games_timed_out"] > 0
     assert report["errors"]["GAME_TIMED_OUT"] == report["games_timed_out"]
+
+
+@pytest.mark.usefixtures("go_players")
+def test_half_the_players_on_the_web_edge() -> None:
+    """Half the players arrive as browsers (the edge's Connect calls, an HTTP client each): they
+    play their games to the end with the gRPC players, and each transport's latencies are its own."""
+    report = bench_capacity.run(capacity_args(web_share=0.5, hold=0.0))
+    assert report["highest_passing_players"] == 200 and report["web_share"] == 0.5, report.get("limit")
+    (row,) = report["steps"]
+    assert row["errors"] == {} and row["games_timed_out"] == 0
+    assert row["players"] == row["connected"] == 200 and row["games_finished"] > 0 and row["games_watched"] > 0
+    web, grpc = row["transports"]["web"], row["transports"]["grpc"]
+    assert web["players"] + grpc["players"] == 200 and abs(web["players"] - 100) <= 3
+    for transport in (web, grpc):
+        latency = transport["latency_ms"]
+        assert latency["samples"] > 50 and 0 < latency["p50"] <= latency["p99"] <= latency["max"] < 5_000
+    assert web["latency_ms"]["samples"] + grpc["latency_ms"]["samples"] == row["latency_ms"]["samples"]
+    # An edge player holds a socket or more (a stream, a unary call's kept-alive connection).
+    assert row["loadgen_fds"] >= 200
+    assert bench_capacity.meets(row, 5_000.0) and not bench_capacity.meets(
+        {**row, "transports": {**row["transports"], "web": {**web, "latency_ms": {**web["latency_ms"], "p99": 6e3}}}},
+        5_000.0,
+    )
+
+
+@pytest.mark.usefixtures("go_players")
+def test_a_refused_move_reads_the_same_on_both_transports(platform: Platform) -> None:
+    """clients/loadgen/go/connect_test.go against this platform: a gRPC player and an edge player
+    meet in a game, and each one's move against a stale version (and a move in no game) is
+    counted as the same error kind, with the same code, ErrorInfo reason and current version."""
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("no Go toolchain")
+    out = go_client.binary().parent  # clients/loadgen/go/build.sh's folder, the sources copied in
+    env = {
+        **os.environ,
+        "GO111MODULE": "off",
+        "GOPATH": f"{out}:/usr/share/gocode",
+        "GOCACHE": str(out / "cache"),
+        "GOFLAGS": "-trimpath",
+        "TAFEL_TEST_GATEWAY": platform.gateway_addresses[0],
+        "TAFEL_TEST_WEB": platform.web_urls[0],
+    }
+    done = subprocess.run(
+        [go, "test", "-count=1", "-v", "."],
+        cwd=out / "src" / "tafel.dev" / "loadgen",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    for test in ("TestARefusedMoveReadsTheSameOnBothTransports", "TestConnectErrorsReadAsGRPCStatuses"):
+        assert f"--- PASS: {test}" in done.stdout, done.stdout
 
 
 def step_row(**more: Any) -> dict[str, Any]:

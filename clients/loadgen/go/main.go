@@ -142,6 +142,8 @@ func main() {
 	connectRate := flag.Int("connect-rate", 500, "capacity: players started a second after an \"add N\"")
 	sources := flag.Int("sources", 8, "capacity: loopback source addresses the players connect from (127.0.0.1 to .N), "+
 		"as one reaches a gateway port through at most the ephemeral port range (~28,000 connections)")
+	web := flag.String("web", "", "capacity: comma-separated web edge base URLs (http://host:port) for the players arriving as browsers (connect.go)")
+	webShare := flag.Float64("web-share", 0, "capacity: share of the players on the web edge (--web), chosen by player index")
 	flag.Parse()
 	if *capacityMode {
 		cap := *thinkCap
@@ -152,6 +154,13 @@ func main() {
 		if err != nil || *players < 0 || *spectators < 0 || *spectators > 1 || *connectRate < 1 || *perMove < time.Second || *sources < 1 || *sources > 254 {
 			fmt.Fprintln(os.Stderr, "tafel-loadgen-go --capacity: --players >= 0, --spectators 0..1, --connect-rate >= 1, --per-move >= 1s;", err)
 			os.Exit(2)
+		}
+		if *webShare < 0 || *webShare > 1 || (*webShare > 0 && *web == "") {
+			fmt.Fprintln(os.Stderr, "tafel-loadgen-go --capacity: --web-share 0..1, and above 0 only with --web URLS")
+			os.Exit(2)
+		}
+		if *web != "" {
+			webEdge.urls, webEdge.share = strings.Split(*web, ","), *webShare
 		}
 		fmt.Fprintf(os.Stderr, "tafel-loadgen-go --capacity: think mean %s, median %.2fs, sigma %g, cap %s; per-move clock %s\n",
 			*thinkMean, thinking.median(), *thinkSigma, cap, *perMove)

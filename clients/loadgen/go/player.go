@@ -115,10 +115,8 @@ type player struct {
 	index int
 	rng   *rand.Rand
 
-	stream      playv1.GameService_PlayClient
-	pending     []*playv1.PlayResponse // the rest of a batch
-	correlation uint64
-	requests    uint64
+	*playConn // the Play stream now (human.go: batches unpacked, correlation ids)
+	requests  uint64
 }
 
 func (p *player) fail(ctx context.Context, err error) {
@@ -128,28 +126,9 @@ func (p *player) fail(ctx context.Context, err error) {
 	p.res.Errors[codeName(status.Code(err))]++
 }
 
-func (p *player) next() (*playv1.PlayResponse, error) {
-	for len(p.pending) == 0 {
-		response, err := p.stream.Recv()
-		if err != nil {
-			return nil, err
-		}
-		if batch := response.GetBatch(); batch != nil {
-			p.pending = append(p.pending, batch.GetResponses()...)
-		} else {
-			p.pending = append(p.pending, response)
-		}
-	}
-	response := p.pending[0]
-	p.pending[0] = nil
-	p.pending = p.pending[1:]
-	return response, nil
-}
-
 func (p *player) send(request *playv1.PlayRequest) (uint64, error) {
-	p.correlation++
-	request.CorrelationId = p.correlation
-	return p.correlation, p.stream.Send(request)
+	err := p.playConn.send(request)
+	return p.correlation, err
 }
 
 func (p *player) requestID() string {
@@ -165,7 +144,7 @@ func (p *player) playOn(ctx context.Context, games playv1.GameServiceClient, fir
 	if err != nil {
 		return err
 	}
-	p.stream, p.pending = stream, nil
+	p.playConn = &playConn{stream: stream}
 	options := &playv1.PlayRequest_SetOptions{SetOptions: &playv1.PlayOptions{BatchResponses: true}}
 	if _, err := p.send(&playv1.PlayRequest{Action: options}); err != nil {
 		return err
@@ -265,6 +244,7 @@ type game struct {
 	heights []uint32
 	open    []uint32 // columns not full, kept rather than rebuilt each move
 	status  *gamesv1.GameStatus
+	board   uint64 // the version the heights are at (human.go: a resumed view has some discs already)
 }
 
 func (g *game) drop(column uint32) {

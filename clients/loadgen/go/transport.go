@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strings"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -45,25 +46,57 @@ type grpcTransport struct {
 }
 
 type grpcSession struct {
-	conn  *grpc.ClientConn
-	auth  context.Context // carries the session token
-	games playv1.GameServiceClient
+	transport grpcTransport
+	index     int // the player's (its source address)
+	gateway   int // gateways[gateway % len] is the one it is on
+	conn      *grpc.ClientConn
+	gone      chan struct{}   // closed once the connection to that gateway is lost
+	auth      context.Context // carries the session token
+	games     playv1.GameServiceClient
+}
+
+// dial: a ClientConn of the player's own to gateways[gateway % len], and a channel closed when the
+// connection is lost: grpc-go's reader is always reading the socket, so a gateway's death is seen
+// at once, even by a player who is thinking and so not reading its stream.
+func (t grpcTransport) dial(ctx context.Context, gateway, index int) (*grpc.ClientConn, chan struct{}, error) {
+	// Fixed flow-control windows turn off BDP probing, as the Python SDK's channels do.
+	target := t.gateways[gateway%len(t.gateways)]
+	gone := make(chan struct{})
+	var once sync.Once
+	dialer := net.Dialer{}
+	if t.sources > 1 && strings.HasPrefix(target, "127.") {
+		dialer.LocalAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(1+(index/len(t.gateways))%t.sources))}
+	}
+	options := []grpc.DialOption{grpc.WithInsecure(),
+		grpc.WithInitialWindowSize(1 << 16), grpc.WithInitialConnWindowSize(1 << 16),
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(codec{})),
+		grpc.WithContextDialer(func(ctx context.Context, address string) (net.Conn, error) {
+			conn, err := dialer.DialContext(ctx, "tcp", address)
+			if err != nil {
+				return nil, err
+			}
+			return &watchedConn{Conn: conn, lost: func() { once.Do(func() { close(gone) }) }}, nil
+		})}
+	conn, err := grpc.DialContext(ctx, target, options...)
+	return conn, gone, err
+}
+
+// watchedConn: a socket that says when a read fails (the peer gone, or the socket closed).
+type watchedConn struct {
+	net.Conn
+	lost func()
+}
+
+func (c *watchedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil {
+		c.lost()
+	}
+	return n, err
 }
 
 func (t grpcTransport) signIn(ctx context.Context, index int) (session, error) {
-	// Fixed flow-control windows turn off BDP probing, as the Python SDK's channels do.
-	target := t.gateways[index%len(t.gateways)]
-	options := []grpc.DialOption{grpc.WithInsecure(),
-		grpc.WithInitialWindowSize(1 << 16), grpc.WithInitialConnWindowSize(1 << 16),
-		grpc.WithDefaultCallOptions(grpc.ForceCodec(codec{}))}
-	if t.sources > 1 && strings.HasPrefix(target, "127.") {
-		source := &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(1+(index/len(t.gateways))%t.sources))}
-		options = append(options, grpc.WithContextDialer(func(ctx context.Context, address string) (net.Conn, error) {
-			dialer := net.Dialer{LocalAddr: source}
-			return dialer.DialContext(ctx, "tcp", address)
-		}))
-	}
-	conn, err := grpc.DialContext(ctx, target, options...)
+	conn, gone, err := t.dial(ctx, index, index)
 	if err != nil {
 		return nil, err
 	}
@@ -73,8 +106,24 @@ func (t grpcTransport) signIn(ctx context.Context, index int) (session, error) {
 		return nil, err
 	}
 	auth := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+signIn.GetSession().GetToken())
-	return &grpcSession{conn: conn, auth: auth, games: playv1.NewGameServiceClient(conn)}, nil
+	return &grpcSession{transport: t, index: index, gateway: index, conn: conn, gone: gone, auth: auth,
+		games: playv1.NewGameServiceClient(conn)}, nil
 }
+
+// failover: the session on the next gateway of the list, with the same token: sessions live in
+// Redis, so every gateway knows it (a new sign-in would be another player, without its seats).
+func (s *grpcSession) failover(ctx context.Context) error {
+	conn, gone, err := s.transport.dial(ctx, s.gateway+1, s.index)
+	if err != nil {
+		return err
+	}
+	s.conn.Close()
+	s.gateway++
+	s.conn, s.gone, s.games = conn, gone, playv1.NewGameServiceClient(conn)
+	return nil
+}
+
+func (s *grpcSession) lost() <-chan struct{} { return s.gone }
 
 func (s *grpcSession) play(ctx context.Context) (playStream, error) {
 	md, _ := metadata.FromOutgoingContext(s.auth)
@@ -92,3 +141,13 @@ func (s *grpcSession) liveGames(ctx context.Context, game string, pageSize int32
 }
 
 func (s *grpcSession) close() { s.conn.Close() }
+
+// newTransport: how the capacity players arrive: gRPC, or for a share of them (webEdge, from
+// main.go's --web and --web-share) the web edge, as browsers do (connect.go).
+func newTransport(gateways []string, sources int) transport {
+	native := grpcTransport{gateways: gateways, sources: sources}
+	if len(webEdge.urls) == 0 || webEdge.share <= 0 {
+		return native
+	}
+	return splitTransport{native: native, web: connectTransport{urls: webEdge.urls, sources: sources}, share: webEdge.share}
+}
