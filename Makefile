@@ -219,8 +219,10 @@ bench-tournament: gen/.stamp $(DEV)
 	$(PY) -m tools.bench_tournament $(BENCH_TOURNAMENT_ARGS)
 
 # Capacity at human pace (tools/bench_capacity.py; docs/benchmarks.md): players thinking ~10 s a move,
-# each keeping its session and Play stream open, ramped by 2,000 to 40,000 while p99 move -> opponent
-# <= 100 ms and errors 0, then held 10 minutes. BENCH_CAPACITY_ARGS e.g. "--gateways 2" or "--target 10000".
+# each keeping its session and Play stream open (a quarter on the web edge), ramped by 4,000 to 40,000
+# while p99 move -> opponent <= 100 ms and errors 0, then held 10 minutes. Three gateways: one process
+# holds fewer players than its open-files limit (20,000 on the development machine).
+BENCH_CAPACITY_ARGS ?= --gateways 3 --step 4000
 bench-capacity: gen/.stamp $(DEV) loadgen-go
 	$(PY) -m tools.bench_capacity $(BENCH_CAPACITY_ARGS)
 

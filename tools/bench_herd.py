@@ -13,8 +13,9 @@ player whose stream fails opens one on the next gateway with the same session to
 its search, its game (watched again from where it stands) and its move in flight (sent again with
 its request id and expected version), as the Python SDK's PlayStream does.
 
-Steps: the players connect and warm up; then for each event (the kill of gateway-0, then, once
-gateway-0 is started again, the graceful stop of gateway-1, which by then holds every player):
+Steps: the players connect and warm up; then for each event (the kill of gateway-1, which holds
+the spectators, then, once it is started again, the graceful stop of gateway-0, which by then holds
+every player):
 `--before` seconds measured, the event, `--window` seconds (30: the issue's bound) measured from
 it, `--after` seconds measured. Each event's figures: the players whose stream failed (by status;
 RECONNECT: the gateway's own handover), the gateway's connections just before, the time from a
@@ -50,7 +51,9 @@ from tafel.play.v1 import play_pb2, play_pb2_grpc
 from tools import bench_capacity
 from tools.platform import Platform, raise_nofile
 
-KILLED, STOPPED = "gateway-0", "gateway-1"
+# gateway-1 is the one killed: it holds every spectator (player i spectates when i mod 10 is 9, an
+# odd i, and odd players are on gateway-1 of two), so spectators' failover is measured too.
+KILLED, STOPPED = "gateway-1", "gateway-0"
 THINK_CAP_SHARE = 0.75  # the Go players' default --think-cap: 3/4 of the per-move clock
 READERS = 32  # games read at once for the checks
 
