@@ -143,6 +143,11 @@ class GoPlayers:
                 self.ticks.append(json.loads(body))
             elif kind == "report":
                 self.reports.put(json.loads(body))
+            else:
+                self.other_line(kind, body)
+
+    def other_line(self, kind: str, body: str) -> None:
+        """A line of another kind (a subclass's scenario adds some); ignored here."""
 
     def say(self, line: str) -> None:
         assert self.process.stdin is not None

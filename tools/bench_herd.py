@@ -66,16 +66,9 @@ class LedgerPlayers(bench_capacity.GoPlayers):
         super().__init__(gateways, [], args, seed, 0)
         self.say("ledger on")
 
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            kind, _, body = line.partition(" ")
-            if kind == "tick":
-                self.ticks.append(json.loads(body))
-            elif kind == "report":
-                self.reports.put(json.loads(body))
-            elif kind == "ledger":
-                self.ledgers.put(json.loads(body))
+    def other_line(self, kind: str, body: str) -> None:
+        if kind == "ledger":
+            self.ledgers.put(json.loads(body))
 
 
 class HerdPlayers(bench_capacity.Players):

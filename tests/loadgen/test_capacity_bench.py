@@ -21,17 +21,6 @@ from tools import bench_capacity
 from tools.platform import Platform
 
 
-@pytest.fixture(scope="module")
-def go_players() -> Path:
-    """The built program (`make loadgen-go`, which `make test` runs)."""
-    try:
-        return go_client.binary()
-    except FileNotFoundError as missing:
-        if os.environ.get("CI") == "true":
-            pytest.fail(str(missing))
-        pytest.skip(str(missing))
-
-
 def capacity_args(**more: Any) -> argparse.Namespace:
     args = argparse.Namespace(
         target=200,

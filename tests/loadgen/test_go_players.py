@@ -32,17 +32,6 @@ def loadgen(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     )
 
 
-@pytest.fixture(scope="module")
-def go_players() -> Path:
-    """The built program (`make loadgen-go`, which `make test` runs)."""
-    try:
-        return go_client.binary()
-    except FileNotFoundError as missing:
-        if os.environ.get("CI") == "true":
-            pytest.fail(str(missing))
-        pytest.skip(str(missing))
-
-
 @pytest.mark.usefixtures("go_players")
 def test_go_players_play_whole_games_through_the_platform(platform: Platform) -> None:
     gateway = platform.gateway_addresses[0]

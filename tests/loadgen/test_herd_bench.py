@@ -6,25 +6,11 @@ and no clock fired, read from the games' records. Also: the checks see a lost an
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
-from tafel_loadgen import go_client
 
 from tools import bench_herd
-
-
-@pytest.fixture(scope="module")
-def go_players() -> Path:
-    """The built program (`make loadgen-go`, which `make test` runs)."""
-    try:
-        return go_client.binary()
-    except FileNotFoundError as missing:
-        if os.environ.get("CI") == "true":
-            pytest.fail(str(missing))
-        pytest.skip(str(missing))
 
 
 @pytest.mark.usefixtures("go_players")

@@ -111,20 +111,6 @@ func (l *ledger) sent(game string, seat uint32, move *playv1.SubmitMoveRequest, 
 	}
 }
 
-func (c *capacity) markSubmitted(key moveKey, at time.Time) {
-	c.submitMu.Lock()
-	c.submitted[key] = at
-	c.submitMu.Unlock()
-}
-
-func (c *capacity) takeSubmitted(key moveKey) (time.Time, bool) {
-	c.submitMu.Lock()
-	at, ok := c.submitted[key]
-	delete(c.submitted, key)
-	c.submitMu.Unlock()
-	return at, ok
-}
-
 func (c *capacity) count(f func(*tally)) {
 	c.tally.mu.Lock()
 	f(c.tally)
@@ -290,7 +276,7 @@ func runCapacity(gateways []string, players int, cfg capacityConfig) error {
 	c := &capacity{
 		cfg: cfg, transport: newTransport(gateways, cfg.sources), ctx: ctx,
 		tally: &tally{errors: map[string]int{}}, out: &out{w: bufio.NewWriter(os.Stdout)},
-		submitted: map[moveKey]time.Time{}, launchWant: int64(players),
+		launchWant: int64(players),
 	}
 	c.mark()
 	go c.launcher()

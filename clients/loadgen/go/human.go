@@ -93,13 +93,12 @@ type capacity struct {
 	tally     *tally
 	out       *out
 
-	players    int64 // added so far
-	connected  int64 // with a Play stream open
-	inGame     int64 // players in a game now
-	watching   int64 // spectators watching a game now
-	liveGames  int64 // games with their seat-0 player in them now
-	submitMu   sync.Mutex
-	submitted  map[moveKey]time.Time
+	players   int64 // added so far
+	connected int64 // with a Play stream open
+	inGame    int64 // players in a game now
+	watching  int64 // spectators watching a game now
+	liveGames int64 // games with their seat-0 player in them now
+	submittedMoves
 	launchMu   sync.Mutex
 	launchWant int64 // players asked for ("add"), started at cfg.connectRate
 	lostNow    int64 // players whose stream failed and who are not back yet

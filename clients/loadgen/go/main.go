@@ -178,12 +178,11 @@ func main() {
 
 	launched := time.Now()
 	run := &run{
-		gateways:  strings.Split(*targets, ","),
-		think:     *think,
-		seed:      *seed,
-		window:    &window{opened: make(chan struct{}), duration: *duration},
-		out:       &out{w: bufio.NewWriter(os.Stdout)},
-		submitted: make(map[moveKey]time.Time),
+		gateways: strings.Split(*targets, ","),
+		think:    *think,
+		seed:     *seed,
+		window:   &window{opened: make(chan struct{}), duration: *duration},
+		out:      &out{w: bufio.NewWriter(os.Stdout)},
 	}
 	// The parent says when the window opens; a parent gone before that ends the run.
 	go func() {

@@ -44,21 +44,30 @@ type run struct {
 	window   *window
 	out      *out
 
-	mu        sync.Mutex
-	submitted map[moveKey]time.Time // when the mover sent the move that makes this version
+	submittedMoves
 }
 
-func (r *run) markSubmitted(key moveKey, at time.Time) {
-	r.mu.Lock()
-	r.submitted[key] = at
-	r.mu.Unlock()
+// submittedMoves: when the mover sent the move that makes each version, until the opponent's stream
+// has it (the latency is measured there); both scenarios' players share one per process.
+type submittedMoves struct {
+	submitMu  sync.Mutex
+	submitted map[moveKey]time.Time
 }
 
-func (r *run) takeSubmitted(key moveKey) (time.Time, bool) {
-	r.mu.Lock()
-	at, ok := r.submitted[key]
-	delete(r.submitted, key)
-	r.mu.Unlock()
+func (s *submittedMoves) markSubmitted(key moveKey, at time.Time) {
+	s.submitMu.Lock()
+	if s.submitted == nil {
+		s.submitted = map[moveKey]time.Time{}
+	}
+	s.submitted[key] = at
+	s.submitMu.Unlock()
+}
+
+func (s *submittedMoves) takeSubmitted(key moveKey) (time.Time, bool) {
+	s.submitMu.Lock()
+	at, ok := s.submitted[key]
+	delete(s.submitted, key)
+	s.submitMu.Unlock()
 	return at, ok
 }
 
