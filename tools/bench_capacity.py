@@ -552,6 +552,12 @@ def add_model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=float, default=60.0, help="each step's measured seconds")
     parser.add_argument("--hold", type=float, default=600.0, help="seconds held at the highest step that met the bar")
     parser.add_argument("--p99-ms", type=float, default=100.0, help="the bar: p99 move -> opponent")
+    add_player_args(parser)
+    parser.add_argument("--out", type=Path)
+
+
+def add_player_args(parser: argparse.ArgumentParser) -> None:
+    """The player model's flags alone (tools/bench_herd.py has no ramp)."""
     parser.add_argument("--think-mean", type=float, default=10.0, help="mean seconds a person thinks before a move")
     parser.add_argument(
         "--think-sigma", type=float, default=0.75, help="its log-normal sigma (clients/loadgen/go/main.go)"
@@ -563,7 +569,6 @@ def add_model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--connect-rate", type=int, default=500, help="players connected a second while a step adds them"
     )
-    parser.add_argument("--out", type=Path)
 
 
 def main() -> int:
